@@ -1,0 +1,2 @@
+//! The `gpumem` command.
+fn main() {}

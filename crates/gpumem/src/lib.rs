@@ -1,0 +1,1 @@
+//! gpumem — placeholder; its contract is written as the crate is built.

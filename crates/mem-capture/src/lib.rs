@@ -1,0 +1,1 @@
+//! mem-capture — placeholder; its contract is written as the crate is built.

@@ -1,0 +1,1 @@
+//! mem-relocate — placeholder; its contract is written as the crate is built.

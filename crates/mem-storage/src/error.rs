@@ -1,0 +1,116 @@
+//! The one error type of this crate.
+//!
+//! Every variant carries the numbers a caller needs to act on it. The split
+//! that matters most to callers above: [`StorageError::OutOfMemory`] may
+//! succeed after memory is given back (cleanup, reclaim, relocation), while
+//! [`StorageError::TooBig`] never will, so retry loops must not spin on it.
+
+use crate::id::StorageId;
+
+/// What went wrong in a storage or resource call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StorageError {
+    /// The device (or the stated capacity of a host or simulated device) has
+    /// too little free memory now. Retryable after memory is given back.
+    #[error(
+        "out of memory on the {backend} device: requested {requested} bytes with {free} of {total} bytes free; \
+         give memory back (cleanup, reclaim, relocation) and retry"
+    )]
+    OutOfMemory {
+        /// Backend that refused.
+        backend: &'static str,
+        /// Bytes asked for.
+        requested: u64,
+        /// Bytes free on the device when asked.
+        free: u64,
+        /// Bytes the device has in all.
+        total: u64,
+    },
+    /// The request can never be served on this device, whatever is freed.
+    #[error(
+        "request of {requested} bytes can never fit on the {backend} device: at most {max} bytes can be allocated at once; \
+         split the allocation"
+    )]
+    TooBig {
+        /// Backend that refused.
+        backend: &'static str,
+        /// Bytes asked for.
+        requested: u64,
+        /// The largest single allocation the device accepts.
+        max: u64,
+    },
+    /// A storage id that this storage never issued, or whose page was freed.
+    #[error(
+        "unknown or stale storage id {id}: the page was never allocated here or has been deallocated"
+    )]
+    UnknownId {
+        /// The id presented.
+        id: StorageId,
+    },
+    /// A device pointer that the resource does not own (never allocated by
+    /// it, already freed, or a range that runs past its allocation).
+    #[error(
+        "pointer range {ptr:#x}..+{bytes} is not inside one live allocation of the {backend} resource"
+    )]
+    UnknownPointer {
+        /// Backend that refused.
+        backend: &'static str,
+        /// The pointer presented.
+        ptr: u64,
+        /// The length of the range presented.
+        bytes: u64,
+    },
+    /// An offset view that does not lie inside its page.
+    #[error("offset range {start}..{end} lies outside page {id} of {page_size} bytes")]
+    OutOfBounds {
+        /// The page.
+        id: StorageId,
+        /// First byte of the view, relative to the page.
+        start: u64,
+        /// One past the last byte of the view, relative to the page.
+        end: u64,
+        /// Size of the page.
+        page_size: u64,
+    },
+    /// The backend cannot do this (a simulated device holds no bytes to read).
+    #[error("{operation} is not supported by the {backend} backend")]
+    Unsupported {
+        /// What was asked.
+        operation: &'static str,
+        /// Backend that refused.
+        backend: &'static str,
+    },
+    /// A fault injected by [`crate::FaultInjection`] for a test.
+    #[error("injected fault on call {call} ({operation})")]
+    Injected {
+        /// 1-based index of the failed call among the calls counted.
+        call: u64,
+        /// The operation that failed.
+        operation: &'static str,
+    },
+    /// The CUDA driver returned an error.
+    #[error("CUDA driver error during {operation}: {source}")]
+    Driver {
+        /// What was being done.
+        operation: &'static str,
+        /// The driver's error.
+        #[source]
+        source: cudarc::driver::DriverError,
+    },
+    /// No CUDA driver or device can be used on this machine.
+    #[error("CUDA is not available: {reason}")]
+    NoDevice {
+        /// Why.
+        reason: String,
+    },
+}
+
+impl StorageError {
+    /// Whether the same request may succeed once memory is given back.
+    ///
+    /// True for out-of-memory and injected faults (a test's stand-in for a
+    /// transient failure); false for everything a retry cannot fix.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, Self::OutOfMemory { .. } | Self::Injected { .. })
+    }
+}

@@ -1,0 +1,306 @@
+//! `HostResource`: real, aligned host memory standing in for a device.
+//!
+//! It is the embedded default backend and the one every test uses to check
+//! that contents survive relocation and capture: bytes written through
+//! [`DeviceResource::write`] read back through [`DeviceResource::read`].
+//!
+//! Why every byte access goes through the resource (and a mutex) instead of
+//! handing out `&mut [u8]`: device memory is shared by many holders that
+//! Rust's borrow rules cannot see, exactly like GPU memory. Checking each
+//! access against the live allocations under one lock makes a stale or
+//! out-of-range access an error instead of undefined behaviour, and keeps the
+//! host paths clean under miri. Allocations are zeroed so no read observes
+//! uninitialised memory.
+
+use std::alloc::{Layout, alloc_zeroed, dealloc};
+use std::collections::BTreeMap;
+use std::ptr::NonNull;
+use std::sync::Mutex;
+
+use crate::error::StorageError;
+use crate::id::{DevicePtr, StreamId};
+use crate::resource::{DeviceResource, MemInfo};
+
+const BACKEND: &str = "host";
+
+/// Default alignment of host allocations: CUDA's `cudaMalloc` guarantees 256.
+pub const HOST_ALIGNMENT: u64 = 256;
+
+/// One live host allocation.
+#[derive(Debug)]
+struct Block {
+    base: NonNull<u8>,
+    layout: Layout,
+    /// Bytes requested (≤ `layout.size()`).
+    bytes: u64,
+}
+
+// SAFETY: a `Block` is the unique owner of its allocation; the memory is only
+// touched while the resource's mutex is held, so moving or sharing the owner
+// across threads cannot race.
+unsafe impl Send for Block {}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Live blocks keyed by base address.
+    blocks: BTreeMap<u64, Block>,
+    /// Σ requested bytes of live blocks.
+    used: u64,
+}
+
+impl State {
+    /// The block holding `ptr..ptr+len`, with the offset of `ptr` inside it.
+    fn locate(&self, ptr: DevicePtr, len: u64) -> Result<(&Block, usize), StorageError> {
+        let unknown = StorageError::UnknownPointer {
+            backend: BACKEND,
+            ptr: ptr.0,
+            bytes: len,
+        };
+        let (&base, block) = self
+            .blocks
+            .range(..=ptr.0)
+            .next_back()
+            .ok_or(unknown.clone())?;
+        let offset = ptr.0 - base;
+        let end = offset.checked_add(len).ok_or(unknown.clone())?;
+        if end > block.bytes {
+            return Err(unknown);
+        }
+        Ok((block, offset as usize))
+    }
+}
+
+/// Real host memory with a stated capacity, behaving like a device.
+#[derive(Debug)]
+pub struct HostResource {
+    state: Mutex<State>,
+    capacity: u64,
+    alignment: u64,
+}
+
+impl Default for HostResource {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl HostResource {
+    /// A host device as large as this machine's physical memory (16 GiB when
+    /// that cannot be read). Memory is committed lazily by the OS, so the
+    /// capacity is a limit, not a cost.
+    pub fn new() -> Self {
+        Self::with_capacity(physical_memory().unwrap_or(16 << 30))
+    }
+
+    /// A host device that refuses to hold more than `capacity` bytes at once.
+    pub fn with_capacity(capacity: u64) -> Self {
+        Self {
+            state: Mutex::new(State::default()),
+            capacity,
+            alignment: HOST_ALIGNMENT,
+        }
+    }
+
+    /// Number of live allocations.
+    pub fn live_allocations(&self) -> usize {
+        self.lock().blocks.len()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave `State` inconsistent:
+        // every mutation is a single insert/remove paired with its counter.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Largest single request: what `Layout` accepts after rounding.
+    fn max_request(&self) -> u64 {
+        (isize::MAX as u64) - (self.alignment - 1)
+    }
+}
+
+impl Drop for HostResource {
+    fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
+        for (_, block) in std::mem::take(&mut state.blocks) {
+            // SAFETY: `block.base` was returned by `alloc_zeroed(block.layout)`
+            // and is removed from the map here, so it is freed exactly once.
+            unsafe { dealloc(block.base.as_ptr(), block.layout) };
+        }
+    }
+}
+
+impl DeviceResource for HostResource {
+    fn backend(&self) -> &'static str {
+        BACKEND
+    }
+
+    fn allocate(&self, bytes: u64, _stream: StreamId) -> Result<DevicePtr, StorageError> {
+        if bytes > self.max_request() || bytes > self.capacity {
+            if bytes > self.max_request() {
+                return Err(StorageError::TooBig {
+                    backend: BACKEND,
+                    requested: bytes,
+                    max: self.max_request().min(self.capacity),
+                });
+            }
+            return Err(StorageError::TooBig {
+                backend: BACKEND,
+                requested: bytes,
+                max: self.capacity,
+            });
+        }
+        let mut state = self.lock();
+        if state.used + bytes > self.capacity {
+            return Err(StorageError::OutOfMemory {
+                backend: BACKEND,
+                requested: bytes,
+                free: self.capacity - state.used,
+                total: self.capacity,
+            });
+        }
+        // A zero-byte request still gets a unique, aligned address.
+        let size = bytes.max(1);
+        let layout =
+            Layout::from_size_align(size as usize, self.alignment as usize).map_err(|_| {
+                StorageError::TooBig {
+                    backend: BACKEND,
+                    requested: bytes,
+                    max: self.max_request(),
+                }
+            })?;
+        // SAFETY: `layout` has a non-zero size.
+        let raw = unsafe { alloc_zeroed(layout) };
+        let base = NonNull::new(raw).ok_or(StorageError::OutOfMemory {
+            backend: BACKEND,
+            requested: bytes,
+            free: self.capacity - state.used,
+            total: self.capacity,
+        })?;
+        let addr = base.as_ptr() as usize as u64;
+        state.blocks.insert(
+            addr,
+            Block {
+                base,
+                layout,
+                bytes,
+            },
+        );
+        state.used += bytes;
+        Ok(DevicePtr(addr))
+    }
+
+    fn deallocate(
+        &self,
+        ptr: DevicePtr,
+        bytes: u64,
+        _stream: StreamId,
+    ) -> Result<(), StorageError> {
+        let mut state = self.lock();
+        match state.blocks.get(&ptr.0) {
+            Some(block) if block.bytes == bytes => {}
+            _ => {
+                return Err(StorageError::UnknownPointer {
+                    backend: BACKEND,
+                    ptr: ptr.0,
+                    bytes,
+                });
+            }
+        }
+        let block = state.blocks.remove(&ptr.0).expect("checked above");
+        state.used -= block.bytes;
+        drop(state);
+        // SAFETY: `block` came from `alloc_zeroed(block.layout)` and was just
+        // removed from the map, so no other access can reach it and it is freed once.
+        unsafe { dealloc(block.base.as_ptr(), block.layout) };
+        Ok(())
+    }
+
+    fn alignment(&self) -> u64 {
+        self.alignment
+    }
+
+    fn mem_info(&self) -> Result<MemInfo, StorageError> {
+        let used = self.lock().used;
+        Ok(MemInfo {
+            free: self.capacity.saturating_sub(used),
+            total: self.capacity,
+        })
+    }
+
+    fn write(&self, dst: DevicePtr, data: &[u8], _stream: StreamId) -> Result<(), StorageError> {
+        let state = self.lock();
+        let (block, offset) = state.locate(dst, data.len() as u64)?;
+        // SAFETY: `locate` proved `offset..offset+len` lies inside the live
+        // block, which the held lock keeps alive and unaliased; `data` is a
+        // separate Rust slice, so the ranges cannot overlap.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                data.as_ptr(),
+                block.base.as_ptr().add(offset),
+                data.len(),
+            )
+        };
+        Ok(())
+    }
+
+    fn read(&self, src: DevicePtr, out: &mut [u8], _stream: StreamId) -> Result<(), StorageError> {
+        let state = self.lock();
+        let (block, offset) = state.locate(src, out.len() as u64)?;
+        // SAFETY: the range is inside the live, zero-initialised block (see
+        // `locate`), kept alive by the lock; `out` is a distinct Rust slice.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                block.base.as_ptr().add(offset),
+                out.as_mut_ptr(),
+                out.len(),
+            )
+        };
+        Ok(())
+    }
+
+    fn fill(
+        &self,
+        dst: DevicePtr,
+        value: u8,
+        bytes: u64,
+        _stream: StreamId,
+    ) -> Result<(), StorageError> {
+        let state = self.lock();
+        let (block, offset) = state.locate(dst, bytes)?;
+        // SAFETY: the range is inside the live block, kept alive by the lock.
+        unsafe { std::ptr::write_bytes(block.base.as_ptr().add(offset), value, bytes as usize) };
+        Ok(())
+    }
+
+    fn copy(
+        &self,
+        src: DevicePtr,
+        dst: DevicePtr,
+        bytes: u64,
+        _stream: StreamId,
+    ) -> Result<(), StorageError> {
+        let state = self.lock();
+        let (from, from_off) = state.locate(src, bytes)?;
+        let (to, to_off) = state.locate(dst, bytes)?;
+        // SAFETY: both ranges lie inside live blocks kept alive by the lock;
+        // `ptr::copy` permits the ranges to overlap (a move within one page).
+        unsafe {
+            std::ptr::copy(
+                from.base.as_ptr().add(from_off),
+                to.base.as_ptr().add(to_off),
+                bytes as usize,
+            )
+        };
+        Ok(())
+    }
+}
+
+/// Physical memory of this machine from `/proc/meminfo`, if readable.
+fn physical_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}

@@ -1,0 +1,52 @@
+//! # mem-storage — raw device memory for gpumem
+//!
+//! The lowest layer of gpumem. It owns:
+//! - [`DeviceResource`]: raw, stream-ordered allocation (`allocate(bytes,
+//!   stream)`, `deallocate(ptr, bytes, stream)`) plus byte movement, the
+//!   layer every resource stack is built from;
+//! - backends: [`HostResource`] (real host memory, the embedded default),
+//!   [`SimulatedResource`] (addresses without memory, for replaying workloads
+//!   larger than this machine), and CUDA through cudarc ([`cuda`]);
+//! - adaptors over any resource: logging to a replayable event log,
+//!   statistics, tracking of outstanding allocations, fault injection;
+//! - [`ComputeStorage`]: pages with ids and offset views, provided for every
+//!   resource by [`ResourceStorage`], which is what the pool engine uses.
+//!
+//! ## Contract
+//! - No call panics on any size, pointer or id a user can produce: failures
+//!   are [`StorageError`] values. Out-of-memory ([`StorageError::OutOfMemory`],
+//!   retryable after a reclaim) is distinct from a request that can never fit
+//!   ([`StorageError::TooBig`]) and from an unknown or stale id.
+//! - Ids are never reused, so a stale id is detected, never aliased.
+//! - Sub-allocations are never wrapped in owning CUDA types: views are raw
+//!   addresses plus lengths ([`DeviceView`]).
+//! - Nothing here touches the CUDA driver unless a CUDA resource is built,
+//!   and building one first checks that the driver library can be loaded
+//!   ([`cuda_available`]).
+//!
+//! ## Non-goals
+//! - Slicing pages into allocations, caching, reuse: that is mem-pools.
+//! - Budgets and ledgers: that is mem-budget, stacked above a resource.
+//! - Choosing when to free: `dealloc` only queues, the caller flushes.
+
+mod error;
+mod host;
+mod id;
+mod resource;
+mod storage;
+
+pub use error::StorageError;
+pub use host::{HOST_ALIGNMENT, HostResource};
+pub use id::{DevicePtr, StorageHandle, StorageId, StorageUtilization, StreamId};
+pub use resource::{DeviceResource, MemInfo};
+pub use storage::{ComputeStorage, DeviceView, HostStorage, ResourceStorage};
+
+/// Whether the CUDA driver library can be loaded on this machine.
+///
+/// Call before anything touches the driver: with `dynamic-loading`, a missing
+/// libcuda panics on the first driver call instead of returning an error.
+pub fn cuda_available() -> bool {
+    // SAFETY: `is_culib_present` only attempts `dlopen` on candidate library
+    // names and drops the handle; it touches no driver state.
+    unsafe { cudarc::driver::sys::is_culib_present() }
+}

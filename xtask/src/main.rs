@@ -1,0 +1,60 @@
+//! `cargo xtask <task>`: the project's automation, in plain Rust (no deps).
+//!
+//! Tasks:
+//! - `ci` — what CI runs: fmt --check, clippy -D warnings, tests, bench
+//!   targets in test mode, and miri on host-only tests when a nightly with
+//!   miri is present (skipped with a reason otherwise).
+//! - `miri`   — miri over the host paths (needs nightly with miri).
+//! - `loom`   — the ledger's loom model (`RUSTFLAGS=--cfg loom`).
+//!
+//! Further tasks (bench, gpu-bundle, fault-sweep, fuzz) live in their own
+//! modules as they are added.
+
+use std::process::{Command, ExitCode};
+
+mod tasks;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(task) = args.first() else {
+        eprintln!("usage: cargo xtask <{}>", tasks::NAMES.join("|"));
+        return ExitCode::from(2);
+    };
+    match tasks::dispatch(task, &args[1..]) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("xtask {task}: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Run a command, echoing it, and fail if it fails.
+pub(crate) fn run(cmd: &mut Command) -> Result<(), String> {
+    eprintln!("$ {cmd:?}");
+    let status = cmd
+        .status()
+        .map_err(|e| format!("could not start {cmd:?}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{cmd:?} failed with {status}"))
+    }
+}
+
+/// `cargo` with the given arguments.
+pub(crate) fn cargo(args: &[&str]) -> Command {
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.args(args);
+    cmd
+}
+
+/// Whether `cargo +nightly miri` can run here.
+pub(crate) fn nightly_miri_present() -> bool {
+    Command::new("cargo")
+        .args(["+nightly", "miri", "--version"])
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}

@@ -1,0 +1,71 @@
+//! The task table.
+
+use crate::{cargo, nightly_miri_present, run};
+use std::process::Command;
+
+/// Every task name, for the usage line.
+pub const NAMES: &[&str] = &["ci", "test", "miri", "loom"];
+
+/// Packages whose tests run under miri: host paths only, no CUDA, no criterion.
+const MIRI_PACKAGES: &[&str] = &["mem-storage", "mem-pools"];
+
+/// Run one task.
+pub fn dispatch(task: &str, args: &[String]) -> Result<(), String> {
+    match task {
+        "ci" => ci(),
+        "test" => test(),
+        "miri" => miri(args),
+        "loom" => loom(),
+        other => Err(format!(
+            "unknown task `{other}`; tasks: {}",
+            NAMES.join(", ")
+        )),
+    }
+}
+
+fn test() -> Result<(), String> {
+    run(&mut cargo(&["test", "--workspace", "--all-targets"]))?;
+    run(&mut cargo(&["test", "--workspace", "--doc"]))
+}
+
+fn ci() -> Result<(), String> {
+    run(&mut cargo(&["fmt", "--all", "--", "--check"]))?;
+    run(&mut cargo(&[
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    test()?;
+    if nightly_miri_present() {
+        miri(&[])
+    } else {
+        eprintln!("skipping miri: no nightly toolchain with miri on this machine");
+        Ok(())
+    }
+}
+
+fn miri(_args: &[String]) -> Result<(), String> {
+    if !nightly_miri_present() {
+        return Err("miri needs a nightly toolchain with the miri component".into());
+    }
+    for package in MIRI_PACKAGES {
+        let mut cmd = Command::new("cargo");
+        cmd.args(["+nightly", "miri", "test", "-p", package, "--lib"])
+            .env_remove("RUSTUP_TOOLCHAIN")
+            .env("MIRIFLAGS", "-Zmiri-disable-isolation")
+            .env("PROPTEST_CASES", "4")
+            .env("CARGO_TARGET_DIR", "target/miri");
+        run(&mut cmd)?;
+    }
+    Ok(())
+}
+
+fn loom() -> Result<(), String> {
+    let mut cmd = cargo(&["test", "-p", "mem-budget", "--release", "--lib", "loom"]);
+    cmd.env("RUSTFLAGS", "--cfg loom")
+        .env("CARGO_TARGET_DIR", "target/loom");
+    run(&mut cmd)
+}
