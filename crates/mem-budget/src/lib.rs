@@ -1,1 +1,66 @@
-//! mem-budget — placeholder; its contract is written as the crate is built.
+//! # mem-budget — exact, race-free device memory budgets
+//!
+//! [`GpuMemoryManager`] enforces a byte budget on a device with an atomic
+//! ledger, and [`DeviceRuntime`] is the resource stack every allocation of a
+//! device goes through: [`GlobalDeviceBudget`] (one hard cap shared by every
+//! user of the device) → middle layers (logging, statistics) → the device's
+//! backend resource from mem-storage.
+//!
+//! ## Contract
+//! - **A budget is a ledger, not a guess.** Claims are compare-and-swap
+//!   loops that only ever add what fits: no interleaving of threads can take
+//!   a ledger past its limit. A manager and its overlays share one ledger.
+//! - **Nothing half-done.** A refused or failed allocation rolls back every
+//!   claim it made; a refused manual release changes no counter.
+//! - **A failed free stays charged** and is counted: release was not proven,
+//!   and counting it free could oversubscribe the device. A runtime retries
+//!   it at the next [`DeviceRuntime::reap_pending_deallocations`].
+//! - **Reservations allocate nothing.** [`GpuMemoryManager::reserve_bytes`]
+//!   claims bytes (device budget first, then local) and never touches the
+//!   device or [`GpuMemoryManager::alloc_count`].
+//! - **Pool pages pay too.** [`GlobalDeviceBudget`] is a `DeviceResource`,
+//!   so `ResourceStorage` over it (or over [`DeviceRuntime::resource`])
+//!   charges the pool engine's pages to the same device budget.
+//! - Every error is a [`BudgetError`] carrying the numbers: requested,
+//!   allocated, limit, remaining, and which budget refused.
+//!
+//! ## Non-goals
+//! - Slicing, caching or reusing memory (mem-pools does that above a
+//!   storage built on this crate's stack).
+//! - Owning CUDA driver code: CUDA resources come from mem-storage.
+//! - Soft limits, eviction or waiting for room: a refusal is immediate and
+//!   the caller decides (free, reap, relocate, retry).
+//!
+//! ## Names
+//! The seed API's product names are kept as doc aliases:
+//! `XlogDeviceRuntime` → [`DeviceRuntime`], `XlogError` → [`BudgetError`],
+//! `TrackedCudaSlice` → [`TrackedSlice`]. The seed's `Arc<CudaDevice>` is a
+//! [`BudgetDevice`], which is the host, a CUDA device, or any resource.
+
+mod account;
+mod allocate;
+mod budget;
+mod cuda;
+mod device;
+mod element;
+mod error;
+mod global;
+pub mod ledger;
+mod manager;
+mod reservation;
+mod runtime;
+mod sync;
+mod tracked;
+
+pub use budget::MemoryBudget;
+pub use device::BudgetDevice;
+pub use element::{AllocTag, DeviceElement};
+pub use error::{BudgetError, BudgetScope, Result};
+pub use global::{
+    GLOBAL_BUDGET_BACKEND, GlobalBudgetHandle, GlobalDeviceBudget, GlobalReservation,
+};
+pub use ledger::{Ledger, Refusal};
+pub use manager::GpuMemoryManager;
+pub use reservation::GpuMemoryReservation;
+pub use runtime::{DeviceRuntime, DeviceRuntimeBuilder, Layer, RuntimeLog};
+pub use tracked::{RuntimeAllocBlock, TrackedSlice};

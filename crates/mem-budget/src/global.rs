@@ -1,0 +1,278 @@
+//! `GlobalDeviceBudget`: one hard cap shared by every user of a device.
+//!
+//! A [`DeviceResource`] adaptor (RMM's `limiting_resource_adaptor`, made
+//! exact): every allocation first claims its bytes on an atomic [`Ledger`],
+//! then asks the resource below. If the resource below fails, the claim is
+//! rolled back, so a failed allocation costs nothing. If a free fails, the
+//! bytes stay charged and the failure is counted: the memory was not proven
+//! released, and charging it as free could let the device be oversubscribed.
+//!
+//! Because it is a resource, it stacks anywhere a resource goes — in
+//! particular under [`ResourceStorage`](mem_storage::ResourceStorage), so the
+//! pool engine's pages are charged against the same device budget as every
+//! other user. Reservations ([`GlobalBudgetHandle::reserve`]) claim bytes
+//! without allocating, for callers that must know a multi-allocation request
+//! will fit before they start it.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use mem_storage::{DevicePtr, DeviceResource, MemInfo, StorageError, StreamId};
+
+use crate::budget::MemoryBudget;
+use crate::error::{BudgetError, BudgetScope, Result};
+use crate::ledger::Ledger;
+
+/// The `backend` named in the out-of-memory errors this adaptor returns, so
+/// layers above can tell a budget refusal from a device that is full.
+pub const GLOBAL_BUDGET_BACKEND: &str = "global-budget";
+
+#[derive(Debug)]
+struct Shared {
+    ledger: Ledger,
+    free_failures: AtomicU64,
+    free_failure_bytes: AtomicU64,
+}
+
+/// A limiting resource adaptor: a hard, atomic byte cap over `R`.
+#[derive(Debug)]
+pub struct GlobalDeviceBudget<R: DeviceResource> {
+    upstream: R,
+    shared: Arc<Shared>,
+}
+
+impl<R: DeviceResource> GlobalDeviceBudget<R> {
+    /// Cap `upstream` at `budget` bytes held at once.
+    pub fn new(upstream: R, budget: MemoryBudget) -> Self {
+        Self {
+            upstream,
+            shared: Arc::new(Shared {
+                ledger: Ledger::new(budget.device_bytes),
+                free_failures: AtomicU64::new(0),
+                free_failure_bytes: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// The resource below.
+    pub fn upstream(&self) -> &R {
+        &self.upstream
+    }
+
+    /// A cloneable handle on this budget's ledger: reservations and figures.
+    pub fn handle(&self) -> GlobalBudgetHandle {
+        GlobalBudgetHandle {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+
+    /// Claim `bytes` without allocating; released when the reservation drops.
+    pub fn reserve(&self, bytes: u64) -> Result<GlobalReservation> {
+        self.handle().reserve(bytes)
+    }
+
+    /// The cap in bytes.
+    pub fn limit(&self) -> u64 {
+        self.shared.ledger.limit()
+    }
+
+    /// Bytes charged now (allocations, reservations, and failed frees).
+    pub fn charged(&self) -> u64 {
+        self.shared.ledger.claimed()
+    }
+}
+
+/// A cloneable view of a [`GlobalDeviceBudget`]'s ledger, independent of its
+/// resource type, so runtimes and managers can reserve against it.
+#[derive(Debug, Clone)]
+pub struct GlobalBudgetHandle {
+    shared: Arc<Shared>,
+}
+
+impl GlobalBudgetHandle {
+    /// Claim `bytes` against the device budget without allocating.
+    ///
+    /// # Errors
+    /// [`BudgetError::ResourceExhausted`] with `which: Global` when the bytes
+    /// do not fit; nothing is claimed then.
+    pub fn reserve(&self, bytes: u64) -> Result<GlobalReservation> {
+        self.shared
+            .ledger
+            .claim(bytes)
+            .map_err(|r| BudgetError::exhausted(r, BudgetScope::Global))?;
+        Ok(GlobalReservation {
+            shared: Arc::clone(&self.shared),
+            bytes,
+        })
+    }
+
+    /// The cap in bytes.
+    pub fn limit(&self) -> u64 {
+        self.shared.ledger.limit()
+    }
+
+    /// Bytes charged now.
+    pub fn charged(&self) -> u64 {
+        self.shared.ledger.claimed()
+    }
+
+    /// Bytes that can still be charged.
+    pub fn remaining(&self) -> u64 {
+        self.shared.ledger.remaining()
+    }
+
+    /// Highest charged total since creation or [`GlobalBudgetHandle::reset_peak`].
+    pub fn peak(&self) -> u64 {
+        self.shared.ledger.peak()
+    }
+
+    /// Lower the peak to the charged level now.
+    pub fn reset_peak(&self) {
+        self.shared.ledger.reset_peak()
+    }
+
+    /// Whether the cap is finite (a budget of `u64::MAX` bytes is not).
+    pub fn is_finite(&self) -> bool {
+        self.shared.ledger.limit() != u64::MAX
+    }
+
+    /// Number of frees the resource below refused (their bytes stay charged).
+    pub fn free_failures(&self) -> u64 {
+        self.shared.free_failures.load(Ordering::Relaxed)
+    }
+
+    /// Bytes charged after refused frees, summed over every failure.
+    pub fn free_failure_bytes(&self) -> u64 {
+        self.shared.free_failure_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Whether two handles name the same budget.
+    pub fn same_budget(&self, other: &GlobalBudgetHandle) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+}
+
+/// Bytes claimed on a device budget without an allocation (RAII).
+#[derive(Debug)]
+#[must_use = "a reservation releases its bytes when dropped"]
+pub struct GlobalReservation {
+    shared: Arc<Shared>,
+    bytes: u64,
+}
+
+impl GlobalReservation {
+    /// Bytes held.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl Drop for GlobalReservation {
+    fn drop(&mut self) {
+        // Cannot underflow: these bytes were claimed by this token and only
+        // this token releases them.
+        if self.shared.ledger.release(self.bytes).is_err() {
+            tracing::error!(bytes = self.bytes, "global reservation release underflowed");
+        }
+    }
+}
+
+impl<R: DeviceResource> DeviceResource for GlobalDeviceBudget<R> {
+    fn backend(&self) -> &'static str {
+        self.upstream.backend()
+    }
+
+    fn allocate(&self, bytes: u64, stream: StreamId) -> Result<DevicePtr, StorageError> {
+        let ledger = &self.shared.ledger;
+        ledger
+            .claim(bytes)
+            .map_err(|refusal| StorageError::OutOfMemory {
+                backend: GLOBAL_BUDGET_BACKEND,
+                requested: bytes,
+                free: refusal.remaining(),
+                total: refusal.limit,
+            })?;
+        match self.upstream.allocate(bytes, stream) {
+            Ok(ptr) => Ok(ptr),
+            Err(error) => {
+                // Roll back: the claim above is ours and is still held.
+                let _ = ledger.release(bytes);
+                Err(error)
+            }
+        }
+    }
+
+    fn deallocate(&self, ptr: DevicePtr, bytes: u64, stream: StreamId) -> Result<(), StorageError> {
+        match self.upstream.deallocate(ptr, bytes, stream) {
+            Ok(()) => {
+                if self.shared.ledger.release(bytes).is_err() {
+                    // A free of more than is charged: the allocation did not
+                    // come through this budget. Refuse to invent room.
+                    tracing::error!(
+                        ptr = ptr.0,
+                        bytes,
+                        "free of bytes never charged to this budget"
+                    );
+                }
+                Ok(())
+            }
+            Err(error) => {
+                self.shared.free_failures.fetch_add(1, Ordering::Relaxed);
+                self.shared
+                    .free_failure_bytes
+                    .fetch_add(bytes, Ordering::Relaxed);
+                tracing::error!(ptr = ptr.0, bytes, %error, "free failed; bytes stay charged");
+                Err(error)
+            }
+        }
+    }
+
+    fn alignment(&self) -> u64 {
+        self.upstream.alignment()
+    }
+
+    fn mem_info(&self) -> Result<MemInfo, StorageError> {
+        let below = self.upstream.mem_info()?;
+        let ledger = &self.shared.ledger;
+        Ok(MemInfo {
+            free: below.free.min(ledger.remaining()),
+            total: below.total.min(ledger.limit()),
+        })
+    }
+
+    fn holds_memory(&self) -> bool {
+        self.upstream.holds_memory()
+    }
+
+    fn write(&self, dst: DevicePtr, data: &[u8], stream: StreamId) -> Result<(), StorageError> {
+        self.upstream.write(dst, data, stream)
+    }
+
+    fn read(&self, src: DevicePtr, out: &mut [u8], stream: StreamId) -> Result<(), StorageError> {
+        self.upstream.read(src, out, stream)
+    }
+
+    fn fill(
+        &self,
+        dst: DevicePtr,
+        value: u8,
+        bytes: u64,
+        stream: StreamId,
+    ) -> Result<(), StorageError> {
+        self.upstream.fill(dst, value, bytes, stream)
+    }
+
+    fn copy(
+        &self,
+        src: DevicePtr,
+        dst: DevicePtr,
+        bytes: u64,
+        stream: StreamId,
+    ) -> Result<(), StorageError> {
+        self.upstream.copy(src, dst, bytes, stream)
+    }
+
+    fn synchronize(&self, stream: StreamId) -> Result<(), StorageError> {
+        self.upstream.synchronize(stream)
+    }
+}

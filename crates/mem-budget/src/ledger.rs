@@ -1,0 +1,308 @@
+//! The atomic ledger: an exact count of claimed bytes under a hard limit.
+//!
+//! Every budget in this crate — a manager's local budget, the device-wide
+//! [`GlobalDeviceBudget`](crate::GlobalDeviceBudget) — is one of these. A
+//! claim is a compare-and-swap loop that adds the request only if the sum
+//! stays within the limit, so no interleaving of racing threads can ever
+//! push the claimed total past the limit (a load-then-add could). A release
+//! is also a CAS loop so that an underflow is rejected without changing the
+//! count. The peak is kept with `fetch_max`, which is monotone and cannot
+//! lose a higher value to a racing lower one.
+//!
+//! Orderings: the claimed counter is the only thing the ledger synchronises,
+//! and nothing else is published through it, so `Relaxed` would suffice for
+//! correctness of the sum; `AcqRel` on successful claims and releases makes a
+//! release on one thread happen-before the claim it made room for on
+//! another, which is what a user reading "the memory is free now" expects.
+
+use crate::sync::{AtomicU64, Ordering};
+
+/// Why a claim was refused: the numbers at the moment of refusal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refusal {
+    /// Bytes asked for.
+    pub requested: u64,
+    /// Bytes claimed when the request was refused.
+    pub claimed: u64,
+    /// The ledger's limit.
+    pub limit: u64,
+}
+
+impl Refusal {
+    /// Bytes that could still be claimed when the request was refused.
+    pub fn remaining(&self) -> u64 {
+        self.limit.saturating_sub(self.claimed)
+    }
+}
+
+/// An exact, lock-free count of claimed bytes that never exceeds its limit.
+#[derive(Debug)]
+pub struct Ledger {
+    limit: u64,
+    claimed: AtomicU64,
+    peak: AtomicU64,
+    claims: AtomicU64,
+    refusals: AtomicU64,
+}
+
+impl Ledger {
+    /// An empty ledger that refuses to hold more than `limit` bytes.
+    pub fn new(limit: u64) -> Self {
+        Self {
+            limit,
+            claimed: AtomicU64::new(0),
+            peak: AtomicU64::new(0),
+            claims: AtomicU64::new(0),
+            refusals: AtomicU64::new(0),
+        }
+    }
+
+    /// The hard limit in bytes.
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// Bytes claimed now.
+    pub fn claimed(&self) -> u64 {
+        self.claimed.load(Ordering::Acquire)
+    }
+
+    /// Bytes that can still be claimed now.
+    pub fn remaining(&self) -> u64 {
+        self.limit.saturating_sub(self.claimed())
+    }
+
+    /// Highest claimed total since creation or the last [`Ledger::reset_peak`].
+    pub fn peak(&self) -> u64 {
+        self.peak.load(Ordering::Acquire)
+    }
+
+    /// Number of successful claims.
+    pub fn claims(&self) -> u64 {
+        self.claims.load(Ordering::Relaxed)
+    }
+
+    /// Number of refused claims.
+    pub fn refusals(&self) -> u64 {
+        self.refusals.load(Ordering::Relaxed)
+    }
+
+    /// Claim `bytes` if the total stays within the limit; returns the new total.
+    ///
+    /// A zero-byte claim always succeeds and changes nothing but the claim count.
+    pub fn claim(&self, bytes: u64) -> Result<u64, Refusal> {
+        let mut current = self.claimed.load(Ordering::Relaxed);
+        loop {
+            let next = match current.checked_add(bytes) {
+                Some(next) if next <= self.limit => next,
+                _ => {
+                    self.refusals.fetch_add(1, Ordering::Relaxed);
+                    return Err(Refusal {
+                        requested: bytes,
+                        claimed: current,
+                        limit: self.limit,
+                    });
+                }
+            };
+            match self.claimed.compare_exchange_weak(
+                current,
+                next,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => {
+                    self.peak.fetch_max(next, Ordering::AcqRel);
+                    self.claims.fetch_add(1, Ordering::Relaxed);
+                    return Ok(next);
+                }
+                Err(seen) => current = seen,
+            }
+        }
+    }
+
+    /// Give back `bytes`; returns the new total. More than is claimed is
+    /// refused with the claimed total, and nothing changes.
+    pub fn release(&self, bytes: u64) -> Result<u64, u64> {
+        let mut current = self.claimed.load(Ordering::Relaxed);
+        loop {
+            let next = current.checked_sub(bytes).ok_or(current)?;
+            match self.claimed.compare_exchange_weak(
+                current,
+                next,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Ok(next),
+                Err(seen) => current = seen,
+            }
+        }
+    }
+
+    /// Whether `bytes` more would fit now (a snapshot: a racing claim may
+    /// take the room before the caller uses it — only [`Ledger::claim`] is exact).
+    pub fn would_fit(&self, bytes: u64) -> Result<(), Refusal> {
+        let claimed = self.claimed();
+        match claimed.checked_add(bytes) {
+            Some(total) if total <= self.limit => Ok(()),
+            _ => Err(Refusal {
+                requested: bytes,
+                claimed,
+                limit: self.limit,
+            }),
+        }
+    }
+
+    /// Lower the peak to the claimed total now, so a measurement window
+    /// starts from the live level rather than zero. A claim racing with the
+    /// reset is never lost: `fetch_max` after the store raises it again.
+    pub fn reset_peak(&self) {
+        self.peak.store(self.claimed(), Ordering::Release);
+        // A claim that completed between the load and the store may have been
+        // overwritten; raise to the current level once more.
+        self.peak.fetch_max(self.claimed(), Ordering::AcqRel);
+    }
+
+    /// Zero the claim and refusal counters (the claimed total is untouched).
+    pub fn reset_counters(&self) {
+        self.claims.store(0, Ordering::Relaxed);
+        self.refusals.store(0, Ordering::Relaxed);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_claim_past_the_limit_is_refused_with_the_numbers() {
+        let ledger = Ledger::new(100);
+        assert_eq!(ledger.claim(60), Ok(60));
+        let refusal = ledger.claim(41).unwrap_err();
+        assert_eq!(
+            refusal,
+            Refusal {
+                requested: 41,
+                claimed: 60,
+                limit: 100
+            }
+        );
+        assert_eq!(refusal.remaining(), 40);
+        assert_eq!(ledger.claimed(), 60);
+        assert_eq!((ledger.claims(), ledger.refusals()), (1, 1));
+    }
+
+    #[test]
+    fn a_claim_that_would_overflow_u64_is_refused_not_wrapped() {
+        let ledger = Ledger::new(u64::MAX);
+        ledger.claim(u64::MAX - 1).unwrap();
+        assert!(ledger.claim(2).is_err());
+        assert_eq!(ledger.claimed(), u64::MAX - 1);
+    }
+
+    #[test]
+    fn an_underflowing_release_changes_nothing() {
+        let ledger = Ledger::new(100);
+        ledger.claim(10).unwrap();
+        assert_eq!(ledger.release(11), Err(10));
+        assert_eq!(ledger.claimed(), 10);
+        assert_eq!(ledger.release(10), Ok(0));
+    }
+
+    #[test]
+    fn reset_peak_lowers_to_the_live_level_not_zero() {
+        let ledger = Ledger::new(100);
+        ledger.claim(70).unwrap();
+        ledger.release(50).unwrap();
+        assert_eq!(ledger.peak(), 70);
+        ledger.reset_peak();
+        assert_eq!(ledger.peak(), 20);
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use loom::sync::Arc;
+    use loom::thread;
+
+    #[test]
+    fn loom_racing_claims_never_oversubscribe() {
+        loom::model(|| {
+            let ledger = Arc::new(Ledger::new(10));
+            let handles: Vec<_> = (0..2)
+                .map(|_| {
+                    let ledger = Arc::clone(&ledger);
+                    thread::spawn(move || ledger.claim(6).is_ok())
+                })
+                .collect();
+            let won: usize = handles
+                .into_iter()
+                .map(|h| usize::from(h.join().unwrap()))
+                .sum();
+            assert_eq!(won, 1, "exactly one 6-byte claim fits in 10");
+            assert_eq!(ledger.claimed(), 6);
+            assert_eq!(ledger.peak(), 6);
+            assert_eq!(ledger.refusals(), 1);
+        });
+    }
+
+    #[test]
+    fn loom_claim_and_release_race_keeps_the_count_exact() {
+        loom::model(|| {
+            let ledger = Arc::new(Ledger::new(10));
+            ledger.claim(8).unwrap();
+            let releaser = {
+                let ledger = Arc::clone(&ledger);
+                thread::spawn(move || ledger.release(8).unwrap())
+            };
+            let claimer = {
+                let ledger = Arc::clone(&ledger);
+                thread::spawn(move || ledger.claim(5).is_ok())
+            };
+            releaser.join().unwrap();
+            let claimed = claimer.join().unwrap();
+            // The claim fits only if it ran after the release.
+            assert_eq!(ledger.claimed(), if claimed { 5 } else { 0 });
+            assert!(ledger.peak() <= 10);
+        });
+    }
+
+    #[test]
+    fn loom_reset_peak_racing_a_claim_never_drops_below_the_live_level() {
+        loom::model(|| {
+            let ledger = Arc::new(Ledger::new(10));
+            ledger.claim(2).unwrap();
+            let claimer = {
+                let ledger = Arc::clone(&ledger);
+                thread::spawn(move || ledger.claim(3).unwrap())
+            };
+            ledger.reset_peak();
+            claimer.join().unwrap();
+            assert_eq!(ledger.claimed(), 5);
+            assert!(ledger.peak() >= ledger.claimed());
+        });
+    }
+
+    #[test]
+    fn loom_an_underflowing_release_racing_a_claim_changes_nothing() {
+        loom::model(|| {
+            let ledger = Arc::new(Ledger::new(10));
+            ledger.claim(4).unwrap();
+            let releaser = {
+                let ledger = Arc::clone(&ledger);
+                thread::spawn(move || ledger.release(6))
+            };
+            let claimer = {
+                let ledger = Arc::clone(&ledger);
+                thread::spawn(move || ledger.claim(3).unwrap())
+            };
+            claimer.join().unwrap();
+            let released = releaser.join().unwrap();
+            match released {
+                Ok(left) => assert_eq!(left, 1),
+                Err(seen) => assert_eq!(seen, 4),
+            }
+            assert_eq!(ledger.claimed(), if released.is_ok() { 1 } else { 7 });
+        });
+    }
+}
