@@ -97,6 +97,26 @@ pub enum StorageError {
         #[source]
         source: cudarc::driver::DriverError,
     },
+    /// A stream id that this resource never registered.
+    #[error(
+        "unknown stream {stream} on the {backend} resource: create or register the stream first"
+    )]
+    UnknownStream {
+        /// Backend that refused.
+        backend: &'static str,
+        /// The stream id presented.
+        stream: u64,
+    },
+    /// A construction parameter out of its valid range.
+    #[error("invalid {parameter} {value}: expected {expected}")]
+    InvalidArgument {
+        /// Which parameter.
+        parameter: &'static str,
+        /// The value given.
+        value: u64,
+        /// What would have been accepted.
+        expected: &'static str,
+    },
     /// No CUDA driver or device can be used on this machine.
     #[error("CUDA is not available: {reason}")]
     NoDevice {

@@ -29,17 +29,34 @@
 //! - Budgets and ledgers: that is mem-budget, stacked above a resource.
 //! - Choosing when to free: `dealloc` only queues, the caller flushes.
 
+mod adaptor;
+pub mod cuda;
 mod error;
+mod event_log;
+mod fault;
+mod fault_plan;
 mod host;
 mod id;
+mod logging;
 mod resource;
+mod simulated;
+mod stats;
 mod storage;
+mod tracking;
 
+pub use cuda::{CudaAllocMode, CudaEventHandle, CudaResource};
 pub use error::StorageError;
+pub use event_log::{Action, CSV_HEADER, ResourceEvent, write_csv, write_trace};
+pub use fault::FaultInjection;
+pub use fault_plan::{Call, CallPredicate, FaultPlan, Operation};
 pub use host::{HOST_ALIGNMENT, HostResource};
 pub use id::{DevicePtr, StorageHandle, StorageId, StorageUtilization, StreamId};
+pub use logging::LoggingResource;
 pub use resource::{DeviceResource, MemInfo};
-pub use storage::{ComputeStorage, DeviceView, HostStorage, ResourceStorage};
+pub use simulated::SimulatedResource;
+pub use stats::{ResourceStats, StatsResource};
+pub use storage::{ComputeStorage, DeviceView, HostStorage, ResourceStorage, SimulatedStorage};
+pub use tracking::{LeakReport, Outstanding, TrackingResource};
 
 /// Whether the CUDA driver library can be loaded on this machine.
 ///

@@ -113,6 +113,19 @@ pub trait DeviceResource: Send + Sync + fmt::Debug {
         let _ = stream;
         Ok(())
     }
+
+    /// Make work queued on `waiter` from now on wait for all work queued on
+    /// `waited` so far, without blocking the host (CUDA: record an event on
+    /// `waited`, make `waiter` wait on it).
+    ///
+    /// Why it is here: the relocation engine orders its copy stream after
+    /// every user stream through this one call, whatever the backend. The
+    /// default is right for backends that complete work in call order (host,
+    /// simulated); a backend with real streams must override it.
+    fn stream_wait(&self, waiter: StreamId, waited: StreamId) -> Result<(), StorageError> {
+        let _ = (waiter, waited);
+        Ok(())
+    }
 }
 
 macro_rules! forward_resource {
@@ -177,6 +190,9 @@ macro_rules! forward_resource {
             }
             fn synchronize(&self, stream: StreamId) -> Result<(), StorageError> {
                 (**self).synchronize(stream)
+            }
+            fn stream_wait(&self, waiter: StreamId, waited: StreamId) -> Result<(), StorageError> {
+                (**self).stream_wait(waiter, waited)
             }
         }
     };

@@ -291,3 +291,13 @@ impl HostStorage {
         Self::new(crate::host::HostResource::new())
     }
 }
+
+/// Pages on a simulated device: addresses and accounting, no bytes.
+pub type SimulatedStorage = ResourceStorage<crate::simulated::SimulatedResource>;
+
+impl SimulatedStorage {
+    /// Pages from a simulated device of `capacity` bytes.
+    pub fn simulated(capacity: u64) -> Self {
+        Self::new(crate::simulated::SimulatedResource::new(capacity))
+    }
+}

@@ -1,0 +1,126 @@
+//! Moving bytes on a CUDA device, on a stream, between checked ranges.
+//!
+//! Every range is checked against the live allocations first, so a stale
+//! or overrunning view is [`StorageError::UnknownPointer`] rather than a
+//! driver fault or a write into a neighbour. Host transfers (`write`,
+//! `read`) wait for their stream, since the host buffer is only borrowed
+//! for the call; device work (`fill`, `copy`) is only queued, in order on
+//! the stream, and completes before anything queued after it there.
+
+use std::collections::BTreeMap;
+
+use cudarc::driver::result;
+
+use crate::cuda::driver;
+use crate::cuda::resource::{BACKEND, CudaResource};
+use crate::error::StorageError;
+use crate::id::{DevicePtr, StreamId};
+
+/// Check that `ptr..ptr+len` lies inside one live allocation.
+fn check_range(live: &BTreeMap<u64, u64>, ptr: DevicePtr, len: u64) -> Result<(), StorageError> {
+    let unknown = || StorageError::UnknownPointer {
+        backend: BACKEND,
+        ptr: ptr.0,
+        bytes: len,
+    };
+    let (&base, &bytes) = live.range(..=ptr.0).next_back().ok_or_else(unknown)?;
+    match (ptr.0 - base).checked_add(len) {
+        Some(end) if end <= bytes => Ok(()),
+        _ => Err(unknown()),
+    }
+}
+
+impl CudaResource {
+    pub(crate) fn write_bytes(
+        &self,
+        dst: DevicePtr,
+        data: &[u8],
+        stream: StreamId,
+    ) -> Result<(), StorageError> {
+        check_range(&self.lock(), dst, data.len() as u64)?;
+        let s = self.cuda_stream(stream)?;
+        if data.is_empty() {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: `dst..+len` lies inside a live allocation of this context
+        // (checked above); `data` stays borrowed until the stream is
+        // synchronized below, so the asynchronous copy never outlives it.
+        unsafe { result::memcpy_htod_async(dst.0, data, s.cu_stream()) }
+            .map_err(driver("copying host to device"))?;
+        s.synchronize()
+            .map_err(driver("waiting for a host-to-device copy"))
+    }
+
+    pub(crate) fn read_bytes(
+        &self,
+        src: DevicePtr,
+        out: &mut [u8],
+        stream: StreamId,
+    ) -> Result<(), StorageError> {
+        check_range(&self.lock(), src, out.len() as u64)?;
+        let s = self.cuda_stream(stream)?;
+        if out.is_empty() {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: the source range is inside a live allocation (checked);
+        // `out` is exclusively borrowed until the stream is synchronized
+        // below, so nothing else observes it while the copy runs.
+        unsafe { result::memcpy_dtoh_async(out, src.0, s.cu_stream()) }
+            .map_err(driver("copying device to host"))?;
+        s.synchronize()
+            .map_err(driver("waiting for a device-to-host copy"))
+    }
+
+    pub(crate) fn fill_bytes(
+        &self,
+        dst: DevicePtr,
+        value: u8,
+        bytes: u64,
+        stream: StreamId,
+    ) -> Result<(), StorageError> {
+        check_range(&self.lock(), dst, bytes)?;
+        let s = self.cuda_stream(stream)?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: the range is inside a live allocation of this context;
+        // the memset is ordered on `s` after earlier work there. `bytes`
+        // fits in usize: it is bounded by a live allocation's size.
+        unsafe { result::memset_d8_async(dst.0, value, bytes as usize, s.cu_stream()) }
+            .map_err(driver("filling device memory"))
+    }
+
+    pub(crate) fn copy_bytes(
+        &self,
+        src: DevicePtr,
+        dst: DevicePtr,
+        bytes: u64,
+        stream: StreamId,
+    ) -> Result<(), StorageError> {
+        {
+            let live = self.lock();
+            check_range(&live, src, bytes)?;
+            check_range(&live, dst, bytes)?;
+        }
+        // Both ranges are inside live allocations, so the sums cannot overflow.
+        if src.0 < dst.0 + bytes && dst.0 < src.0 + bytes && bytes > 0 && src != dst {
+            return Err(StorageError::InvalidArgument {
+                parameter: "copy length (source and destination overlap)",
+                value: bytes,
+                expected: "disjoint ranges: the driver's copies do not handle overlap; stage through a separate allocation",
+            });
+        }
+        let s = self.cuda_stream(stream)?;
+        if bytes == 0 || src == dst {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: both ranges lie inside live allocations of this context
+        // and do not overlap (checked above); the copy is ordered on `s`.
+        unsafe { result::memcpy_dtod_async(dst.0, src.0, bytes as usize, s.cu_stream()) }
+            .map_err(driver("copying device to device"))
+    }
+}
