@@ -1,1 +1,37 @@
-//! gpumem-cli library parts.
+//! # gpumem-cli — the `gpumem` command's library
+//!
+//! Replays allocation traces against an allocator and reports what a user
+//! compares allocators by: peak live and reserved bytes, fragmentation,
+//! device allocations, and time per op.
+//!
+//! - [`trace`]: the event model and its readers (gpumem JSON Lines, RMM's
+//!   logging-adaptor CSV, PyTorch memory snapshots) and the JSONL writer.
+//! - [`workload`]: built-in seeded workloads (`random`, `training`,
+//!   `serving`, `devlog`).
+//! - [`replay`]: the [`replay::AllocBackend`] port and the timed loop.
+//! - [`report`], [`plot`]: the results as text, JSON and SVG.
+//! - [`cli`]: the command-line front end used by the `gpumem` binary.
+//!
+//! ## Contract
+//! - Malformed input is a [`CliError`] naming the line or record, never a
+//!   panic. A free of an id that is not live is counted, not fatal.
+//! - Workloads are deterministic: the same workload, seed and scale give the
+//!   same events on every machine.
+//! - `wall_ns` covers the replay loop alone: parsing happens before the clock
+//!   starts and the report is assembled after it stops.
+//!
+//! ## Non-goals
+//! - Multi-threaded replay: events are replayed in global trace order on one
+//!   thread (streams are passed to the backend, not run concurrently).
+//! - Being an allocator: every number comes from the backend under test.
+
+pub mod cli;
+pub mod error;
+pub mod plan;
+pub mod plot;
+pub mod replay;
+pub mod report;
+pub mod trace;
+pub mod workload;
+
+pub use error::{CliError, Result};

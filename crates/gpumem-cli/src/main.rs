@@ -1,2 +1,21 @@
-//! The `gpumem` command.
-fn main() {}
+//! The `gpumem` command. All logic lives in the library (`gpumem_cli`);
+//! this only parses arguments and turns errors into a message and exit code 1.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use gpumem_cli::cli::{Cli, run};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    let result = run(cli, &mut stdout.lock(), &mut stderr.lock());
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("gpumem: error: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! Turning a [`Source`](super::Source) into a trace, and warnings about it.
+
+use std::io::Write;
+
+use super::InputArgs;
+use crate::error::{CliError, Result};
+use crate::trace::{Trace, read_trace_file};
+use crate::workload::WorkloadSpec;
+
+/// Loads the events `input` names; returns the trace and a display name.
+pub fn load_input(input: &InputArgs) -> Result<(Trace, String)> {
+    if let Some(workload) = input.source.workload {
+        let spec = WorkloadSpec {
+            seed: input.seed,
+            scale: input.scale,
+        };
+        let events = workload.generate(&spec)?;
+        return Ok((Trace::from_events(events), workload.name().to_string()));
+    }
+    let path = input
+        .source
+        .trace
+        .as_ref()
+        .ok_or_else(|| CliError::InvalidArgument {
+            option: "TRACE",
+            value: "(none)".to_string(),
+            reason: "give a trace file or --workload NAME".to_string(),
+        })?;
+    let trace = read_trace_file(path, input.format)?;
+    Ok((trace, path.display().to_string()))
+}
+
+/// Writes what the reader noticed (unknown frees with their locations,
+/// failed allocations of the recorded run) as warnings.
+pub(crate) fn warn_about(trace: &Trace, err: &mut dyn Write) -> std::io::Result<()> {
+    let stats = &trace.stats;
+    if stats.unknown_frees > 0 {
+        let places: Vec<String> = stats
+            .first_unknown_frees
+            .iter()
+            .map(|u| format!("id {} at {}", u.id, u.location))
+            .collect();
+        writeln!(
+            err,
+            "warning: {} free(s) of ids that were not live were skipped (first: {}); \
+             the trace probably starts mid-run",
+            stats.unknown_frees,
+            places.join(", ")
+        )?;
+    }
+    if stats.source_failed_allocs > 0 {
+        writeln!(
+            err,
+            "note: {} allocation(s) had failed in the recorded run and are not replayed",
+            stats.source_failed_allocs
+        )?;
+    }
+    Ok(())
+}

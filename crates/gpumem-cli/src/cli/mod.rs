@@ -1,0 +1,135 @@
+//! The command line: `gpumem replay`, `gpumem record`, `gpumem plan`.
+//!
+//! Argument structs are clap-derived; [`run`] executes a parsed command and
+//! writes results to the given streams so tests can run it in-process.
+
+mod commands;
+mod input;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+pub use commands::run;
+pub use input::load_input;
+
+use crate::trace::TraceFormat;
+use crate::workload::Workload;
+
+/// Default simulated device size in GiB (an 80 GiB data-center GPU).
+pub const DEFAULT_DEVICE_GIB: u64 = 80;
+/// Largest `--device-gib` accepted (1 PiB).
+pub const MAX_DEVICE_GIB: u64 = 1 << 20;
+
+/// gpumem: replay GPU allocation traces against gpumem's pools and report
+/// peak, fragmentation and time per op.
+#[derive(Debug, Parser)]
+#[command(name = "gpumem", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Replay a trace or built-in workload and print a report.
+    Replay(ReplayArgs),
+    /// Write a built-in workload as a JSON Lines trace.
+    Record(RecordArgs),
+    /// Dry-run a trace and suggest a pool layout sized to its high-water marks.
+    Plan(PlanArgs),
+}
+
+/// Where the events come from: a trace file or a built-in workload.
+#[derive(Debug, Clone, Args)]
+#[group(required = true, multiple = false)]
+pub struct Source {
+    /// Trace file (gpumem JSONL, RMM CSV, or PyTorch snapshot pickle).
+    pub trace: Option<PathBuf>,
+    /// Built-in workload instead of a file.
+    #[arg(long, value_enum)]
+    pub workload: Option<Workload>,
+}
+
+/// Options shared by commands that read events.
+#[derive(Debug, Clone, Args)]
+pub struct InputArgs {
+    /// Trace file or workload.
+    #[command(flatten)]
+    pub source: Source,
+    /// Trace file format.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub format: TraceFormat,
+    /// Seed of a built-in workload.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Length multiplier of a built-in workload (1.0 = default op count).
+    #[arg(long, default_value_t = 1.0)]
+    pub scale: f64,
+}
+
+/// Allocator to replay against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BackendKind {
+    /// gpumem pools on a simulated device that holds no memory.
+    Sim,
+    /// gpumem pools on real host memory; every allocation is pattern-checked.
+    Host,
+    /// gpumem pools on a CUDA device.
+    Cuda,
+    /// Baseline: one device allocation per request, freed at once (reserved = live).
+    System,
+}
+
+/// `gpumem replay`.
+#[derive(Debug, Clone, Args)]
+pub struct ReplayArgs {
+    /// Events to replay.
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Allocator to replay against.
+    #[arg(long, value_enum, default_value = "sim")]
+    pub backend: BackendKind,
+    /// Device size in GiB for the sim, host and system backends.
+    #[arg(long, default_value_t = DEFAULT_DEVICE_GIB)]
+    pub device_gib: u64,
+    /// Print one JSON object instead of the text report.
+    #[arg(long)]
+    pub json: bool,
+    /// Write an SVG timeline of live vs reserved bytes.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+}
+
+/// `gpumem record`.
+#[derive(Debug, Clone, Args)]
+pub struct RecordArgs {
+    /// Workload to write.
+    #[arg(long, value_enum)]
+    pub workload: Workload,
+    /// Output trace file (JSON Lines).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Seed of the workload.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Length multiplier (1.0 = default op count).
+    #[arg(long, default_value_t = 1.0)]
+    pub scale: f64,
+}
+
+/// `gpumem plan`.
+#[derive(Debug, Clone, Args)]
+pub struct PlanArgs {
+    /// Events to measure.
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Simulated device size in GiB.
+    #[arg(long, default_value_t = DEFAULT_DEVICE_GIB)]
+    pub device_gib: u64,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}

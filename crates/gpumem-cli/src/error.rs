@@ -1,0 +1,119 @@
+//! The crate's one error type: every failure the command can report.
+//!
+//! Variants carry the numbers a user needs to fix the input (line or record
+//! number, id, size) and the messages say what to do next.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong reading, generating, replaying or plotting.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// A file could not be opened or created.
+    #[error("cannot open {path}: {source}")]
+    Open {
+        /// The path as given.
+        path: PathBuf,
+        /// The operating system's reason.
+        source: std::io::Error,
+    },
+    /// Reading or writing failed part-way.
+    #[error("I/O error on {what}: {source}")]
+    Io {
+        /// What was being read or written.
+        what: String,
+        /// The operating system's reason.
+        source: std::io::Error,
+    },
+    /// A line or record of a trace is malformed.
+    #[error("{format} {unit} {number}: {message}")]
+    Parse {
+        /// Which reader (`jsonl`, `rmm-csv`, `pytorch`).
+        format: &'static str,
+        /// `line` for text formats, `record` for snapshots.
+        unit: &'static str,
+        /// 1-based line or record number.
+        number: u64,
+        /// What was wrong and, where useful, what was expected.
+        message: String,
+    },
+    /// The input is not in any format this command reads.
+    #[error("cannot tell the format of {path}: {reason}; pass --format jsonl, rmm-csv or pytorch")]
+    UnknownFormat {
+        /// The path as given.
+        path: PathBuf,
+        /// What was seen.
+        reason: String,
+    },
+    /// An allocation event reuses an id that is still live.
+    #[error(
+        "event {event}: id {id} is allocated again while still live; the trace is missing a free for it"
+    )]
+    IdAlreadyLive {
+        /// 0-based index of the offending event in the trace.
+        event: usize,
+        /// The id.
+        id: u64,
+    },
+    /// The trace holds more allocations than one replay can index.
+    #[error("trace has more than {max} allocations; split it into smaller traces")]
+    TooManyAllocations {
+        /// The limit.
+        max: u64,
+    },
+    /// A backend failed in a way that invalidates the replay (not an ordinary failed allocation).
+    #[error("backend {backend}: {message}")]
+    Backend {
+        /// Backend name.
+        backend: &'static str,
+        /// What happened.
+        message: String,
+    },
+    /// `--backend cuda` on a machine without a CUDA driver.
+    #[error(
+        "no CUDA driver found on this machine; use --backend sim (simulated device) or --backend host"
+    )]
+    CudaUnavailable,
+    /// A command-line value is out of range.
+    #[error("invalid {option} {value}: {reason}")]
+    InvalidArgument {
+        /// The option, e.g. `--device-gib`.
+        option: &'static str,
+        /// The value given.
+        value: String,
+        /// Why it is refused and what is accepted.
+        reason: String,
+    },
+    /// Drawing the plot failed.
+    #[error("cannot draw plot {path}: {message}")]
+    Plot {
+        /// Output path.
+        path: PathBuf,
+        /// The drawing library's message.
+        message: String,
+    },
+}
+
+/// Result alias for this crate.
+pub type Result<T, E = CliError> = std::result::Result<T, E>;
+
+impl CliError {
+    /// A parse error at a 1-based line of a text trace.
+    pub(crate) fn line(format: &'static str, line: u64, message: impl Into<String>) -> Self {
+        CliError::Parse {
+            format,
+            unit: "line",
+            number: line,
+            message: message.into(),
+        }
+    }
+
+    /// A parse error at a 1-based record of a binary trace.
+    pub(crate) fn record(format: &'static str, record: u64, message: impl Into<String>) -> Self {
+        CliError::Parse {
+            format,
+            unit: "record",
+            number: record,
+            message: message.into(),
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! The port a replay drives: anything that can reserve and free memory.
+//!
+//! The replay loop is generic over this trait so it is monomorphized per
+//! backend: the timed loop pays no dynamic dispatch, and a new allocator is
+//! compared by implementing six methods.
+
+use crate::error::Result;
+use crate::trace::Mode;
+
+/// An allocator under replay.
+pub trait AllocBackend {
+    /// What a successful reservation hands back; dropping or freeing it ends
+    /// the allocation.
+    type Token;
+
+    /// Short name for reports (`"sim"`, `"host"`, `"system"`, …).
+    fn name(&self) -> &'static str;
+
+    /// Reserves `size` bytes for use on `stream`. An error is an ordinary
+    /// failed allocation (counted by the replay, which goes on).
+    fn reserve(&mut self, size: u64, stream: u64) -> Result<Self::Token>;
+
+    /// Frees a reservation. An error means the backend's state can no longer
+    /// be trusted (e.g. a corrupted pattern) and stops the replay.
+    fn free(&mut self, token: Self::Token) -> Result<()>;
+
+    /// Switches the allocation mode.
+    fn mode(&mut self, mode: Mode);
+
+    /// Returns unused memory to the device.
+    fn cleanup(&mut self);
+
+    /// Requested bytes the backend believes are live (checked against the
+    /// replay's own count by tests).
+    fn live_bytes(&self) -> u64;
+
+    /// Bytes the backend holds from the device.
+    fn reserved_bytes(&self) -> u64;
+
+    /// Allocations made from the device (pages, segments) so far.
+    fn storage_allocs(&self) -> u64;
+}

@@ -1,0 +1,81 @@
+//! A trace compiled for replay: ids resolved to dense slots before the clock
+//! starts, so the timed loop indexes a vector instead of hashing ids.
+//!
+//! Compiling also settles what the trace itself decides: frees of ids that
+//! are not live are dropped and counted (never fatal), and an id allocated
+//! twice while live is an error naming the event.
+
+use std::collections::HashMap;
+
+use crate::error::{CliError, Result};
+use crate::trace::{Event, Mode};
+
+/// One replay step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// Reserve `size` bytes on `stream` into `slot`.
+    Alloc {
+        /// Dense index of this allocation.
+        slot: u32,
+        /// Requested bytes.
+        size: u64,
+        /// Stream.
+        stream: u64,
+    },
+    /// Free what `slot` holds.
+    Free {
+        /// Dense index given at allocation.
+        slot: u32,
+    },
+    /// Switch allocation mode.
+    Mode(Mode),
+    /// Explicit cleanup.
+    Cleanup,
+}
+
+/// A compiled trace.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Program {
+    /// Steps in order.
+    pub ops: Vec<Op>,
+    /// Number of slots (allocations) the program uses.
+    pub slots: usize,
+    /// Frees of ids that were not live, dropped from `ops`.
+    pub unknown_frees: u64,
+}
+
+impl Program {
+    /// Compiles `events`.
+    pub fn compile(events: &[Event]) -> Result<Program> {
+        let mut live: HashMap<u64, u32> = HashMap::new();
+        let mut ops = Vec::with_capacity(events.len());
+        let mut slots: u32 = 0;
+        let mut unknown_frees = 0;
+        for (index, event) in events.iter().enumerate() {
+            match *event {
+                Event::Alloc { id, size, stream } => {
+                    if live.contains_key(&id) {
+                        return Err(CliError::IdAlreadyLive { event: index, id });
+                    }
+                    let slot = slots;
+                    slots = slots.checked_add(1).ok_or(CliError::TooManyAllocations {
+                        max: u64::from(u32::MAX),
+                    })?;
+                    live.insert(id, slot);
+                    ops.push(Op::Alloc { slot, size, stream });
+                }
+                Event::Free { id } => match live.remove(&id) {
+                    Some(slot) => ops.push(Op::Free { slot }),
+                    None => unknown_frees += 1,
+                },
+                Event::Mode(mode) => ops.push(Op::Mode(mode)),
+                Event::Cleanup => ops.push(Op::Cleanup),
+            }
+        }
+        Ok(Program {
+            ops,
+            slots: slots as usize,
+            unknown_frees,
+        })
+    }
+}

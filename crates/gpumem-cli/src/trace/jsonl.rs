@@ -1,0 +1,167 @@
+//! gpumem's own trace format: JSON Lines, one event a line, optional header.
+//!
+//! ```text
+//! {"format":"gpumem-trace","version":1}
+//! {"op":"alloc","id":1,"size":4096,"stream":0}
+//! {"op":"free","id":1}
+//! {"op":"mode","mode":"persistent"}
+//! {"op":"cleanup"}
+//! ```
+//!
+//! The reader streams line by line (one line buffer, reused), so memory is the
+//! events themselves. Blank lines are allowed; everything else must parse.
+
+use std::io::{BufRead, Write};
+
+use serde::Deserialize;
+
+use super::event::{Event, Mode, Trace};
+use super::sink::TraceSink;
+use crate::error::{CliError, Result};
+
+/// Value of the header's `format` field.
+pub const FORMAT_NAME: &str = "gpumem-trace";
+/// The only trace version this build reads and writes.
+pub const FORMAT_VERSION: u64 = 1;
+
+const NAME: &str = "jsonl";
+
+#[derive(Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase", deny_unknown_fields)]
+enum Line {
+    Alloc {
+        id: u64,
+        size: u64,
+        #[serde(default)]
+        stream: u64,
+    },
+    Free {
+        id: u64,
+    },
+    Mode {
+        mode: Mode,
+    },
+    Cleanup,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Header {
+    format: String,
+    version: u64,
+}
+
+/// Turns a serde_json error into a message without its misleading
+/// "line 1" position (each line is parsed alone).
+fn describe(err: &serde_json::Error) -> String {
+    if err.is_eof() {
+        return "line is truncated: it ends before the JSON object closes".to_string();
+    }
+    let text = err.to_string();
+    let bare = text
+        .rfind(" at line ")
+        .map_or(text.as_str(), |at| &text[..at]);
+    format!("{bare} (column {})", err.column())
+}
+
+fn parse_header(line_no: u64, text: &str) -> Result<bool> {
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| CliError::line(NAME, line_no, describe(&e)))?;
+    if value.get("format").is_none() {
+        return Ok(false);
+    }
+    let header: Header = serde_json::from_value(value)
+        .map_err(|e| CliError::line(NAME, line_no, format!("bad header: {e}")))?;
+    if header.format != FORMAT_NAME {
+        return Err(CliError::line(
+            NAME,
+            line_no,
+            format!(
+                "header names format {:?}, expected {FORMAT_NAME:?}",
+                header.format
+            ),
+        ));
+    }
+    if header.version != FORMAT_VERSION {
+        return Err(CliError::line(
+            NAME,
+            line_no,
+            format!(
+                "trace version {} is not supported; this build reads version {FORMAT_VERSION}",
+                header.version
+            ),
+        ));
+    }
+    Ok(true)
+}
+
+/// Reads a JSON Lines trace. Errors name the 1-based line.
+pub fn read_jsonl(mut input: impl BufRead) -> Result<Trace> {
+    let mut sink = TraceSink::new(NAME, "line");
+    let mut buf = String::new();
+    let mut line_no = 0u64;
+    let mut seen_content = false;
+    loop {
+        buf.clear();
+        line_no += 1;
+        let read = input.read_line(&mut buf).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::InvalidData {
+                CliError::line(NAME, line_no, "line is not valid UTF-8")
+            } else {
+                CliError::Io {
+                    what: format!("trace line {line_no}"),
+                    source: e,
+                }
+            }
+        })?;
+        if read == 0 {
+            break;
+        }
+        sink.count_record();
+        let text = buf.trim();
+        if text.is_empty() {
+            continue;
+        }
+        if !seen_content {
+            seen_content = true;
+            if parse_header(line_no, text)? {
+                continue;
+            }
+        }
+        let line: Line =
+            serde_json::from_str(text).map_err(|e| CliError::line(NAME, line_no, describe(&e)))?;
+        match line {
+            Line::Alloc { id, size, stream } => sink.alloc(line_no, id, size, stream)?,
+            Line::Free { id } => sink.free(line_no, id),
+            Line::Mode { mode } => sink.mode(mode),
+            Line::Cleanup => sink.cleanup(),
+        }
+    }
+    Ok(sink.finish())
+}
+
+/// Writes `events` as a JSON Lines trace, header first.
+pub fn write_jsonl<'a>(
+    mut out: impl Write,
+    events: impl IntoIterator<Item = &'a Event>,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        r#"{{"format":"{FORMAT_NAME}","version":{FORMAT_VERSION}}}"#
+    )?;
+    for event in events {
+        match *event {
+            Event::Alloc { id, size, stream } => writeln!(
+                out,
+                r#"{{"op":"alloc","id":{id},"size":{size},"stream":{stream}}}"#
+            )?,
+            Event::Free { id } => writeln!(out, r#"{{"op":"free","id":{id}}}"#)?,
+            Event::Mode(Mode::Persistent) => {
+                writeln!(out, r#"{{"op":"mode","mode":"persistent"}}"#)?
+            }
+            Event::Mode(Mode::Auto) => writeln!(out, r#"{{"op":"mode","mode":"auto"}}"#)?,
+            Event::Cleanup => writeln!(out, r#"{{"op":"cleanup"}}"#)?,
+        }
+    }
+    out.flush()
+}

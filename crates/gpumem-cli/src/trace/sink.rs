@@ -1,0 +1,115 @@
+//! The liveness-checking collector shared by all readers.
+//!
+//! Readers parse syntax; this sink enforces the one semantic rule a trace
+//! must obey (an id is not allocated twice while live) with the reader's line
+//! or record number, and notes unknown frees without failing, because real
+//! traces often start mid-run (PyTorch's ring buffer, a late-attached RMM log).
+
+use std::collections::HashMap;
+
+use super::event::{
+    Event, MAX_TRACE_SIZE, Mode, ReadStats, Trace, UNKNOWN_FREES_KEPT, UnknownFree,
+};
+use crate::error::{CliError, Result};
+
+/// Builds a [`Trace`] from located events.
+#[derive(Debug)]
+pub(crate) struct TraceSink {
+    format: &'static str,
+    unit: &'static str,
+    events: Vec<Event>,
+    /// Live id → location of its allocation.
+    live: HashMap<u64, u64>,
+    stats: ReadStats,
+}
+
+impl TraceSink {
+    /// A sink for `format`, locating errors by `unit` (`"line"` or `"record"`).
+    pub(crate) fn new(format: &'static str, unit: &'static str) -> Self {
+        TraceSink {
+            format,
+            unit,
+            events: Vec::new(),
+            live: HashMap::new(),
+            stats: ReadStats::default(),
+        }
+    }
+
+    fn error(&self, location: u64, message: String) -> CliError {
+        CliError::Parse {
+            format: self.format,
+            unit: self.unit,
+            number: location,
+            message,
+        }
+    }
+
+    /// Counts one source line or record (including skipped ones).
+    pub(crate) fn count_record(&mut self) {
+        self.stats.records += 1;
+    }
+
+    /// Counts a record that carries nothing to replay.
+    pub(crate) fn skip(&mut self) {
+        self.stats.skipped += 1;
+    }
+
+    /// Counts an allocation that failed in the recorded run.
+    pub(crate) fn source_failed_alloc(&mut self) {
+        self.stats.source_failed_allocs += 1;
+    }
+
+    /// Adds an allocation; refuses implausible sizes and ids still live.
+    pub(crate) fn alloc(&mut self, location: u64, id: u64, size: u64, stream: u64) -> Result<()> {
+        if size > MAX_TRACE_SIZE {
+            return Err(self.error(
+                location,
+                format!("size {size} exceeds the 64 PiB limit of a trace; the record is corrupt"),
+            ));
+        }
+        if let Some(first) = self.live.get(&id) {
+            return Err(self.error(
+                location,
+                format!(
+                    "id {id} is allocated again while still live (allocated at {} {first}); \
+                     the trace is missing a free",
+                    self.unit
+                ),
+            ));
+        }
+        self.live.insert(id, location);
+        self.events.push(Event::Alloc { id, size, stream });
+        Ok(())
+    }
+
+    /// Adds a free; a free of an id that is not live is kept and noted.
+    pub(crate) fn free(&mut self, location: u64, id: u64) {
+        if self.live.remove(&id).is_none() {
+            self.stats.unknown_frees += 1;
+            if self.stats.first_unknown_frees.len() < UNKNOWN_FREES_KEPT {
+                self.stats
+                    .first_unknown_frees
+                    .push(UnknownFree { location, id });
+            }
+        }
+        self.events.push(Event::Free { id });
+    }
+
+    /// Adds a mode switch.
+    pub(crate) fn mode(&mut self, mode: Mode) {
+        self.events.push(Event::Mode(mode));
+    }
+
+    /// Adds an explicit cleanup.
+    pub(crate) fn cleanup(&mut self) {
+        self.events.push(Event::Cleanup);
+    }
+
+    /// The trace read so far.
+    pub(crate) fn finish(self) -> Trace {
+        Trace {
+            events: self.events,
+            stats: self.stats,
+        }
+    }
+}
