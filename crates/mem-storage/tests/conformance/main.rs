@@ -1,0 +1,175 @@
+//! The conformance suite (in the spirit of RMM's) applied to every backend
+//! and adaptor stack of mem-storage. CUDA runs when a driver and a device
+//! are present and prints `skipping: …` otherwise.
+
+mod resource_suite;
+mod rng;
+mod storage_suite;
+
+use mem_storage::{
+    CudaAllocMode, CudaResource, DeviceResource, FaultInjection, HostResource, LoggingResource,
+    SimulatedResource, StatsResource, StorageError, TrackingResource, cuda_available,
+};
+
+const GIB: u64 = 1 << 30;
+
+/// Run both suites on one resource shared by reference.
+fn conform<R: DeviceResource>(r: &R) {
+    resource_suite::run(r);
+    storage_suite::run(r);
+}
+
+#[test]
+fn host_memory_conforms() {
+    let host = HostResource::new();
+    conform(&host);
+    assert_eq!(
+        host.live_allocations(),
+        0,
+        "the suite left allocations behind"
+    );
+}
+
+#[test]
+fn a_small_host_device_conforms_and_refuses_past_its_capacity() {
+    let host = HostResource::with_capacity(64 << 20);
+    conform(&host);
+    assert_eq!(host.live_allocations(), 0);
+}
+
+#[test]
+fn the_simulated_device_conforms_without_bytes() {
+    let sim = SimulatedResource::new(80 * GIB);
+    conform(&sim);
+    assert_eq!(sim.live_allocations(), 0);
+    assert_eq!(sim.mem_info().unwrap().free, 80 * GIB);
+}
+
+#[test]
+fn every_adaptor_stack_over_host_memory_conforms() {
+    let stack = LoggingResource::new(StatsResource::new(TrackingResource::new(
+        FaultInjection::new(HostResource::with_capacity(GIB)),
+    )));
+    conform(&stack);
+    let stats = stack.inner().stats();
+    assert_eq!(stats.current_bytes, 0);
+    assert_eq!(stats.current_count, 0);
+    assert!(
+        stats.total_count > 400,
+        "the suite made {} allocations",
+        stats.total_count
+    );
+    assert!(
+        stats.failed_allocations >= 1,
+        "the 1 PiB refusal was not counted"
+    );
+    let tracking = stack.inner().inner();
+    assert!(
+        tracking.leak_report().is_empty(),
+        "{}",
+        tracking.leak_report()
+    );
+    assert_eq!(tracking.inner().injected(), 0);
+    assert!(tracking.inner().calls() > stats.total_count);
+    let events = stack.events();
+    assert_eq!(
+        events.len() as u64,
+        stats.total_count * 2 + stats.failed_allocations + stats.failed_frees
+    );
+}
+
+#[test]
+fn every_adaptor_alone_conforms_over_both_host_and_simulated_devices() {
+    conform(&LoggingResource::new(HostResource::with_capacity(GIB)));
+    conform(&StatsResource::new(SimulatedResource::new(80 * GIB)));
+    conform(&TrackingResource::with_backtraces(
+        HostResource::with_capacity(GIB),
+    ));
+    conform(&FaultInjection::new(SimulatedResource::new(80 * GIB)));
+    let sim_stack = TrackingResource::new(LoggingResource::new(SimulatedResource::new(24 * GIB)));
+    conform(&sim_stack);
+    assert_eq!(sim_stack.outstanding_count(), 0);
+}
+
+#[test]
+fn a_failed_flush_keeps_bytes_counted() {
+    storage_suite::a_failed_flush_keeps_bytes_counted();
+}
+
+fn cuda_or_skip(mode: Option<CudaAllocMode>) -> Option<CudaResource> {
+    if !cuda_available() {
+        eprintln!("skipping: the CUDA driver library (libcuda) is not present on this machine");
+        return None;
+    }
+    let made = match mode {
+        None => CudaResource::new(0),
+        Some(mode) => CudaResource::with_mode(0, mode),
+    };
+    match made {
+        Ok(cuda) => Some(cuda),
+        Err(StorageError::NoDevice { reason }) => {
+            eprintln!("skipping: {reason}");
+            None
+        }
+        Err(err @ StorageError::Unsupported { .. }) => {
+            eprintln!("skipping: {err}");
+            None
+        }
+        Err(err) => panic!("a CUDA device is present but the resource could not be made: {err}"),
+    }
+}
+
+#[test]
+fn cuda_memory_conforms_in_the_mode_the_device_prefers() {
+    let Some(cuda) = cuda_or_skip(None) else {
+        return;
+    };
+    conform(&cuda);
+    assert_eq!(cuda.live_allocations(), 0);
+}
+
+#[test]
+fn cuda_memory_conforms_with_synchronous_and_stream_ordered_allocation() {
+    for mode in [CudaAllocMode::Sync, CudaAllocMode::StreamOrdered] {
+        let Some(cuda) = cuda_or_skip(Some(mode)) else {
+            continue;
+        };
+        conform(&StatsResource::new(&cuda));
+        assert_eq!(cuda.live_allocations(), 0);
+    }
+}
+
+#[test]
+fn cuda_copies_on_a_second_stream_are_ordered_by_events() {
+    let Some(cuda) = cuda_or_skip(None) else {
+        return;
+    };
+    let copy_stream = cuda.create_stream().unwrap();
+    let s0 = mem_storage::StreamId::DEFAULT;
+    let a = cuda.allocate(1 << 20, s0).unwrap();
+    let b = cuda.allocate(1 << 20, s0).unwrap();
+    cuda.fill(a, 0x42, 1 << 20, s0).unwrap();
+    cuda.wait_for_all_streams(copy_stream).unwrap();
+    cuda.copy(a, b, 1 << 20, copy_stream).unwrap();
+    let done = cuda.record(copy_stream).unwrap();
+    done.synchronize().unwrap();
+    assert!(done.is_complete().unwrap());
+    let mut back = vec![0u8; 1 << 20];
+    cuda.read(b, &mut back, copy_stream).unwrap();
+    assert!(
+        back.iter().all(|&x| x == 0x42),
+        "the copy on the second stream saw unfilled memory"
+    );
+    assert!(matches!(
+        cuda.copy(a, mem_storage::DevicePtr(a.0 + 256), 4096, s0),
+        Err(StorageError::InvalidArgument { .. })
+    ));
+    cuda.synchronize(copy_stream).unwrap();
+    cuda.deallocate(a, 1 << 20, s0).unwrap();
+    cuda.deallocate(b, 1 << 20, copy_stream).unwrap();
+    cuda.release_stream(copy_stream).unwrap();
+    assert!(matches!(
+        cuda.synchronize(copy_stream),
+        Err(StorageError::UnknownStream { .. })
+    ));
+}
