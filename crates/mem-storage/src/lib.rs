@@ -30,6 +30,7 @@
 //! - Choosing when to free: `dealloc` only queues, the caller flushes.
 
 mod adaptor;
+mod address_space;
 pub mod cuda;
 mod error;
 mod event_log;

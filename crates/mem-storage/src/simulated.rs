@@ -6,38 +6,27 @@
 //! device this machine does not have. Unlike RMM's (a bump pointer that
 //! ignores frees), frees are checked and give their bytes back, so the
 //! simulated device refuses exactly when a real one of that size would run
-//! out of room (ignoring the driver's own rounding).
+//! out of room (it counts requested bytes, not the driver's rounding).
 //!
-//! Addresses come from a next-fit cursor over a 2^63-byte address space.
-//! The cursor only moves forward, so an allocation costs one ordered-map
-//! lookup (O(log live)); it wraps to the start only after 2^63 bytes were
-//! handed out, and then skips past live allocations. No bytes exist:
+//! Cost per call: one lock and O(log live) map work (see
+//! [`crate::address_space`]); nothing is zeroed or touched. No bytes exist:
 //! `write` and `read` are [`StorageError::Unsupported`]; `fill` and `copy`
 //! check their ranges and succeed without doing anything.
 
-use std::collections::BTreeMap;
 use std::sync::Mutex;
 
+use crate::address_space::AddressSpace;
 use crate::error::StorageError;
 use crate::id::{DevicePtr, StreamId};
 use crate::resource::{DeviceResource, MemInfo};
 
 const BACKEND: &str = "sim";
 
-/// First simulated address: non-zero and far from anything real, so a
-/// simulated address used as a host pointer by mistake faults at once.
-const ADDRESS_BASE: u64 = 1 << 44;
-/// One past the last simulated address.
-const ADDRESS_END: u64 = 1 << 63;
-
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct State {
-    /// Live allocations: base address → bytes requested.
-    live: BTreeMap<u64, u64>,
+    space: AddressSpace,
     /// Σ requested bytes of live allocations.
     used: u64,
-    /// Next address to try.
-    cursor: u64,
 }
 
 /// A device of a stated size that hands out addresses and holds no memory.
@@ -49,16 +38,11 @@ pub struct SimulatedResource {
 }
 
 impl SimulatedResource {
-    /// A simulated device of `capacity` bytes with CUDA's 256-byte alignment.
+    /// A simulated device of `capacity` bytes (at most
+    /// [`SimulatedResource::max_capacity`]; more is clamped) with CUDA's
+    /// 256-byte alignment.
     pub fn new(capacity: u64) -> Self {
-        Self {
-            state: Mutex::new(State {
-                cursor: ADDRESS_BASE,
-                ..State::default()
-            }),
-            capacity: capacity.min(Self::max_capacity()),
-            alignment: crate::HOST_ALIGNMENT,
-        }
+        Self::build(capacity.min(Self::max_capacity()), crate::HOST_ALIGNMENT)
     }
 
     /// A simulated device of `capacity` bytes whose addresses are aligned to
@@ -66,8 +50,8 @@ impl SimulatedResource {
     ///
     /// # Errors
     /// [`StorageError::InvalidArgument`] unless `alignment` is a power of two
-    /// no larger than 2^32, or when `capacity` exceeds the simulated address
-    /// space ([`SimulatedResource::max_capacity`]).
+    /// no larger than 2^32 and `capacity` is at most
+    /// [`SimulatedResource::max_capacity`].
     pub fn with_alignment(capacity: u64, alignment: u64) -> Result<Self, StorageError> {
         if !alignment.is_power_of_two() || alignment > (1 << 32) {
             return Err(StorageError::InvalidArgument {
@@ -83,9 +67,18 @@ impl SimulatedResource {
                 expected: "at most 2^62 bytes (half the simulated address space)",
             });
         }
-        let mut sim = Self::new(capacity);
-        sim.alignment = alignment;
-        Ok(sim)
+        Ok(Self::build(capacity, alignment))
+    }
+
+    fn build(capacity: u64, alignment: u64) -> Self {
+        Self {
+            state: Mutex::new(State {
+                space: AddressSpace::new(alignment),
+                used: 0,
+            }),
+            capacity,
+            alignment,
+        }
     }
 
     /// The largest capacity a simulated device can state: half its address
@@ -101,7 +94,7 @@ impl SimulatedResource {
 
     /// Number of live allocations.
     pub fn live_allocations(&self) -> usize {
-        self.lock().live.len()
+        self.lock().space.len()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -110,59 +103,15 @@ impl SimulatedResource {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Address span an allocation of `bytes` occupies: at least one byte so
-    /// every address is unique, rounded up to the alignment.
-    fn span(&self, bytes: u64) -> u64 {
-        // `bytes ≤ capacity ≤ 2^62`, so rounding cannot overflow.
-        bytes.max(1).div_ceil(self.alignment) * self.alignment
-    }
-
-    /// Check that `ptr..ptr+len` lies inside one live allocation.
-    fn check_range(state: &State, ptr: DevicePtr, len: u64) -> Result<(), StorageError> {
-        let unknown = || StorageError::UnknownPointer {
-            backend: BACKEND,
-            ptr: ptr.0,
-            bytes: len,
-        };
-        let (&base, &bytes) = state.live.range(..=ptr.0).next_back().ok_or_else(unknown)?;
-        match (ptr.0 - base).checked_add(len) {
-            Some(end) if end <= bytes => Ok(()),
-            _ => Err(unknown()),
-        }
-    }
-}
-
-impl SimulatedResource {
-    /// Next-fit search for `span` free addresses from the cursor, wrapping
-    /// to the start of the address space once. Every base and span is a
-    /// multiple of the alignment, so every position tried is aligned.
-    fn find_room(&self, state: &State, span: u64) -> Option<u64> {
-        let mut at = state.cursor;
-        let mut wrapped = false;
-        loop {
-            // `span ≤ 2^62 + 2^32 < ADDRESS_END`, so the subtraction is exact.
-            if at > ADDRESS_END - span {
-                if wrapped {
-                    return None;
-                }
-                wrapped = true;
-                at = ADDRESS_BASE;
-                continue;
-            }
-            // Allocations never overlap, so only the last one starting
-            // before `at` can reach past it, and only the first one at or
-            // after `at` can start inside the span. `at` grows every turn.
-            if let Some((&base, &bytes)) = state.live.range(..at).next_back() {
-                let end = base + self.span(bytes);
-                if end > at {
-                    at = end;
-                    continue;
-                }
-            }
-            match state.live.range(at..).next() {
-                Some((&base, &bytes)) if base < at + span => at = base + self.span(bytes),
-                _ => return Some(at),
-            }
+    fn check_range(&self, ptr: DevicePtr, len: u64) -> Result<(), StorageError> {
+        if self.lock().space.contains(ptr.0, len) {
+            Ok(())
+        } else {
+            Err(StorageError::UnknownPointer {
+                backend: BACKEND,
+                ptr: ptr.0,
+                bytes: len,
+            })
         }
     }
 }
@@ -180,31 +129,22 @@ impl DeviceResource for SimulatedResource {
                 max: self.capacity,
             });
         }
-        let span = self.span(bytes);
         let mut state = self.lock();
         let free = self.capacity - state.used;
-        if bytes > free {
-            return Err(StorageError::OutOfMemory {
-                backend: BACKEND,
-                requested: bytes,
-                free,
-                total: self.capacity,
-            });
-        }
-        let Some(addr) = self.find_room(&state, span) else {
-            // Only reachable after 2^63 bytes of traffic with live
-            // allocations scattered over the whole space: fragmentation,
-            // which giving memory back cures, so out-of-memory is the truth.
-            return Err(StorageError::OutOfMemory {
-                backend: BACKEND,
-                requested: bytes,
-                free,
-                total: self.capacity,
-            });
+        let out_of_memory = StorageError::OutOfMemory {
+            backend: BACKEND,
+            requested: bytes,
+            free,
+            total: self.capacity,
         };
-        state.live.insert(addr, bytes);
+        if bytes > free {
+            return Err(out_of_memory);
+        }
+        // No room is only possible after 2^63 bytes of traffic left live
+        // allocations scattered over the whole space: fragmentation, which
+        // giving memory back cures, so out-of-memory is the truth.
+        let addr = state.space.claim(bytes).ok_or(out_of_memory)?;
         state.used += bytes;
-        state.cursor = addr + span;
         Ok(DevicePtr(addr))
     }
 
@@ -215,14 +155,13 @@ impl DeviceResource for SimulatedResource {
         _stream: StreamId,
     ) -> Result<(), StorageError> {
         let mut state = self.lock();
-        if state.live.get(&ptr.0) != Some(&bytes) {
+        if !state.space.release(ptr.0, bytes) {
             return Err(StorageError::UnknownPointer {
                 backend: BACKEND,
                 ptr: ptr.0,
                 bytes,
             });
         }
-        state.live.remove(&ptr.0);
         state.used -= bytes;
         Ok(())
     }
@@ -248,9 +187,9 @@ impl DeviceResource for SimulatedResource {
         dst: DevicePtr,
         _value: u8,
         bytes: u64,
-        _s: StreamId,
+        _stream: StreamId,
     ) -> Result<(), StorageError> {
-        Self::check_range(&self.lock(), dst, bytes)
+        self.check_range(dst, bytes)
     }
 
     fn copy(
@@ -258,10 +197,9 @@ impl DeviceResource for SimulatedResource {
         src: DevicePtr,
         dst: DevicePtr,
         bytes: u64,
-        _s: StreamId,
+        _stream: StreamId,
     ) -> Result<(), StorageError> {
-        let state = self.lock();
-        Self::check_range(&state, src, bytes)?;
-        Self::check_range(&state, dst, bytes)
+        self.check_range(src, bytes)?;
+        self.check_range(dst, bytes)
     }
 }

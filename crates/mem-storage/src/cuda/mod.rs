@@ -21,6 +21,7 @@
 //! [`StreamId`]: crate::StreamId
 //! [`StorageError::NoDevice`]: crate::StorageError::NoDevice
 
+mod alloc;
 mod events;
 mod resource;
 mod streams;
