@@ -1,1 +1,69 @@
-//! mem-pools — placeholder; its contract is written as the crate is built.
+//! # mem-pools — the gpumem pool engine
+//!
+//! [`MemoryManagement`] carves storage pages (from mem-storage's
+//! [`ComputeStorage`](mem_storage::ComputeStorage)) into slices and hands them
+//! out as [`ManagedMemoryHandle`]s.
+//!
+//! ## Contract
+//! - **Handles are an indirection.** A handle names a slot (index +
+//!   generation); the slot names the slice. Relocation and `bind` rewrite
+//!   the slot, so every handle and [`ManagedMemoryBinding`] follows. Indices
+//!   are checked `u32`s that never wrap (exhaustion is a typed error, a slot
+//!   at its last generation is retired); a stale or foreign binding is an
+//!   [`IoError`], never another allocation's memory.
+//! - **Freeing is O(1).** Dropping the last holder of a handle, on any
+//!   thread, pushes its slot onto a lock-free queue the engine drains at its
+//!   next call; nothing scans slices to find free ones.
+//! - **Finding a slice is O(1).** Segregated free lists with bitmaps (TLSF)
+//!   for sliced and exclusive pools, exact-size lists for the persistent
+//!   pool; split and coalesce use each slice's neighbour links.
+//! - **Pools grow by pages; old pages become outdated** and are emptied by
+//!   relocation (plan → copy → commit, all-or-nothing per page; dropping a
+//!   plan loses nothing; a failed wait leaks instead of freeing).
+//! - **Capture never allocates inside the window** (see [`CaptureState`]).
+//! - **Everything is a value**: [`MemoryUsage`], [`MemoryReport`], [`PoolStats`].
+//! - No call panics on any input; bad input is a typed error or a
+//!   documented no-op, and an error leaves the engine as it was.
+//!
+//! ## Non-goals
+//! - Copying bytes between pages (mem-relocate supplies the [`CopyQueue`];
+//!   [`StorageCopyQueue`] is a plain one for tests).
+//! - Deciding *when* to relocate, graph objects, budgets: mem-relocate,
+//!   mem-capture, mem-budget.
+//! - Thread safety of the engine itself: one manager per stream, `&mut self`.
+
+mod access;
+mod arena;
+mod capture;
+mod carve;
+mod config;
+mod core;
+mod error;
+mod free_index;
+mod handle;
+mod lifecycle;
+mod logger;
+mod management;
+mod pool;
+mod relocate;
+mod relocation;
+mod report;
+mod slots;
+mod stats;
+
+pub use capture::CaptureState;
+pub use config::{
+    MemoryAllocationMode, MemoryConfiguration, MemoryDeviceProperties, MemoryManagementOptions,
+    MemoryPoolOptions, PoolType,
+};
+pub use error::{InstallMemoryPoolsError, IoError, RelocationCopyError};
+pub use handle::{ManagedMemoryBinding, ManagedMemoryHandle};
+pub use logger::ServerLogger;
+pub use management::MemoryManagement;
+pub use pool::MAX_PAGE_SIZES;
+pub use relocation::{
+    CopyQueue, Landed, RelocationOutcome, RelocationPlan, RelocationShape, RelocationState,
+    StorageCopyQueue, TargetRoom,
+};
+pub use report::{MemoryReport, MemoryUsage, PoolReport, PoolReportKind};
+pub use stats::{PoolStats, Stat};

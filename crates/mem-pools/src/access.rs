@@ -1,0 +1,178 @@
+//! Reaching an allocation's memory: resolve a binding, hand out its storage
+//! view or raw resource, move bytes, read its cursor, and `bind`.
+//!
+//! Every path checks the binding first — the issuing manager, then the
+//! slot's generation — so a foreign or stale binding is an error and never
+//! another allocation's memory.
+//!
+//! **Raw addresses pin.** `get_storage` hands out a page id and offset that
+//! the storage resolves at use: if relocation frees the page the id goes
+//! stale (an error), it never aliases, so it does not pin. `get_resource`
+//! hands out a raw address, which relocation cannot follow: the slice is
+//! marked *raw-out* and its page never moves until [`MemoryManagement::release_raw`]
+//! is called for it or the allocation is freed.
+
+use mem_storage::{ComputeStorage, StorageHandle, StorageUtilization};
+
+use crate::error::IoError;
+use crate::handle::{ManagedMemoryBinding, ManagedMemoryHandle};
+use crate::management::MemoryManagement;
+
+impl<S: ComputeStorage> MemoryManagement<S> {
+    /// The slice a binding names, or why it names none.
+    pub(crate) fn resolve(&self, binding: &ManagedMemoryBinding) -> Result<u32, IoError> {
+        if binding.manager != self.id {
+            return Err(IoError::ForeignBinding {
+                expected: self.id,
+                found: binding.manager,
+            });
+        }
+        self.core
+            .slots
+            .resolve(binding.key)
+            .ok_or(IoError::StaleBinding {
+                slot: binding.key.slot,
+                generation: binding.key.generation,
+            })
+    }
+
+    /// Returns the storage view of a binding: its page and the bytes it covers.
+    ///
+    /// This is the funnel every dereference passes through, so it is where a
+    /// lazily carved page gets its real backing: the view returned always
+    /// refers to mapped memory.
+    pub fn get_storage(&mut self, binding: ManagedMemoryBinding) -> Result<StorageHandle, IoError> {
+        self.drain();
+        let slice = self.resolve(&binding)?;
+        let (page, offset, size) = {
+            let node = &self.core.slices[slice];
+            (node.page, node.offset, node.requested)
+        };
+        let allocate = self.allowance().allocate;
+        let whole = self.core.materialize(&mut self.storage, page, allocate)?;
+        Ok(StorageHandle {
+            id: whole.id,
+            utilization: StorageUtilization { offset, size },
+        })
+    }
+
+    /// Returns the resource of bytes `offset_start..offset_end` of a binding
+    /// (`None` = that end of the allocation), and marks it raw-out (see the
+    /// module docs) until [`MemoryManagement::release_raw`].
+    pub fn get_resource(
+        &mut self,
+        binding: ManagedMemoryBinding,
+        offset_start: Option<u64>,
+        offset_end: Option<u64>,
+    ) -> Result<S::Resource, IoError> {
+        let view = self.get_storage(binding)?;
+        let narrowed = view
+            .narrow(offset_start, offset_end)
+            .ok_or(IoError::OutOfBounds {
+                start: offset_start.unwrap_or(0),
+                end: offset_end.unwrap_or(view.size()),
+                size: view.size(),
+            })?;
+        let resource = self.storage.get(&narrowed)?;
+        let slice = self.resolve(&binding)?;
+        let node = &mut self.core.slices[slice];
+        if !node.raw_out {
+            node.raw_out = true;
+            let page = node.page;
+            self.core.pages[page].raw_out += 1;
+        }
+        Ok(resource)
+    }
+
+    /// Declare that no raw address of this allocation is in use any more, so
+    /// relocation may move it again. No-op when none was out.
+    pub fn release_raw(&mut self, binding: ManagedMemoryBinding) -> Result<(), IoError> {
+        let slice = self.resolve(&binding)?;
+        let node = &mut self.core.slices[slice];
+        if node.raw_out {
+            node.raw_out = false;
+            let page = node.page;
+            self.core.pages[page].raw_out -= 1;
+        }
+        Ok(())
+    }
+
+    /// Returns the cursor stamped on the allocation by its last `bind`
+    /// (0 if never bound): the issuing stream's operation counter, which a
+    /// runtime compares against what another stream has synced.
+    pub fn get_cursor(&self, binding: ManagedMemoryBinding) -> Result<u64, IoError> {
+        let slice = self.resolve(&binding)?;
+        Ok(self.core.slices[slice].cursor)
+    }
+
+    /// Hands the memory of `reserved` to `assigned` and stamps it with `cursor`.
+    ///
+    /// What it binds: `assigned` (and every clone and binding of it) now
+    /// refers to the slice `reserved` was given; `assigned`'s previous memory
+    /// is freed (its contents are gone); `reserved`'s own name goes stale
+    /// (its clones and bindings resolve no more). The slice's cursor becomes
+    /// `cursor` — a stream's operation counter, read back by `get_cursor` for
+    /// cross-stream waits. Binding a handle to itself only stamps the cursor.
+    ///
+    /// # Errors
+    /// Both must be live handles of this manager, else a foreign or stale
+    /// binding error, and nothing changes.
+    pub fn bind(
+        &mut self,
+        reserved: ManagedMemoryHandle,
+        assigned: ManagedMemoryHandle,
+        cursor: u64,
+    ) -> Result<(), IoError> {
+        self.drain();
+        let source = self.resolve(&reserved.binding())?;
+        let old = self.resolve(&assigned.binding())?;
+        let (r_key, a_key) = (reserved.inner.key, assigned.inner.key);
+        self.core.slices[source].cursor = cursor;
+        if r_key == a_key {
+            return Ok(());
+        }
+        self.core.slots.release(r_key);
+        self.core.slots.repoint(a_key, source);
+        let node = &mut self.core.slices[source];
+        node.owner = a_key.slot;
+        assigned
+            .inner
+            .size
+            .store(node.requested, std::sync::atomic::Ordering::Relaxed);
+        let release = self.capture.is_none();
+        self.core.free_slice(&mut self.storage, old, release);
+        self.touch(source, &assigned);
+        Ok(())
+    }
+
+    /// Write `data` at the start of the allocation (at most its size).
+    pub fn write(&mut self, binding: ManagedMemoryBinding, data: &[u8]) -> Result<(), IoError> {
+        let view = self.fit(binding, data.len())?;
+        Ok(self.storage.write(&view, data)?)
+    }
+
+    /// Read the first `out.len()` bytes of the allocation.
+    pub fn read(&mut self, binding: ManagedMemoryBinding, out: &mut [u8]) -> Result<(), IoError> {
+        let view = self.fit(binding, out.len())?;
+        Ok(self.storage.read(&view, out)?)
+    }
+
+    fn fit(&mut self, binding: ManagedMemoryBinding, len: usize) -> Result<StorageHandle, IoError> {
+        let view = self.get_storage(binding)?;
+        let len = len as u64;
+        if len > view.size() {
+            return Err(IoError::OutOfBounds {
+                start: 0,
+                end: len,
+                size: view.size(),
+            });
+        }
+        Ok(StorageHandle {
+            id: view.id,
+            utilization: StorageUtilization {
+                offset: view.offset(),
+                size: len,
+            },
+        })
+    }
+}

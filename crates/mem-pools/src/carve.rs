@@ -1,0 +1,243 @@
+//! Carving slices: reserve in a pool (find, split) and free (coalesce).
+//!
+//! Finding is one free-index lookup; splitting inserts one node after the
+//! chosen slice; freeing merges with at most two neighbours found through the
+//! slice's own links. No step walks a page or a pool, so the cost per
+//! reservation is flat in the number of live slices.
+
+use mem_storage::ComputeStorage;
+
+use crate::arena::SliceNode;
+use crate::core::Core;
+use crate::error::IoError;
+use crate::pool::PoolKind;
+use crate::slots::NIL;
+
+/// What a reservation may do beyond reusing free slices.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Allowance {
+    /// Allocate new storage pages (false inside a capture window).
+    pub(crate) allocate: bool,
+    /// Release pages that empty (false during a capture).
+    pub(crate) release: bool,
+}
+
+impl Core {
+    /// Reserve `size` bytes in `pool` for slot `owner`; returns the slice.
+    pub(crate) fn reserve_in<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        pool: u32,
+        size: u64,
+        owner: u32,
+        allow: Allowance,
+    ) -> Result<u32, IoError> {
+        let cap = self.capacity(size)?;
+        let kind = self.pool(pool).kind;
+        let found = match kind {
+            PoolKind::Sliced { .. } => {
+                if cap > self.pool(pool).page_size {
+                    self.grow(storage, pool, cap, size, allow.allocate, allow.release)?;
+                }
+                self.pool(pool).index.find(&self.slices, cap)
+            }
+            PoolKind::Exclusive { .. } => self
+                .pool(pool)
+                .index
+                .find(&self.slices, cap)
+                .filter(|&s| self.slices[s].size / 2 <= cap),
+            PoolKind::Persistent => self.pool(pool).index.find(&self.slices, cap),
+        };
+        let slice = match found {
+            Some(slice) => slice,
+            None => {
+                let page_size = match kind {
+                    PoolKind::Sliced { .. } => self.pool(pool).page_size,
+                    _ => cap,
+                };
+                let page = self.new_page(storage, pool, page_size, size, allow.allocate)?;
+                self.pages[page].head
+            }
+        };
+        if matches!(kind, PoolKind::Sliced { .. }) && self.slices[slice].size > cap {
+            self.split(slice, cap)?;
+        }
+        self.index_remove(pool, slice);
+        self.occupy(slice, size, owner);
+        Ok(slice)
+    }
+
+    /// Claim exactly `offset..offset + cap` of `page` for `owner` if that
+    /// range lies inside one free slice (splitting it as needed). `None`
+    /// when the range is (partly) live or cannot be cut.
+    pub(crate) fn carve_extent(
+        &mut self,
+        page: u32,
+        offset: u64,
+        cap: u64,
+        requested: u64,
+        owner: u32,
+    ) -> Result<Option<u32>, IoError> {
+        let Some(info) = self.pages.get(page) else {
+            return Ok(None);
+        };
+        let sliced = matches!(self.pool(info.pool).kind, PoolKind::Sliced { .. });
+        let mut node = info.head;
+        while node != NIL {
+            let n = &self.slices[node];
+            if n.offset <= offset && offset < n.offset + n.size.max(1) {
+                break;
+            }
+            node = n.next;
+        }
+        if node == NIL {
+            return Ok(None);
+        }
+        let n = &self.slices[node];
+        let fits = n.is_free() && !n.quarantined && offset + cap <= n.offset + n.size;
+        let exact = n.offset == offset && n.size == cap;
+        if !fits || !(exact || (sliced && n.indexed)) {
+            return Ok(None);
+        }
+        if n.offset < offset {
+            let front = offset - n.offset;
+            self.split(node, front)?;
+            node = self.slices[node].next;
+        }
+        if self.slices[node].size > cap {
+            self.split(node, cap)?;
+        }
+        let pool = self.pages[page].pool;
+        self.index_remove(pool, node);
+        self.occupy(node, requested, owner);
+        Ok(Some(node))
+    }
+
+    /// Cut `slice` (free, indexed) to `cap` bytes; the rest becomes a free
+    /// slice right after it, indexed.
+    fn split(&mut self, slice: u32, cap: u64) -> Result<(), IoError> {
+        let node = &self.slices[slice];
+        let rest = SliceNode {
+            page: node.page,
+            offset: node.offset + cap,
+            size: node.size - cap,
+            requested: 0,
+            prev: slice,
+            next: node.next,
+            free_prev: NIL,
+            free_next: NIL,
+            owner: NIL,
+            cursor: 0,
+            raw_out: false,
+            pinned: false,
+            quarantined: false,
+            indexed: false,
+        };
+        let next = node.next;
+        let pool = self.pages[node.page].pool;
+        let rest = self.slices.insert(rest)?;
+        self.index_remove(pool, slice);
+        self.slices[slice].size = cap;
+        self.slices[slice].next = rest;
+        if next != NIL {
+            self.slices[next].prev = rest;
+        }
+        self.index_insert(pool, rest);
+        Ok(())
+    }
+
+    /// Mark a free, unindexed slice live for `owner` and count it.
+    pub(crate) fn occupy(&mut self, slice: u32, size: u64, owner: u32) {
+        let node = &mut self.slices[slice];
+        node.owner = owner;
+        node.requested = size;
+        node.cursor = 0;
+        let (cap, page) = (node.size, node.page);
+        let info = &mut self.pages[page];
+        info.live += 1;
+        info.live_bytes += cap;
+        let pool = info.pool;
+        let usage = &mut self.pool_mut(pool).usage;
+        usage.slices += 1;
+        usage.bytes_in_use += size;
+        usage.bytes_padding += cap - size;
+        usage.largest_alloc = usage.largest_alloc.max(size);
+        usage.mark();
+        self.stats.on_reserve(cap, size);
+    }
+
+    /// Free a live slice: back into its pool's index (coalesced), or — on an
+    /// outdated page — release the page once it is empty. A quarantined slice
+    /// is never reused.
+    pub(crate) fn free_slice<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        slice: u32,
+        release: bool,
+    ) {
+        let node = &mut self.slices[slice];
+        if node.is_free() {
+            return;
+        }
+        let (cap, size, page) = (node.size, node.requested, node.page);
+        let (raw, pinned, quarantined) = (node.raw_out, node.pinned, node.quarantined);
+        node.owner = NIL;
+        node.requested = 0;
+        node.raw_out = false;
+        node.pinned = false;
+        let info = &mut self.pages[page];
+        info.live -= 1;
+        info.live_bytes -= cap;
+        info.raw_out -= u32::from(raw);
+        info.pinned -= u32::from(pinned);
+        let (pool, outdated, empty) = (
+            info.pool,
+            info.outdated,
+            info.live == 0 && info.quarantined == 0,
+        );
+        if empty {
+            info.idle_since = self.clock;
+        }
+        let usage = &mut self.pool_mut(pool).usage;
+        usage.slices -= 1;
+        usage.bytes_in_use -= size;
+        usage.bytes_padding -= cap - size;
+        self.stats.on_free(cap, size);
+        if quarantined {
+            return;
+        }
+        if outdated {
+            if empty && release {
+                self.release_page(storage, page);
+            }
+            return;
+        }
+        let mut slice = slice;
+        if matches!(self.pool(pool).kind, PoolKind::Sliced { .. }) {
+            let next = self.slices[slice].next;
+            if next != NIL && self.slices[next].indexed {
+                self.merge_into(slice, next);
+            }
+            let prev = self.slices[slice].prev;
+            if prev != NIL && self.slices[prev].indexed {
+                self.merge_into(prev, slice);
+                slice = prev;
+            }
+        }
+        self.index_insert(pool, slice);
+    }
+
+    /// Absorb `right` (free) into its left neighbour `left`.
+    fn merge_into(&mut self, left: u32, right: u32) {
+        let pool = self.pages[self.slices[left].page].pool;
+        self.index_remove(pool, left);
+        self.index_remove(pool, right);
+        let (size, next) = (self.slices[right].size, self.slices[right].next);
+        self.slices[left].size += size;
+        self.slices[left].next = next;
+        if next != NIL {
+            self.slices[next].prev = left;
+        }
+        self.slices.remove(right);
+    }
+}

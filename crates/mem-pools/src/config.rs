@@ -1,0 +1,201 @@
+//! Configuration values: device properties, pool layouts, options, modes.
+//!
+//! A [`MemoryConfiguration`] is resolved against [`MemoryDeviceProperties`]
+//! into a list of [`PoolSpec`]s in routing order. Resolution never fails: a
+//! nonsensical custom layout is clamped (documented per field) rather than
+//! refused, because a layout is chosen by a runtime at start-up and a
+//! half-built engine is worse than a slightly different pool.
+
+/// What the engine needs to know about the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryDeviceProperties {
+    /// The largest page the engine may allocate at once.
+    pub max_page_size: u64,
+    /// Alignment of every slice (a power of two; others round up to one).
+    pub alignment: u64,
+}
+
+impl MemoryDeviceProperties {
+    /// The alignment actually used: a power of two, at least 1.
+    pub fn effective_alignment(&self) -> u64 {
+        self.alignment
+            .max(1)
+            .checked_next_power_of_two()
+            .unwrap_or(1 << 63)
+    }
+
+    /// `max_page_size` rounded down to the alignment, at least one alignment unit.
+    pub fn effective_max_page(&self) -> u64 {
+        let a = self.effective_alignment();
+        (self.max_page_size / a * a).max(a)
+    }
+}
+
+/// Which allocation mode new reservations use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MemoryAllocationMode {
+    /// Route by size through the dynamic pools.
+    #[default]
+    Auto,
+    /// Exact-fit slices in the persistent pool (weights, graph memory).
+    Persistent,
+}
+
+/// The layout of the dynamic pools.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum MemoryConfiguration {
+    /// A small sliced pool for metadata churn, a growable sliced pool for
+    /// mid sizes (its page size doubles as needed, leaving outdated pages for
+    /// relocation), and exclusive pages for large buffers.
+    #[default]
+    SubSlices,
+    /// Only exclusive pages, in 24 exponentially spaced buckets.
+    ExclusivePages,
+    /// An explicit list of pools, in routing order.
+    Custom {
+        /// The pools; the first that accepts a size serves it.
+        pool_options: Vec<MemoryPoolOptions>,
+    },
+}
+
+/// One pool of a custom layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryPoolOptions {
+    /// What kind of pool.
+    pub pool_type: PoolType,
+    /// Exclusive pools: a free page untouched for this many reservations is
+    /// returned to the storage on a periodic cleanup. `None`: only on explicit cleanup.
+    pub dealloc_period: Option<u64>,
+}
+
+/// The kind of a dynamic pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PoolType {
+    /// Pages of `page_size` carved into slices of at most `max_slice_size`.
+    /// When `max_slice_size > page_size` the pool grows its page size
+    /// (doubling, capped by the device's `max_page_size`) for an allocation
+    /// that does not fit a page; older pages become outdated.
+    /// `max_slice_size` is clamped to the device's `max_page_size`.
+    SlicedPages {
+        /// Initial page size (clamped to `alignment..=max_page_size`).
+        page_size: u64,
+        /// The largest allocation the pool accepts.
+        max_slice_size: u64,
+    },
+    /// One allocation per page; accepts sizes up to `max_alloc_size`.
+    ExclusivePages {
+        /// The largest allocation the pool accepts.
+        max_alloc_size: u64,
+    },
+}
+
+/// Options that are not about the pool layout.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MemoryManagementOptions {
+    /// A name for logs and reports.
+    pub name: String,
+    /// Pages get ids but no storage memory until first dereferenced
+    /// (`get_storage`, `get_resource`, `write`, `read`): a dry-run replay of a
+    /// workload larger than the device costs nothing.
+    pub lazy_pages: bool,
+}
+
+impl MemoryManagementOptions {
+    /// Options with a name.
+    pub fn named(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// A resolved pool, in routing order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PoolSpec {
+    pub(crate) pool_type: PoolType,
+    pub(crate) dealloc_period: Option<u64>,
+}
+
+const KIB: u64 = 1024;
+const MIB: u64 = 1024 * KIB;
+const GIB: u64 = 1024 * MIB;
+
+fn align_down(value: u64, alignment: u64) -> u64 {
+    (value / alignment * alignment).max(alignment)
+}
+
+/// CubeCL's exclusive-pool period: longer-lived for larger pools.
+fn default_period(size: u64) -> Option<u64> {
+    Some(5000 * (1 + size.div_ceil(GIB)))
+}
+
+impl MemoryConfiguration {
+    /// The dynamic pools of this layout for a device, in routing order.
+    pub(crate) fn resolve(&self, properties: &MemoryDeviceProperties) -> Vec<PoolSpec> {
+        let a = properties.effective_alignment();
+        let max_page = properties.effective_max_page();
+        let clamp_page = |p: u64| align_down(p.clamp(a, max_page), a);
+        match self {
+            Self::SubSlices => {
+                let small_page = clamp_page(8 * MIB);
+                let mid_page = clamp_page(2 * MIB);
+                vec![
+                    PoolSpec {
+                        pool_type: PoolType::SlicedPages {
+                            page_size: small_page,
+                            max_slice_size: (64 * KIB).min(small_page),
+                        },
+                        dealloc_period: None,
+                    },
+                    PoolSpec {
+                        pool_type: PoolType::SlicedPages {
+                            page_size: mid_page,
+                            max_slice_size: (max_page / 4).max(mid_page),
+                        },
+                        dealloc_period: None,
+                    },
+                    PoolSpec {
+                        pool_type: PoolType::ExclusivePages {
+                            max_alloc_size: max_page,
+                        },
+                        dealloc_period: default_period(max_page),
+                    },
+                ]
+            }
+            Self::ExclusivePages => {
+                let (lo, hi) = ((32 * KIB).min(max_page) as f64, max_page as f64);
+                let mut sizes: Vec<u64> = (0..24)
+                    .map(|i| lo * (hi / lo).powf(i as f64 / 23.0))
+                    .map(|s| (s as u64).div_ceil(a).saturating_mul(a).min(max_page))
+                    .collect();
+                sizes.dedup();
+                sizes
+                    .into_iter()
+                    .map(|max_alloc_size| PoolSpec {
+                        pool_type: PoolType::ExclusivePages { max_alloc_size },
+                        dealloc_period: default_period(max_alloc_size),
+                    })
+                    .collect()
+            }
+            Self::Custom { pool_options } => pool_options
+                .iter()
+                .map(|o| PoolSpec {
+                    pool_type: match o.pool_type {
+                        PoolType::SlicedPages {
+                            page_size,
+                            max_slice_size,
+                        } => PoolType::SlicedPages {
+                            page_size: clamp_page(page_size),
+                            max_slice_size: max_slice_size.min(max_page),
+                        },
+                        PoolType::ExclusivePages { max_alloc_size } => PoolType::ExclusivePages {
+                            max_alloc_size: max_alloc_size.min(max_page),
+                        },
+                    },
+                    dealloc_period: o.dealloc_period,
+                })
+                .collect(),
+        }
+    }
+}

@@ -1,0 +1,329 @@
+//! The engine's state without the storage: slots, slices, pages, pools.
+//!
+//! Page-level operations live here (allocate, release, grow a page size);
+//! slice-level carving lives in `carve.rs`. Every operation that can fail
+//! does its fallible step (an index, a storage allocation) before it changes
+//! anything, so an error leaves the state as it was.
+
+use mem_storage::{ComputeStorage, StorageHandle};
+
+use crate::arena::{Arena, Page, SliceNode};
+use crate::error::IoError;
+use crate::pool::Pool;
+use crate::slots::{NIL, SlotTable};
+use crate::stats::PoolStats;
+
+#[derive(Debug)]
+pub(crate) struct Core {
+    pub(crate) slots: SlotTable,
+    pub(crate) slices: Arena<SliceNode>,
+    pub(crate) pages: Arena<Page>,
+    /// Dynamic pools, in routing order.
+    pub(crate) pools: Vec<Pool>,
+    pub(crate) persistent: Pool,
+    pub(crate) alignment: u64,
+    pub(crate) max_page: u64,
+    pub(crate) lazy: bool,
+    /// Reservations so far: the clock of exclusive pools' dealloc periods.
+    pub(crate) clock: u64,
+    next_page_uid: u64,
+    pub(crate) stats: PoolStats,
+}
+
+impl Core {
+    pub(crate) fn new(pools: Vec<Pool>, alignment: u64, max_page: u64, lazy: bool) -> Self {
+        Self {
+            slots: SlotTable::default(),
+            slices: Arena::new("slice"),
+            pages: Arena::new("page"),
+            pools,
+            persistent: Pool::persistent(),
+            alignment,
+            max_page,
+            lazy,
+            clock: 0,
+            next_page_uid: 0,
+            stats: PoolStats::default(),
+        }
+    }
+
+    pub(crate) fn pool(&self, pool: u32) -> &Pool {
+        match self.pools.get(pool as usize) {
+            Some(p) => p,
+            None => &self.persistent,
+        }
+    }
+
+    pub(crate) fn pool_mut(&mut self, pool: u32) -> &mut Pool {
+        match self.pools.get_mut(pool as usize) {
+            Some(p) => p,
+            None => &mut self.persistent,
+        }
+    }
+
+    /// Put a free slice into its pool's free index.
+    pub(crate) fn index_insert(&mut self, pool: u32, slice: u32) {
+        let Core {
+            pools,
+            persistent,
+            slices,
+            ..
+        } = self;
+        let p = pools.get_mut(pool as usize).unwrap_or(persistent);
+        p.index.insert(slices, slice);
+    }
+
+    /// Take a slice out of its pool's free index (no-op if not indexed).
+    pub(crate) fn index_remove(&mut self, pool: u32, slice: u32) {
+        let Core {
+            pools,
+            persistent,
+            slices,
+            ..
+        } = self;
+        let p = pools.get_mut(pool as usize).unwrap_or(persistent);
+        p.index.remove(slices, slice);
+    }
+
+    /// `size` rounded up to the alignment (zero takes one unit), checked.
+    pub(crate) fn capacity(&self, size: u64) -> Result<u64, IoError> {
+        let a = self.alignment;
+        size.max(1)
+            .checked_next_multiple_of(a)
+            .ok_or(IoError::InvalidSize { size, alignment: a })
+    }
+
+    /// The pool a size routes to in Auto mode: the first that accepts it.
+    pub(crate) fn route(&self, size: u64) -> Result<u32, IoError> {
+        self.pools
+            .iter()
+            .position(|p| size <= p.max_size())
+            .map(|i| i as u32)
+            .ok_or(IoError::BufferTooBig {
+                size,
+                max: self.pools.iter().map(Pool::max_size).max().unwrap_or(0),
+            })
+    }
+
+    /// A new page of `size` bytes in `pool`'s current list, one free slice wide.
+    ///
+    /// `may_allocate` false (inside a capture window) refuses with
+    /// [`IoError::CaptureWouldAllocate`] naming `requested`.
+    pub(crate) fn new_page<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        pool: u32,
+        size: u64,
+        requested: u64,
+        may_allocate: bool,
+    ) -> Result<u32, IoError> {
+        if !may_allocate {
+            return Err(IoError::CaptureWouldAllocate {
+                size: requested,
+                page_size: size,
+            });
+        }
+        let node = self.slices.insert(SliceNode {
+            page: NIL,
+            offset: 0,
+            size,
+            requested: 0,
+            prev: NIL,
+            next: NIL,
+            free_prev: NIL,
+            free_next: NIL,
+            owner: NIL,
+            cursor: 0,
+            raw_out: false,
+            pinned: false,
+            quarantined: false,
+            indexed: false,
+        })?;
+        let handle = if self.lazy {
+            None
+        } else {
+            match storage.alloc(size) {
+                Ok(h) => Some(h),
+                Err(err) => {
+                    self.slices.remove(node);
+                    return Err(err.into());
+                }
+            }
+        };
+        let pos = self.pool(pool).current.len() as u32;
+        let page = Page {
+            uid: self.next_page_uid,
+            pool,
+            size,
+            storage: handle,
+            head: node,
+            live: 0,
+            live_bytes: 0,
+            outdated: false,
+            pos,
+            raw_out: 0,
+            pinned: 0,
+            quarantined: 0,
+            idle_since: self.clock,
+        };
+        let page = match self.pages.insert(page) {
+            Ok(p) => p,
+            Err(err) => {
+                self.slices.remove(node);
+                if let Some(h) = handle {
+                    let _ = storage.dealloc(h.id);
+                }
+                return Err(err);
+            }
+        };
+        self.next_page_uid += 1;
+        self.slices[node].page = page;
+        let p = self.pool_mut(pool);
+        p.current.push(page);
+        p.usage.pages += 1;
+        p.usage.bytes_reserved += size;
+        if handle.is_none() {
+            p.usage.pages_unmapped += 1;
+        }
+        p.usage.mark();
+        self.stats.on_page(size);
+        if handle.is_some() {
+            self.stats.storage_allocs += 1;
+        }
+        self.index_insert(pool, node);
+        Ok(page)
+    }
+
+    /// Give an empty page back to the storage (deferred until `flush`).
+    pub(crate) fn release_page<S: ComputeStorage>(&mut self, storage: &mut S, page: u32) {
+        let Some(info) = self.pages.remove(page) else {
+            return;
+        };
+        let mut cursor = info.head;
+        while cursor != NIL {
+            let next = self.slices[cursor].next;
+            self.index_remove(info.pool, cursor);
+            self.slices.remove(cursor);
+            cursor = next;
+        }
+        let pool = self.pool_mut(info.pool);
+        let list = if info.outdated {
+            if let Some(n) = pool.outdated_sizes.get_mut(&info.size) {
+                *n -= 1;
+                if *n == 0 {
+                    pool.outdated_sizes.remove(&info.size);
+                }
+            }
+            &mut pool.outdated
+        } else {
+            &mut pool.current
+        };
+        list.swap_remove(info.pos as usize);
+        let moved = list.get(info.pos as usize).copied();
+        pool.usage.pages -= 1;
+        pool.usage.bytes_reserved -= info.size;
+        if info.storage.is_none() {
+            pool.usage.pages_unmapped -= 1;
+        }
+        if let Some(moved) = moved {
+            self.pages[moved].pos = info.pos;
+        }
+        self.stats.on_page_release(info.size);
+        if let Some(handle) = info.storage {
+            self.stats.storage_frees += 1;
+            if let Err(err) = storage.dealloc(handle.id) {
+                tracing::warn!(%err, page = info.uid, "page release refused by the storage");
+            }
+        }
+    }
+
+    /// Back a lazy page with storage memory (no-op when mapped).
+    pub(crate) fn materialize<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        page: u32,
+        may_allocate: bool,
+    ) -> Result<StorageHandle, IoError> {
+        if let Some(handle) = self.pages[page].storage {
+            return Ok(handle);
+        }
+        let size = self.pages[page].size;
+        if !may_allocate {
+            return Err(IoError::CaptureWouldAllocate {
+                size,
+                page_size: size,
+            });
+        }
+        let handle = storage.alloc(size)?;
+        let info = &mut self.pages[page];
+        info.storage = Some(handle);
+        let pool = info.pool;
+        self.pool_mut(pool).usage.pages_unmapped -= 1;
+        self.stats.storage_allocs += 1;
+        Ok(handle)
+    }
+
+    /// Make `pool`'s page size big enough for `needed` bytes: allocate a
+    /// page of the grown size first (a refusal changes nothing), then turn
+    /// every current page outdated.
+    pub(crate) fn grow<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        pool_id: u32,
+        needed: u64,
+        requested: u64,
+        may_allocate: bool,
+        may_release: bool,
+    ) -> Result<(), IoError> {
+        let pool = self.pool(pool_id);
+        let size = pool.grown_page_size(needed, self.max_page);
+        if size < needed {
+            return Err(IoError::BufferTooBig {
+                size: requested,
+                max: self.max_page,
+            });
+        }
+        if !pool.current.is_empty() && pool.out_of_page_sizes() {
+            return Err(IoError::PageSizesExhausted {
+                pool: pool_id as usize,
+                wanted: size,
+                generations: pool.page_sizes_alive(),
+            });
+        }
+        let old = std::mem::take(&mut self.pool_mut(pool_id).current);
+        if let Err(err) = self.new_page(storage, pool_id, size, requested, may_allocate) {
+            self.pool_mut(pool_id).current = old;
+            return Err(err);
+        }
+        self.pool_mut(pool_id).page_size = size;
+        for page in old {
+            self.outdate(storage, page, may_release);
+        }
+        Ok(())
+    }
+
+    /// Move a current page to the outdated list: its free slices leave the
+    /// index; an empty page is released at once (unless releasing is held).
+    fn outdate<S: ComputeStorage>(&mut self, storage: &mut S, page: u32, may_release: bool) {
+        let (pool_id, size, head) = {
+            let p = &self.pages[page];
+            (p.pool, p.size, p.head)
+        };
+        let mut cursor = head;
+        while cursor != NIL {
+            let next = self.slices[cursor].next;
+            self.index_remove(pool_id, cursor);
+            cursor = next;
+        }
+        let pool = self.pool_mut(pool_id);
+        let pos = pool.outdated.len() as u32;
+        pool.outdated.push(page);
+        *pool.outdated_sizes.entry(size).or_insert(0) += 1;
+        let info = &mut self.pages[page];
+        info.outdated = true;
+        info.pos = pos;
+        if may_release && info.live == 0 && info.quarantined == 0 {
+            self.release_page(storage, page);
+        }
+    }
+}

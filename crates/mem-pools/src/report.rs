@@ -1,0 +1,256 @@
+//! Everything a user needs to see, as values: usage, per-pool reports with
+//! high-water marks, statistics, and their `Display` forms.
+//!
+//! The measured-plan cycle: install a layout (`install_pools` resets the
+//! dynamic pools' marks), run a pass (lazily, with `lazy_pages`, to cost no
+//! memory), read each pool's `peak_pages` / `peak_bytes_reserved` here, and
+//! install a layout sized to them. The marks cover everything since the
+//! pools were (re)built; the persistent pool's marks are never reset.
+
+use std::fmt;
+
+use mem_storage::ComputeStorage;
+
+use crate::management::MemoryManagement;
+use crate::pool::{Pool, PoolKind};
+use crate::stats::PoolStats;
+
+/// Usage summed over every pool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemoryUsage {
+    /// Live allocations.
+    pub number_allocs: u64,
+    /// Requested bytes of live allocations.
+    pub bytes_in_use: u64,
+    /// Alignment / bucket padding of live allocations.
+    pub bytes_padding: u64,
+    /// Bytes of pages held (mapped or lazy).
+    pub bytes_reserved: u64,
+}
+
+impl MemoryUsage {
+    /// The sum of two usages.
+    pub fn combine(self, other: MemoryUsage) -> MemoryUsage {
+        MemoryUsage {
+            number_allocs: self.number_allocs + other.number_allocs,
+            bytes_in_use: self.bytes_in_use + other.bytes_in_use,
+            bytes_padding: self.bytes_padding + other.bytes_padding,
+            bytes_reserved: self.bytes_reserved + other.bytes_reserved,
+        }
+    }
+}
+
+impl fmt::Display for MemoryUsage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pct = |n: u64| {
+            if self.bytes_reserved == 0 {
+                0.0
+            } else {
+                100.0 * n as f64 / self.bytes_reserved as f64
+            }
+        };
+        write!(
+            f,
+            "{} allocations, {} B in use ({:.1}%), {} B padding ({:.1}%), {} B reserved",
+            self.number_allocs,
+            self.bytes_in_use,
+            pct(self.bytes_in_use),
+            self.bytes_padding,
+            pct(self.bytes_padding),
+            self.bytes_reserved
+        )
+    }
+}
+
+/// The kind and shape of a pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PoolReportKind {
+    /// Sliced pages.
+    Sliced {
+        /// Current page size.
+        page_size: u64,
+        /// Largest allocation accepted.
+        max_slice_size: u64,
+        /// Pages left behind by page-size growth.
+        outdated_pages: usize,
+    },
+    /// One allocation per page.
+    Exclusive {
+        /// Largest allocation accepted.
+        max_alloc_size: u64,
+    },
+    /// Exact-fit persistent slices.
+    Persistent,
+}
+
+/// One pool's shape, usage and high-water marks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolReport {
+    /// Kind and shape.
+    pub kind: PoolReportKind,
+    /// Pages held.
+    pub pages: u64,
+    /// Pages with an id but no storage memory yet (lazy).
+    pub pages_unmapped: u64,
+    /// Live slices.
+    pub slices: u64,
+    /// Requested bytes of live slices.
+    pub bytes_in_use: u64,
+    /// Padding of live slices.
+    pub bytes_padding: u64,
+    /// Bytes of pages held.
+    pub bytes_reserved: u64,
+    /// Most requested bytes live at once since the pool was built.
+    pub peak_bytes_in_use: u64,
+    /// Most page bytes held at once since the pool was built.
+    pub peak_bytes_reserved: u64,
+    /// Most pages held at once since the pool was built.
+    pub peak_pages: u64,
+    /// Largest allocation served (requested bytes).
+    pub largest_alloc: u64,
+    /// Largest free slice that can serve a reservation now.
+    pub largest_free_block: u64,
+}
+
+/// Per-pool reports in routing order, the persistent pool last.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryReport {
+    /// Dynamic pools in routing order, then the persistent pool.
+    pub pools: Vec<PoolReport>,
+    /// Usage summed over every pool.
+    pub usage: MemoryUsage,
+}
+
+impl fmt::Display for MemoryReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "memory: {}", self.usage)?;
+        for (i, p) in self.pools.iter().enumerate() {
+            let kind = match p.kind {
+                PoolReportKind::Sliced {
+                    page_size,
+                    max_slice_size,
+                    outdated_pages,
+                } => format!(
+                    "sliced(page {page_size} B, max slice {max_slice_size} B, {outdated_pages} outdated)"
+                ),
+                PoolReportKind::Exclusive { max_alloc_size } => {
+                    format!("exclusive(max {max_alloc_size} B)")
+                }
+                PoolReportKind::Persistent => "persistent".to_string(),
+            };
+            writeln!(
+                f,
+                "  pool {i} {kind}: {} slices, {} B in use, {} B reserved in {} pages ({} unmapped); \
+                 peak {} B in use, {} B reserved, {} pages; largest free {} B",
+                p.slices,
+                p.bytes_in_use,
+                p.bytes_reserved,
+                p.pages,
+                p.pages_unmapped,
+                p.peak_bytes_in_use,
+                p.peak_bytes_reserved,
+                p.peak_pages,
+                p.largest_free_block
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl<S: ComputeStorage> MemoryManagement<S> {
+    fn pool_report(&self, pool: &Pool) -> PoolReport {
+        let u = &pool.usage;
+        PoolReport {
+            kind: match pool.kind {
+                PoolKind::Sliced { max_slice } => PoolReportKind::Sliced {
+                    page_size: pool.page_size,
+                    max_slice_size: max_slice,
+                    outdated_pages: pool.outdated.len(),
+                },
+                PoolKind::Exclusive { max_alloc } => PoolReportKind::Exclusive {
+                    max_alloc_size: max_alloc,
+                },
+                PoolKind::Persistent => PoolReportKind::Persistent,
+            },
+            pages: u.pages,
+            pages_unmapped: u.pages_unmapped,
+            slices: u.slices,
+            bytes_in_use: u.bytes_in_use,
+            bytes_padding: u.bytes_padding,
+            bytes_reserved: u.bytes_reserved,
+            peak_bytes_in_use: u.peak_bytes_in_use,
+            peak_bytes_reserved: u.peak_bytes_reserved,
+            peak_pages: u.peak_pages,
+            largest_alloc: u.largest_alloc,
+            largest_free_block: pool.index.largest(&self.core.slices),
+        }
+    }
+
+    /// Get the current memory usage (O(pools)).
+    pub fn memory_usage(&self) -> MemoryUsage {
+        self.core
+            .pools
+            .iter()
+            .chain(std::iter::once(&self.core.persistent))
+            .map(|p| MemoryUsage {
+                number_allocs: p.usage.slices,
+                bytes_in_use: p.usage.bytes_in_use,
+                bytes_padding: p.usage.bytes_padding,
+                bytes_reserved: p.usage.bytes_reserved,
+            })
+            .fold(MemoryUsage::default(), MemoryUsage::combine)
+    }
+
+    /// A structured per-pool report in routing order (see the module docs
+    /// for the measured-plan cycle the marks serve).
+    pub fn memory_report(&self) -> MemoryReport {
+        MemoryReport {
+            pools: self
+                .core
+                .pools
+                .iter()
+                .chain(std::iter::once(&self.core.persistent))
+                .map(|p| self.pool_report(p))
+                .collect(),
+            usage: self.memory_usage(),
+        }
+    }
+
+    /// Print a report of the current memory usage (through the logger, at info).
+    pub fn print_memory_usage(&self) {
+        self.logger.report(&self.memory_report().to_string());
+    }
+
+    /// PyTorch-style statistics (O(pools) for the largest free block).
+    pub fn stats(&self) -> PoolStats {
+        let mut stats = self.core.stats;
+        stats.largest_free_block = self
+            .memory_report()
+            .pools
+            .iter()
+            .map(|p| p.largest_free_block)
+            .max()
+            .unwrap_or(0);
+        stats
+    }
+
+    /// Set every statistics peak to its current level.
+    pub fn reset_peaks(&mut self) {
+        self.core.stats.reset_peaks();
+    }
+}
+
+impl<S: ComputeStorage> fmt::Display for MemoryManagement<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ",
+            if self.options.name.is_empty() {
+                "MemoryManagement"
+            } else {
+                &self.options.name
+            }
+        )?;
+        fmt::Display::fmt(&self.memory_report(), f)
+    }
+}

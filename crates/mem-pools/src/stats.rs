@@ -1,0 +1,130 @@
+//! PyTorch-style statistics: every quantity current, peak and cumulative.
+//!
+//! Kept incrementally on each reserve, free, page allocation and page
+//! release, so reading them is O(1). `reset_peaks` sets each peak to the
+//! current level (not zero), so a peak read after it covers exactly the
+//! region that followed.
+
+/// One quantity: current value, high-water mark, and cumulative totals.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stat {
+    /// Value now.
+    pub current: u64,
+    /// Highest value since creation or the last `reset_peaks`.
+    pub peak: u64,
+    /// Sum of every increase since creation.
+    pub allocated: u64,
+    /// Sum of every decrease since creation.
+    pub freed: u64,
+}
+
+impl Stat {
+    pub(crate) fn add(&mut self, amount: u64) {
+        self.current = self.current.saturating_add(amount);
+        self.allocated = self.allocated.saturating_add(amount);
+        self.peak = self.peak.max(self.current);
+    }
+
+    pub(crate) fn sub(&mut self, amount: u64) {
+        self.current = self.current.saturating_sub(amount);
+        self.freed = self.freed.saturating_add(amount);
+    }
+
+    fn reset_peak(&mut self) {
+        self.peak = self.current;
+    }
+}
+
+/// Statistics of one manager, in PyTorch's vocabulary.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PoolStats {
+    /// Bytes of live slices (capacity, i.e. requested + alignment padding).
+    pub allocated_bytes: Stat,
+    /// Bytes of pages held (mapped or lazy).
+    pub reserved_bytes: Stat,
+    /// Bytes of live slices not yet released by the drop queue's drain
+    /// (equal to `allocated_bytes` after every engine call).
+    pub active_bytes: Stat,
+    /// Requested bytes of live slices.
+    pub requested_bytes: Stat,
+    /// Live slices.
+    pub allocation_count: Stat,
+    /// Pages held.
+    pub segment_count: Stat,
+    /// Pages allocated from the storage so far (lazy pages count when mapped).
+    pub storage_allocs: u64,
+    /// Pages given back to the storage so far.
+    pub storage_frees: u64,
+    /// The largest free slice that can serve a reservation now.
+    pub largest_free_block: u64,
+    /// Bytes quarantined after a failed relocation wait (never reused).
+    pub leaked_bytes: u64,
+}
+
+impl PoolStats {
+    /// Reserved bytes that hold no live slice (fragmentation + caching).
+    pub fn inactive_bytes(&self) -> u64 {
+        self.reserved_bytes
+            .current
+            .saturating_sub(self.allocated_bytes.current)
+    }
+
+    pub(crate) fn on_reserve(&mut self, capacity: u64, requested: u64) {
+        self.allocated_bytes.add(capacity);
+        self.active_bytes.add(capacity);
+        self.requested_bytes.add(requested);
+        self.allocation_count.add(1);
+    }
+
+    pub(crate) fn on_free(&mut self, capacity: u64, requested: u64) {
+        self.allocated_bytes.sub(capacity);
+        self.active_bytes.sub(capacity);
+        self.requested_bytes.sub(requested);
+        self.allocation_count.sub(1);
+    }
+
+    pub(crate) fn on_page(&mut self, size: u64) {
+        self.reserved_bytes.add(size);
+        self.segment_count.add(1);
+    }
+
+    pub(crate) fn on_page_release(&mut self, size: u64) {
+        self.reserved_bytes.sub(size);
+        self.segment_count.sub(1);
+    }
+
+    /// Set every peak to its current value.
+    pub fn reset_peaks(&mut self) {
+        for stat in [
+            &mut self.allocated_bytes,
+            &mut self.reserved_bytes,
+            &mut self.active_bytes,
+            &mut self.requested_bytes,
+            &mut self.allocation_count,
+            &mut self.segment_count,
+        ] {
+            stat.reset_peak();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reset_peaks_lowers_each_peak_to_the_current_level_not_zero() {
+        let mut stats = PoolStats::default();
+        stats.on_page(100);
+        stats.on_reserve(64, 60);
+        stats.on_reserve(32, 30);
+        stats.on_free(64, 60);
+        assert_eq!(stats.allocated_bytes.peak, 96);
+        stats.reset_peaks();
+        assert_eq!(stats.allocated_bytes.peak, 32);
+        assert_eq!(stats.requested_bytes.current, 30);
+        assert_eq!(stats.allocated_bytes.allocated, 96);
+        assert_eq!(stats.allocated_bytes.freed, 64);
+        assert_eq!(stats.inactive_bytes(), 68);
+    }
+}

@@ -1,0 +1,84 @@
+//! Shared helpers for the integration tests: host-backed managers.
+#![allow(missing_docs)]
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use mem_pools::{
+    MemoryConfiguration, MemoryDeviceProperties, MemoryManagement, MemoryManagementOptions,
+    MemoryPoolOptions, PoolType, ServerLogger,
+};
+use mem_storage::HostStorage;
+
+pub const KIB: u64 = 1024;
+pub const MIB: u64 = 1024 * KIB;
+
+pub fn props() -> MemoryDeviceProperties {
+    MemoryDeviceProperties {
+        max_page_size: 64 * MIB,
+        alignment: 256,
+    }
+}
+
+pub fn manager(config: MemoryConfiguration) -> MemoryManagement<HostStorage> {
+    MemoryManagement::from_configuration(
+        HostStorage::host(),
+        &props(),
+        config,
+        Arc::new(ServerLogger::default()),
+        MemoryManagementOptions::default(),
+    )
+}
+
+pub fn lazy_manager(config: MemoryConfiguration) -> MemoryManagement<HostStorage> {
+    MemoryManagement::from_configuration(
+        HostStorage::host(),
+        &props(),
+        config,
+        Arc::new(ServerLogger::default()),
+        MemoryManagementOptions {
+            lazy_pages: true,
+            ..Default::default()
+        },
+    )
+}
+
+/// One growable sliced pool (page 64 KiB, slices up to 1 MiB) then exclusive pages.
+pub fn growable() -> MemoryConfiguration {
+    MemoryConfiguration::Custom {
+        pool_options: vec![
+            MemoryPoolOptions {
+                pool_type: PoolType::SlicedPages {
+                    page_size: 64 * KIB,
+                    max_slice_size: MIB,
+                },
+                dealloc_period: None,
+            },
+            MemoryPoolOptions {
+                pool_type: PoolType::ExclusivePages {
+                    max_alloc_size: 16 * MIB,
+                },
+                dealloc_period: None,
+            },
+        ],
+    }
+}
+
+/// A single fixed sliced pool (1 MiB pages, slices up to 256 KiB).
+pub fn sliced() -> MemoryConfiguration {
+    MemoryConfiguration::Custom {
+        pool_options: vec![MemoryPoolOptions {
+            pool_type: PoolType::SlicedPages {
+                page_size: MIB,
+                max_slice_size: 256 * KIB,
+            },
+            dealloc_period: None,
+        }],
+    }
+}
+
+pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| (seed.wrapping_mul(31).wrapping_add(i as u64 * 7) % 251) as u8)
+        .collect()
+}

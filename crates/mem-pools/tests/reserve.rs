@@ -1,0 +1,138 @@
+//! Reserving, freeing and resolving allocations.
+
+mod common;
+
+use common::*;
+use mem_pools::{IoError, MemoryConfiguration};
+
+#[test]
+fn a_reserved_slice_holds_the_bytes_written_into_it() {
+    let mut mm = manager(MemoryConfiguration::SubSlices);
+    let h = mm.reserve(1000).unwrap();
+    let data = pattern(3, 1000);
+    mm.write(h.binding(), &data).unwrap();
+    let mut out = vec![0; 1000];
+    mm.read(h.binding(), &mut out).unwrap();
+    assert_eq!(out, data);
+    assert_eq!(h.size(), 1000);
+}
+
+#[test]
+fn dropping_the_last_handle_frees_the_slice_for_reuse_without_a_new_page() {
+    let mut mm = manager(sliced());
+    let h = mm.reserve(4096).unwrap();
+    let first = mm.get_storage(h.binding()).unwrap();
+    drop(h);
+    let h2 = mm.reserve(4096).unwrap();
+    assert_eq!(mm.get_storage(h2.binding()).unwrap(), first);
+    assert_eq!(mm.stats().storage_allocs, 1);
+    assert_eq!(mm.memory_usage().number_allocs, 1);
+}
+
+#[test]
+fn a_binding_of_a_dropped_allocation_is_stale_not_the_next_allocation() {
+    let mut mm = manager(sliced());
+    let h = mm.reserve(4096).unwrap();
+    let b = h.binding();
+    drop(h);
+    let _h2 = mm.reserve(4096).unwrap();
+    assert!(matches!(
+        mm.get_storage(b),
+        Err(IoError::StaleBinding { .. })
+    ));
+    assert!(matches!(
+        mm.get_cursor(b),
+        Err(IoError::StaleBinding { .. })
+    ));
+}
+
+#[test]
+fn a_binding_from_another_manager_is_refused() {
+    let mut a = manager(sliced());
+    let mut b = manager(sliced());
+    let h = a.reserve(16).unwrap();
+    let _other = b.reserve(16).unwrap();
+    assert!(matches!(
+        b.get_storage(h.binding()),
+        Err(IoError::ForeignBinding { .. })
+    ));
+    assert!(matches!(
+        b.write(h.binding(), &[1]),
+        Err(IoError::ForeignBinding { .. })
+    ));
+}
+
+#[test]
+fn a_zero_size_reservation_is_a_valid_empty_allocation() {
+    let mut mm = manager(MemoryConfiguration::SubSlices);
+    let h = mm.reserve(0).unwrap();
+    let view = mm.get_storage(h.binding()).unwrap();
+    assert_eq!(view.size(), 0);
+    let other = mm.reserve(0).unwrap();
+    assert_ne!(mm.get_storage(other.binding()).unwrap(), view);
+    assert!(mm.write(h.binding(), &[1]).is_err());
+}
+
+#[test]
+fn sizes_near_u64_max_are_typed_errors_and_change_nothing() {
+    let mut mm = manager(MemoryConfiguration::SubSlices);
+    for size in [u64::MAX, u64::MAX - 255, u64::MAX / 2, 1 << 40] {
+        let err = mm.reserve(size).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                IoError::BufferTooBig { .. } | IoError::InvalidSize { .. }
+            ),
+            "{err}"
+        );
+    }
+    mm.mode(mem_pools::MemoryAllocationMode::Persistent);
+    assert!(matches!(
+        mm.reserve(u64::MAX),
+        Err(IoError::InvalidSize { .. })
+    ));
+    assert!(matches!(
+        mm.reserve(u64::MAX - 300),
+        Err(IoError::Storage(_))
+    ));
+    assert_eq!(mm.memory_usage(), Default::default());
+}
+
+#[test]
+fn can_mut_holds_for_exactly_one_holder() {
+    let mut mm = manager(sliced());
+    let h = mm.reserve(64).unwrap();
+    assert!(h.can_mut());
+    let c = h.clone();
+    assert!(!h.can_mut());
+    drop(c);
+    assert!(h.can_mut());
+}
+
+#[test]
+fn a_handle_dropped_on_another_thread_is_freed_at_the_next_call() {
+    let mut mm = manager(sliced());
+    let h = mm.reserve(4096).unwrap();
+    std::thread::spawn(move || drop(h)).join().unwrap();
+    assert_eq!(mm.memory_usage().number_allocs, 1, "not drained yet");
+    mm.cleanup(false);
+    assert_eq!(mm.memory_usage().number_allocs, 0);
+}
+
+#[test]
+fn get_resource_narrows_to_the_requested_range_and_refuses_past_the_end() {
+    let mut mm = manager(sliced());
+    let h = mm.reserve(1000).unwrap();
+    let full = mm.get_resource(h.binding(), None, None).unwrap();
+    let part = mm.get_resource(h.binding(), Some(100), Some(200)).unwrap();
+    assert_eq!(part.size, 100);
+    assert_eq!(part.ptr.0, full.ptr.0 + 100);
+    assert!(matches!(
+        mm.get_resource(h.binding(), Some(10), Some(1001)),
+        Err(IoError::OutOfBounds { .. })
+    ));
+    assert!(matches!(
+        mm.get_resource(h.binding(), Some(20), Some(10)),
+        Err(IoError::OutOfBounds { .. })
+    ));
+}
