@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::id::{DevicePtr, StreamId};
 
-/// A resource operation, as counted by [`FaultInjection`].
+/// A resource operation, as counted by [`crate::FaultInjection`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Operation {
     /// `allocate`.

@@ -2,32 +2,47 @@
 //!
 //! The lowest layer of gpumem. It owns:
 //! - [`DeviceResource`]: raw, stream-ordered allocation (`allocate(bytes,
-//!   stream)`, `deallocate(ptr, bytes, stream)`) plus byte movement, the
-//!   layer every resource stack is built from;
+//!   stream)`, `deallocate(ptr, bytes, stream)`) plus byte movement and
+//!   stream ordering ([`DeviceResource::stream_wait`]), the layer every
+//!   resource stack is built from;
 //! - backends: [`HostResource`] (real host memory, the embedded default),
 //!   [`SimulatedResource`] (addresses without memory, for replaying workloads
-//!   larger than this machine), and CUDA through cudarc ([`cuda`]);
-//! - adaptors over any resource: logging to a replayable event log,
-//!   statistics, tracking of outstanding allocations, fault injection;
+//!   larger than this machine), and CUDA through cudarc ([`CudaResource`] in
+//!   [`cuda`]: `cuMemAlloc` or `cuMemAllocAsync`, registered streams, events);
+//! - adaptors over any resource, each forwarding byte movement untouched:
+//!   [`LoggingResource`] (a replayable event log, written as RMM CSV or a
+//!   gpumem trace), [`StatsResource`] (current / peak / total bytes and
+//!   counts), [`TrackingResource`] (outstanding allocations, leak report),
+//!   [`FaultInjection`] (fail the k-th call or the calls a predicate picks);
 //! - [`ComputeStorage`]: pages with ids and offset views, provided for every
-//!   resource by [`ResourceStorage`], which is what the pool engine uses.
+//!   resource by [`ResourceStorage`], which is what the pool engine uses
+//!   ([`HostStorage`] and [`SimulatedStorage`] name the common two).
 //!
 //! ## Contract
 //! - No call panics on any size, pointer or id a user can produce: failures
 //!   are [`StorageError`] values. Out-of-memory ([`StorageError::OutOfMemory`],
 //!   retryable after a reclaim) is distinct from a request that can never fit
 //!   ([`StorageError::TooBig`]) and from an unknown or stale id.
+//! - A refused call changes nothing: a failed free leaves the allocation
+//!   owned and counted (release was not proven), a failed flush leaves its
+//!   pages queued and counted.
+//! - Every address is aligned to [`DeviceResource::alignment`]; every byte
+//!   movement is checked against the live allocations, so a stale or
+//!   overrunning range is [`StorageError::UnknownPointer`], never a write
+//!   into a neighbour.
 //! - Ids are never reused, so a stale id is detected, never aliased.
 //! - Sub-allocations are never wrapped in owning CUDA types: views are raw
 //!   addresses plus lengths ([`DeviceView`]).
 //! - Nothing here touches the CUDA driver unless a CUDA resource is built,
 //!   and building one first checks that the driver library can be loaded
-//!   ([`cuda_available`]).
+//!   ([`cuda_available`]), answering [`StorageError::NoDevice`] otherwise.
 //!
 //! ## Non-goals
 //! - Slicing pages into allocations, caching, reuse: that is mem-pools.
 //! - Budgets and ledgers: that is mem-budget, stacked above a resource.
 //! - Choosing when to free: `dealloc` only queues, the caller flushes.
+//! - Parsing traces back in: the CLI reads what [`LoggingResource`] writes.
+//! - Graph capture: mem-capture drives it through the streams exposed here.
 
 mod adaptor;
 mod address_space;

@@ -41,8 +41,8 @@ impl CudaResource {
     ///
     /// # Errors
     /// [`StorageError::NoDevice`] when the driver library cannot be loaded or
-    /// the device does not exist; [`StorageError::Driver`] for other driver
-    /// failures.
+    /// the device cannot be opened (the reason names the driver's error);
+    /// [`StorageError::Driver`] if its memory size cannot be read.
     pub fn new(ordinal: usize) -> Result<Self, StorageError> {
         let ctx = open_context(ordinal)?;
         let mode = if ctx.has_async_alloc() {
@@ -154,14 +154,16 @@ fn open_context(ordinal: usize) -> Result<Arc<CudaContext>, StorageError> {
             reason: "the CUDA driver library (libcuda) cannot be loaded".into(),
         });
     }
-    CudaContext::new(ordinal).map_err(|err| match err.0 {
-        sys::cudaError_enum::CUDA_ERROR_NO_DEVICE
-        | sys::cudaError_enum::CUDA_ERROR_INVALID_DEVICE => StorageError::NoDevice {
-            reason: format!("no CUDA device {ordinal}: {err}"),
-        },
-        _ => StorageError::Driver {
-            operation: "creating a context",
-            source: err,
+    // Every way `cuInit` / context creation fails here (no device, a bad
+    // ordinal, a driver too old for the bindings, a driver/library version
+    // mismatch) means the same to a caller: no usable device.
+    CudaContext::new(ordinal).map_err(|err| StorageError::NoDevice {
+        reason: match err.0 {
+            sys::cudaError_enum::CUDA_ERROR_NO_DEVICE
+            | sys::cudaError_enum::CUDA_ERROR_INVALID_DEVICE => {
+                format!("no CUDA device {ordinal}: {err}")
+            }
+            _ => format!("CUDA device {ordinal} cannot be opened: {err}"),
         },
     })
 }
