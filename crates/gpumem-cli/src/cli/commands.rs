@@ -6,11 +6,12 @@ use std::path::Path;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use super::backends::replay_on;
 use super::input::{load_input, warn_about};
-use super::{BackendKind, Cli, Command, MAX_DEVICE_GIB, RecordArgs, ReplayArgs};
+use super::{Cli, Command, MAX_DEVICE_GIB, RecordArgs, ReplayArgs};
 use crate::error::{CliError, Result};
 use crate::plot::plot_timeline;
-use crate::replay::{Program, ReplayOptions, ReplayRun, SystemBackend, replay};
+use crate::replay::{Program, ReplayOptions};
 use crate::trace::write_jsonl;
 use crate::workload::WorkloadSpec;
 
@@ -34,7 +35,7 @@ pub fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
 }
 
 /// Device bytes for `--device-gib`, refusing 0 and absurd sizes.
-pub(crate) fn device_bytes(gib: u64) -> Result<u64> {
+pub fn device_bytes(gib: u64) -> Result<u64> {
     if gib == 0 || gib > MAX_DEVICE_GIB {
         return Err(CliError::InvalidArgument {
             option: "--device-gib",
@@ -83,22 +84,6 @@ fn run_replay(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
         writeln!(err, "plot written to {}", path.display()).map_err(io_err("stderr"))?;
     }
     Ok(())
-}
-
-/// Replays `program` on the chosen backend.
-pub(crate) fn replay_on(
-    backend: BackendKind,
-    capacity: u64,
-    source: &str,
-    program: &Program,
-    options: &ReplayOptions,
-) -> Result<ReplayRun> {
-    match backend {
-        BackendKind::System => replay(source, program, &mut SystemBackend::new(capacity), options),
-        BackendKind::Sim | BackendKind::Host | BackendKind::Cuda => {
-            crate::replay::replay_on_pools(backend, capacity, source, program, options)
-        }
-    }
 }
 
 fn run_record(args: &RecordArgs, out: &mut dyn Write) -> Result<()> {

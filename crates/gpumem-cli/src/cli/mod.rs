@@ -3,6 +3,7 @@
 //! Argument structs are clap-derived; [`run`] executes a parsed command and
 //! writes results to the given streams so tests can run it in-process.
 
+mod backends;
 mod commands;
 mod input;
 
@@ -10,8 +11,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-pub use commands::run;
+pub use backends::replay_on;
+pub use commands::{device_bytes, run};
 pub use input::load_input;
+pub(crate) use input::warn_about;
 
 use crate::trace::TraceFormat;
 use crate::workload::Workload;

@@ -5,6 +5,7 @@
 //! compared by implementing six methods.
 
 use crate::error::Result;
+use crate::report::PoolLine;
 use crate::trace::Mode;
 
 /// An allocator under replay.
@@ -39,4 +40,9 @@ pub trait AllocBackend {
 
     /// Allocations made from the device (pages, segments) so far.
     fn storage_allocs(&self) -> u64;
+
+    /// Per-pool lines for the report (none for backends without pools).
+    fn pool_lines(&self) -> Vec<PoolLine> {
+        Vec::new()
+    }
 }

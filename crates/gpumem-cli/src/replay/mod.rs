@@ -1,15 +1,17 @@
 //! Replay: a compiled trace driven through an [`AllocBackend`], timed alone.
 
 mod backend;
+mod pools;
 mod program;
 mod run;
 mod system;
 mod timeline;
 
 pub use backend::AllocBackend;
+pub use pools::{PATTERN_WINDOW, PoolBackend, PoolToken, device_properties, pool_lines};
 pub use program::{Op, Program};
 pub use run::{ReplayOptions, ReplayRun, replay};
 pub use system::SystemBackend;
 pub use timeline::{Sample, Timeline};
-mod pools;
-pub use pools::replay_on_pools;
+
+pub use crate::report::ReplayReport;

@@ -126,7 +126,7 @@ pub fn replay<B: AllocBackend>(
         unknown_frees: program.unknown_frees,
         failed_allocs: failed,
         first_failure,
-        pools: Vec::new(),
+        pools: backend.pool_lines(),
     };
     // Allocations still live at the end are released here, after the report.
     for (token, _) in slots.into_iter().flatten() {

@@ -1,0 +1,184 @@
+//! The JSON Lines reader: valid traces, the writer round trip, and every
+//! kind of malformed line reported with its line number.
+
+use gpumem_cli::CliError;
+use gpumem_cli::trace::{Event, Mode, UnknownFree, read_jsonl, write_jsonl};
+
+fn read(text: &str) -> Result<gpumem_cli::trace::Trace, CliError> {
+    read_jsonl(text.as_bytes())
+}
+
+fn error_at(text: &str) -> (u64, String) {
+    match read(text) {
+        Err(CliError::Parse {
+            number,
+            message,
+            unit,
+            format,
+        }) => {
+            assert_eq!(format, "jsonl");
+            assert_eq!(unit, "line");
+            (number, message)
+        }
+        other => panic!("expected a parse error, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_documented_trace_reads_with_header_blank_lines_and_default_stream() {
+    let text = r#"{"format":"gpumem-trace","version":1}
+{"op":"alloc","id":1,"size":4096,"stream":3}
+
+{"op":"mode","mode":"persistent"}
+{"op":"alloc","id":2,"size":10}
+{"op":"mode","mode":"auto"}
+{"op":"free","id":1}
+{"op":"cleanup"}
+"#;
+    let trace = read(text).unwrap();
+    assert_eq!(
+        trace.events,
+        vec![
+            Event::Alloc {
+                id: 1,
+                size: 4096,
+                stream: 3
+            },
+            Event::Mode(Mode::Persistent),
+            Event::Alloc {
+                id: 2,
+                size: 10,
+                stream: 0
+            },
+            Event::Mode(Mode::Auto),
+            Event::Free { id: 1 },
+            Event::Cleanup,
+        ]
+    );
+    assert_eq!(trace.stats.records, 8);
+    assert_eq!(trace.stats.unknown_frees, 0);
+}
+
+#[test]
+fn a_trace_without_header_reads() {
+    let trace = read("{\"op\":\"alloc\",\"id\":9,\"size\":1}\n{\"op\":\"free\",\"id\":9}").unwrap();
+    assert_eq!(trace.events.len(), 2);
+}
+
+#[test]
+fn the_writer_output_reads_back_to_the_same_events() {
+    let events = vec![
+        Event::Mode(Mode::Persistent),
+        Event::Alloc {
+            id: 0,
+            size: 1 << 40,
+            stream: 0,
+        },
+        Event::Mode(Mode::Auto),
+        Event::Alloc {
+            id: 7,
+            size: 0,
+            stream: u64::MAX,
+        },
+        Event::Free { id: 7 },
+        Event::Cleanup,
+        Event::Free { id: 0 },
+    ];
+    let mut bytes = Vec::new();
+    write_jsonl(&mut bytes, &events).unwrap();
+    assert_eq!(read_jsonl(bytes.as_slice()).unwrap().events, events);
+}
+
+#[test]
+fn a_free_of_an_unknown_id_is_counted_with_its_line_not_fatal() {
+    let trace = read("{\"op\":\"free\",\"id\":5}\n{\"op\":\"alloc\",\"id\":5,\"size\":8}\n{\"op\":\"free\",\"id\":5}\n{\"op\":\"free\",\"id\":5}\n").unwrap();
+    assert_eq!(trace.stats.unknown_frees, 2);
+    assert_eq!(
+        trace.stats.first_unknown_frees,
+        vec![
+            UnknownFree { location: 1, id: 5 },
+            UnknownFree { location: 4, id: 5 }
+        ]
+    );
+    assert_eq!(
+        trace.events.len(),
+        4,
+        "unknown frees stay in the trace; replay skips them"
+    );
+}
+
+#[test]
+fn a_truncated_line_is_an_error_naming_its_line() {
+    let (line, message) =
+        error_at("{\"op\":\"alloc\",\"id\":1,\"size\":8}\n{\"op\":\"alloc\",\"id\":2,\"si");
+    assert_eq!(line, 2);
+    assert!(message.contains("truncated"), "{message}");
+}
+
+#[test]
+fn a_negative_size_is_an_error_naming_its_line() {
+    let (line, message) = error_at("\n\n{\"op\":\"alloc\",\"id\":1,\"size\":-4096}\n");
+    assert_eq!(line, 3);
+    assert!(message.contains("-4096"), "{message}");
+}
+
+#[test]
+fn sizes_beyond_64_bits_or_the_trace_limit_are_errors_naming_their_line() {
+    let (line, _) = error_at("{\"op\":\"alloc\",\"id\":1,\"size\":100000000000000000000000}\n");
+    assert_eq!(line, 1);
+    let (line, message) = error_at(
+        "{\"op\":\"free\",\"id\":1}\n{\"op\":\"alloc\",\"id\":1,\"size\":18446744073709551615}\n",
+    );
+    assert_eq!(line, 2);
+    assert!(message.contains("64 PiB"), "{message}");
+}
+
+#[test]
+fn unknown_ops_fields_and_modes_are_errors_naming_their_line() {
+    assert_eq!(error_at("{\"op\":\"realloc\",\"id\":1}").0, 1);
+    assert_eq!(error_at("{\"op\":\"free\",\"id\":1,\"size\":3}").0, 1);
+    assert_eq!(error_at("{\"op\":\"mode\",\"mode\":\"sometimes\"}").0, 1);
+    assert_eq!(error_at("{\"op\":\"alloc\",\"size\":3}").0, 1);
+    assert_eq!(
+        error_at("{\"op\":\"alloc\",\"id\":\"one\",\"size\":3}").0,
+        1
+    );
+    assert_eq!(error_at("not json at all").0, 1);
+}
+
+#[test]
+fn an_id_allocated_twice_while_live_is_an_error_naming_both_lines() {
+    let (line, message) = error_at(
+        "{\"op\":\"alloc\",\"id\":4,\"size\":1}\n{\"op\":\"alloc\",\"id\":4,\"size\":1}\n",
+    );
+    assert_eq!(line, 2);
+    assert!(message.contains("line 1"), "{message}");
+}
+
+#[test]
+fn a_header_of_another_format_or_version_is_refused() {
+    let (line, message) = error_at("{\"format\":\"gpumem-trace\",\"version\":2}\n");
+    assert_eq!(line, 1);
+    assert!(message.contains("version 2"), "{message}");
+    assert!(
+        error_at("{\"format\":\"other\",\"version\":1}\n")
+            .1
+            .contains("other")
+    );
+}
+
+#[test]
+fn a_header_after_the_first_line_is_not_an_event() {
+    let (line, _) = error_at("{\"op\":\"cleanup\"}\n{\"format\":\"gpumem-trace\",\"version\":1}\n");
+    assert_eq!(line, 2);
+}
+
+#[test]
+fn invalid_utf8_is_an_error_naming_its_line() {
+    let mut bytes = b"{\"op\":\"cleanup\"}\n".to_vec();
+    bytes.extend_from_slice(&[0xff, 0xfe, b'\n']);
+    match read_jsonl(bytes.as_slice()) {
+        Err(CliError::Parse { number, .. }) => assert_eq!(number, 2),
+        other => panic!("expected a parse error, got {other:?}"),
+    }
+}
