@@ -111,7 +111,14 @@ impl Ledger {
                 Ordering::Relaxed,
             ) {
                 Ok(_) => {
-                    self.peak.fetch_max(next, Ordering::AcqRel);
+                    // Most claims do not set a new peak: a plain load skips
+                    // the read-modify-write then. Without a racing reset the
+                    // peak only grows, so a value ≥ `next` covers this claim;
+                    // a racing `reset_peak` re-reads the claimed total after
+                    // its store, so it cannot leave the peak below it.
+                    if self.peak.load(Ordering::Acquire) < next {
+                        self.peak.fetch_max(next, Ordering::AcqRel);
+                    }
                     self.claims.fetch_add(1, Ordering::Relaxed);
                     return Ok(next);
                 }
@@ -153,13 +160,20 @@ impl Ledger {
     }
 
     /// Lower the peak to the claimed total now, so a measurement window
-    /// starts from the live level rather than zero. A claim racing with the
-    /// reset is never lost: `fetch_max` after the store raises it again.
+    /// starts from the live level rather than zero.
+    ///
+    /// A claim racing with the reset is never lost. The claimed total is read
+    /// with read-modify-writes (`fetch_add(0)`), which always see the latest
+    /// value — a plain load may see an older one, and loom found exactly that
+    /// schedule: the reset stored a stale level over a racing claim's peak.
+    /// After the store, a second read raises the peak to every claim ordered
+    /// before it; a claim ordered after it synchronises with that read, so its
+    /// own `fetch_max` lands after the store.
     pub fn reset_peak(&self) {
-        self.peak.store(self.claimed(), Ordering::Release);
-        // A claim that completed between the load and the store may have been
-        // overwritten; raise to the current level once more.
-        self.peak.fetch_max(self.claimed(), Ordering::AcqRel);
+        let now = self.claimed.fetch_add(0, Ordering::AcqRel);
+        self.peak.store(now, Ordering::Release);
+        let again = self.claimed.fetch_add(0, Ordering::AcqRel);
+        self.peak.fetch_max(again, Ordering::AcqRel);
     }
 
     /// Zero the claim and refusal counters (the claimed total is untouched).
@@ -264,6 +278,25 @@ mod loom_tests {
             // The claim fits only if it ran after the release.
             assert_eq!(ledger.claimed(), if claimed { 5 } else { 0 });
             assert!(ledger.peak() <= 10);
+        });
+    }
+
+    #[test]
+    fn loom_the_peak_covers_the_highest_level_two_racing_claims_reach() {
+        loom::model(|| {
+            let ledger = Arc::new(Ledger::new(10));
+            let handles: Vec<_> = [3, 4]
+                .into_iter()
+                .map(|bytes| {
+                    let ledger = Arc::clone(&ledger);
+                    thread::spawn(move || ledger.claim(bytes).unwrap())
+                })
+                .collect();
+            for h in handles {
+                h.join().unwrap();
+            }
+            assert_eq!(ledger.peak(), 7);
+            assert_eq!(ledger.claims(), 2);
         });
     }
 
