@@ -24,7 +24,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         if self.capture.is_some() {
             return;
         }
-        let before = self.core.stats.storage_frees + self.core.stats.segment_count.freed;
+        let before = self.core.stats.segment_count.freed;
         let ids: Vec<u32> = (0..self.core.pools.len() as u32)
             .chain([PERSISTENT])
             .collect();
@@ -52,7 +52,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             }
         }
         self.flush();
-        let after = self.core.stats.storage_frees + self.core.stats.segment_count.freed;
+        let after = self.core.stats.segment_count.freed;
         self.logger.cleanup(explicit, after - before);
     }
 

@@ -1,0 +1,74 @@
+//! `bind`: handing a reserved slice to another handle, and cursors.
+
+mod common;
+
+use common::*;
+use mem_pools::{IoError, MemoryConfiguration};
+
+#[test]
+fn bind_hands_the_reserved_memory_to_the_assigned_handle_and_stamps_the_cursor() {
+    let mut mm = manager(sliced());
+    let assigned = mm.reserve(64).unwrap();
+    let follower = assigned.clone();
+    let reserved = mm.reserve(2000).unwrap();
+    mm.write(reserved.binding(), &pattern(1, 2000)).unwrap();
+    let reserved_binding = reserved.binding();
+    let view = mm.get_storage(reserved.binding()).unwrap();
+    mm.bind(reserved, assigned.clone(), 42).unwrap();
+    assert_eq!(mm.get_storage(assigned.binding()).unwrap(), view);
+    assert_eq!(
+        mm.get_storage(follower.binding()).unwrap(),
+        view,
+        "every clone follows"
+    );
+    assert_eq!(assigned.size(), 2000);
+    assert_eq!(mm.get_cursor(assigned.binding()).unwrap(), 42);
+    let mut out = vec![0; 2000];
+    mm.read(assigned.binding(), &mut out).unwrap();
+    assert_eq!(out, pattern(1, 2000));
+    assert!(matches!(
+        mm.get_storage(reserved_binding),
+        Err(IoError::StaleBinding { .. })
+    ));
+    assert_eq!(
+        mm.memory_usage().number_allocs,
+        1,
+        "assigned's old 64 bytes were freed"
+    );
+}
+
+#[test]
+fn bind_with_a_stale_or_foreign_handle_changes_nothing() {
+    let mut mm = manager(sliced());
+    let mut other = manager(sliced());
+    let assigned = mm.reserve(64).unwrap();
+    let foreign = other.reserve(64).unwrap();
+    let before = mm.get_storage(assigned.binding()).unwrap();
+    assert!(matches!(
+        mm.bind(foreign, assigned.clone(), 1),
+        Err(IoError::ForeignBinding { .. })
+    ));
+    let reserved = mm.reserve(128).unwrap();
+    let stale_source = mm.reserve(32).unwrap();
+    let stale_target = mm.reserve(32).unwrap();
+    mm.bind(stale_source.clone(), stale_target.clone(), 0)
+        .unwrap();
+    // stale_source's slot is gone now.
+    assert!(matches!(
+        mm.bind(reserved.clone(), stale_source, 3),
+        Err(IoError::StaleBinding { .. })
+    ));
+    assert_eq!(mm.get_storage(assigned.binding()).unwrap(), before);
+    assert_eq!(mm.get_cursor(reserved.binding()).unwrap(), 0);
+}
+
+#[test]
+fn binding_a_handle_to_itself_only_stamps_the_cursor() {
+    let mut mm = manager(MemoryConfiguration::SubSlices);
+    let h = mm.reserve(100).unwrap();
+    let view = mm.get_storage(h.binding()).unwrap();
+    mm.bind(h.clone(), h.clone(), 9).unwrap();
+    assert_eq!(mm.get_storage(h.binding()).unwrap(), view);
+    assert_eq!(mm.get_cursor(h.binding()).unwrap(), 9);
+    assert_eq!(mm.memory_usage().number_allocs, 1);
+}
