@@ -3,6 +3,7 @@
 
 mod fault;
 mod logging;
+mod model;
 mod simulated;
 mod stats;
 mod tracking;
