@@ -41,6 +41,10 @@ pub trait AllocBackend {
     /// Allocations made from the device (pages, segments) so far.
     fn storage_allocs(&self) -> u64;
 
+    /// Completes work the backend defers (queued frees) so its counters are
+    /// current. Called once, after the clock stops, before the report.
+    fn settle(&mut self) {}
+
     /// Per-pool lines for the report (none for backends without pools).
     fn pool_lines(&self) -> Vec<PoolLine> {
         Vec::new()

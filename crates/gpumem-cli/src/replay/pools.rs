@@ -13,8 +13,9 @@
 use std::sync::Arc;
 
 use mem_pools::{
-    ManagedMemoryHandle, MemoryAllocationMode, MemoryConfiguration, MemoryDeviceProperties,
-    MemoryManagement, MemoryManagementOptions, MemoryReport, PoolReportKind, ServerLogger,
+    ManagedMemoryBinding, ManagedMemoryHandle, MemoryAllocationMode, MemoryConfiguration,
+    MemoryDeviceProperties, MemoryManagement, MemoryManagementOptions, MemoryReport,
+    PoolReportKind, ServerLogger,
 };
 use mem_storage::{ComputeStorage, DeviceResource, ResourceStorage, StorageHandle};
 
@@ -41,6 +42,8 @@ pub struct PoolBackend<R: DeviceResource> {
     check_patterns: bool,
     next_tag: u64,
     buffer: Vec<u8>,
+    /// Binding of the last freed reservation, used by `settle`.
+    last_freed: Option<ManagedMemoryBinding>,
 }
 
 /// Device properties for a device of `capacity` bytes: pages up to a quarter
@@ -82,6 +85,7 @@ impl<R: DeviceResource> PoolBackend<R> {
             check_patterns,
             next_tag: 0,
             buffer: Vec::new(),
+            last_freed: None,
         }
     }
 
@@ -227,6 +231,7 @@ impl<R: DeviceResource> AllocBackend for PoolBackend<R> {
         if self.check_patterns {
             self.check_patterns(&token)?;
         }
+        self.last_freed = Some(token.handle.binding());
         drop(token.handle);
         Ok(())
     }
@@ -252,6 +257,16 @@ impl<R: DeviceResource> AllocBackend for PoolBackend<R> {
 
     fn storage_allocs(&self) -> u64 {
         self.manager.stats().storage_allocs
+    }
+
+    /// The engine frees dropped handles at its next call (its drop queue).
+    /// Resolving the last freed binding is such a call with no other effect:
+    /// the queue is drained first, then the binding is stale and the lookup
+    /// fails before touching any page, so nothing is allocated or mapped.
+    fn settle(&mut self) {
+        if let Some(binding) = self.last_freed.take() {
+            let _stale = self.manager.get_storage(binding);
+        }
     }
 
     fn pool_lines(&self) -> Vec<PoolLine> {

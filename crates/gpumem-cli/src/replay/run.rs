@@ -103,6 +103,7 @@ pub fn replay<B: AllocBackend>(
         bar.finish_and_clear();
     }
 
+    backend.settle();
     let final_reserved = backend.reserved_bytes();
     let report = ReplayReport {
         source: source.to_string(),

@@ -1,0 +1,205 @@
+//! The `gpumem` binary end to end: exit codes, JSON, plots, record → replay,
+//! and clear errors (never a panic) on bad input.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn gpumem(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gpumem"))
+        .args(args)
+        .output()
+        .expect("the gpumem binary runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gpumem-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn assert_clean_failure(out: &Output, needle: &str) {
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+    assert!(stderr.contains(needle), "expected {needle:?} in: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn replay_json_prints_one_object_with_the_documented_fields() {
+    let out = gpumem(&["replay", "--workload", "devlog", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    for field in [
+        "ops",
+        "peak_live_bytes",
+        "peak_reserved_bytes",
+        "final_reserved_bytes",
+        "storage_allocs",
+        "wall_ns",
+        "ns_per_op",
+        "unknown_frees",
+        "failed_allocs",
+    ] {
+        assert!(v.get(field).is_some(), "missing {field} in {stdout}");
+    }
+    assert_eq!(v["backend"], "sim");
+    assert_eq!(v["peak_live_bytes"], 128u64 << 20);
+    let ns = v["ns_per_op"].as_f64().unwrap();
+    let expected = v["wall_ns"].as_f64().unwrap() / v["ops"].as_f64().unwrap();
+    assert!((ns - expected).abs() < 1e-6 * expected.max(1.0));
+    assert!(v["fragmentation"]["peak"].as_f64().unwrap() >= 1.0);
+    assert!(
+        !text(&out.stderr).contains("replaying"),
+        "no progress bar off a terminal"
+    );
+}
+
+#[test]
+fn replay_plot_writes_a_readable_svg() {
+    let path = scratch("serving.svg");
+    let out = gpumem(&[
+        "replay",
+        "--workload",
+        "serving",
+        "--scale",
+        "0.02",
+        "--plot",
+        path.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("peak reserved"));
+    let svg = std::fs::read_to_string(&path).unwrap();
+    assert!(svg.starts_with("<svg"));
+    for label in [
+        "live (requested by the program)",
+        "reserved (held from the device)",
+        "operation index",
+        "serving on sim",
+    ] {
+        assert!(svg.contains(label), "missing {label:?}");
+    }
+    assert!(
+        svg.matches("<polyline").count() >= 2,
+        "two series are drawn"
+    );
+}
+
+#[test]
+fn a_recorded_workload_replays_from_its_file() {
+    let path = scratch("random.jsonl");
+    let out = gpumem(&[
+        "record",
+        "--workload",
+        "random",
+        "--scale",
+        "0.02",
+        "-o",
+        path.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines = std::fs::read_to_string(&path).unwrap().lines().count() as u64;
+    let out = gpumem(&[
+        "replay",
+        path.to_str().unwrap(),
+        "--backend",
+        "system",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["ops"].as_u64(),
+        Some(lines - 1),
+        "every line but the header is an op"
+    );
+    assert_eq!(v["peak_live_bytes"], v["peak_reserved_bytes"]);
+}
+
+#[test]
+fn the_rmm_and_pytorch_fixtures_replay_with_their_unknown_frees_reported() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    for (file, unknown) in [("rmm_log.csv", 1), ("snapshot.pickle", 1)] {
+        let out = gpumem(&["replay", dir.join(file).to_str().unwrap(), "--json"]);
+        assert!(out.status.success(), "{file}: {}", text(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["unknown_frees"], unknown, "{file}");
+        assert!(
+            text(&out.stderr).contains("warning"),
+            "{file}: the unknown free is reported"
+        );
+    }
+}
+
+#[test]
+fn a_malformed_trace_is_a_clear_error_naming_its_line() {
+    let path = scratch("bad.jsonl");
+    std::fs::write(&path, "{\"op\":\"alloc\",\"id\":1,\"size\":8}\n{\"op\":\"free\",\"id\":1}\n{\"op\":\"alloc\",\"id\":2,\"size\":-3}\n").unwrap();
+    assert_clean_failure(&gpumem(&["replay", path.to_str().unwrap()]), "line 3");
+}
+
+#[test]
+fn a_missing_file_and_bad_options_are_clear_errors() {
+    assert_clean_failure(
+        &gpumem(&["replay", "/nonexistent/trace.jsonl"]),
+        "cannot open",
+    );
+    assert_clean_failure(
+        &gpumem(&["replay", "--workload", "devlog", "--device-gib", "0"]),
+        "--device-gib",
+    );
+    assert_clean_failure(
+        &gpumem(&["replay", "--workload", "devlog", "--scale", "0"]),
+        "--scale",
+    );
+    let empty = scratch("empty.trace");
+    std::fs::write(&empty, "").unwrap();
+    assert_clean_failure(&gpumem(&["replay", empty.to_str().unwrap()]), "--format");
+}
+
+#[test]
+fn usage_errors_exit_with_clap_status_two() {
+    assert_eq!(
+        gpumem(&["replay"]).status.code(),
+        Some(2),
+        "a trace or a workload is required"
+    );
+    assert_eq!(
+        gpumem(&["replay", "x.jsonl", "--workload", "random"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        gpumem(&["replay", "--workload", "nope"]).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn the_cuda_backend_fails_cleanly_without_a_driver() {
+    if mem_storage::cuda_available() {
+        println!("skipping: a CUDA driver is present");
+        return;
+    }
+    assert_clean_failure(
+        &gpumem(&["replay", "--workload", "devlog", "--backend", "cuda"]),
+        "no CUDA driver",
+    );
+}
+
+#[test]
+fn plan_json_suggests_a_layout_and_measures_it() {
+    let out = gpumem(&["plan", "--workload", "devlog", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!v["suggested"].as_array().unwrap().is_empty());
+    assert!(v["verified"]["peak_reserved_bytes"].as_u64().unwrap() >= 128 << 20);
+    let out = gpumem(&["plan", "--workload", "devlog"]);
+    assert!(text(&out.stdout).contains("MemoryConfiguration::Custom"));
+}

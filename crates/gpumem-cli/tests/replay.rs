@@ -1,0 +1,277 @@
+//! The replay loop and its report, checked against numbers computed here
+//! independently, on the system baseline and on gpumem's pools.
+
+use std::collections::HashMap;
+
+use gpumem_cli::CliError;
+use gpumem_cli::cli::{BackendKind, replay_on};
+use gpumem_cli::replay::{AllocBackend, Program, ReplayOptions, SystemBackend, replay};
+use gpumem_cli::trace::{Event, read_jsonl, write_jsonl};
+use gpumem_cli::workload::{Workload, WorkloadSpec};
+
+const GIB: u64 = 1 << 30;
+
+fn events(w: Workload, scale: f64) -> Vec<Event> {
+    w.generate(&WorkloadSpec { seed: 11, scale }).unwrap()
+}
+
+/// (peak live, final live) computed without the replay code.
+fn live_profile(events: &[Event]) -> (u64, u64) {
+    let mut sizes = HashMap::new();
+    let (mut live, mut peak) = (0u64, 0u64);
+    for e in events {
+        match *e {
+            Event::Alloc { id, size, .. } => {
+                sizes.insert(id, size);
+                live += size;
+                peak = peak.max(live);
+            }
+            Event::Free { id } => live -= sizes.remove(&id).unwrap_or(0),
+            _ => {}
+        }
+    }
+    (peak, live)
+}
+
+fn run(kind: BackendKind, events: &[Event], points: usize) -> gpumem_cli::replay::ReplayRun {
+    let program = Program::compile(events).unwrap();
+    let options = ReplayOptions {
+        timeline_points: points,
+        progress: None,
+    };
+    replay_on(kind, 80 * GIB, "test", &program, &options).unwrap()
+}
+
+#[test]
+fn report_fields_agree_with_an_independent_count_on_every_workload() {
+    for (w, scale) in [
+        (Workload::Devlog, 1.0),
+        (Workload::Random, 0.05),
+        (Workload::Training, 0.1),
+        (Workload::Serving, 0.05),
+    ] {
+        let events = events(w, scale);
+        let (peak, end) = live_profile(&events);
+        for kind in [BackendKind::System, BackendKind::Sim] {
+            let r = run(kind, &events, 0).report;
+            let name = format!("{} on {kind:?}", w.name());
+            assert_eq!(r.ops, events.len() as u64, "{name}");
+            assert_eq!(r.peak_live_bytes, peak, "{name}");
+            assert_eq!(r.final_live_bytes, end, "{name}");
+            assert_eq!(
+                r.backend_live_bytes, end,
+                "{name}: the backend agrees on live bytes"
+            );
+            assert!(r.peak_reserved_bytes >= r.peak_live_bytes, "{name}");
+            assert!(r.final_reserved_bytes >= r.final_live_bytes, "{name}");
+            assert_eq!(
+                r.fragmentation.peak,
+                Some(r.peak_reserved_bytes as f64 / r.peak_live_bytes as f64),
+                "{name}"
+            );
+            assert_eq!(r.ns_per_op, r.wall_ns as f64 / r.ops as f64, "{name}");
+            assert_eq!((r.failed_allocs, r.unknown_frees), (0, 0), "{name}");
+            assert!(r.storage_allocs > 0, "{name}");
+        }
+    }
+}
+
+#[test]
+fn the_system_baseline_reserves_exactly_what_is_live_with_one_storage_alloc_per_request() {
+    let events = events(Workload::Random, 0.02);
+    let r = run(BackendKind::System, &events, 0).report;
+    assert_eq!(r.peak_reserved_bytes, r.peak_live_bytes);
+    assert_eq!(r.final_reserved_bytes, r.final_live_bytes);
+    assert_eq!(r.storage_allocs, r.allocs);
+}
+
+#[test]
+fn pools_reuse_pages_so_they_allocate_far_less_often_than_the_baseline() {
+    let events = events(Workload::Serving, 0.05);
+    let system = run(BackendKind::System, &events, 0).report;
+    let sim = run(BackendKind::Sim, &events, 0).report;
+    assert!(
+        sim.storage_allocs * 10 < system.storage_allocs,
+        "{} vs {}",
+        sim.storage_allocs,
+        system.storage_allocs
+    );
+    assert!(!sim.pools.is_empty());
+    let pool_peak: u64 = sim.pools.iter().map(|p| p.peak_bytes_in_use).max().unwrap();
+    assert!(pool_peak > 0);
+}
+
+#[test]
+fn the_host_backend_replays_with_every_pattern_intact() {
+    let events = events(Workload::Devlog, 0.2);
+    let r = run(BackendKind::Host, &events, 0).report;
+    assert_eq!(r.backend, "host");
+    assert_eq!(r.peak_live_bytes, live_profile(&events).0);
+    assert_eq!(r.failed_allocs, 0);
+}
+
+#[test]
+fn unknown_frees_are_counted_and_skipped() {
+    let events = vec![
+        Event::Free { id: 9 },
+        Event::Alloc {
+            id: 1,
+            size: 100,
+            stream: 0,
+        },
+        Event::Free { id: 1 },
+        Event::Free { id: 1 },
+    ];
+    let program = Program::compile(&events).unwrap();
+    assert_eq!(program.unknown_frees, 2);
+    let r = replay(
+        "t",
+        &program,
+        &mut SystemBackend::new(1000),
+        &ReplayOptions::default(),
+    )
+    .unwrap()
+    .report;
+    assert_eq!((r.ops, r.unknown_frees, r.allocs, r.frees), (2, 2, 1, 1));
+}
+
+#[test]
+fn a_failed_allocation_is_counted_and_its_free_skipped() {
+    let events = vec![
+        Event::Alloc {
+            id: 1,
+            size: 60,
+            stream: 0,
+        },
+        Event::Alloc {
+            id: 2,
+            size: 60,
+            stream: 0,
+        },
+        Event::Free { id: 2 },
+        Event::Free { id: 1 },
+        Event::Alloc {
+            id: 3,
+            size: 90,
+            stream: 0,
+        },
+    ];
+    let program = Program::compile(&events).unwrap();
+    let mut backend = SystemBackend::new(100);
+    let r = replay("t", &program, &mut backend, &ReplayOptions::default())
+        .unwrap()
+        .report;
+    assert_eq!((r.failed_allocs, r.allocs, r.frees), (1, 2, 1));
+    assert!(
+        r.first_failure
+            .as_deref()
+            .unwrap()
+            .starts_with("op 1: 60 bytes"),
+        "{:?}",
+        r.first_failure
+    );
+    assert_eq!(r.final_live_bytes, 90);
+    assert_eq!(
+        backend.live_bytes(),
+        0,
+        "allocations live at the end are released after the report"
+    );
+}
+
+#[test]
+fn a_trace_larger_than_the_simulated_device_fails_allocations_without_stopping() {
+    let events = events(Workload::Training, 0.05);
+    let program = Program::compile(&events).unwrap();
+    let r = replay_on(
+        BackendKind::Sim,
+        16 * GIB,
+        "t",
+        &program,
+        &ReplayOptions::default(),
+    )
+    .unwrap()
+    .report;
+    assert!(r.failed_allocs > 0);
+    assert!(r.peak_reserved_bytes <= 16 * GIB);
+    assert_eq!(r.ops, events.len() as u64);
+}
+
+#[test]
+fn an_id_allocated_twice_while_live_is_refused_before_replay() {
+    let events = vec![
+        Event::Alloc {
+            id: 5,
+            size: 1,
+            stream: 0,
+        },
+        Event::Alloc {
+            id: 5,
+            size: 1,
+            stream: 0,
+        },
+    ];
+    assert!(matches!(
+        Program::compile(&events),
+        Err(CliError::IdAlreadyLive { event: 1, id: 5 })
+    ));
+}
+
+#[test]
+fn the_timeline_is_bounded_and_keeps_the_peaks() {
+    let events = events(Workload::Random, 0.1);
+    let run = run(BackendKind::Sim, &events, 500);
+    assert!(run.timeline.len() <= 500 && run.timeline.len() > 100);
+    assert_eq!(
+        run.timeline.iter().map(|s| s.live).max(),
+        Some(run.report.peak_live_bytes)
+    );
+    assert_eq!(
+        run.timeline.iter().map(|s| s.reserved).max(),
+        Some(run.report.peak_reserved_bytes)
+    );
+}
+
+#[test]
+fn a_recorded_trace_replays_to_the_same_numbers_as_the_workload() {
+    let events = events(Workload::Serving, 0.03);
+    let mut bytes = Vec::new();
+    write_jsonl(&mut bytes, &events).unwrap();
+    let read = read_jsonl(bytes.as_slice()).unwrap();
+    assert_eq!(read.events, events);
+    let a = run(BackendKind::Sim, &events, 0).report;
+    let b = run(BackendKind::Sim, &read.events, 0).report;
+    assert_eq!(
+        (
+            a.ops,
+            a.peak_live_bytes,
+            a.peak_reserved_bytes,
+            a.final_reserved_bytes,
+            a.storage_allocs
+        ),
+        (
+            b.ops,
+            b.peak_live_bytes,
+            b.peak_reserved_bytes,
+            b.final_reserved_bytes,
+            b.storage_allocs
+        )
+    );
+}
+
+#[test]
+fn the_cuda_backend_is_a_clean_error_without_a_driver() {
+    if mem_storage::cuda_available() {
+        println!("skipping: a CUDA driver is present");
+        return;
+    }
+    let program = Program::compile(&events(Workload::Devlog, 0.02)).unwrap();
+    let err = replay_on(
+        BackendKind::Cuda,
+        GIB,
+        "t",
+        &program,
+        &ReplayOptions::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, CliError::CudaUnavailable), "{err}");
+}
