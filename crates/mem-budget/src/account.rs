@@ -39,6 +39,19 @@ impl Account {
             .map_err(|r| BudgetError::exhausted(r, BudgetScope::Local))
     }
 
+    /// Claim `bytes` for an allocation the device may still refuse; call
+    /// [`Account::confirm`] with the result once it succeeded.
+    pub(crate) fn claim_tentative(&self, bytes: u64) -> Result<u64> {
+        self.ledger
+            .claim_tentative(bytes)
+            .map_err(|r| BudgetError::exhausted(r, BudgetScope::Local))
+    }
+
+    /// The allocation behind a tentative claim succeeded.
+    pub(crate) fn confirm(&self, total: u64) {
+        self.ledger.confirm(total);
+    }
+
     /// Give back bytes this account claimed (an allocation's or a
     /// reservation's own claim, so it cannot underflow).
     pub(crate) fn release(&self, bytes: u64) {

@@ -32,12 +32,20 @@ impl GpuMemoryManager {
         let global = match &self.runtime {
             None => None,
             Some(runtime) => match runtime.global_budget() {
-                Some(handle) if handle.is_finite() => Some(handle.reserve(bytes)?),
+                Some(handle) if handle.is_finite() => {
+                    let (token, total) = handle.reserve_tentative(bytes)?;
+                    Some((handle, token, total))
+                }
                 _ => return Err(BudgetError::NoGlobalBudget),
             },
         };
-        // On refusal `global` drops here, releasing the device claim.
+        // On refusal `global` drops here, releasing the device claim before
+        // it was ever counted as a peak.
         self.account.claim(bytes)?;
+        let global = global.map(|(handle, token, total)| {
+            handle.confirm(total);
+            token
+        });
         Ok(GpuMemoryReservation::new(
             Arc::clone(&self.account),
             global,
@@ -99,9 +107,10 @@ impl GpuMemoryManager {
     }
 
     /// Claim locally, then allocate along this manager's route; roll the
-    /// claim back if the route refuses.
+    /// claim back if the route refuses. The claim is tentative until the
+    /// device succeeds, so a refused allocation never raises the peak.
     fn allocate(self: &Arc<Self>, bytes: u64, operation: &'static str) -> Result<Allocation> {
-        self.account.claim(bytes)?;
+        let total = self.account.claim_tentative(bytes)?;
         self.account.count_alloc();
         let (result, route) = match &self.runtime {
             Some(runtime) => (runtime.allocate(bytes), Route::Runtime(Arc::clone(runtime))),
@@ -114,12 +123,15 @@ impl GpuMemoryManager {
             }
         };
         match result {
-            Ok(ptr) => Ok(Allocation {
-                ptr,
-                bytes,
-                route,
-                account: Arc::clone(&self.account),
-            }),
+            Ok(ptr) => {
+                self.account.confirm(total);
+                Ok(Allocation {
+                    ptr,
+                    bytes,
+                    route,
+                    account: Arc::clone(&self.account),
+                })
+            }
             Err(error) => {
                 self.account.release(bytes);
                 Err(route_error(operation, error))

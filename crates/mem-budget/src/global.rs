@@ -106,6 +106,26 @@ impl GlobalBudgetHandle {
         })
     }
 
+    /// Like [`GlobalBudgetHandle::reserve`], but the peak is not raised
+    /// until [`GlobalBudgetHandle::confirm`] (the caller may still roll back).
+    pub(crate) fn reserve_tentative(&self, bytes: u64) -> Result<(GlobalReservation, u64)> {
+        let total = self
+            .shared
+            .ledger
+            .claim_tentative(bytes)
+            .map_err(|r| BudgetError::exhausted(r, BudgetScope::Global))?;
+        let token = GlobalReservation {
+            shared: Arc::clone(&self.shared),
+            bytes,
+        };
+        Ok((token, total))
+    }
+
+    /// A tentative reservation that left the total at `total` stuck.
+    pub(crate) fn confirm(&self, total: u64) {
+        self.shared.ledger.confirm(total);
+    }
+
     /// The cap in bytes.
     pub fn limit(&self) -> u64 {
         self.shared.ledger.limit()
@@ -184,8 +204,8 @@ impl<R: DeviceResource> DeviceResource for GlobalDeviceBudget<R> {
 
     fn allocate(&self, bytes: u64, stream: StreamId) -> Result<DevicePtr, StorageError> {
         let ledger = &self.shared.ledger;
-        ledger
-            .claim(bytes)
+        let total = ledger
+            .claim_tentative(bytes)
             .map_err(|refusal| StorageError::OutOfMemory {
                 backend: GLOBAL_BUDGET_BACKEND,
                 requested: bytes,
@@ -193,7 +213,10 @@ impl<R: DeviceResource> DeviceResource for GlobalDeviceBudget<R> {
                 total: refusal.limit,
             })?;
         match self.upstream.allocate(bytes, stream) {
-            Ok(ptr) => Ok(ptr),
+            Ok(ptr) => {
+                ledger.confirm(total);
+                Ok(ptr)
+            }
             Err(error) => {
                 // Roll back: the claim above is ours and is still held.
                 let _ = ledger.release(bytes);

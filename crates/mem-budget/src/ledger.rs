@@ -91,6 +91,16 @@ impl Ledger {
     ///
     /// A zero-byte claim always succeeds and changes nothing but the claim count.
     pub fn claim(&self, bytes: u64) -> Result<u64, Refusal> {
+        let total = self.claim_tentative(bytes)?;
+        self.confirm(total);
+        Ok(total)
+    }
+
+    /// Claim `bytes` exactly as [`Ledger::claim`] does, but leave the peak
+    /// and the claim count alone until [`Ledger::confirm`]: for a claim that
+    /// is rolled back if the device then refuses, which must not show up as
+    /// a high-water mark of memory that was never held.
+    pub fn claim_tentative(&self, bytes: u64) -> Result<u64, Refusal> {
         let mut current = self.claimed.load(Ordering::Relaxed);
         loop {
             let next = match current.checked_add(bytes) {
@@ -110,21 +120,23 @@ impl Ledger {
                 Ordering::AcqRel,
                 Ordering::Relaxed,
             ) {
-                Ok(_) => {
-                    // Most claims do not set a new peak: a plain load skips
-                    // the read-modify-write then. Without a racing reset the
-                    // peak only grows, so a value ≥ `next` covers this claim;
-                    // a racing `reset_peak` re-reads the claimed total after
-                    // its store, so it cannot leave the peak below it.
-                    if self.peak.load(Ordering::Acquire) < next {
-                        self.peak.fetch_max(next, Ordering::AcqRel);
-                    }
-                    self.claims.fetch_add(1, Ordering::Relaxed);
-                    return Ok(next);
-                }
+                Ok(_) => return Ok(next),
                 Err(seen) => current = seen,
             }
         }
+    }
+
+    /// Count a tentative claim that stuck, whose CAS left the total at `total`.
+    pub fn confirm(&self, total: u64) {
+        // Most claims do not set a new peak: a plain load skips the
+        // read-modify-write then. Without a racing reset the peak only
+        // grows, so a value ≥ `total` covers this claim; a racing
+        // `reset_peak` re-reads the claimed total after its store, so it
+        // cannot leave the peak below it.
+        if self.peak.load(Ordering::Acquire) < total {
+            self.peak.fetch_max(total, Ordering::AcqRel);
+        }
+        self.claims.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Give back `bytes`; returns the new total. More than is claimed is

@@ -317,3 +317,20 @@ impl DeviceRuntime {
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
+
+impl Drop for DeviceRuntime {
+    /// Complete whatever is still queued: every allocation that could free
+    /// through this runtime is gone, so its streams' work is the last there
+    /// is. A free that still fails is reported and leaked, never dropped
+    /// from the books as if it had succeeded.
+    fn drop(&mut self) {
+        if let Err(error) = self.reap_pending_deallocations() {
+            tracing::error!(
+                %error,
+                pending = self.pending_deallocations(),
+                bytes = self.pending_bytes(),
+                "runtime dropped with frees that failed; their bytes stay charged"
+            );
+        }
+    }
+}

@@ -46,6 +46,27 @@ fn a_deferred_free_keeps_the_budget_charged_until_reaped() {
 }
 
 #[test]
+fn dropping_the_last_runtime_completes_its_queued_frees() {
+    let device = BudgetDevice::host_with_capacity(1 << 20);
+    let parent = Arc::new(GpuMemoryManager::new(
+        device.clone(),
+        MemoryBudget::bytes(1000),
+    ));
+    let runtime = Arc::new(DeviceRuntime::builder(device.clone()).defer_frees().build());
+    let overlay = parent.with_runtime_overlay(runtime).unwrap();
+    drop(overlay.alloc::<u8>(500).unwrap());
+    assert_eq!(parent.allocated_bytes(), 500, "queued, not yet freed");
+    assert_eq!(device.resource().mem_info().unwrap().free, (1 << 20) - 500);
+    drop(overlay);
+    assert_eq!(
+        parent.allocated_bytes(),
+        0,
+        "the last runtime holder reaped on drop"
+    );
+    assert_eq!(device.resource().mem_info().unwrap().free, 1 << 20);
+}
+
+#[test]
 fn the_standard_stack_is_budget_over_logging_over_the_backend() {
     let device = BudgetDevice::host_with_capacity(1 << 20);
     let runtime = DeviceRuntime::standard(device, MemoryBudget::bytes(1000));
