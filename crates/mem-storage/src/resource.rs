@@ -94,6 +94,10 @@ pub trait DeviceResource: Send + Sync + fmt::Debug {
     }
 
     /// Copy `bytes` bytes from `src` to `dst` (device to device) in stream order.
+    ///
+    /// Keep the ranges disjoint: the host backend moves overlapping ranges
+    /// like `memmove`, but the CUDA driver's copies do not, so the CUDA
+    /// backend refuses overlap with [`StorageError::InvalidArgument`].
     fn copy(
         &self,
         src: DevicePtr,

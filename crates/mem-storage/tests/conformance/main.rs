@@ -173,3 +173,16 @@ fn cuda_copies_on_a_second_stream_are_ordered_by_events() {
         Err(StorageError::UnknownStream { .. })
     ));
 }
+
+#[test]
+fn a_missing_driver_or_device_is_no_device_never_a_panic() {
+    // Ordinal 4096 exists nowhere: NoDevice with or without a driver.
+    let err = CudaResource::new(4096).unwrap_err();
+    assert!(matches!(err, StorageError::NoDevice { .. }), "{err}");
+    if !cuda_available() {
+        for mode in [CudaAllocMode::Sync, CudaAllocMode::StreamOrdered] {
+            let err = CudaResource::with_mode(0, mode).unwrap_err();
+            assert!(matches!(&err, StorageError::NoDevice { reason } if reason.contains("libcuda")), "{err}");
+        }
+    }
+}
