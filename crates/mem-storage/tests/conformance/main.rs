@@ -182,7 +182,10 @@ fn a_missing_driver_or_device_is_no_device_never_a_panic() {
     if !cuda_available() {
         for mode in [CudaAllocMode::Sync, CudaAllocMode::StreamOrdered] {
             let err = CudaResource::with_mode(0, mode).unwrap_err();
-            assert!(matches!(&err, StorageError::NoDevice { reason } if reason.contains("libcuda")), "{err}");
+            assert!(
+                matches!(&err, StorageError::NoDevice { reason } if reason.contains("libcuda")),
+                "{err}"
+            );
         }
     }
 }
