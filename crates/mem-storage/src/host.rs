@@ -21,18 +21,18 @@ use crate::error::StorageError;
 use crate::id::{DevicePtr, StreamId};
 use crate::resource::{DeviceResource, MemInfo};
 
-const BACKEND: &str = "host";
+pub(crate) const BACKEND: &str = "host";
 
 /// Default alignment of host allocations: CUDA's `cudaMalloc` guarantees 256.
 pub const HOST_ALIGNMENT: u64 = 256;
 
 /// One live host allocation.
 #[derive(Debug)]
-struct Block {
-    base: NonNull<u8>,
+pub(crate) struct Block {
+    pub(crate) base: NonNull<u8>,
     layout: Layout,
     /// Bytes requested (≤ `layout.size()`).
-    bytes: u64,
+    pub(crate) bytes: u64,
 }
 
 // SAFETY: a `Block` is the unique owner of its allocation; the memory is only
@@ -41,33 +41,11 @@ struct Block {
 unsafe impl Send for Block {}
 
 #[derive(Debug, Default)]
-struct State {
+pub(crate) struct State {
     /// Live blocks keyed by base address.
-    blocks: BTreeMap<u64, Block>,
+    pub(crate) blocks: BTreeMap<u64, Block>,
     /// Σ requested bytes of live blocks.
     used: u64,
-}
-
-impl State {
-    /// The block holding `ptr..ptr+len`, with the offset of `ptr` inside it.
-    fn locate(&self, ptr: DevicePtr, len: u64) -> Result<(&Block, usize), StorageError> {
-        let unknown = StorageError::UnknownPointer {
-            backend: BACKEND,
-            ptr: ptr.0,
-            bytes: len,
-        };
-        let (&base, block) = self
-            .blocks
-            .range(..=ptr.0)
-            .next_back()
-            .ok_or(unknown.clone())?;
-        let offset = ptr.0 - base;
-        let end = offset.checked_add(len).ok_or(unknown.clone())?;
-        if end > block.bytes {
-            return Err(unknown);
-        }
-        Ok((block, offset as usize))
-    }
 }
 
 /// Real host memory with a stated capacity, behaving like a device.
@@ -106,7 +84,7 @@ impl HostResource {
         self.lock().blocks.len()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         // A panic while holding the lock cannot leave `State` inconsistent:
         // every mutation is a single insert/remove paired with its counter.
         self.state
@@ -230,34 +208,11 @@ impl DeviceResource for HostResource {
     }
 
     fn write(&self, dst: DevicePtr, data: &[u8], _stream: StreamId) -> Result<(), StorageError> {
-        let state = self.lock();
-        let (block, offset) = state.locate(dst, data.len() as u64)?;
-        // SAFETY: `locate` proved `offset..offset+len` lies inside the live
-        // block, which the held lock keeps alive and unaliased; `data` is a
-        // separate Rust slice, so the ranges cannot overlap.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                data.as_ptr(),
-                block.base.as_ptr().add(offset),
-                data.len(),
-            )
-        };
-        Ok(())
+        self.write_bytes(dst, data)
     }
 
     fn read(&self, src: DevicePtr, out: &mut [u8], _stream: StreamId) -> Result<(), StorageError> {
-        let state = self.lock();
-        let (block, offset) = state.locate(src, out.len() as u64)?;
-        // SAFETY: the range is inside the live, zero-initialised block (see
-        // `locate`), kept alive by the lock; `out` is a distinct Rust slice.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                block.base.as_ptr().add(offset),
-                out.as_mut_ptr(),
-                out.len(),
-            )
-        };
-        Ok(())
+        self.read_bytes(src, out)
     }
 
     fn fill(
@@ -267,11 +222,7 @@ impl DeviceResource for HostResource {
         bytes: u64,
         _stream: StreamId,
     ) -> Result<(), StorageError> {
-        let state = self.lock();
-        let (block, offset) = state.locate(dst, bytes)?;
-        // SAFETY: the range is inside the live block, kept alive by the lock.
-        unsafe { std::ptr::write_bytes(block.base.as_ptr().add(offset), value, bytes as usize) };
-        Ok(())
+        self.fill_bytes(dst, value, bytes)
     }
 
     fn copy(
@@ -281,19 +232,7 @@ impl DeviceResource for HostResource {
         bytes: u64,
         _stream: StreamId,
     ) -> Result<(), StorageError> {
-        let state = self.lock();
-        let (from, from_off) = state.locate(src, bytes)?;
-        let (to, to_off) = state.locate(dst, bytes)?;
-        // SAFETY: both ranges lie inside live blocks kept alive by the lock;
-        // `ptr::copy` permits the ranges to overlap (a move within one page).
-        unsafe {
-            std::ptr::copy(
-                from.base.as_ptr().add(from_off),
-                to.base.as_ptr().add(to_off),
-                bytes as usize,
-            )
-        };
-        Ok(())
+        self.copy_bytes(src, dst, bytes)
     }
 }
 

@@ -52,9 +52,11 @@ mod event_log;
 mod fault;
 mod fault_plan;
 mod host;
+mod host_transfer;
 mod id;
 mod logging;
 mod resource;
+mod resource_storage;
 mod simulated;
 mod stats;
 mod storage;
@@ -69,9 +71,10 @@ pub use host::{HOST_ALIGNMENT, HostResource};
 pub use id::{DevicePtr, StorageHandle, StorageId, StorageUtilization, StreamId};
 pub use logging::LoggingResource;
 pub use resource::{DeviceResource, MemInfo};
+pub use resource_storage::{HostStorage, ResourceStorage, SimulatedStorage};
 pub use simulated::SimulatedResource;
 pub use stats::{ResourceStats, StatsResource};
-pub use storage::{ComputeStorage, DeviceView, HostStorage, ResourceStorage, SimulatedStorage};
+pub use storage::{ComputeStorage, DeviceView};
 pub use tracking::{LeakReport, Outstanding, TrackingResource};
 
 /// Whether the CUDA driver library can be loaded on this machine.
