@@ -121,13 +121,14 @@ impl<R: DeviceResource> FaultInjection<R> {
             ptr,
             stream,
         };
-        let arming = self.lock();
-        if !arming.plan.fails(&call) {
+        // Evaluate outside the lock: a predicate may itself call the resource.
+        let plan = self.lock().plan.clone();
+        if !plan.fails(&call) {
             return Ok(());
         }
         self.injected.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(index, operation = operation.as_str(), "injecting a fault");
-        Err(arming.error.clone().unwrap_or(StorageError::Injected {
+        Err(self.lock().error.clone().unwrap_or(StorageError::Injected {
             call: index,
             operation: operation.as_str(),
         }))
