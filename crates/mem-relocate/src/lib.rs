@@ -1,1 +1,62 @@
-//! mem-relocate — placeholder; its contract is written as the crate is built.
+//! # mem-relocate — moving live memory off outdated pages, across streams
+//!
+//! Pools grow by pages of a larger size; the older pages become *outdated*:
+//! they serve no new reservation and go back to the device once empty. A
+//! long-lived allocation can keep an outdated page alive forever. This crate
+//! decides when to move such allocations and drives the move across a
+//! device's streams, over the pool engine's plan → copy → commit
+//! ([`mem_pools::MemoryManagement::plan_relocation`] and friends).
+//!
+//! ## Contract
+//! - **The order of steps lives in one place**: [`RelocatingStreams`]'s
+//!   provided methods (seed 002). A runtime supplies the nine steps; it
+//!   cannot reorder them.
+//! - **Nothing moves while any stream records a graph**, and every
+//!   stream's work is finished before a byte moves.
+//! - **Which reasons may allocate** ([`RelocationReason::room`]): an
+//!   explicit relocation or one under memory pressure only uses room the
+//!   pools already hold (reserved bytes never grow); running out of page
+//!   sizes or preparing a capture may allocate new current pages.
+//! - **When** ([`RelocationTrigger`]): while the device still has a page to
+//!   spare (`allocated + next page > capacity − one page`), or before the
+//!   pools run out of page sizes; never again on an unchanged shape after a
+//!   relocation that moved nothing.
+//! - **Plan → copy → commit as types** ([`Planned`], [`Copied`]): only a
+//!   completed copy can be committed, on the manager that planned it;
+//!   dropping either is a lossless abort; a failed wait leaks (logged at
+//!   error level), never frees. Pages pinned by a graph or with a raw
+//!   address out never move; a page moves all-or-nothing.
+//! - **Copies** go through a [`CopyQueue`]: [`StorageCopyQueue`] (host
+//!   memcpy through the storage) or [`CudaCopyQueue`] (a copy stream
+//!   ordered after every stream by events, waited before commit).
+//! - Bad input (an unknown stream, a recording begun twice) is a typed
+//!   [`RelocationError`] and changes nothing; no call panics.
+//!
+//! ## Non-goals
+//! - Planning which slice goes where, and rewriting handles: the pool
+//!   engine does that (mem-pools).
+//! - Graph objects and the capture state machine (mem-capture); budgets
+//!   (mem-budget); wiring streams of a runtime (the gpumem facade).
+//! - Compacting *current* pages: only outdated pages are emptied.
+
+mod cuda;
+mod error;
+mod execute;
+mod log;
+pub mod need;
+mod reason;
+mod stream_set;
+mod stream_set_steps;
+mod streams;
+mod trigger;
+
+pub use cuda::{CudaCopyQueue, CudaStreamStorage, cuda_stream_set};
+pub use error::{RelocationError, ServerError};
+pub use execute::{Copied, Planned, relocate_memory};
+pub use log::RelocationLog;
+pub use mem_pools::{CopyQueue, RelocationOutcome, StorageCopyQueue};
+pub use need::RelocationNeed;
+pub use reason::{RelocationReason, TargetRoom};
+pub use stream_set::StreamSet;
+pub use streams::RelocatingStreams;
+pub use trigger::RelocationTrigger;

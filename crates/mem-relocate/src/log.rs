@@ -1,0 +1,72 @@
+//! `RelocationLog`: what the relocations of a stream set did, as a value.
+//!
+//! The trait's steps return nothing (a relocation is best effort and the
+//! caller's work goes on either way), so what happened is kept here: every
+//! attempt, what moved and what went back, what stalled, and the last
+//! failure with its numbers.
+
+use mem_pools::RelocationOutcome;
+
+use crate::error::RelocationError;
+use crate::reason::RelocationReason;
+
+/// Counters over every relocation attempt of a stream set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RelocationLog {
+    /// Relocations attempted (one per stream memory relocated).
+    pub attempts: u64,
+    /// Attempts that moved at least one allocation or freed a page.
+    pub productive: u64,
+    /// Attempts that moved nothing (the trigger then stalls on the shape).
+    pub stalled: u64,
+    /// Attempts that failed (see `last_error`).
+    pub failures: u64,
+    /// Allocations moved in all.
+    pub moved_slices: u64,
+    /// Their capacity bytes.
+    pub moved_bytes: u64,
+    /// Outdated pages given back to the storage.
+    pub pages_freed: u64,
+    /// Their bytes.
+    pub bytes_freed: u64,
+    /// Bytes leaked by failed waits (never freed, never reused).
+    pub leaked_bytes: u64,
+    /// `finish` calls whose synchronize failed on some stream.
+    pub finish_failures: u64,
+    /// The reason of the last attempt.
+    pub last_reason: Option<RelocationReason>,
+    /// The last failure, with its numbers.
+    pub last_error: Option<RelocationError>,
+}
+
+impl RelocationLog {
+    /// Count one attempt's result.
+    pub fn record(
+        &mut self,
+        reason: RelocationReason,
+        result: &Result<RelocationOutcome, RelocationError>,
+    ) {
+        self.attempts += 1;
+        self.last_reason = Some(reason);
+        match result {
+            Ok(o) => {
+                if o.moved_slices > 0 || o.pages_freed > 0 {
+                    self.productive += 1;
+                } else {
+                    self.stalled += 1;
+                }
+                self.moved_slices += o.moved_slices as u64;
+                self.moved_bytes += o.moved_bytes;
+                self.pages_freed += o.pages_freed as u64;
+                self.bytes_freed += o.bytes_freed;
+            }
+            Err(err) => {
+                self.failures += 1;
+                if let RelocationError::Wait { leaked_bytes, .. } = err {
+                    self.leaked_bytes += leaked_bytes;
+                }
+                self.last_error = Some(err.clone());
+            }
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! The nine steps [`RelocatingStreams`] asks of a runtime, for [`StreamSet`].
+//!
+//! - `finish` synchronizes every stream's storage, so every stream's queued
+//!   work is done before the copy queue's own wait;
+//! - `bytes_allocated` sums every stream's storage (device pressure is the
+//!   whole device's, not one stream's);
+//! - a relocation of one stream's memory updates that stream's trigger: a
+//!   relocation that moved nothing (or failed) stalls it on the shape it
+//!   left, one that moved something clears it;
+//! - `refuse_while_recording` is the trait's own, but this set knows how
+//!   many streams record, so its error carries that count.
+
+use mem_storage::ComputeStorage;
+
+use crate::error::RelocationError;
+use crate::execute;
+use crate::need::RelocationNeed;
+use crate::reason::RelocationReason;
+use crate::stream_set::StreamSet;
+use crate::streams::RelocatingStreams;
+
+impl<S: ComputeStorage> StreamSet<S> {
+    /// Relocate stream `index`'s memory once and record what happened.
+    fn relocate_stream(&mut self, index: usize, reason: RelocationReason) {
+        let stream = &mut self.streams[index];
+        let result = execute::relocate_memory(&mut stream.memory, reason, &mut *self.queue);
+        let shape = stream.memory.relocation_state().shape;
+        stream.trigger.record(result.as_ref().ok(), shape);
+        match &result {
+            Ok(o) => tracing::debug!(
+                stream = index,
+                %reason,
+                moved = o.moved_slices,
+                pages_freed = o.pages_freed,
+                "relocated"
+            ),
+            Err(err) => tracing::warn!(stream = index, %reason, %err, "relocation failed"),
+        }
+        self.log.record(reason, &result);
+    }
+}
+
+impl<S: ComputeStorage> RelocatingStreams for StreamSet<S> {
+    fn recording(&mut self) -> bool {
+        self.streams.iter().any(|s| s.recording)
+    }
+
+    fn has_outdated(&mut self) -> bool {
+        self.streams[self.relocating].memory.has_outdated()
+    }
+
+    fn relocation_need(&mut self) -> RelocationNeed {
+        let s = &self.streams[self.relocating];
+        s.trigger.need(&s.memory.relocation_state())
+    }
+
+    fn bytes_allocated(&mut self) -> u64 {
+        self.streams
+            .iter_mut()
+            .map(|s| s.memory.storage().bytes_allocated())
+            .sum()
+    }
+
+    fn finish(&mut self) {
+        let mut failed = false;
+        for (index, s) in self.streams.iter_mut().enumerate() {
+            if let Err(err) = s.memory.storage().synchronize() {
+                // The copy queue waits for the device again before its first
+                // copy; a broken device fails there and nothing moves.
+                tracing::warn!(stream = index, %err, "finishing a stream's work failed");
+                failed = true;
+            }
+        }
+        if failed {
+            self.log.finish_failures += 1;
+        }
+    }
+
+    fn relocate_memory(&mut self, reason: RelocationReason) {
+        self.relocate_stream(self.relocating, reason);
+    }
+
+    fn device_has_outdated(&mut self) -> bool {
+        self.streams.iter().any(|s| s.memory.has_outdated())
+    }
+
+    fn relocate_device_memory(&mut self, reason: RelocationReason) {
+        for index in 0..self.streams.len() {
+            if self.streams[index].memory.has_outdated() {
+                self.relocate_stream(index, reason);
+            }
+        }
+    }
+
+    fn cleanup_memory(&mut self) {
+        self.streams[self.relocating].memory.cleanup(true);
+    }
+
+    fn refuse_while_recording(&mut self) -> Result<(), RelocationError> {
+        match self.recording_streams().len() {
+            0 => Ok(()),
+            recording => Err(RelocationError::Recording { recording }),
+        }
+    }
+}
