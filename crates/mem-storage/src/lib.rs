@@ -62,7 +62,7 @@ mod stats;
 mod storage;
 mod tracking;
 
-pub use cuda::{CudaAllocMode, CudaEventHandle, CudaResource};
+pub use cuda::{CudaAllocMode, CudaEventHandle, CudaResource, DriverPoolStats};
 pub use error::StorageError;
 pub use event_log::{Action, CSV_HEADER, ResourceEvent, write_csv, write_trace};
 pub use fault::FaultInjection;

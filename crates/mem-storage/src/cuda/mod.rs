@@ -23,11 +23,13 @@
 
 mod alloc;
 mod events;
+mod pool;
 mod resource;
 mod streams;
 mod transfer;
 
 pub use events::CudaEventHandle;
+pub use pool::DriverPoolStats;
 pub use resource::CudaResource;
 
 /// How a [`CudaResource`] allocates.

@@ -189,3 +189,32 @@ fn a_missing_driver_or_device_is_no_device_never_a_panic() {
         }
     }
 }
+
+#[test]
+fn the_driver_pool_counts_stream_ordered_memory_and_trims_when_asked() {
+    let Some(cuda) = cuda_or_skip(Some(CudaAllocMode::StreamOrdered)) else {
+        return;
+    };
+    let s0 = mem_storage::StreamId::DEFAULT;
+    let before = cuda.driver_pool_stats().unwrap();
+    let p = cuda.allocate(64 << 20, s0).unwrap();
+    cuda.synchronize(s0).unwrap();
+    let during = cuda.driver_pool_stats().unwrap();
+    assert!(
+        during.used_current >= before.used_current + (64 << 20),
+        "{during:?}"
+    );
+    assert!(during.reserved_current >= during.used_current);
+    cuda.deallocate(p, 64 << 20, s0).unwrap();
+    cuda.synchronize(s0).unwrap();
+    cuda.trim_driver_pool(0).unwrap();
+    let after = cuda.driver_pool_stats().unwrap();
+    assert_eq!(after.used_current, before.used_current);
+    assert!(after.reserved_current <= during.reserved_current);
+    if let Some(sync) = cuda_or_skip(Some(CudaAllocMode::Sync)) {
+        assert!(matches!(
+            sync.driver_pool_stats(),
+            Err(StorageError::Unsupported { .. })
+        ));
+    }
+}
