@@ -92,6 +92,16 @@ fn every_adaptor_alone_conforms_over_both_host_and_simulated_devices() {
 }
 
 #[test]
+fn a_shared_trait_object_stack_conforms() {
+    let shared: std::sync::Arc<dyn DeviceResource> =
+        std::sync::Arc::new(TrackingResource::new(HostResource::with_capacity(GIB)));
+    conform(&shared);
+    let boxed: Box<dyn DeviceResource> = Box::new(StatsResource::new(SimulatedResource::new(GIB)));
+    conform(&boxed);
+    assert_eq!(shared.mem_info().unwrap().free, GIB);
+}
+
+#[test]
 fn a_failed_flush_keeps_bytes_counted() {
     storage_suite::a_failed_flush_keeps_bytes_counted();
 }

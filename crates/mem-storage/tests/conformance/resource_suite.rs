@@ -21,6 +21,7 @@ pub fn run<R: DeviceResource>(r: &R) {
     random_mixed_allocate_free_ends_with_everything_given_back(r, 600, 11);
     out_of_bounds_and_unknown_pointers_are_rejected(r);
     fill_and_copy_move_the_right_bytes(r);
+    concurrent_users_never_see_each_others_bytes(r);
 }
 
 fn assert_aligned<R: DeviceResource>(r: &R, ptr: DevicePtr) {
@@ -204,4 +205,41 @@ fn fill_and_copy_move_the_right_bytes<R: DeviceResource>(r: &R) {
     }
     r.deallocate(a, 4096, S).unwrap();
     r.deallocate(b, 4096, S).unwrap();
+}
+
+fn concurrent_users_never_see_each_others_bytes<R: DeviceResource>(r: &R) {
+    std::thread::scope(|scope| {
+        for t in 0..4u64 {
+            scope.spawn(move || {
+                let mut rng = Rng::new(100 + t);
+                let mut live: Vec<(DevicePtr, u64, u64)> = Vec::new();
+                for op in 0..150u64 {
+                    let tag = t << 32 | op;
+                    if live.is_empty() || rng.chance(55) {
+                        let size = 8 + rng.up_to(16 << 10);
+                        let ptr = r.allocate(size, S).unwrap();
+                        if r.holds_memory() {
+                            r.write(ptr, &pattern(tag, size as usize), S).unwrap();
+                        }
+                        live.push((ptr, size, tag));
+                    } else {
+                        let at = rng.up_to(live.len() as u64 - 1) as usize;
+                        let (ptr, size, tag) = live.swap_remove(at);
+                        if r.holds_memory() {
+                            let mut back = vec![0u8; size as usize];
+                            r.read(ptr, &mut back, S).unwrap();
+                            assert!(
+                                back == pattern(tag, size as usize),
+                                "thread {t}: allocation {tag:#x} was overwritten"
+                            );
+                        }
+                        r.deallocate(ptr, size, S).unwrap();
+                    }
+                }
+                for (ptr, size, _) in live {
+                    r.deallocate(ptr, size, S).unwrap();
+                }
+            });
+        }
+    });
 }
