@@ -116,7 +116,12 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     ///
     /// # Errors
     /// Both must be live handles of this manager, else a foreign or stale
-    /// binding error, and nothing changes.
+    /// binding error; `reserved` must have no other holder (a graph, a
+    /// clone: they would be left naming no memory), else
+    /// [`IoError::SharedReserved`]; `assigned`'s memory must not be pinned by
+    /// a captured graph (a pin lasts until that memory is freed; freeing it
+    /// would hand graph memory to the next reservation), else
+    /// [`IoError::AssignedPinned`]. On error nothing changes.
     pub fn bind(
         &mut self,
         reserved: ManagedMemoryHandle,
@@ -127,20 +132,32 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         let source = self.resolve(&reserved.binding())?;
         let old = self.resolve(&assigned.binding())?;
         let (r_key, a_key) = (reserved.inner.key, assigned.inner.key);
-        self.core.slices[source].cursor = cursor;
         if r_key == a_key {
+            self.core.slices[source].cursor = cursor;
             return Ok(());
         }
+        let holders = self.outside_holders(&reserved);
+        if holders > 1 {
+            return Err(IoError::SharedReserved { holders });
+        }
+        if self.core.slices[old].pinned {
+            return Err(IoError::AssignedPinned {
+                size: self.core.slices[old].requested,
+            });
+        }
+        self.forget_primed(r_key);
         self.core.slots.release(r_key);
         self.core.slots.repoint(a_key, source);
         let node = &mut self.core.slices[source];
         node.owner = a_key.slot;
+        node.cursor = cursor;
         assigned
             .inner
             .size
             .store(node.requested, std::sync::atomic::Ordering::Relaxed);
         let release = self.capture.is_none();
         self.core.free_slice(&mut self.storage, old, release);
+        self.settle();
         self.touch(source, &assigned);
         Ok(())
     }

@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use mem_storage::ComputeStorage;
 
-use crate::handle::ManagedMemoryHandle;
+use crate::handle::{ManagedMemoryHandle, SlotKey};
 use crate::management::MemoryManagement;
 
 /// What a capture window has done so far (plain data).
@@ -49,7 +49,8 @@ struct Extent {
 #[derive(Debug)]
 pub(crate) struct CaptureRecord {
     pub(crate) priming: bool,
-    primed: Vec<ManagedMemoryHandle>,
+    /// Clones retained while priming, by slot.
+    primed: HashMap<SlotKey, ManagedMemoryHandle>,
     /// (page uid, offset) → extent handed out.
     touched: HashMap<(u64, u64), Extent>,
 }
@@ -71,7 +72,23 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             },
         );
         if record.priming {
-            record.primed.push(handle.clone());
+            record.primed.insert(handle.inner.key, handle.clone());
+        }
+    }
+
+    /// Holders of `handle` other than the engine's priming clone.
+    pub(crate) fn outside_holders(&self, handle: &ManagedMemoryHandle) -> usize {
+        let primed = self
+            .capture
+            .as_ref()
+            .is_some_and(|r| r.primed.contains_key(&handle.inner.key));
+        Arc::strong_count(&handle.inner) - usize::from(primed)
+    }
+
+    /// Drop the engine's priming clone of a slot, if any.
+    pub(crate) fn forget_primed(&mut self, key: SlotKey) {
+        if let Some(record) = self.capture.as_mut() {
+            record.primed.remove(&key);
         }
     }
 
@@ -82,7 +99,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             self.drain();
             self.capture = Some(CaptureRecord {
                 priming: true,
-                primed: Vec::new(),
+                primed: HashMap::new(),
                 touched: HashMap::new(),
             });
         }
@@ -147,6 +164,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 out.push(handle);
             }
         }
+        self.settle();
         out
     }
 

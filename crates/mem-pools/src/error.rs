@@ -97,6 +97,23 @@ pub enum IoError {
         /// The number of indices in use.
         limit: u64,
     },
+    /// `bind` was given a reserved handle that others still hold; moving its
+    /// memory would leave them naming nothing.
+    #[error(
+        "bind: the reserved handle has {holders} holders; pass the only holder (drop clones first)"
+    )]
+    SharedReserved {
+        /// Holders of the reserved handle, counting the one passed.
+        holders: usize,
+    },
+    /// `bind` would free memory a captured graph was given by `capture_end`.
+    #[error(
+        "bind: the assigned handle's {size}-byte memory is pinned by a captured graph; bind to a handle the graph does not use"
+    )]
+    AssignedPinned {
+        /// Requested bytes of the pinned memory.
+        size: u64,
+    },
     /// A relocation plan or landed copy made by another manager.
     #[error("relocation from manager #{found} committed on manager #{expected}")]
     ForeignRelocation {

@@ -36,6 +36,8 @@ pub struct MemoryManagement<Storage> {
     pub(crate) capture: Option<CaptureRecord>,
     /// Bumped by `install_pools` and every relocation commit.
     pub(crate) epoch: u64,
+    /// `stats.storage_frees` at the last storage flush.
+    pub(crate) flushed_frees: u64,
 }
 
 impl<S: ComputeStorage> MemoryManagement<S> {
@@ -77,6 +79,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             persistent_depth: 0,
             capture: None,
             epoch: 0,
+            flushed_frees: 0,
         }
     }
 
@@ -103,7 +106,10 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             self.core.route(size)?
         };
         let allow = self.allowance();
-        let (handle, slice) = self.reserve_into(pool, size, allow)?;
+        let reserved = self.reserve_into(pool, size, allow);
+        // Growth may have released emptied outdated pages: give them back now.
+        self.settle();
+        let (handle, slice) = reserved?;
         self.logger.reserve(size, pool);
         self.touch(slice, &handle);
         Ok(handle)
@@ -194,21 +200,37 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         }
     }
 
+    /// Free now every allocation whose last handle dropped (the engine also
+    /// does this at the start of each call that needs it). Returns how many
+    /// allocations were freed. Reports (`&self`) show drops only after a
+    /// drain, which is why a runtime drains before reading one.
+    pub fn drain_drops(&mut self) -> usize {
+        let before = self.core.slots.live();
+        self.drain();
+        before - self.core.slots.live()
+    }
+
     /// Free every slot whose last handle dropped: O(1) each, no scan.
     pub(crate) fn drain(&mut self) {
         let release = self.capture.is_none();
-        let freed_before = self.core.stats.storage_frees;
         while let Some(key) = self.queue.pop() {
             if let Some(slice) = self.core.slots.release(key) {
                 self.core.free_slice(&mut self.storage, slice, release);
             }
         }
-        if self.core.stats.storage_frees != freed_before {
+        self.settle();
+    }
+
+    /// Flush the storage if pages were released since the last flush, so
+    /// released pages are given back as soon as they empty.
+    pub(crate) fn settle(&mut self) {
+        if self.core.stats.storage_frees != self.flushed_frees {
             self.flush();
         }
     }
 
     pub(crate) fn flush(&mut self) {
+        self.flushed_frees = self.core.stats.storage_frees;
         if let Err(err) = self.storage.flush() {
             tracing::warn!(%err, "storage flush failed; pages stay queued and counted");
         }

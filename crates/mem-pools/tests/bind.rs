@@ -38,28 +38,34 @@ fn bind_hands_the_reserved_memory_to_the_assigned_handle_and_stamps_the_cursor()
 }
 
 #[test]
-fn bind_with_a_stale_or_foreign_handle_changes_nothing() {
+fn bind_with_a_foreign_or_shared_handle_changes_nothing() {
     let mut mm = manager(sliced());
     let mut other = manager(sliced());
     let assigned = mm.reserve(64).unwrap();
     let foreign = other.reserve(64).unwrap();
     let before = mm.get_storage(assigned.binding()).unwrap();
-    assert!(matches!(
-        mm.bind(foreign, assigned.clone(), 1),
-        Err(IoError::ForeignBinding { .. })
-    ));
+    let err = mm.bind(foreign, assigned.clone(), 1).unwrap_err();
+    assert!(matches!(err, IoError::ForeignBinding { .. }), "{err}");
     let reserved = mm.reserve(128).unwrap();
-    let stale_source = mm.reserve(32).unwrap();
-    let stale_target = mm.reserve(32).unwrap();
-    mm.bind(stale_source.clone(), stale_target.clone(), 0)
-        .unwrap();
-    // stale_source's slot is gone now.
-    assert!(matches!(
-        mm.bind(reserved.clone(), stale_source, 3),
-        Err(IoError::StaleBinding { .. })
-    ));
+    let kept = reserved.clone();
+    let err = mm.bind(reserved, assigned.clone(), 3).unwrap_err();
+    assert_eq!(err, IoError::SharedReserved { holders: 2 });
     assert_eq!(mm.get_storage(assigned.binding()).unwrap(), before);
-    assert_eq!(mm.get_cursor(reserved.binding()).unwrap(), 0);
+    assert_eq!(mm.get_cursor(kept.binding()).unwrap(), 0);
+    assert_eq!(mm.memory_usage().number_allocs, 2);
+}
+
+#[test]
+fn bind_refuses_to_free_memory_a_captured_graph_holds() {
+    let mut mm = manager(MemoryConfiguration::SubSlices);
+    mm.capture_begin();
+    let assigned = mm.reserve(64).unwrap();
+    let graph = mm.capture_end();
+    let reserved = mm.reserve(128).unwrap();
+    let view = mm.get_storage(assigned.binding()).unwrap();
+    let err = mm.bind(reserved, assigned.clone(), 1).unwrap_err();
+    assert!(matches!(err, IoError::AssignedPinned { size: 64 }), "{err}");
+    assert_eq!(mm.get_storage(graph[0].binding()).unwrap(), view);
 }
 
 #[test]
