@@ -45,10 +45,14 @@ mod device;
 mod element;
 mod error;
 mod global;
-pub mod ledger;
+mod global_handle;
+mod ledger;
+#[cfg(all(test, loom))]
+mod ledger_loom;
 mod manager;
 mod reservation;
 mod runtime;
+mod runtime_builder;
 mod sync;
 mod tracked;
 
@@ -56,11 +60,11 @@ pub use budget::MemoryBudget;
 pub use device::BudgetDevice;
 pub use element::{AllocTag, DeviceElement};
 pub use error::{BudgetError, BudgetScope, Result};
-pub use global::{
-    GLOBAL_BUDGET_BACKEND, GlobalBudgetHandle, GlobalDeviceBudget, GlobalReservation,
-};
+pub use global::{GLOBAL_BUDGET_BACKEND, GlobalDeviceBudget};
+pub use global_handle::{GlobalBudgetHandle, GlobalReservation};
 pub use ledger::{Ledger, Refusal};
 pub use manager::GpuMemoryManager;
 pub use reservation::GpuMemoryReservation;
-pub use runtime::{DeviceRuntime, DeviceRuntimeBuilder, Layer, RuntimeLog};
+pub use runtime::{DeviceRuntime, Layer, RuntimeLog};
+pub use runtime_builder::DeviceRuntimeBuilder;
 pub use tracked::{RuntimeAllocBlock, TrackedSlice};

@@ -11,7 +11,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::account::Account;
-use crate::global::GlobalReservation;
+use crate::global_handle::GlobalReservation;
 
 /// Bytes claimed on a manager's budget (and its device budget), released on drop.
 #[must_use = "a reservation releases its bytes when dropped"]
