@@ -1,0 +1,107 @@
+//! Which device backs a [`Device`](crate::Device), and the resource stack
+//! built over it.
+//!
+//! The stack is the same for every backend: the backend resource at the
+//! bottom, mem-budget's [`GlobalDeviceBudget`] above it, and one
+//! [`ResourceStorage`] per stream above that. So every page any stream's
+//! pools allocate is charged against the one device budget, and a refusal
+//! names the budget (backend `"global-budget"`) rather than the device.
+
+use std::sync::Arc;
+
+use mem_budget::{GlobalDeviceBudget, MemoryBudget};
+use mem_pools::MemoryManagement;
+use mem_storage::{
+    CudaResource, DeviceResource, HostResource, ResourceStorage, SimulatedResource, StreamId,
+};
+
+use crate::config::Budget;
+use crate::error::{GpuMemError, Result};
+
+/// The budget adaptor over the device's backend resource.
+pub type BudgetedResource = GlobalDeviceBudget<Arc<dyn DeviceResource>>;
+
+/// The storage under every stream's pools: pages charged to the device budget.
+pub type DeviceStorage = ResourceStorage<Arc<BudgetedResource>>;
+
+/// One stream's pool engine.
+pub type StreamMemory = MemoryManagement<DeviceStorage>;
+
+/// The backend a device is built on.
+#[derive(Debug, Clone)]
+pub(crate) enum Backend {
+    /// Real host memory, optionally capped.
+    Host { capacity: Option<u64> },
+    /// A simulated device of this many bytes (addresses, no memory).
+    Simulated { capacity: u64 },
+    /// A CUDA device, already opened.
+    Cuda {
+        ordinal: usize,
+        resource: Arc<CudaResource>,
+    },
+}
+
+impl Backend {
+    /// Open CUDA device `ordinal`, checking first that the driver loads
+    /// (a missing libcuda panics on the first driver call otherwise).
+    pub(crate) fn cuda(ordinal: usize) -> Result<Self> {
+        if !mem_storage::cuda_available() {
+            return Err(GpuMemError::CudaUnavailable {
+                ordinal,
+                reason: "the CUDA driver library (libcuda) cannot be loaded on this machine".into(),
+            });
+        }
+        let resource = CudaResource::new(ordinal).map_err(|e| GpuMemError::CudaUnavailable {
+            ordinal,
+            reason: e.to_string(),
+        })?;
+        Ok(Backend::Cuda {
+            ordinal,
+            resource: Arc::new(resource),
+        })
+    }
+
+    /// `"<kind>:<ordinal>"`.
+    pub(crate) fn name(&self) -> String {
+        match self {
+            Backend::Host { .. } => "host:0".into(),
+            Backend::Simulated { .. } => "sim:0".into(),
+            Backend::Cuda { ordinal, .. } => format!("cuda:{ordinal}"),
+        }
+    }
+
+    /// The bottom of the resource stack.
+    pub(crate) fn resource(&self) -> Arc<dyn DeviceResource> {
+        match self {
+            Backend::Host { capacity: None } => Arc::new(HostResource::new()),
+            Backend::Host {
+                capacity: Some(bytes),
+            } => Arc::new(HostResource::with_capacity(*bytes)),
+            Backend::Simulated { capacity } => Arc::new(SimulatedResource::new(*capacity)),
+            Backend::Cuda { resource, .. } => resource.clone(),
+        }
+    }
+
+    /// The id of stream `index`: stream 0 is the default stream; CUDA
+    /// creates a non-blocking stream for each other one.
+    pub(crate) fn stream_id(&self, index: usize) -> Result<StreamId> {
+        match self {
+            Backend::Cuda { resource, .. } if index > 0 => Ok(resource.create_stream()?),
+            _ => Ok(StreamId(index as u64)),
+        }
+    }
+}
+
+/// Resolve a budget against the device under it and build the adaptor.
+pub(crate) fn budgeted(
+    resource: Arc<dyn DeviceResource>,
+    budget: Budget,
+) -> Result<BudgetedResource> {
+    budget.validate()?;
+    let budget = match budget {
+        Budget::Unlimited => MemoryBudget::unlimited(),
+        Budget::Bytes(bytes) => MemoryBudget::bytes(bytes),
+        Budget::Fraction(f) => MemoryBudget::fraction_of(&*resource, f)?,
+    };
+    Ok(GlobalDeviceBudget::new(resource, budget))
+}

@@ -1,0 +1,361 @@
+//! `Device`: a backend, a budget, and one pool engine per stream.
+//!
+//! Built with [`DeviceBuilder`]: pick the backend ([`Device::host`],
+//! [`Device::simulated`], [`Device::cuda`]), set what differs from the
+//! defaults, and [`DeviceBuilder::build`]. The build applies `GPUMEM_CONF`
+//! (unless [`DeviceBuilder::ignore_env`]), checks every value, resolves the
+//! budget against the device, and only then allocates anything.
+
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use mem_budget::GlobalBudgetHandle;
+use mem_pools::{
+    ManagedMemoryHandle, MemoryConfiguration, MemoryDeviceProperties, MemoryManagementOptions,
+    MemoryPoolOptions, PoolType, ServerLogger,
+};
+use mem_storage::{DeviceResource, MemInfo, ResourceStorage};
+
+use crate::backend::{Backend, BudgetedResource, StreamMemory, budgeted};
+use crate::config::{Budget, GpumemConfig, PoolLayout};
+use crate::error::{GpuMemError, Result};
+use crate::stats::{DeviceTally, MemoryStats, fold_stream};
+use crate::stream::Stream;
+use crate::stream_state::{StreamShared, StreamState};
+
+/// Everything a device shares between its streams.
+#[derive(Debug)]
+pub(crate) struct DeviceShared {
+    pub(crate) name: String,
+    pub(crate) resource: Arc<BudgetedResource>,
+    pub(crate) config: GpumemConfig,
+    pub(crate) properties: MemoryDeviceProperties,
+    pub(crate) streams: Vec<StreamShared>,
+    pub(crate) tally: Mutex<DeviceTally>,
+    /// Taken by every device-wide move (relocation, reclaim, capture begin)
+    /// before any stream lock.
+    pub(crate) moving: Mutex<()>,
+    pub(crate) retries: AtomicU64,
+    pub(crate) ooms: AtomicU64,
+}
+
+impl DeviceShared {
+    /// Run `f` on stream `index`'s engine: release what may be released
+    /// first, then fold the call's statistics into the stream's and the
+    /// device's (see [`crate::stats`]).
+    pub(crate) fn run<T>(&self, index: usize, f: impl FnOnce(&mut StreamState) -> T) -> T {
+        let stream = &self.streams[index];
+        let mut st = stream.lock();
+        st.engine.reset_peaks();
+        st.settle(&self.streams, self.config.poison);
+        if self.config.bypass_caching {
+            st.engine.cleanup(true);
+        }
+        let out = f(&mut st);
+        if self.config.bypass_caching {
+            st.engine.cleanup(true);
+        }
+        let call = st.engine.stats();
+        fold_stream(&mut st.stats, &call);
+        self.tally().fold(index, &call);
+        out
+    }
+
+    pub(crate) fn tally(&self) -> MutexGuard<'_, DeviceTally> {
+        // Folding is plain arithmetic that cannot panic halfway.
+        self.tally.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn moving(&self) -> MutexGuard<'_, ()> {
+        self.moving.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The stream whose engine issued `handle`.
+    pub(crate) fn owner(&self, handle: &ManagedMemoryHandle) -> Result<usize> {
+        let manager = handle.manager_id();
+        self.streams
+            .iter()
+            .position(|s| s.manager == manager)
+            .ok_or(GpuMemError::ForeignHandle { manager })
+    }
+
+    /// The first stream that is recording a graph.
+    pub(crate) fn recording_stream(&self) -> Option<usize> {
+        self.streams.iter().position(StreamShared::is_recording)
+    }
+}
+
+/// Chooses a backend and what differs from the defaults, then builds a [`Device`].
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until build()"]
+pub struct DeviceBuilder {
+    backend: Backend,
+    config: GpumemConfig,
+    use_env: bool,
+}
+
+impl DeviceBuilder {
+    /// Replace the whole configuration.
+    pub fn config(mut self, config: GpumemConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The device budget, charged for every page any stream holds.
+    pub fn budget(mut self, budget: Budget) -> Self {
+        self.config.budget = budget;
+        self
+    }
+
+    /// The layout of every stream's pools.
+    pub fn pools(mut self, layout: PoolLayout) -> Self {
+        self.config.pools = layout;
+        self
+    }
+
+    /// The largest page the pools allocate at once.
+    pub fn max_page_size(mut self, bytes: u64) -> Self {
+        self.config.max_page_size = Some(bytes);
+        self
+    }
+
+    /// How many streams the device has (each with its own pools).
+    pub fn streams(mut self, count: usize) -> Self {
+        self.config.streams = count;
+        self
+    }
+
+    /// Map pages on first touch (dry runs cost no memory).
+    pub fn lazy_pages(mut self, lazy: bool) -> Self {
+        self.config.lazy_pages = lazy;
+        self
+    }
+
+    /// Debug: fill freed memory with `byte` before it can be reused.
+    pub fn poison(mut self, byte: Option<u8>) -> Self {
+        self.config.poison = byte;
+        self
+    }
+
+    /// Debug: every reservation is its own storage allocation, every free
+    /// page goes back at once.
+    pub fn bypass_caching(mut self, bypass: bool) -> Self {
+        self.config.bypass_caching = bypass;
+        self
+    }
+
+    /// Apply a `GPUMEM_CONF`-style string now (before the environment's).
+    pub fn conf(mut self, text: &str) -> Result<Self> {
+        self.config.apply_conf(text)?;
+        Ok(self)
+    }
+
+    /// Do not read `GPUMEM_CONF` at build (tests, embedded use).
+    pub fn ignore_env(mut self) -> Self {
+        self.use_env = false;
+        self
+    }
+
+    /// Build the device: apply `GPUMEM_CONF`, check every value, resolve the
+    /// budget, and create each stream's pools over the budgeted storage.
+    ///
+    /// # Errors
+    /// Configuration errors (listing what is valid), a budget fraction the
+    /// device cannot resolve, or a stream the backend cannot create.
+    pub fn build(self) -> Result<Device> {
+        let config = if self.use_env {
+            self.config.with_env()?
+        } else {
+            self.config
+        };
+        config.validate()?;
+        let resource = Arc::new(budgeted(self.backend.resource(), config.budget)?);
+        let capacity = resource.mem_info()?.total;
+        let properties = MemoryDeviceProperties {
+            max_page_size: config.resolved_max_page(capacity),
+            alignment: resource.alignment(),
+        };
+        let layout = if config.bypass_caching {
+            MemoryConfiguration::Custom {
+                pool_options: vec![MemoryPoolOptions {
+                    pool_type: PoolType::ExclusivePages {
+                        max_alloc_size: properties.effective_max_page(),
+                    },
+                    dealloc_period: Some(0),
+                }],
+            }
+        } else {
+            config
+                .pools
+                .to_configuration(properties.effective_max_page())
+        };
+        let name = self.backend.name();
+        let mut streams = Vec::with_capacity(config.streams);
+        for index in 0..config.streams {
+            let id = self.backend.stream_id(index)?;
+            let label = format!("{name}/stream{index}");
+            let engine = StreamMemory::from_configuration(
+                ResourceStorage::on_stream(resource.clone(), id),
+                &properties,
+                layout.clone(),
+                Arc::new(ServerLogger::named(label.clone())),
+                MemoryManagementOptions {
+                    name: label,
+                    lazy_pages: config.lazy_pages,
+                },
+            );
+            streams.push(StreamShared::new(id, engine));
+        }
+        Ok(Device {
+            shared: Arc::new(DeviceShared {
+                name,
+                resource,
+                tally: Mutex::new(DeviceTally::new(config.streams)),
+                config,
+                properties,
+                streams,
+                moving: Mutex::new(()),
+                retries: AtomicU64::new(0),
+                ooms: AtomicU64::new(0),
+            }),
+        })
+    }
+}
+
+/// A device: its budgeted memory and its streams. Cheap to clone (shared).
+#[derive(Debug, Clone)]
+pub struct Device {
+    pub(crate) shared: Arc<DeviceShared>,
+}
+
+impl Device {
+    fn builder(backend: Backend) -> DeviceBuilder {
+        DeviceBuilder {
+            backend,
+            config: GpumemConfig::default(),
+            use_env: true,
+        }
+    }
+
+    /// Real host memory standing in for a device: the embedded default, and
+    /// what every test runs on.
+    pub fn host() -> DeviceBuilder {
+        Self::builder(Backend::Host { capacity: None })
+    }
+
+    /// Host memory that refuses to hold more than `capacity` bytes at once,
+    /// like a device of that size.
+    pub fn host_with_capacity(capacity: u64) -> DeviceBuilder {
+        Self::builder(Backend::Host {
+            capacity: Some(capacity),
+        })
+    }
+
+    /// A simulated device of `capacity` bytes: addresses and accounting, no
+    /// memory, so workloads larger than this machine can be planned.
+    pub fn simulated(capacity: u64) -> DeviceBuilder {
+        Self::builder(Backend::Simulated { capacity })
+    }
+
+    /// CUDA device `ordinal`.
+    ///
+    /// # Errors
+    /// [`GpuMemError::CudaUnavailable`] when the CUDA driver cannot be loaded
+    /// (checked before anything touches it) or the device cannot be opened.
+    pub fn cuda(ordinal: usize) -> Result<DeviceBuilder> {
+        Backend::cuda(ordinal).map(Self::builder)
+    }
+
+    /// `"<backend>:<ordinal>"`, e.g. `"host:0"`.
+    pub fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    /// The configuration the device was built with (after `GPUMEM_CONF`).
+    pub fn config(&self) -> &GpumemConfig {
+        &self.shared.config
+    }
+
+    /// The page limits and alignment every stream's pools use.
+    pub fn properties(&self) -> &MemoryDeviceProperties {
+        &self.shared.properties
+    }
+
+    /// Number of streams.
+    pub fn stream_count(&self) -> usize {
+        self.shared.streams.len()
+    }
+
+    /// Stream `index`.
+    pub fn stream(&self, index: usize) -> Result<Stream> {
+        if index < self.shared.streams.len() {
+            Ok(Stream::new(self.shared.clone(), index))
+        } else {
+            Err(GpuMemError::UnknownStream {
+                index,
+                streams: self.shared.streams.len(),
+            })
+        }
+    }
+
+    /// Stream 0, the default stream.
+    pub fn default_stream(&self) -> Stream {
+        Stream::new(self.shared.clone(), 0)
+    }
+
+    /// Every stream, in index order.
+    pub fn streams(&self) -> Vec<Stream> {
+        (0..self.shared.streams.len())
+            .map(|i| Stream::new(self.shared.clone(), i))
+            .collect()
+    }
+
+    /// The stream that reserved `handle`.
+    pub fn stream_of(&self, handle: &ManagedMemoryHandle) -> Result<Stream> {
+        Ok(Stream::new(self.shared.clone(), self.shared.owner(handle)?))
+    }
+
+    /// The device budget's ledger: limit, charged bytes, peak, reservations.
+    pub fn budget(&self) -> GlobalBudgetHandle {
+        self.shared.resource.handle()
+    }
+
+    /// Free and total bytes of the device itself (below the budget).
+    pub fn mem_info(&self) -> Result<MemInfo> {
+        Ok(self.shared.resource.upstream().mem_info()?)
+    }
+
+    /// Device-wide statistics (see [`MemoryStats`]).
+    pub fn stats(&self) -> MemoryStats {
+        let mut stats = self.shared.tally().stats;
+        stats.num_alloc_retries = self
+            .shared
+            .retries
+            .load(std::sync::atomic::Ordering::Relaxed);
+        stats.num_ooms = self.shared.ooms.load(std::sync::atomic::Ordering::Relaxed);
+        stats
+    }
+
+    /// Lower every peak of the device and of each stream to its current level.
+    pub fn reset_peak_stats(&self) {
+        self.shared.tally().stats.reset_peaks();
+        for stream in &self.shared.streams {
+            stream.lock().stats.reset_peaks();
+        }
+        self.shared.budget_reset_peak();
+    }
+
+    /// Wait for every stream's work and mark all of it complete.
+    pub fn synchronize(&self) -> Result<()> {
+        for stream in self.streams() {
+            stream.synchronize()?;
+        }
+        Ok(())
+    }
+}
+
+impl DeviceShared {
+    fn budget_reset_peak(&self) {
+        self.resource.handle().reset_peak();
+    }
+}

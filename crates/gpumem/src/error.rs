@@ -1,0 +1,145 @@
+//! The one error type of the facade.
+//!
+//! The layers' own errors pass through unchanged inside a variant (so a
+//! caller can still match on, say, [`IoError::CaptureWouldAllocate`]); what
+//! the facade adds is configuration errors that list what would have been
+//! accepted, the out-of-memory report, and the cross-stream and capture
+//! rules that only a whole device can check.
+
+use mem_budget::BudgetError;
+use mem_pools::{InstallMemoryPoolsError, IoError, RelocationCopyError};
+use mem_storage::StorageError;
+
+use crate::oom::OutOfMemoryReport;
+
+/// What went wrong in a gpumem call.
+#[derive(Debug, thiserror::Error)]
+pub enum GpuMemError {
+    /// The device ran out of memory (or its budget refused) even after the
+    /// cached memory of every stream was given back and outdated pages were
+    /// relocated. The report carries every number needed to act.
+    #[error("{0}")]
+    OutOfMemory(Box<OutOfMemoryReport>),
+    /// The storage or device resource refused.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// The pool engine refused (stale binding, size no pool accepts, ...).
+    #[error(transparent)]
+    Pool(#[from] IoError),
+    /// The budget layer refused or could not be built.
+    #[error(transparent)]
+    Budget(#[from] BudgetError),
+    /// A new pool layout could not be installed; the old one is kept.
+    #[error(transparent)]
+    InstallPools(#[from] InstallMemoryPoolsError),
+    /// Moving memory off outdated pages failed (see the variant for whether
+    /// anything leaked).
+    #[error(transparent)]
+    RelocationCopy(#[from] RelocationCopyError),
+    /// `Device::cuda` on a machine where the CUDA driver cannot be used.
+    #[error(
+        "CUDA device {ordinal} is not available: {reason}; use Device::host() (real host memory) \
+         or Device::simulated(bytes) instead"
+    )]
+    CudaUnavailable {
+        /// The ordinal asked for.
+        ordinal: usize,
+        /// Why it cannot be used.
+        reason: String,
+    },
+    /// A `GPUMEM_CONF` key that does not exist.
+    #[error("unknown GPUMEM_CONF key `{key}`; valid keys: {valid}")]
+    UnknownConfKey {
+        /// The key given.
+        key: String,
+        /// Every valid key, comma separated.
+        valid: String,
+    },
+    /// A `GPUMEM_CONF` value that the key does not accept.
+    #[error("bad value `{value}` for GPUMEM_CONF key `{key}`: expected {expected}")]
+    BadConfValue {
+        /// The key.
+        key: &'static str,
+        /// The value given.
+        value: String,
+        /// What the key accepts.
+        expected: &'static str,
+    },
+    /// A `GPUMEM_CONF` item that is not `key:value`.
+    #[error(
+        "malformed GPUMEM_CONF item `{item}`: write items as key:value separated by commas, \
+         e.g. `budget:8GiB,pools:sub_slices`"
+    )]
+    MalformedConf {
+        /// The item as written.
+        item: String,
+    },
+    /// The same `GPUMEM_CONF` key given twice (which one wins would be a guess).
+    #[error("GPUMEM_CONF key `{key}` is given twice; keep one")]
+    DuplicateConfKey {
+        /// The key.
+        key: &'static str,
+    },
+    /// A key that only applies to another pool layout.
+    #[error("GPUMEM_CONF key `{key}` only applies to pools:sliced, but the layout is {layout}")]
+    ConfNotApplicable {
+        /// The key.
+        key: &'static str,
+        /// The layout in effect.
+        layout: &'static str,
+    },
+    /// `GPUMEM_CONF` is set but is not valid Unicode.
+    #[error("GPUMEM_CONF is not valid Unicode; write it as ASCII key:value items")]
+    ConfNotUnicode,
+    /// A configuration value set from code that is out of range.
+    #[error("invalid configuration {parameter} = {value}: expected {expected}")]
+    InvalidConfig {
+        /// Which setting.
+        parameter: &'static str,
+        /// The value given.
+        value: String,
+        /// What would have been accepted.
+        expected: &'static str,
+    },
+    /// A handle or binding that no stream of this device issued.
+    #[error(
+        "handle of manager #{manager} belongs to no stream of this device: use it on the device that reserved it"
+    )]
+    ForeignHandle {
+        /// The manager id the handle carries.
+        manager: u64,
+    },
+    /// A stream index past the device's streams.
+    #[error("stream {index} does not exist: the device has {streams} streams (0..{streams})")]
+    UnknownStream {
+        /// The index asked for.
+        index: usize,
+        /// Streams the device has.
+        streams: usize,
+    },
+    /// A stream records a graph, so memory may not move or be given back.
+    #[error(
+        "stream {stream} is recording a graph: {operation} must wait until its capture ends or is aborted"
+    )]
+    Recording {
+        /// The recording stream.
+        stream: usize,
+        /// What was refused.
+        operation: &'static str,
+    },
+    /// A completion claimed for an operation that was never submitted.
+    #[error(
+        "stream {stream} cannot complete operation {op}: only {submitted} operations were submitted"
+    )]
+    CompletionAhead {
+        /// The stream.
+        stream: usize,
+        /// The operation claimed complete.
+        op: u64,
+        /// Operations submitted so far.
+        submitted: u64,
+    },
+}
+
+/// Shorthand for results of this crate.
+pub type Result<T, E = GpuMemError> = std::result::Result<T, E>;

@@ -1,0 +1,167 @@
+//! `Device::memory_report`: the device's memory as one value.
+//!
+//! What `torch.cuda.memory_summary()` prints, as data first: the device's
+//! and budget's figures, the device-wide statistics and fragmentation, and
+//! per stream its progress, its holds for other streams and its pools'
+//! report (shape, usage and high-water marks per pool). `Display` prints it.
+
+use std::fmt;
+
+use mem_pools::MemoryReport;
+use mem_storage::{DeviceResource, MemInfo};
+
+use crate::device::Device;
+use crate::stats::MemoryStats;
+use crate::units::format_bytes;
+
+/// One stream's part of a [`DeviceReport`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamReport {
+    /// The stream's index.
+    pub index: usize,
+    /// Operations submitted.
+    pub submitted: u64,
+    /// Operations known complete.
+    pub completed: u64,
+    /// A graph capture is open on it.
+    pub recording: bool,
+    /// Bytes held for other streams' recorded use.
+    pub held_bytes: u64,
+    /// The stream's statistics.
+    pub stats: MemoryStats,
+    /// Its pools, in routing order, the persistent pool last.
+    pub pools: MemoryReport,
+}
+
+/// The whole device's memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceReport {
+    /// The device's name.
+    pub device: String,
+    /// The backend (`host`, `sim`, `cuda`).
+    pub backend: &'static str,
+    /// The device's own free and total bytes (below the budget), when readable.
+    pub mem_info: Option<MemInfo>,
+    /// The budget's limit (`None` when unlimited).
+    pub budget_limit: Option<u64>,
+    /// Bytes charged to the budget now.
+    pub budget_charged: u64,
+    /// The most bytes charged at once.
+    pub budget_peak: u64,
+    /// Device-wide statistics.
+    pub stats: MemoryStats,
+    /// Each stream.
+    pub streams: Vec<StreamReport>,
+}
+
+impl Device {
+    /// Everything about the device's memory, as a value (`Display` prints it).
+    pub fn memory_report(&self) -> DeviceReport {
+        let shared = &self.shared;
+        let streams = shared
+            .streams
+            .iter()
+            .enumerate()
+            .map(|(index, s)| {
+                let st = s.lock();
+                StreamReport {
+                    index,
+                    submitted: s.submitted(),
+                    completed: s.completed(),
+                    recording: s.is_recording(),
+                    held_bytes: st.held_bytes(),
+                    stats: st.stats,
+                    pools: st.engine.memory_report(),
+                }
+            })
+            .collect();
+        let budget = self.budget();
+        DeviceReport {
+            device: shared.name.clone(),
+            backend: shared.resource.backend(),
+            mem_info: self.mem_info().ok(),
+            budget_limit: budget.is_finite().then(|| budget.limit()),
+            budget_charged: budget.charged(),
+            budget_peak: budget.peak(),
+            stats: self.stats(),
+            streams,
+        }
+    }
+}
+
+impl fmt::Display for DeviceReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = format_bytes;
+        write!(f, "device {} ({})", self.device, self.backend)?;
+        if let Some(info) = self.mem_info {
+            write!(f, ": {} free of {}", b(info.free), b(info.total))?;
+        }
+        writeln!(f)?;
+        match self.budget_limit {
+            Some(limit) => writeln!(
+                f,
+                "budget: {} charged of {} (peak {})",
+                b(self.budget_charged),
+                b(limit),
+                b(self.budget_peak)
+            )?,
+            None => writeln!(
+                f,
+                "budget: unlimited ({} charged, peak {})",
+                b(self.budget_charged),
+                b(self.budget_peak)
+            )?,
+        }
+        let s = &self.stats;
+        for (name, stat) in [
+            ("allocated", s.allocated_bytes),
+            ("reserved", s.reserved_bytes),
+            ("active", s.active_bytes),
+            ("inactive", s.inactive_bytes),
+            ("requested", s.requested_bytes),
+        ] {
+            writeln!(
+                f,
+                "  {name:<9} current {:>12}  peak {:>12}  total allocated {:>12}  freed {:>12}",
+                b(stat.current),
+                b(stat.peak),
+                b(stat.allocated),
+                b(stat.freed)
+            )?;
+        }
+        let frag = s.fragmentation();
+        writeln!(
+            f,
+            "  {} allocations, {} pages; {} storage allocs, {} frees; {} retries, {} OOMs",
+            s.allocation_count.current,
+            s.segment_count.current,
+            s.storage_allocs,
+            s.storage_frees,
+            s.num_alloc_retries,
+            s.num_ooms
+        )?;
+        writeln!(
+            f,
+            "  fragmentation: {} reserved − {} live = {} unused; largest free block {} = {:.0}% of {} free",
+            b(frag.reserved_bytes),
+            b(frag.live_bytes),
+            b(frag.unused_bytes),
+            b(frag.largest_free_block),
+            frag.largest_free_ratio * 100.0,
+            b(frag.free_bytes)
+        )?;
+        for st in &self.streams {
+            writeln!(
+                f,
+                "stream {}: {} ops submitted, {} complete{}; {} held for other streams",
+                st.index,
+                st.submitted,
+                st.completed,
+                if st.recording { ", recording" } else { "" },
+                b(st.held_bytes)
+            )?;
+            write!(f, "{}", st.pools)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,204 @@
+//! PyTorch-style statistics for a stream and for the whole device.
+//!
+//! The pool engine keeps exact per-manager counters ([`PoolStats`]). A device
+//! has one manager per stream, and the device's peak is not the sum of the
+//! streams' peaks (they need not peak together). So the facade resets the
+//! engine's peaks at the start of every call it makes and, after the call,
+//! folds the call's own peak into the stream's peak and into the device's
+//! (the other streams' current levels plus this call's peak). That makes
+//! every peak exact for calls made from one thread, and an upper bound of
+//! what was really held at once never missed by more than the overlap of
+//! concurrent calls.
+//!
+//! `inactive` (reserved but not allocated: cached plus fragmented bytes) is
+//! derived, so its level is exact and its peak and totals are sampled at
+//! the end of each call.
+
+use mem_pools::{PoolStats, Stat};
+
+/// Statistics in PyTorch's vocabulary (`torch.cuda.memory_stats()`).
+///
+/// Each [`Stat`] has `current`, `peak` (since creation or the last
+/// `reset_peak_stats`), `allocated` (the total of every increase) and
+/// `freed` (the total of every decrease).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemoryStats {
+    /// Bytes of live slices, padding included.
+    pub allocated_bytes: Stat,
+    /// Bytes of pages held from the device.
+    pub reserved_bytes: Stat,
+    /// Bytes of slices whose handles are alive or whose free is not yet processed.
+    pub active_bytes: Stat,
+    /// Reserved bytes not allocated: cached free slices and fragmentation.
+    pub inactive_bytes: Stat,
+    /// Bytes asked for by live allocations (no padding).
+    pub requested_bytes: Stat,
+    /// Live allocations (PyTorch's `allocation`; also the active count).
+    pub allocation_count: Stat,
+    /// Pages held (PyTorch's `segment`).
+    pub segment_count: Stat,
+    /// Pages allocated from the storage so far (`num_device_alloc`).
+    pub storage_allocs: u64,
+    /// Pages given back to the storage so far (`num_device_free`).
+    pub storage_frees: u64,
+    /// Reservations retried after cleanup and reclaim (`num_alloc_retries`).
+    pub num_alloc_retries: u64,
+    /// Reservations that failed with out-of-memory (`num_ooms`).
+    pub num_ooms: u64,
+    /// The largest free slice that can serve a reservation now (the largest
+    /// of any one stream: a stream cannot use another's free slices).
+    pub largest_free_block: u64,
+    /// Bytes quarantined after a failed relocation wait (never reused).
+    pub leaked_bytes: u64,
+}
+
+/// How much of what is reserved does not serve live data, and in what shape.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fragmentation {
+    /// Bytes of pages held.
+    pub reserved_bytes: u64,
+    /// Bytes asked for by live allocations.
+    pub live_bytes: u64,
+    /// `reserved − live`: padding, cached free slices and holes.
+    pub unused_bytes: u64,
+    /// Reserved bytes in free slices (`reserved − allocated`).
+    pub free_bytes: u64,
+    /// The largest free slice of any stream.
+    pub largest_free_block: u64,
+    /// `largest free block ÷ free bytes`: 1.0 when the free memory is one
+    /// block (or there is none), near 0 when it is shattered into slivers.
+    pub largest_free_ratio: f64,
+}
+
+impl MemoryStats {
+    /// Fragmentation figures derived from the current levels.
+    pub fn fragmentation(&self) -> Fragmentation {
+        let reserved = self.reserved_bytes.current;
+        let free = self.inactive_bytes.current;
+        let largest = self.largest_free_block.min(free);
+        Fragmentation {
+            reserved_bytes: reserved,
+            live_bytes: self.requested_bytes.current,
+            unused_bytes: reserved.saturating_sub(self.requested_bytes.current),
+            free_bytes: free,
+            largest_free_block: self.largest_free_block,
+            largest_free_ratio: if free == 0 {
+                1.0
+            } else {
+                largest as f64 / free as f64
+            },
+        }
+    }
+
+    /// Lower every peak to its current level (`reset_peak_memory_stats`).
+    pub fn reset_peaks(&mut self) {
+        for stat in self.stats_mut() {
+            stat.peak = stat.current;
+        }
+        self.inactive_bytes.peak = self.inactive_bytes.current;
+    }
+
+    fn stats_mut(&mut self) -> [&mut Stat; 6] {
+        [
+            &mut self.allocated_bytes,
+            &mut self.reserved_bytes,
+            &mut self.active_bytes,
+            &mut self.requested_bytes,
+            &mut self.allocation_count,
+            &mut self.segment_count,
+        ]
+    }
+}
+
+fn pool_stats(p: &PoolStats) -> [&Stat; 6] {
+    [
+        &p.allocated_bytes,
+        &p.reserved_bytes,
+        &p.active_bytes,
+        &p.requested_bytes,
+        &p.allocation_count,
+        &p.segment_count,
+    ]
+}
+
+/// Move a sampled stat to `level`, counting the change in its totals.
+fn sample(stat: &mut Stat, level: u64) {
+    if level >= stat.current {
+        stat.allocated += level - stat.current;
+    } else {
+        stat.freed += stat.current - level;
+    }
+    stat.current = level;
+    stat.peak = stat.peak.max(level);
+}
+
+/// Fold one engine call into a stream's statistics. `call` is the engine's
+/// statistics after the call, its peaks covering only that call.
+pub(crate) fn fold_stream(stats: &mut MemoryStats, call: &PoolStats) {
+    for (mine, theirs) in stats.stats_mut().into_iter().zip(pool_stats(call)) {
+        *mine = Stat {
+            current: theirs.current,
+            peak: mine.peak.max(theirs.peak),
+            allocated: theirs.allocated,
+            freed: theirs.freed,
+        };
+    }
+    let inactive = call.inactive_bytes();
+    sample(&mut stats.inactive_bytes, inactive);
+    stats.storage_allocs = call.storage_allocs;
+    stats.storage_frees = call.storage_frees;
+    stats.largest_free_block = call.largest_free_block;
+    stats.leaked_bytes = call.leaked_bytes;
+}
+
+/// The device's statistics: each stream's last engine statistics and the
+/// device-wide sums and peaks.
+#[derive(Debug, Default)]
+pub(crate) struct DeviceTally {
+    pub(crate) stats: MemoryStats,
+    last: Vec<PoolStats>,
+}
+
+impl DeviceTally {
+    pub(crate) fn new(streams: usize) -> Self {
+        Self {
+            stats: MemoryStats::default(),
+            last: vec![PoolStats::default(); streams],
+        }
+    }
+
+    /// Fold one engine call of stream `index` into the device's figures.
+    pub(crate) fn fold(&mut self, index: usize, call: &PoolStats) {
+        let Some(prev) = self.last.get(index).copied() else {
+            return;
+        };
+        for (dev, (now, before)) in self
+            .stats
+            .stats_mut()
+            .into_iter()
+            .zip(pool_stats(call).into_iter().zip(pool_stats(&prev)))
+        {
+            let others = dev.current.saturating_sub(before.current);
+            dev.current = others + now.current;
+            dev.peak = dev.peak.max(others + now.peak).max(dev.current);
+            dev.allocated += now.allocated.saturating_sub(before.allocated);
+            dev.freed += now.freed.saturating_sub(before.freed);
+        }
+        let s = &mut self.stats;
+        let inactive = s
+            .reserved_bytes
+            .current
+            .saturating_sub(s.allocated_bytes.current);
+        sample(&mut s.inactive_bytes, inactive);
+        s.storage_allocs += call.storage_allocs.saturating_sub(prev.storage_allocs);
+        s.storage_frees += call.storage_frees.saturating_sub(prev.storage_frees);
+        s.leaked_bytes += call.leaked_bytes.saturating_sub(prev.leaked_bytes);
+        self.last[index] = *call;
+        s.largest_free_block = self
+            .last
+            .iter()
+            .map(|p| p.largest_free_block)
+            .max()
+            .unwrap_or(0);
+    }
+}

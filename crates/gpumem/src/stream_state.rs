@@ -1,0 +1,188 @@
+//! What a stream holds: its pool engine, its operation counters, and the
+//! allocations it keeps alive on others' behalf.
+//!
+//! Locking: each stream's engine sits behind its own mutex, and the
+//! operation counters and the recording flag are atomics beside it, so one
+//! stream reads another's progress without locking it. A call never holds
+//! two stream locks at once; device-wide work (relocation, reclaim, capture
+//! begin) takes the device's `moving` lock first and then visits the streams
+//! one at a time. That order cannot deadlock.
+//!
+//! **Held allocations.** A stream keeps a clone of a handle when it must not
+//! be reused yet: another stream recorded a use of it (`record_use`, like
+//! PyTorch's `record_stream`), or poisoning is on and its free must be
+//! observed. A held allocation is *released* once the user's holders are
+//! gone (the clone is the only one left) and every recorded stream's
+//! completed counter has passed the value that stream's submitted counter
+//! had when the release was first observed — taking it then, rather than at
+//! the moment of `record_use`, also covers work submitted after the record
+//! and before the free, which is the guarantee `record_stream` gives.
+//! Checking costs O(held) per engine call: nothing in normal mode, every
+//! live allocation when poisoning.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use mem_pools::ManagedMemoryHandle;
+use mem_storage::{ComputeStorage, StreamId};
+
+use crate::backend::StreamMemory;
+use crate::stats::MemoryStats;
+
+/// One recorded use of a held allocation by another stream.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Use {
+    pub(crate) stream: usize,
+    /// That stream's submitted counter when the user's free was observed.
+    pub(crate) until: Option<u64>,
+}
+
+/// An allocation a stream keeps alive until it may be reused.
+#[derive(Debug)]
+pub(crate) struct Held {
+    pub(crate) handle: ManagedMemoryHandle,
+    pub(crate) uses: Vec<Use>,
+}
+
+/// A stream's engine and the allocations it holds.
+#[derive(Debug)]
+pub(crate) struct StreamState {
+    pub(crate) engine: StreamMemory,
+    pub(crate) held: Vec<Held>,
+    pub(crate) stats: MemoryStats,
+}
+
+/// A stream as the device keeps it.
+#[derive(Debug)]
+pub(crate) struct StreamShared {
+    pub(crate) id: StreamId,
+    /// The id of this stream's engine (carried by its handles).
+    pub(crate) manager: u64,
+    /// Launch-like operations submitted so far (the bind cursor).
+    pub(crate) submitted: AtomicU64,
+    /// Operations known complete.
+    pub(crate) completed: AtomicU64,
+    /// A graph capture is open on this stream.
+    pub(crate) recording: AtomicBool,
+    pub(crate) state: Mutex<StreamState>,
+}
+
+impl StreamShared {
+    pub(crate) fn new(id: StreamId, engine: StreamMemory) -> Self {
+        Self {
+            id,
+            manager: engine.id(),
+            submitted: AtomicU64::new(0),
+            completed: AtomicU64::new(0),
+            recording: AtomicBool::new(false),
+            state: Mutex::new(StreamState {
+                engine,
+                held: Vec::new(),
+                stats: MemoryStats::default(),
+            }),
+        }
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, StreamState> {
+        // Every engine call leaves the engine consistent before it returns
+        // (its contract: errors change nothing), so a panic elsewhere while
+        // the lock was held cannot have left a half-made change.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn submitted(&self) -> u64 {
+        self.submitted.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn completed(&self) -> u64 {
+        self.completed.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn is_recording(&self) -> bool {
+        self.recording.load(Ordering::Acquire)
+    }
+
+    /// Mark every submitted operation complete.
+    pub(crate) fn mark_all_complete(&self) {
+        self.completed
+            .fetch_max(self.submitted.load(Ordering::Acquire), Ordering::AcqRel);
+    }
+}
+
+impl StreamState {
+    /// Hold `handle` for a use by `stream` (merged with an existing hold).
+    pub(crate) fn hold(&mut self, handle: &ManagedMemoryHandle, stream: Option<usize>) {
+        let binding = handle.binding();
+        let index = match self.held.iter().position(|h| h.handle.binding() == binding) {
+            Some(i) => i,
+            None => {
+                self.held.push(Held {
+                    handle: handle.clone(),
+                    uses: Vec::new(),
+                });
+                self.held.len() - 1
+            }
+        };
+        let entry = &mut self.held[index];
+        if let Some(stream) = stream {
+            match entry.uses.iter_mut().find(|u| u.stream == stream) {
+                // A new use after the free was observed cannot happen (the
+                // user still held a handle to record it), so restart the wait.
+                Some(u) => u.until = None,
+                None => entry.uses.push(Use {
+                    stream,
+                    until: None,
+                }),
+            }
+        }
+    }
+
+    /// Release every held allocation whose users are gone and whose recorded
+    /// streams have completed their work; poison it first when asked.
+    /// Returns the bytes still held.
+    pub(crate) fn settle(&mut self, streams: &[StreamShared], poison: Option<u8>) -> u64 {
+        let mut still_held = 0;
+        let mut i = 0;
+        while i < self.held.len() {
+            let entry = &mut self.held[i];
+            let mut ready = entry.handle.can_mut();
+            if ready {
+                for u in &mut entry.uses {
+                    let Some(other) = streams.get(u.stream) else {
+                        continue;
+                    };
+                    let until = *u.until.get_or_insert_with(|| other.submitted());
+                    ready &= other.completed() >= until;
+                }
+            }
+            if !ready {
+                still_held += entry.handle.size();
+                i += 1;
+                continue;
+            }
+            let held = self.held.swap_remove(i);
+            if let Some(byte) = poison {
+                self.poison(&held.handle, byte);
+            }
+        }
+        still_held
+    }
+
+    /// Fill an allocation about to be freed with `byte`, so its next user
+    /// (or a stale reader) sees the pattern instead of the old contents.
+    fn poison(&mut self, handle: &ManagedMemoryHandle, byte: u8) {
+        // A handle whose memory was handed to another by `bind` no longer
+        // resolves: that memory is live elsewhere and must not be filled.
+        let Ok(view) = self.engine.get_storage(handle.binding()) else {
+            return;
+        };
+        if let Err(err) = self.engine.storage().fill(&view, byte) {
+            tracing::warn!(%err, "poisoning a freed allocation failed; it is freed unpoisoned");
+        }
+    }
+
+    /// Bytes held for other streams or for poisoning.
+    pub(crate) fn held_bytes(&self) -> u64 {
+        self.held.iter().map(|h| h.handle.size()).sum()
+    }
+}
