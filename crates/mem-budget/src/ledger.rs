@@ -97,7 +97,10 @@ impl Ledger {
     /// Claim `bytes` exactly as [`Ledger::claim`] does, but leave the peak
     /// alone until [`Ledger::confirm`]: for a claim that
     /// is rolled back if the device then refuses, which must not show up as
-    /// a high-water mark of memory that was never held.
+    /// a high-water mark of memory that was never held. (A racing claim
+    /// that sticks while this one is still on the ledger records the total
+    /// it saw, which includes these bytes: the peak is always a level the
+    /// ledger really held, in flight claims included.)
     pub fn claim_tentative(&self, bytes: u64) -> Result<u64, Refusal> {
         let mut current = self.claimed.load(Ordering::Relaxed);
         loop {
