@@ -87,9 +87,11 @@ impl Core {
 
     /// `size` rounded up to the alignment (zero takes one unit), checked.
     pub(crate) fn capacity(&self, size: u64) -> Result<u64, IoError> {
+        // The alignment is a power of two: round with a mask, checked.
         let a = self.alignment;
         size.max(1)
-            .checked_next_multiple_of(a)
+            .checked_add(a - 1)
+            .map(|v| v & !(a - 1))
             .ok_or(IoError::InvalidSize { size, alignment: a })
     }
 

@@ -210,3 +210,56 @@ fn stats_count_current_peak_and_totals() {
     assert_eq!(mm.stats().requested_bytes.peak, 3000);
     drop(b);
 }
+
+#[test]
+fn install_pools_during_a_capture_is_refused() {
+    let mut mm = manager(MemoryConfiguration::SubSlices);
+    mm.capture_begin();
+    assert_eq!(
+        mm.install_pools(MemoryConfiguration::ExclusivePages, &props()),
+        Err(InstallMemoryPoolsError::CaptureActive)
+    );
+    let _ = mm.capture_end();
+    assert!(
+        mm.install_pools(MemoryConfiguration::ExclusivePages, &props())
+            .is_ok()
+    );
+}
+
+#[test]
+fn a_lazy_page_cannot_be_mapped_inside_the_capture_window() {
+    let mut mm = lazy_manager(MemoryConfiguration::SubSlices);
+    let h = mm.reserve(1000).unwrap();
+    mm.capture_begin();
+    mm.capture_priming_end();
+    assert!(matches!(
+        mm.get_storage(h.binding()),
+        Err(IoError::CaptureWouldAllocate { .. })
+    ));
+    let _ = mm.capture_end();
+    assert!(mm.get_storage(h.binding()).is_ok());
+}
+
+#[test]
+fn the_measured_plan_cycle_reads_peaks_from_a_lazy_pass() {
+    let mut mm = lazy_manager(MemoryConfiguration::SubSlices);
+    let pass = |mm: &mut mem_pools::MemoryManagement<mem_storage::HostStorage>| {
+        let a: Vec<_> = (0..40).map(|_| mm.reserve(32 * KIB).unwrap()).collect();
+        drop(a);
+        mm.drain_drops();
+    };
+    pass(&mut mm);
+    let peaks = mm.memory_report().pools[0].peak_bytes_in_use;
+    assert_eq!(peaks, 40 * 32 * KIB);
+    mm.install_pools(MemoryConfiguration::SubSlices, &props())
+        .unwrap();
+    assert_eq!(
+        mm.memory_report().pools[0].peak_bytes_in_use,
+        0,
+        "marks reset by install"
+    );
+    pass(&mut mm);
+    assert_eq!(mm.memory_report().pools[0].peak_bytes_in_use, peaks);
+    assert_eq!(mm.stats().storage_allocs, 0, "a lazy pass maps nothing");
+    mm.print_memory_usage();
+}

@@ -136,3 +136,48 @@ fn get_resource_narrows_to_the_requested_range_and_refuses_past_the_end() {
         Err(IoError::OutOfBounds { .. })
     ));
 }
+
+#[test]
+fn handles_and_bindings_are_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<mem_pools::ManagedMemoryHandle>();
+    assert_send_sync::<mem_pools::ManagedMemoryBinding>();
+}
+
+#[test]
+fn handles_may_outlive_their_manager() {
+    let mut mm = manager(MemoryConfiguration::SubSlices);
+    let h = mm.reserve(100).unwrap();
+    let clone = h.clone();
+    drop(mm);
+    drop(h);
+    assert!(clone.can_mut());
+    drop(clone);
+}
+
+#[test]
+fn every_manager_gets_its_own_id() {
+    let ids: std::collections::HashSet<u64> = (0..16).map(|_| manager(sliced()).id()).collect();
+    assert_eq!(ids.len(), 16);
+}
+
+#[test]
+fn a_handle_of_any_size_class_round_trips_its_bytes() {
+    let mut mm = manager(MemoryConfiguration::SubSlices);
+    let sizes = [1, 255, 256, 257, 64 * KIB, 64 * KIB + 1, 3 * MIB, 20 * MIB];
+    let handles: Vec<_> = sizes.iter().map(|&s| mm.reserve(s).unwrap()).collect();
+    for (i, h) in handles.iter().enumerate() {
+        mm.write(h.binding(), &pattern(i as u64, h.size() as usize))
+            .unwrap();
+    }
+    for (i, h) in handles.iter().enumerate() {
+        let mut out = vec![0; h.size() as usize];
+        mm.read(h.binding(), &mut out).unwrap();
+        assert_eq!(
+            out,
+            pattern(i as u64, h.size() as usize),
+            "size {}",
+            h.size()
+        );
+    }
+}
