@@ -76,7 +76,9 @@ impl GpuMemoryManager {
     ///
     /// The overlay is not an independent budget: parent and overlay claim on
     /// one atomic ledger, so together they can never oversubscribe the limit,
-    /// even racing. The runtime is validated before the ledger is shared, so
+    /// even racing. Its counters are the parent's too: `allocated_bytes`,
+    /// `peak_bytes`, `alloc_count` and the failure counters read the same
+    /// numbers through either. The runtime is validated before the ledger is shared, so
     /// a refused overlay leaves the parent untouched.
     ///
     /// # Errors
