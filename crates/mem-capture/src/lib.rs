@@ -1,1 +1,60 @@
-//! mem-capture — placeholder; its contract is written as the crate is built.
+//! # mem-capture — CUDA graph capture over gpumem memory
+//!
+//! The graph side of seed 000's capture protocol: a runtime records a pass
+//! of work into a graph and replays it, over memory from mem-pools, without
+//! ever allocating inside the capture window.
+//!
+//! ## Contract
+//! - **The sequence lives once**, in [`Capture`] (steps `prepare` → `begin`
+//!   → `end`, or [`Capture::run`]): refuse if any stream records; relocate
+//!   every stream's outdated memory; `capture_begin` on every pool the
+//!   recording touches; warmup (priming keeps every slice it touches);
+//!   drain deferred frees; `capture_priming_end`; begin stream capture; the
+//!   recorded pass; end stream capture; `capture_end`; seal.
+//! - **Stages are checked.** `Idle → WarmingUp → Recording → Sealed`; a step
+//!   out of order is [`CaptureError::WrongStage`] and changes nothing;
+//!   [`Capture::abort`] from any stage restores the pools (mode, priming,
+//!   touched set) and leaves no stream in capture.
+//! - **No allocation inside the window.** A reservation the primed pool
+//!   cannot serve is [`CaptureError::WindowAllocation`], naming the size and
+//!   telling to lengthen the warmup; a CUDA graph with memory nodes is
+//!   [`CaptureError::MemoryNodes`].
+//! - **Graph memory is pinned for the graph's life.** [`CapturedGraph`] owns
+//!   the handles `capture_end` returned; dropping it (after its backend graph)
+//!   releases them; it refuses to replay once that memory was freed,
+//!   rebound or given away ([`CaptureError::GraphMemoryInvalidated`]).
+//! - **Nothing is freed or moved while a stream records**: the pools refuse
+//!   by themselves inside a window, and the device's [`RecordingFlag`] tells
+//!   every other path (relocation, cleanup) to wait.
+//! - **Graphs may share a pool** ([`GraphPool`], [`Capture::sharing`]) if they
+//!   never run concurrently; see `docs/capture.md`.
+//!
+//! ## Non-goals
+//! - Allocating, relocating, cleaning up: mem-pools and mem-relocate; this
+//!   crate only calls them in order.
+//! - Kernels: the recorded pass is the runtime's; the host backend offers
+//!   write / fill / copy / kernel-like closures to stand in for one.
+//! - Thread safety of a capture: one capture per stream, `&mut` throughout.
+
+mod backend;
+mod capture;
+pub mod cuda;
+mod error;
+mod external;
+mod graph;
+mod host;
+mod host_op;
+mod pins;
+mod run;
+mod stage;
+mod streams;
+
+pub use backend::GraphBackend;
+pub use capture::Capture;
+pub use error::CaptureError;
+pub use graph::CapturedGraph;
+pub use host::{HostGraph, HostGraphBackend, HostRecorder};
+pub use host_op::{HostOp, KernelBody};
+pub use pins::GraphPool;
+pub use stage::{CaptureStage, RecordingFlag};
+pub use streams::{CapturePool, CaptureStreams};

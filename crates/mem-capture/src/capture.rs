@@ -1,0 +1,291 @@
+//! `Capture`: the one place the capture sequence lives.
+//!
+//! ```text
+//!   Idle ──prepare──▶ WarmingUp ──begin──▶ Recording ──end──▶ Sealed
+//!     ▲                   │                    │                │
+//!     └───────────────────┴──────abort─────────┴────────────────┘
+//! ```
+//!
+//! - `prepare`: refuse if any stream records or a pool already captures;
+//!   relocate every stream's outdated memory (reason: capture); raise the
+//!   device's recording flag; `capture_begin` on every pool the recording
+//!   touches; lend a shared pool's temporaries to the window. The warmup runs
+//!   next.
+//! - `begin`: drain deferred frees (the runtime's, then each pool's drop
+//!   queue); `capture_priming_end`; begin stream capture. The recorded pass
+//!   runs next, issuing work to [`Capture::recorder`].
+//! - `end`: end stream capture *first* (so the stream is never wedged, and a
+//!   graph with memory nodes is refused); `capture_end` on every pool; pin
+//!   what it returned on the graph; seal.
+//! - `abort`: from any stage; stops stream capture, ends every pool's window
+//!   (mode, priming and touched set restored, warmup's slices freed), lowers
+//!   the flag, re-pins lent temporaries. From `Sealed` it only makes the
+//!   capture reusable; the graph it made stays valid.
+//!
+//! A step called out of order is [`CaptureError::WrongStage`] and changes
+//! nothing; so are the checks each step makes before acting. A failure after
+//! a step started acting (the driver refused, `capture_end` returned a handle
+//! that does not resolve) aborts the capture, then reports.
+
+use crate::backend::GraphBackend;
+use mem_pools::ManagedMemoryBinding;
+
+use crate::error::CaptureError;
+use crate::external::External;
+use crate::graph::CapturedGraph;
+use crate::pins::{GraphPool, PinKey};
+use crate::stage::{CaptureStage, RecordingToken};
+use crate::streams::CaptureStreams;
+
+/// One graph capture over a device's streams (see the module docs).
+#[derive(Debug)]
+pub struct Capture {
+    stage: CaptureStage,
+    token: Option<RecordingToken>,
+    pools: usize,
+    share: GraphPool,
+    lent: Vec<PinKey>,
+    pub(crate) externals: Vec<(usize, ManagedMemoryBinding)>,
+}
+
+impl Capture {
+    /// A capture whose graph gets a graph pool of its own.
+    pub fn new() -> Self {
+        Self::sharing(&GraphPool::new())
+    }
+
+    /// A capture into `pool`, shared with the graphs already in it: their
+    /// temporaries are lent to this window, so the new graph reuses them.
+    /// Graphs of one pool must never run concurrently (`docs/capture.md`).
+    pub fn sharing(pool: &GraphPool) -> Self {
+        Self {
+            stage: CaptureStage::Idle,
+            token: None,
+            pools: 0,
+            share: pool.clone(),
+            lent: Vec::new(),
+            externals: Vec::new(),
+        }
+    }
+
+    /// The stage the capture is in.
+    pub fn stage(&self) -> CaptureStage {
+        self.stage
+    }
+
+    pub(crate) fn expect(
+        &self,
+        call: &'static str,
+        expected: CaptureStage,
+    ) -> Result<(), CaptureError> {
+        if self.stage == expected {
+            Ok(())
+        } else {
+            Err(CaptureError::WrongStage {
+                call,
+                expected,
+                found: self.stage,
+            })
+        }
+    }
+
+    fn same_pools<S: CaptureStreams + ?Sized>(&self, streams: &mut S) -> Result<(), CaptureError> {
+        let found = streams.capture_pools().len();
+        if found == self.pools {
+            Ok(())
+        } else {
+            Err(CaptureError::PoolCountChanged {
+                expected: self.pools,
+                found,
+            })
+        }
+    }
+
+    /// Open the window; the warmup runs after this (see the module docs).
+    ///
+    /// # Errors
+    /// [`CaptureError::WrongStage`], [`CaptureError::AlreadyRecording`],
+    /// [`CaptureError::NoPools`], [`CaptureError::PoolAlreadyCapturing`],
+    /// [`CaptureError::PoolCountChanged`]; each before anything changes.
+    pub fn prepare<S: CaptureStreams + ?Sized>(
+        &mut self,
+        streams: &mut S,
+    ) -> Result<(), CaptureError> {
+        self.expect("prepare", CaptureStage::Idle)?;
+        streams.recording_flag().refuse_while_recording()?;
+        let count = {
+            let pools = streams.capture_pools();
+            if pools.is_empty() {
+                return Err(CaptureError::NoPools);
+            }
+            for (pool, p) in pools.iter().enumerate() {
+                let state = p.capture_state();
+                if state.active {
+                    return Err(CaptureError::PoolAlreadyCapturing {
+                        pool,
+                        touched: state.touched,
+                    });
+                }
+            }
+            pools.len()
+        };
+        self.share.check_pools(count)?;
+        streams.relocate_device();
+        let token = streams.recording_flag().raise();
+        let mut pools = streams.capture_pools();
+        for pool in pools.iter_mut() {
+            pool.capture_begin();
+        }
+        // Lent inside the window, so the freed slices stay in the pools.
+        self.lent = self.share.lend_temporaries();
+        for pool in pools.iter_mut() {
+            pool.drain_frees();
+        }
+        self.pools = count;
+        self.token = Some(token);
+        self.stage = CaptureStage::WarmingUp;
+        Ok(())
+    }
+
+    /// End priming and start recording; the recorded pass runs after this.
+    ///
+    /// # Errors
+    /// [`CaptureError::WrongStage`], [`CaptureError::PoolCountChanged`],
+    /// [`CaptureError::BackendBusy`] before anything changes; the backend's
+    /// refusal to begin after aborting the capture.
+    pub fn begin<S, B>(&mut self, streams: &mut S, backend: &mut B) -> Result<(), CaptureError>
+    where
+        S: CaptureStreams + ?Sized,
+        B: GraphBackend,
+    {
+        self.expect("begin", CaptureStage::WarmingUp)?;
+        self.same_pools(streams)?;
+        if backend.is_capturing() {
+            return Err(CaptureError::BackendBusy);
+        }
+        streams.drain_deferred_frees();
+        for pool in streams.capture_pools().iter_mut() {
+            pool.drain_frees();
+            pool.capture_priming_end();
+        }
+        if let Err(err) = backend.begin_capture() {
+            self.abort(streams, backend);
+            return Err(err);
+        }
+        self.stage = CaptureStage::Recording;
+        Ok(())
+    }
+
+    /// Stop recording, pin the touched memory on the graph, seal.
+    ///
+    /// # Errors
+    /// [`CaptureError::WrongStage`], [`CaptureError::PoolCountChanged`]
+    /// before anything changes; after aborting the capture: the backend's
+    /// refusal ([`CaptureError::MemoryNodes`], [`CaptureError::EmptyGraph`],
+    /// ...) or a pinned handle that does not resolve.
+    pub fn end<S, B>(
+        &mut self,
+        streams: &mut S,
+        backend: &mut B,
+    ) -> Result<CapturedGraph<B::Graph>, CaptureError>
+    where
+        S: CaptureStreams + ?Sized,
+        B: GraphBackend,
+    {
+        self.expect("end", CaptureStage::Recording)?;
+        self.same_pools(streams)?;
+        let graph = match backend.end_capture() {
+            Ok(graph) => graph,
+            Err(err) => {
+                self.abort(streams, backend);
+                return Err(err);
+            }
+        };
+        let mut pools = streams.capture_pools();
+        let mut pinned = Vec::new();
+        let mut failure = None;
+        for (index, pool) in pools.iter_mut().enumerate() {
+            for handle in pool.capture_end() {
+                match pool.view(handle.binding()) {
+                    Ok(view) => pinned.push((PinKey::of(index, &view), handle)),
+                    Err(err) => {
+                        failure.get_or_insert(CaptureError::from(err));
+                    }
+                }
+            }
+        }
+        let mut externals = Vec::with_capacity(self.externals.len());
+        for &(pool, binding) in &self.externals {
+            match External::resolve(pool, binding, &mut pools) {
+                Ok(external) => externals.push(external),
+                Err(err) => {
+                    failure.get_or_insert(err);
+                }
+            }
+        }
+        if let Some(err) = failure {
+            drop((graph, pinned));
+            self.close(&mut pools);
+            return Err(err);
+        }
+        let claim = self.share.adopt(self.pools, pinned);
+        self.close(&mut pools);
+        self.stage = CaptureStage::Sealed;
+        Ok(CapturedGraph::new(graph, claim, externals, self.pools))
+    }
+
+    /// Abandon the capture from any stage (see the module docs). Never fails:
+    /// whatever a step left open is closed.
+    pub fn abort<S, B>(&mut self, streams: &mut S, backend: &mut B)
+    where
+        S: CaptureStreams + ?Sized,
+        B: GraphBackend,
+    {
+        match self.stage {
+            CaptureStage::Idle => {}
+            CaptureStage::Sealed => self.stage = CaptureStage::Idle,
+            CaptureStage::WarmingUp | CaptureStage::Recording => {
+                if self.stage == CaptureStage::Recording {
+                    backend.abort_capture();
+                }
+                let mut pools = streams.capture_pools();
+                for pool in pools.iter_mut() {
+                    if pool.capture_state().active {
+                        drop(pool.capture_end());
+                    }
+                }
+                self.close(&mut pools);
+            }
+        }
+    }
+
+    /// After every pool's window closed: pin lent temporaries again, lower
+    /// the recording flag, back to idle.
+    fn close(&mut self, pools: &mut [&mut dyn crate::streams::CapturePool]) {
+        let lent = std::mem::take(&mut self.lent);
+        self.share.reclaim_lent(&lent, pools);
+        self.externals.clear();
+        self.token = None;
+        self.stage = CaptureStage::Idle;
+    }
+}
+
+impl Default for Capture {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for Capture {
+    fn drop(&mut self) {
+        if matches!(
+            self.stage,
+            CaptureStage::WarmingUp | CaptureStage::Recording
+        ) {
+            tracing::error!(
+                stage = %self.stage,
+                "a capture was dropped mid-way: its pools stay in capture mode until capture_end; call abort"
+            );
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! What the passes use — the recorder, declared outside buffers — and
+//! `Capture::run`, the whole sequence in one call for a runtime whose
+//! warmup and recorded pass are closures.
+
+use mem_pools::ManagedMemoryBinding;
+
+use crate::backend::GraphBackend;
+use crate::capture::Capture;
+use crate::error::CaptureError;
+use crate::graph::CapturedGraph;
+use crate::stage::CaptureStage;
+use crate::streams::CaptureStreams;
+
+impl Capture {
+    /// Where the recorded pass issues its work.
+    ///
+    /// # Errors
+    /// [`CaptureError::WrongStage`] outside `Recording`.
+    pub fn recorder<'b, B: GraphBackend>(
+        &self,
+        backend: &'b mut B,
+    ) -> Result<&'b mut B::Recorder, CaptureError> {
+        self.expect("recorder", CaptureStage::Recording)?;
+        Ok(backend.recorder())
+    }
+
+    /// Declare that the graph uses an allocation of `pools[pool]` it does
+    /// not reserve in the window (a static input, weights). At `end` its raw
+    /// address is taken, so its page never moves while it lives, and the
+    /// graph refuses to replay once it was freed or rebound. It stays its
+    /// owner's: the graph holds no handle to it, so keep it alive.
+    ///
+    /// # Errors
+    /// [`CaptureError::WrongStage`] once sealed (declare before `end`).
+    pub fn uses(&mut self, pool: usize, binding: ManagedMemoryBinding) -> Result<(), CaptureError> {
+        if self.stage() == CaptureStage::Sealed {
+            return Err(CaptureError::WrongStage {
+                call: "uses",
+                expected: CaptureStage::Recording,
+                found: CaptureStage::Sealed,
+            });
+        }
+        self.externals.push((pool, binding));
+        Ok(())
+    }
+
+    /// Capture a graph: `prepare`, run `warmup`, `begin`, run `record`
+    /// (issuing work to the backend's recorder), `end`.
+    ///
+    /// `warmup` should be the recorded pass itself run once for real (or
+    /// anything that reserves every buffer it reserves): priming keeps every
+    /// slice it touches, so the recorded pass finds its whole working set
+    /// free and never allocates. Either closure failing aborts the capture
+    /// (nothing stays open) and returns its error; an engine error converts
+    /// with `?`, a reservation the window cannot serve becoming
+    /// [`CaptureError::WindowAllocation`].
+    ///
+    /// # Errors
+    /// Those of the steps, and the closures'.
+    pub fn run<S, B, W, R>(
+        &mut self,
+        streams: &mut S,
+        backend: &mut B,
+        warmup: W,
+        record: R,
+    ) -> Result<CapturedGraph<B::Graph>, CaptureError>
+    where
+        S: CaptureStreams + ?Sized,
+        B: GraphBackend,
+        W: FnOnce(&mut S) -> Result<(), CaptureError>,
+        R: FnOnce(&mut S, &mut B::Recorder) -> Result<(), CaptureError>,
+    {
+        self.prepare(streams)?;
+        if let Err(err) = warmup(streams) {
+            self.abort(streams, backend);
+            return Err(err);
+        }
+        self.begin(streams, backend)?;
+        if let Err(err) = record(streams, backend.recorder()) {
+            self.abort(streams, backend);
+            return Err(err);
+        }
+        self.end(streams, backend)
+    }
+}

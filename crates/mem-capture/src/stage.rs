@@ -1,0 +1,112 @@
+//! The stages of one capture and the recording flag a device shares.
+//!
+//! [`CaptureStage`] is the state of [`crate::Capture`]: `Idle → WarmingUp →
+//! Recording → Sealed`, with `abort` back to `Idle` from any of them. It is a
+//! runtime state rather than a type-state because a runtime keeps its capture
+//! in a field across calls it does not control (CubeCL's `StreamCaptureState`
+//! does the same), and a wrong call must be an answer, not a compile error.
+//!
+//! [`RecordingFlag`] is the device-wide "a stream records" bit seed 002's
+//! `RelocatingStreams::recording` reads: while it is up, relocation and
+//! cleanup free nothing, because the pages a recording touches must keep
+//! their addresses until it seals.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::error::CaptureError;
+
+/// Where a [`crate::Capture`] is in its sequence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum CaptureStage {
+    /// Nothing open; `prepare` may start a capture.
+    #[default]
+    Idle,
+    /// The pools capture and are priming; the warmup runs now.
+    WarmingUp,
+    /// The stream records; the recorded pass runs now.
+    Recording,
+    /// The graph was handed out; `abort` makes the capture reusable.
+    Sealed,
+}
+
+impl fmt::Display for CaptureStage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Idle => "idle",
+            Self::WarmingUp => "warming up",
+            Self::Recording => "recording",
+            Self::Sealed => "sealed",
+        })
+    }
+}
+
+/// The device-wide count of streams inside a capture (cheap to clone).
+///
+/// A runtime keeps one per device and answers `RelocatingStreams::recording`
+/// with [`RecordingFlag::is_recording`]. [`crate::Capture`] raises it from
+/// `prepare` (after the pre-warmup relocation) until it seals or aborts.
+#[derive(Debug, Clone, Default)]
+pub struct RecordingFlag {
+    streams: Arc<AtomicUsize>,
+}
+
+impl RecordingFlag {
+    /// A flag with no stream recording.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether any stream of the device records a graph now.
+    pub fn is_recording(&self) -> bool {
+        self.recording_streams() > 0
+    }
+
+    /// How many streams record now.
+    pub fn recording_streams(&self) -> usize {
+        self.streams.load(Ordering::Acquire)
+    }
+
+    /// Refuse while any stream records: the caller is about to free or move
+    /// memory, which a recording forbids.
+    ///
+    /// # Errors
+    /// [`CaptureError::AlreadyRecording`] with the number of recording streams.
+    pub fn refuse_while_recording(&self) -> Result<(), CaptureError> {
+        match self.recording_streams() {
+            0 => Ok(()),
+            streams => Err(CaptureError::AlreadyRecording { streams }),
+        }
+    }
+
+    /// Run `work` (a cleanup, a relocation) only while no stream records.
+    ///
+    /// # Errors
+    /// [`CaptureError::AlreadyRecording`], and `work` does not run.
+    pub fn unless_recording<T>(&self, work: impl FnOnce() -> T) -> Result<T, CaptureError> {
+        self.refuse_while_recording()?;
+        Ok(work())
+    }
+
+    /// Count one more recording stream until the token drops.
+    pub(crate) fn raise(&self) -> RecordingToken {
+        self.streams.fetch_add(1, Ordering::AcqRel);
+        RecordingToken {
+            streams: self.streams.clone(),
+        }
+    }
+}
+
+/// One recording stream on a [`RecordingFlag`]; dropping it lowers the flag,
+/// so a capture dropped mid-way never leaves the device marked recording.
+#[derive(Debug)]
+pub(crate) struct RecordingToken {
+    streams: Arc<AtomicUsize>,
+}
+
+impl Drop for RecordingToken {
+    fn drop(&mut self) {
+        self.streams.fetch_sub(1, Ordering::AcqRel);
+    }
+}

@@ -1,0 +1,129 @@
+//! What a capture needs from the runtime: its pools and its streams.
+//!
+//! [`CapturePool`] is the memory side of one pool, object-safe so a device
+//! pool and a pinned-host staging pool over different storages sit in one
+//! list; it is implemented for every [`MemoryManagement`]. [`CaptureStreams`]
+//! is the device: the pools a recording touches, the relocation to run before
+//! warmup, the runtime's own deferred frees, and the device's
+//! [`RecordingFlag`].
+
+use mem_pools::{
+    CaptureState, IoError, ManagedMemoryBinding, ManagedMemoryHandle, MemoryAllocationMode,
+    MemoryManagement,
+};
+use mem_storage::{ComputeStorage, StorageError, StorageHandle};
+
+use crate::stage::RecordingFlag;
+
+/// The memory side of capture for one pool (see [`MemoryManagement`]'s
+/// `capture_*` methods for the semantics each forwards to).
+pub trait CapturePool {
+    /// Open the window: force Persistent, start priming and touching.
+    fn capture_begin(&mut self);
+    /// End priming: the slices warmup retained become free in the pool.
+    fn capture_priming_end(&mut self);
+    /// Close the window: restore the mode, return a handle per touched slice.
+    fn capture_end(&mut self) -> Vec<ManagedMemoryHandle>;
+    /// Plain data about the window.
+    fn capture_state(&self) -> CaptureState;
+    /// Free every slice whose last handle dropped. Inside a window this gives
+    /// nothing back to the storage; it only makes the slices reusable.
+    fn drain_frees(&mut self);
+    /// The mode reservations use now.
+    fn effective_mode(&self) -> MemoryAllocationMode;
+    /// The storage view of an allocation (page id, offset, size).
+    fn view(&mut self, binding: ManagedMemoryBinding) -> Result<StorageHandle, IoError>;
+    /// Take the raw address of an allocation the graph uses but did not
+    /// reserve in the window: its page never moves again until the
+    /// allocation is freed (mem-pools' raw-out rule).
+    fn pin_raw(&mut self, binding: ManagedMemoryBinding) -> Result<(), IoError>;
+    /// Reserve in the persistent pool, whatever the mode (exact-size slices).
+    fn reserve_persistent(&mut self, size: u64) -> Result<ManagedMemoryHandle, IoError>;
+    /// Pages allocated from the storage so far.
+    fn storage_allocs(&self) -> u64;
+    /// Write `data` at the start of a view.
+    fn write_view(&mut self, view: &StorageHandle, data: &[u8]) -> Result<(), StorageError>;
+    /// Read the first `out.len()` bytes of a view.
+    fn read_view(&mut self, view: &StorageHandle, out: &mut [u8]) -> Result<(), StorageError>;
+    /// Set every byte of a view.
+    fn fill_view(&mut self, view: &StorageHandle, value: u8) -> Result<(), StorageError>;
+    /// Copy `src` into `dst` (same size) within this pool's storage.
+    fn copy_view(&mut self, src: &StorageHandle, dst: &StorageHandle) -> Result<(), StorageError>;
+}
+
+impl<S: ComputeStorage> CapturePool for MemoryManagement<S> {
+    fn capture_begin(&mut self) {
+        MemoryManagement::capture_begin(self);
+    }
+    fn capture_priming_end(&mut self) {
+        MemoryManagement::capture_priming_end(self);
+    }
+    fn capture_end(&mut self) -> Vec<ManagedMemoryHandle> {
+        MemoryManagement::capture_end(self)
+    }
+    fn capture_state(&self) -> CaptureState {
+        MemoryManagement::capture_state(self)
+    }
+    fn drain_frees(&mut self) {
+        // Inside a window a non-explicit cleanup only drains the drop queue
+        // (mem-pools gives nothing back during a capture).
+        self.cleanup(false);
+    }
+    fn effective_mode(&self) -> MemoryAllocationMode {
+        MemoryManagement::effective_mode(self)
+    }
+    fn view(&mut self, binding: ManagedMemoryBinding) -> Result<StorageHandle, IoError> {
+        self.get_storage(binding)
+    }
+    fn pin_raw(&mut self, binding: ManagedMemoryBinding) -> Result<(), IoError> {
+        self.get_resource(binding, None, None).map(drop)
+    }
+    fn reserve_persistent(&mut self, size: u64) -> Result<ManagedMemoryHandle, IoError> {
+        self.mode(MemoryAllocationMode::Persistent);
+        let reserved = self.reserve(size);
+        self.mode(MemoryAllocationMode::Auto);
+        reserved
+    }
+    fn storage_allocs(&self) -> u64 {
+        self.stats().storage_allocs
+    }
+    fn write_view(&mut self, view: &StorageHandle, data: &[u8]) -> Result<(), StorageError> {
+        self.storage().write(view, data)
+    }
+    fn read_view(&mut self, view: &StorageHandle, out: &mut [u8]) -> Result<(), StorageError> {
+        self.storage().read(view, out)
+    }
+    fn fill_view(&mut self, view: &StorageHandle, value: u8) -> Result<(), StorageError> {
+        self.storage().fill(view, value)
+    }
+    fn copy_view(&mut self, src: &StorageHandle, dst: &StorageHandle) -> Result<(), StorageError> {
+        self.storage().copy(src, dst)
+    }
+}
+
+/// A device's streams, as a capture needs them.
+///
+/// The runtime implements it once per device. Pool indices are positions in
+/// [`CaptureStreams::capture_pools`]; they must name the same pools on every
+/// call, since graphs and recorded operations refer to pools by index.
+pub trait CaptureStreams {
+    /// The device's flag: up while any of its streams records.
+    fn recording_flag(&self) -> &RecordingFlag;
+
+    /// Move every stream's memory off outdated pages, before the warmup.
+    ///
+    /// A recording may touch memory any stream owns, and every page it
+    /// touches is pinned for the graph's life, where no relocation can empty
+    /// it. With mem-relocate this is
+    /// `RelocatingStreams::relocate_device(RelocationReason::Capture)`.
+    fn relocate_device(&mut self);
+
+    /// Every pool the recording touches: the recording stream's device pool
+    /// and any pinned-host staging pool, in a fixed order.
+    fn capture_pools(&mut self) -> Vec<&mut dyn CapturePool>;
+
+    /// Give back what the runtime itself defers (e.g. a double-buffered
+    /// drop queue of staging buffers), so warmup's buffers come back to the
+    /// pools before priming ends. Nothing by default.
+    fn drain_deferred_frees(&mut self) {}
+}
