@@ -6,6 +6,26 @@
 //! user of the device) → middle layers (logging, statistics) → the device's
 //! backend resource from mem-storage.
 //!
+//! ```
+//! use std::sync::Arc;
+//! use mem_budget::{AllocTag, BudgetDevice, DeviceRuntime, GpuMemoryManager, MemoryBudget};
+//!
+//! let device = BudgetDevice::host_with_capacity(1 << 20);
+//! // Everyone on the device shares a 64 KiB cap; this manager may use 48 KiB of it.
+//! let runtime = Arc::new(DeviceRuntime::standard(device.clone(), MemoryBudget::bytes(64 << 10)));
+//! let manager = Arc::new(GpuMemoryManager::with_runtime(device, MemoryBudget::bytes(48 << 10), runtime)?);
+//!
+//! let batch = manager.reserve_bytes(16 << 10)?; // claimed, nothing allocated
+//! let slice = manager.alloc::<f32>(1024)?;      // 4 KiB through the stack
+//! slice.write(&[1.0; 1024])?;
+//! let block = manager.alloc_raw(4096, AllocTag::SCRATCH)?;
+//! assert_eq!(manager.allocated_bytes(), (16 << 10) + 8192);
+//! assert!(manager.alloc::<u8>(40 << 10).is_err()); // past the local budget
+//! drop((batch, slice, block));
+//! assert_eq!(manager.allocated_bytes(), 0);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! ## Contract
 //! - **A budget is a ledger, not a guess.** Claims are compare-and-swap
 //!   loops that only ever add what fits: no interleaving of threads can take
