@@ -148,3 +148,77 @@ impl BudgetError {
 
 /// Shorthand for results of this crate.
 pub type Result<T, E = BudgetError> = std::result::Result<T, E>;
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_message_carries_its_numbers_and_a_remedy() {
+        let cases: Vec<(BudgetError, &[&str])> = vec![
+            (
+                BudgetError::ResourceExhausted {
+                    requested: 4096,
+                    allocated: 1000,
+                    limit: 2048,
+                    remaining: 1048,
+                    which: BudgetScope::Global,
+                },
+                &["global device", "4096", "1000", "2048", "1048", "reap"],
+            ),
+            (
+                BudgetError::InvalidFraction { fraction: 1.5 },
+                &["1.5", "(0, 1]"],
+            ),
+            (
+                BudgetError::SizeOverflow {
+                    len: 7,
+                    element_bytes: 8,
+                },
+                &["7 elements", "8 bytes", "fewer"],
+            ),
+            (
+                BudgetError::Underflow {
+                    requested: 9,
+                    allocated: 3,
+                },
+                &["9", "3", "nothing was changed"],
+            ),
+            (
+                BudgetError::LiveAllocations {
+                    operation: "reset_tracking",
+                    live_bytes: 77,
+                },
+                &["reset_tracking", "77", "drop"],
+            ),
+            (BudgetError::NoGlobalBudget, &["global_budget"]),
+            (
+                BudgetError::DeviceMismatch {
+                    manager_device: "host:0".into(),
+                    runtime_device: "cuda:1".into(),
+                },
+                &["host:0", "cuda:1", "clone"],
+            ),
+        ];
+        for (error, needles) in cases {
+            let text = error.to_string();
+            for needle in needles {
+                assert!(text.contains(needle), "`{text}` lacks `{needle}`");
+            }
+        }
+    }
+
+    #[test]
+    fn a_kernel_error_keeps_the_device_error_as_its_source() {
+        let cause = StorageError::OutOfMemory {
+            backend: "host",
+            requested: 10,
+            free: 5,
+            total: 100,
+        };
+        let error = BudgetError::kernel("alloc", cause.clone());
+        assert!(error.to_string().contains("alloc"));
+        let source = std::error::Error::source(&error).expect("a source");
+        assert_eq!(source.to_string(), cause.to_string());
+    }
+}
