@@ -42,7 +42,8 @@ fn draw(path: &Path, report: &ReplayReport, samples: &[Sample]) -> Result<(), St
         .max(1);
     let (scale, unit) = unit_for(max_bytes);
     let max_op = samples.last().map_or(1, |s| s.op.max(1));
-    let y_top = max_bytes as f64 / scale * 1.08;
+    // Headroom above the highest line keeps the legend (upper left) off the data.
+    let y_top = max_bytes as f64 / scale * 1.22;
 
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;

@@ -58,3 +58,45 @@ fn open_cuda() -> Result<CudaResource> {
         message: format!("opening device 0: {e}"),
     })
 }
+
+/// The share of this machine's available memory the host backend may hold.
+pub const HOST_MEMORY_SHARE: f64 = 0.5;
+
+/// Caps a host-backend device size to half of the memory this machine has
+/// available (`MemAvailable`), because the host backend holds real, zeroed
+/// memory: an 80 GiB trace must fail allocations (counted in the report), not
+/// push the machine into swap or the out-of-memory killer. Returns the
+/// capacity to use and whether it was capped.
+pub fn host_capacity(requested: u64) -> (u64, bool) {
+    match available_memory() {
+        Some(available) => {
+            let limit = (available as f64 * HOST_MEMORY_SHARE) as u64;
+            (requested.min(limit), requested > limit)
+        }
+        None => (requested, false),
+    }
+}
+
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_small_host_device_is_kept_and_an_absurd_one_is_capped() {
+        assert_eq!(host_capacity(4096), (4096, false));
+        if available_memory().is_none() {
+            println!("skipping: /proc/meminfo has no MemAvailable here");
+            return;
+        }
+        let (capacity, capped) = host_capacity(u64::MAX);
+        assert!(capped);
+        assert!(capacity < u64::MAX / 2);
+    }
+}

@@ -6,12 +6,13 @@ use std::path::Path;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::backends::replay_on;
+use super::backends::{host_capacity, replay_on};
 use super::input::{load_input, warn_about};
-use super::{Cli, Command, MAX_DEVICE_GIB, RecordArgs, ReplayArgs};
+use super::{BackendKind, Cli, Command, MAX_DEVICE_GIB, RecordArgs, ReplayArgs};
 use crate::error::{CliError, Result};
 use crate::plot::plot_timeline;
 use crate::replay::{Program, ReplayOptions};
+use crate::report::human_bytes;
 use crate::trace::write_jsonl;
 use crate::workload::WorkloadSpec;
 
@@ -60,7 +61,20 @@ fn progress_bar(json: bool) -> Option<ProgressBar> {
 }
 
 fn run_replay(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
-    let capacity = device_bytes(args.device_gib)?;
+    let mut capacity = device_bytes(args.device_gib)?;
+    if args.backend == BackendKind::Host {
+        let (capped, was_capped) = host_capacity(capacity);
+        if was_capped {
+            writeln!(
+                err,
+                "note: the host backend holds real memory; device capped at {} \
+                 (half of this machine's available memory)",
+                human_bytes(capped)
+            )
+            .map_err(io_err("stderr"))?;
+        }
+        capacity = capped;
+    }
     let (trace, source) = load_input(&args.input)?;
     warn_about(&trace, err).map_err(io_err("stderr"))?;
     let program = Program::compile(&trace.events)?;

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-pub use backends::replay_on;
+pub use backends::{HOST_MEMORY_SHARE, host_capacity, replay_on};
 pub use commands::{device_bytes, run};
 pub use input::load_input;
 pub(crate) use input::warn_about;

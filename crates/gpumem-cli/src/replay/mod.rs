@@ -1,6 +1,7 @@
 //! Replay: a compiled trace driven through an [`AllocBackend`], timed alone.
 
 mod backend;
+mod pattern;
 mod pools;
 mod program;
 mod run;
@@ -8,7 +9,8 @@ mod system;
 mod timeline;
 
 pub use backend::AllocBackend;
-pub use pools::{PATTERN_WINDOW, PoolBackend, PoolToken, device_properties, pool_lines};
+pub use pattern::PATTERN_WINDOW;
+pub use pools::{PoolBackend, PoolToken, device_properties, pool_lines};
 pub use program::{Op, Program};
 pub use run::{ReplayOptions, ReplayRun, replay};
 pub use system::SystemBackend;

@@ -4,11 +4,8 @@
 //! One manager serves the whole trace, so streams are not separated (one
 //! manager per stream is the facade's job); the trace's stream numbers are
 //! accepted and ignored. With `check_patterns` (the host backend), every
-//! reservation gets a pattern derived from its sequence number written into
-//! its first and last 4 KiB, checked before it is freed: slices that overlap
-//! or a page freed under a live slice corrupt a neighbour's edge, which is
-//! where overlaps show. Whole-allocation patterns would make a 50 GiB trace
-//! write terabytes.
+//! reservation carries an edge pattern (see `pattern.rs`) checked before its
+//! free; a mismatch stops the replay with the offset that was overwritten.
 
 use std::sync::Arc;
 
@@ -17,15 +14,13 @@ use mem_pools::{
     MemoryDeviceProperties, MemoryManagement, MemoryManagementOptions, MemoryReport,
     PoolReportKind, ServerLogger,
 };
-use mem_storage::{ComputeStorage, DeviceResource, ResourceStorage, StorageHandle};
+use mem_storage::{DeviceResource, ResourceStorage, StorageHandle};
 
 use super::backend::AllocBackend;
+use super::pattern::Patterns;
 use crate::error::{CliError, Result};
 use crate::report::{PoolLine, human_bytes};
 use crate::trace::Mode;
-
-/// Bytes checked at each end of an allocation.
-pub const PATTERN_WINDOW: u64 = 4096;
 
 /// A live reservation: the handle, and the tag its pattern derives from.
 #[derive(Debug)]
@@ -41,7 +36,7 @@ pub struct PoolBackend<R: DeviceResource> {
     name: &'static str,
     check_patterns: bool,
     next_tag: u64,
-    buffer: Vec<u8>,
+    patterns: Patterns,
     /// Binding of the last freed reservation, used by `settle`.
     last_freed: Option<ManagedMemoryBinding>,
 }
@@ -84,7 +79,7 @@ impl<R: DeviceResource> PoolBackend<R> {
             name,
             check_patterns,
             next_tag: 0,
-            buffer: Vec::new(),
+            patterns: Patterns::default(),
             last_freed: None,
         }
     }
@@ -94,83 +89,17 @@ impl<R: DeviceResource> PoolBackend<R> {
         &self.manager
     }
 
-    fn windows(view: &StorageHandle) -> [Option<StorageHandle>; 2] {
-        let size = view.size();
-        let head = size.min(PATTERN_WINDOW);
-        let tail_start = size.saturating_sub(PATTERN_WINDOW).max(head);
-        [
-            (head > 0).then(|| view.narrow(None, Some(head))).flatten(),
-            (tail_start < size)
-                .then(|| view.narrow(Some(tail_start), None))
-                .flatten(),
-        ]
-    }
-
-    fn fill_pattern(buffer: &mut Vec<u8>, tag: u64, start: u64, len: u64) {
-        buffer.clear();
-        let seed = tag.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        buffer.extend(
-            (start..start + len).map(|i| (seed.rotate_left((i % 64) as u32) as u8) ^ i as u8),
-        );
-    }
-
-    fn storage_error(&self, what: &str, err: impl std::fmt::Display) -> CliError {
+    fn backend_error(&self, message: String) -> CliError {
         CliError::Backend {
             backend: self.name,
-            message: format!("{what}: {err}"),
+            message,
         }
     }
 
-    fn write_patterns(&mut self, token: &PoolToken) -> Result<()> {
-        let view = self
-            .manager
+    fn view(&mut self, token: &PoolToken, when: &str) -> Result<StorageHandle> {
+        self.manager
             .get_storage(token.handle.binding())
-            .map_err(|e| self.storage_error("resolving a fresh allocation", e))?;
-        for window in Self::windows(&view).into_iter().flatten() {
-            let start = window.offset() - view.offset();
-            Self::fill_pattern(&mut self.buffer, token.tag, start, window.size());
-            self.manager
-                .storage()
-                .write(&window, &self.buffer)
-                .map_err(|e| CliError::Backend {
-                    backend: self.name,
-                    message: format!("writing the check pattern: {e}"),
-                })?;
-        }
-        Ok(())
-    }
-
-    fn check_patterns(&mut self, token: &PoolToken) -> Result<()> {
-        let view = self
-            .manager
-            .get_storage(token.handle.binding())
-            .map_err(|e| self.storage_error("resolving an allocation before its free", e))?;
-        let mut expected = Vec::new();
-        for window in Self::windows(&view).into_iter().flatten() {
-            let start = window.offset() - view.offset();
-            Self::fill_pattern(&mut expected, token.tag, start, window.size());
-            self.buffer.resize(expected.len(), 0);
-            self.manager
-                .storage()
-                .read(&window, &mut self.buffer)
-                .map_err(|e| CliError::Backend {
-                    backend: self.name,
-                    message: format!("reading the check pattern: {e}"),
-                })?;
-            if let Some(at) = expected.iter().zip(&self.buffer).position(|(a, b)| a != b) {
-                return Err(CliError::Backend {
-                    backend: self.name,
-                    message: format!(
-                        "allocation #{} of {} was overwritten at byte {}: another allocation \
-                         shares its memory (pool bug or corruption)",
-                        token.tag,
-                        human_bytes(view.size()),
-                        start + at as u64
-                    ),
-                });
-            }
-        }
-        Ok(())
+            .map_err(|e| self.backend_error(format!("resolving an allocation {when}: {e}")))
     }
 }
 
@@ -215,21 +144,27 @@ impl<R: DeviceResource> AllocBackend for PoolBackend<R> {
         let handle = self
             .manager
             .reserve(size)
-            .map_err(|e| self.storage_error("reserve", e))?;
+            .map_err(|e| self.backend_error(format!("reserve: {e}")))?;
         let token = PoolToken {
             handle,
             tag: self.next_tag,
         };
         self.next_tag += 1;
         if self.check_patterns {
-            self.write_patterns(&token)?;
+            let view = self.view(&token, "after its reservation")?;
+            self.patterns
+                .write(self.manager.storage(), &view, token.tag)
+                .map_err(|m| self.backend_error(m))?;
         }
         Ok(token)
     }
 
     fn free(&mut self, token: PoolToken) -> Result<()> {
         if self.check_patterns {
-            self.check_patterns(&token)?;
+            let view = self.view(&token, "before its free")?;
+            self.patterns
+                .check(self.manager.storage(), &view, token.tag)
+                .map_err(|m| self.backend_error(m))?;
         }
         self.last_freed = Some(token.handle.binding());
         drop(token.handle);

@@ -1,0 +1,111 @@
+//! `gpumem plan` output: the text summary with a paste-ready layout, or JSON.
+
+use std::io::Write;
+
+use super::{Plan, plan};
+use crate::cli::{PlanArgs, load_input};
+use crate::error::{CliError, Result};
+use crate::replay::Program;
+use crate::report::{Fragmentation, human_bytes};
+
+fn ratio(f: &Fragmentation) -> String {
+    f.peak
+        .map_or_else(|| "n/a".to_string(), |r| format!("×{r:.3}"))
+}
+
+fn write_text(plan: &Plan, out: &mut dyn Write) -> std::io::Result<()> {
+    let m = &plan.measured;
+    writeln!(
+        out,
+        "plan for {} (dry run on lazily carved pages)",
+        plan.source
+    )?;
+    writeln!(
+        out,
+        "measured on the default layout: peak live {}, peak reserved {} ({})",
+        human_bytes(m.peak_live_bytes),
+        human_bytes(m.peak_reserved_bytes),
+        ratio(&m.fragmentation)
+    )?;
+    for line in &m.pools {
+        writeln!(
+            out,
+            "  {}: peak in use {}, peak reserved {}",
+            line.pool,
+            human_bytes(line.peak_bytes_in_use),
+            human_bytes(line.peak_bytes_reserved)
+        )?;
+    }
+    let tried: Vec<String> = plan
+        .candidates
+        .iter()
+        .map(|(k, bytes)| format!("{k} page(s) per peak: {}", human_bytes(*bytes)))
+        .collect();
+    writeln!(out, "candidates (peak reserved): {}", tried.join("; "))?;
+    writeln!(
+        out,
+        "suggested layout ({} page(s) per pool peak; the persistent pool is kept as is):",
+        plan.pages_per_peak
+    )?;
+    writeln!(out, "MemoryConfiguration::Custom {{ pool_options: vec![")?;
+    for pool in &plan.suggested {
+        let pool_type = match pool.page_size {
+            Some(page) => format!(
+                "PoolType::SlicedPages {{ page_size: {page}, max_slice_size: {} }}",
+                pool.max_size
+            ),
+            None => format!(
+                "PoolType::ExclusivePages {{ max_alloc_size: {} }}",
+                pool.max_size
+            ),
+        };
+        writeln!(
+            out,
+            "    MemoryPoolOptions {{ pool_type: {pool_type}, dealloc_period: None }}, \
+             // {} page(s) for a peak of {}",
+            pool.pages,
+            human_bytes(pool.measured_peak_in_use)
+        )?;
+    }
+    writeln!(out, "] }}")?;
+    let v = &plan.verified;
+    writeln!(
+        out,
+        "replayed on the suggested layout: peak reserved {} ({}) against {} ({}) on the default layout",
+        human_bytes(v.peak_reserved_bytes),
+        ratio(&v.fragmentation),
+        human_bytes(m.peak_reserved_bytes),
+        ratio(&m.fragmentation)
+    )?;
+    if v.peak_reserved_bytes >= m.peak_reserved_bytes {
+        writeln!(
+            out,
+            "the default layout is already as tight for this trace: keep it"
+        )?;
+    }
+    Ok(())
+}
+
+/// Runs `gpumem plan`.
+pub fn run_plan(args: &PlanArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
+    let capacity = crate::cli::device_bytes(args.device_gib)?;
+    let (trace, source) = load_input(&args.input)?;
+    crate::cli::warn_about(&trace, err).map_err(|source| CliError::Io {
+        what: "stderr".to_string(),
+        source,
+    })?;
+    let program = Program::compile(&trace.events)?;
+    drop(trace);
+    let plan = plan(&source, &program, capacity)?;
+    let written = if args.json {
+        serde_json::to_string(&plan)
+            .map_err(std::io::Error::from)
+            .and_then(|text| writeln!(out, "{text}"))
+    } else {
+        write_text(&plan, out)
+    };
+    written.map_err(|source| CliError::Io {
+        what: "stdout".to_string(),
+        source,
+    })
+}
