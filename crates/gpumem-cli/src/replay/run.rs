@@ -4,7 +4,7 @@
 //! the trace is parsed and compiled before it starts, slot storage is
 //! allocated up front, and the report is assembled after it stops. Inside,
 //! the loop only calls the backend and updates a few counters (plus the
-//! timeline's bucket maxima and a progress tick every 64 Ki ops when asked).
+//! timeline's bucket maxima and a progress tick every 4 Ki ops when asked).
 
 use std::time::Instant;
 
@@ -34,7 +34,7 @@ pub struct ReplayRun {
     pub timeline: Vec<Sample>,
 }
 
-const PROGRESS_MASK: usize = (1 << 16) - 1;
+const PROGRESS_MASK: usize = (1 << 12) - 1;
 
 /// Replays `program` against `backend`.
 ///

@@ -61,7 +61,12 @@ fn describe(err: &serde_json::Error) -> String {
     let bare = text
         .rfind(" at line ")
         .map_or(text.as_str(), |at| &text[..at]);
-    format!("{bare} (column {})", err.column())
+    // Internally tagged events are buffered before decoding, so some errors
+    // carry no position (column 0); only real positions are shown.
+    match err.column() {
+        0 => bare.to_string(),
+        column => format!("{bare} (column {column})"),
+    }
 }
 
 fn parse_header(line_no: u64, text: &str) -> Result<bool> {
