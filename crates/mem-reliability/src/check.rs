@@ -1,0 +1,311 @@
+//! The invariant pass run after every step of a program, and the teardown.
+//!
+//! With faults disarmed, after draining every drop queue and flushing every
+//! storage (retrying frees an injected fault refused):
+//! - every allocation with known contents reads back its head and tail, and
+//!   a raw-out allocation is still at the address handed out (it never moves);
+//! - per stream: live slices and in-use bytes equal the model; in-use ≤
+//!   reserved; the statistics, the storage and the usage agree on reserved
+//!   bytes; the leaked-bytes statistic equals what failed waits reported;
+//!   the capture state and the effective mode equal the model's;
+//! - device: what the host holds equals the pools' pages plus the budget
+//!   allocations plus frees still pending; the global ledger equals that
+//!   plus reservations, within its limit; the local ledger (shared by parent
+//!   and overlay) equals reservations plus allocations plus pending frees.
+
+use mem_pools::{CaptureState, MemoryAllocationMode};
+use mem_storage::ComputeStorage;
+
+use crate::error::Violation;
+use crate::execute::read_at;
+use crate::model::CapturePhase;
+use crate::world::{RunSummary, World};
+
+/// The teardown's step label.
+const TEARDOWN: usize = usize::MAX;
+
+impl World {
+    pub(crate) fn check_all(&mut self, step: usize) -> Result<(), Violation> {
+        self.device.disarm();
+        for s in 0..self.managers.len() {
+            self.drain(s);
+            if let Err(e) = self.managers[s].storage().flush() {
+                return Err(Violation::UnexpectedError {
+                    step,
+                    op: format!("flush of stream {s}"),
+                    error: e.to_string(),
+                });
+            }
+        }
+        self.check_contents(step)?;
+        for s in 0..self.managers.len() {
+            self.check_stream(step, s)?;
+        }
+        self.check_ledgers(step)
+    }
+
+    fn check_contents(&mut self, step: usize) -> Result<(), Violation> {
+        for e in self.model.entries.iter().filter(|e| e.alive()) {
+            let manager = &mut self.managers[e.stream];
+            let unreachable = |error: String| Violation::Unreachable {
+                step,
+                entry: e.id,
+                error,
+            };
+            if let Some(c) = &e.contents {
+                let mut head = vec![0u8; c.head.len()];
+                manager
+                    .read(e.binding, &mut head)
+                    .map_err(|err| unreachable(err.to_string()))?;
+                let mut tail = vec![0u8; c.tail.len()];
+                let tail_at = e.size - c.tail.len() as u64;
+                read_at(manager, e.binding, tail_at, &mut tail)
+                    .map_err(|err| unreachable(err.to_string()))?;
+                for (at, expected, found) in [(0, &c.head, &head), (tail_at, &c.tail, &tail)] {
+                    if let Some(i) = (0..expected.len()).find(|&i| expected[i] != found[i]) {
+                        return Err(Violation::ContentsLost {
+                            step,
+                            entry: e.id,
+                            offset: at + i as u64,
+                            expected: expected[i],
+                            found: found[i],
+                        });
+                    }
+                }
+            }
+            if let Some(address) = e.raw {
+                let view = manager
+                    .get_storage(e.binding)
+                    .map_err(|err| unreachable(err.to_string()))?;
+                let now = manager
+                    .storage()
+                    .get(&view)
+                    .map_err(|err| unreachable(err.to_string()))?;
+                if now.ptr.0 != address {
+                    return Err(Violation::mismatch(
+                        step,
+                        format!("address of raw-out allocation #{}", e.id),
+                        address,
+                        now.ptr.0,
+                    ));
+                }
+            }
+        }
+        for (i, b) in self.model.blocks.iter().enumerate() {
+            let mut out = vec![0u8; b.written.len()];
+            if let Err(err) = b.block.read(&mut out) {
+                return Err(Violation::Unreachable {
+                    step,
+                    entry: i as u64,
+                    error: format!("budget block: {err}"),
+                });
+            }
+            if let Some(at) = (0..out.len()).find(|&k| out[k] != b.written[k]) {
+                return Err(Violation::ContentsLost {
+                    step,
+                    entry: i as u64,
+                    offset: at as u64,
+                    expected: b.written[at],
+                    found: out[at],
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn check_stream(&mut self, step: usize, s: usize) -> Result<(), Violation> {
+        let (count, bytes) = self.model.usage(s);
+        let model = self.model.streams[s];
+        let leaked = self.leaked[s];
+        let manager = &mut self.managers[s];
+        let usage = manager.memory_usage();
+        let stats = manager.stats();
+        let held = manager.storage().bytes_allocated();
+        let state = manager.capture_state();
+        let equal = [
+            ("number_allocs", count, usage.number_allocs),
+            ("bytes_in_use", bytes, usage.bytes_in_use),
+            (
+                "stats reserved = usage reserved",
+                usage.bytes_reserved,
+                stats.reserved_bytes.current,
+            ),
+            ("storage bytes = usage reserved", usage.bytes_reserved, held),
+            (
+                "stats requested = in use",
+                bytes,
+                stats.requested_bytes.current,
+            ),
+            ("leaked_bytes", leaked, stats.leaked_bytes),
+            (
+                "capture active",
+                u64::from(model.capture != CapturePhase::Off),
+                u64::from(state.active),
+            ),
+            (
+                "capture priming",
+                u64::from(model.capture == CapturePhase::Priming),
+                u64::from(state.priming),
+            ),
+            (
+                "effective mode persistent",
+                u64::from(model.persistent()),
+                u64::from(manager.effective_mode() == MemoryAllocationMode::Persistent),
+            ),
+        ];
+        for (what, expected, found) in equal {
+            if expected != found {
+                return Err(Violation::mismatch(
+                    step,
+                    format!("stream {s} {what}"),
+                    expected,
+                    found,
+                ));
+            }
+        }
+        if usage.bytes_in_use > usage.bytes_reserved {
+            return Err(Violation::mismatch(
+                step,
+                format!("stream {s} in use ≤ reserved"),
+                usage.bytes_reserved,
+                usage.bytes_in_use,
+            ));
+        }
+        let _: CaptureState = state;
+        Ok(())
+    }
+
+    fn check_ledgers(&mut self, step: usize) -> Result<(), Violation> {
+        let pages: u64 = self
+            .managers
+            .iter_mut()
+            .map(|m| m.storage().bytes_allocated())
+            .sum();
+        let runtimes =
+            [&self.parent, &self.overlay].map(|m| m.runtime().map_or(0, |r| r.pending_bytes()));
+        let pending: u64 = runtimes.iter().sum();
+        let blocks: u64 = self.model.blocks.iter().map(|b| b.block.bytes()).sum();
+        let reservations = self.model.reserved_bytes();
+        let outstanding = self.device.tracking().outstanding_bytes();
+        let global = self.device.global().charged();
+        let local = self.parent.allocated_bytes();
+        let equal = [
+            (
+                "host outstanding = pages + blocks + pending frees",
+                pages + blocks + pending,
+                outstanding,
+            ),
+            (
+                "global ledger = host outstanding + reservations",
+                outstanding + reservations,
+                global,
+            ),
+            (
+                "local ledger = reservations + blocks + pending frees",
+                reservations + blocks + pending,
+                local,
+            ),
+            (
+                "overlay ledger = parent ledger",
+                local,
+                self.overlay.allocated_bytes(),
+            ),
+        ];
+        for (what, expected, found) in equal {
+            if expected != found {
+                return Err(Violation::mismatch(step, what, expected, found));
+            }
+        }
+        for (what, limit, found) in [
+            ("global ≤ limit", self.limits.global, global),
+            ("local ≤ limit", self.limits.local, local),
+        ] {
+            if found > limit {
+                return Err(Violation::mismatch(step, what, limit, found));
+            }
+        }
+        Ok(())
+    }
+
+    /// Drop everything the user holds, then prove nothing is left: no live
+    /// slice in any manager, no page after an explicit cleanup (bar
+    /// quarantined ones), empty ledgers, and — once the managers are gone —
+    /// no device allocation outstanding.
+    pub fn finish(mut self) -> Result<RunSummary, Violation> {
+        self.check(TEARDOWN)?;
+        self.device.disarm();
+        self.model.entries.clear();
+        self.model.reservations.clear();
+        self.model.blocks.clear();
+        for m in [&self.parent, &self.overlay] {
+            m.reap_pending_deallocations()
+                .map_err(|e| Violation::UnexpectedError {
+                    step: TEARDOWN,
+                    op: "reap".into(),
+                    error: e.to_string(),
+                })?;
+        }
+        for s in 0..self.managers.len() {
+            let capture = self.model.streams[s].capture;
+            let manager = &mut self.managers[s];
+            drop(manager.capture_end());
+            if capture != CapturePhase::Off {
+                self.model.streams[s].capture = CapturePhase::Off;
+            }
+            manager.cleanup(true);
+            let usage = manager.memory_usage();
+            if usage.number_allocs != 0 {
+                return Err(Violation::mismatch(
+                    TEARDOWN,
+                    format!("stream {s} live slices after dropping every handle"),
+                    0,
+                    usage.number_allocs,
+                ));
+            }
+            if !self.model.streams[s].quarantined && usage.bytes_reserved != 0 {
+                return Err(Violation::mismatch(
+                    TEARDOWN,
+                    format!("stream {s} reserved bytes after explicit cleanup"),
+                    0,
+                    usage.bytes_reserved,
+                ));
+            }
+        }
+        let local = self.parent.allocated_bytes();
+        if local != 0 {
+            return Err(Violation::mismatch(
+                TEARDOWN,
+                "local ledger after teardown",
+                0,
+                local,
+            ));
+        }
+        let summary = self.summary;
+        let World {
+            device,
+            managers,
+            parent,
+            overlay,
+            ..
+        } = self;
+        drop(managers);
+        drop((parent, overlay));
+        let report = device.tracking().leak_report();
+        if !report.is_empty() {
+            return Err(Violation::Leak {
+                allocations: report.allocations.len(),
+                bytes: report.bytes,
+            });
+        }
+        let global = device.global().charged();
+        if global != 0 {
+            return Err(Violation::mismatch(
+                TEARDOWN,
+                "global ledger after teardown",
+                0,
+                global,
+            ));
+        }
+        Ok(summary)
+    }
+}

@@ -1,0 +1,54 @@
+//! # mem-reliability — does gpumem keep working and lose nothing?
+//!
+//! A test-support crate (never published): it drives the real engine
+//! (mem-pools), the real budgets (mem-budget) and a real host device
+//! (mem-storage) with programs, injected faults and adversarial inputs, and
+//! checks every step against a model.
+//!
+//! - [`decode`] turns any bytes into a [`Program`] of [`Op`]s across several
+//!   streams (reserve, write, drop, bind, mode, cleanup, install, relocate,
+//!   raw addresses, capture begin / priming end / end, budget reserve /
+//!   alloc / drop / reap, and "fail the next device call"). The fuzz target
+//!   in `fuzz/` and the corpus test on stable use the same decoder.
+//! - [`World`] owns one host device stack ([`TestDevice`]: tracking →
+//!   fault injection → global budget), one pool manager per stream, a
+//!   budget manager with an overlay, and the [`Model`] of what must be
+//!   true. [`World::step`] runs one op and checks the outcome against the
+//!   model; [`World::check`] checks every invariant; [`World::finish`] drops
+//!   everything and proves nothing is outstanding.
+//! - [`Scenario`]s are fixed programs (growth, relocation, capture, budget
+//!   overlay, install_pools); [`sweep`] runs one once to count its device
+//!   calls, then once per `k` with the k-th call failing.
+//!
+//! ## Contract
+//! - Every failure is a [`Violation`] naming the step, the op and the
+//!   numbers that disagree; a panic inside the code under test is caught
+//!   and reported as [`Violation::Panic`], never propagated.
+//! - A program is deterministic: the same bytes give the same program and
+//!   (faults included) the same device calls, so every finding replays.
+//!
+//! ## Non-goals
+//! - Timing and throughput (criterion benches live elsewhere).
+//! - CUDA: the device is host memory, so contents can be checked byte for
+//!   byte; mem-relocate's and mem-capture's own queues are not driven here
+//!   (the engine's plan → copy → commit and capture windows are).
+
+mod check;
+mod decode;
+mod device;
+mod error;
+mod execute;
+mod model;
+mod program;
+mod scenario;
+mod sweep;
+mod world;
+
+pub use decode::{MAX_OPS, decode};
+pub use device::{Faulty, PoolStorage, TestDevice, Tracked};
+pub use error::Violation;
+pub use model::{CapturePhase, Contents, Entry, Model, PoolClass, pattern};
+pub use program::{Op, Program};
+pub use scenario::Scenario;
+pub use sweep::{FaultMode, SweepOutcome, SweepReport, count_calls, run_with_fault, sweep};
+pub use world::{LAYOUTS, Limits, RunSummary, STREAMS, World, layout, props, run_program};

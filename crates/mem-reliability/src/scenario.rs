@@ -1,0 +1,217 @@
+//! The fault-sweep scenarios: fixed programs, one per area of the engine.
+//!
+//! Each is a plain [`Program`], so a scenario runs through the same model
+//! and checks as a fuzz input; the sweep fails each of its device calls in
+//! turn. They are small on purpose (tens of ops, about a hundred device
+//! calls) so that a full sweep of every `k` runs in seconds.
+
+use crate::program::{Op, Program};
+
+/// An area of the engine under fault injection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scenario {
+    /// Pool growth: sliced pages, page-size doubling, exclusive pages, frees.
+    Growth,
+    /// Relocation of outdated pages, with a raw address pinning one.
+    Relocation,
+    /// A capture window: priming, recording, a refused allocation, graph handles.
+    Capture,
+    /// Budget manager and overlay against the global budget shared with pools.
+    BudgetOverlay,
+    /// `install_pools`: refused while in use, replaced when empty.
+    InstallPools,
+}
+
+impl Scenario {
+    /// Every scenario.
+    pub const ALL: [Scenario; 5] = [
+        Scenario::Growth,
+        Scenario::Relocation,
+        Scenario::Capture,
+        Scenario::BudgetOverlay,
+        Scenario::InstallPools,
+    ];
+
+    /// Its name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scenario::Growth => "growth",
+            Scenario::Relocation => "relocation",
+            Scenario::Capture => "capture",
+            Scenario::BudgetOverlay => "budget overlay",
+            Scenario::InstallPools => "install_pools",
+        }
+    }
+
+    /// Its program.
+    pub fn program(self) -> Program {
+        let ops = match self {
+            Scenario::Growth => growth(),
+            Scenario::Relocation => relocation(),
+            Scenario::Capture => capture(),
+            Scenario::BudgetOverlay => budget_overlay(),
+            Scenario::InstallPools => install_pools(),
+        };
+        Program::new(ops)
+    }
+}
+
+fn reserve(stream: u8, size: u64) -> Op {
+    Op::Reserve { stream, size }
+}
+
+fn growth() -> Vec<Op> {
+    vec![
+        reserve(0, 1000),
+        reserve(0, 3000),
+        reserve(0, 5000),
+        reserve(0, 20_000),
+        reserve(0, 70_000),
+        reserve(1, 0),
+        reserve(1, 4096),
+        Op::Drop { alloc: 1 },
+        reserve(0, 40_000),
+        Op::Write { alloc: 0, seed: 9 },
+        Op::DropOnThread { alloc: 2 },
+        reserve(0, 12_000),
+        Op::Cleanup {
+            stream: 0,
+            explicit: false,
+        },
+        Op::Drop { alloc: 0 },
+        Op::Cleanup {
+            stream: 0,
+            explicit: true,
+        },
+        reserve(2, 262_144),
+    ]
+}
+
+fn relocation() -> Vec<Op> {
+    vec![
+        reserve(0, 1000),
+        reserve(0, 2000),
+        reserve(0, 900),
+        reserve(0, 5000),
+        reserve(0, 9000),
+        reserve(0, 17_000),
+        Op::Relocate {
+            stream: 0,
+            may_allocate: true,
+        },
+        Op::Write { alloc: 1, seed: 3 },
+        Op::Raw {
+            alloc: 2,
+            start: None,
+            end: None,
+        },
+        reserve(0, 33_000),
+        Op::Relocate {
+            stream: 0,
+            may_allocate: false,
+        },
+        Op::ReleaseRaw { alloc: 2 },
+        Op::Relocate {
+            stream: 0,
+            may_allocate: true,
+        },
+        Op::Drop { alloc: 0 },
+        Op::Cleanup {
+            stream: 0,
+            explicit: false,
+        },
+    ]
+}
+
+fn capture() -> Vec<Op> {
+    vec![
+        reserve(1, 3000),
+        Op::CaptureBegin { stream: 1 },
+        reserve(1, 1000),
+        reserve(1, 20_000),
+        Op::Drop { alloc: 1 },
+        Op::CapturePrimingEnd { stream: 1 },
+        reserve(1, 900),
+        reserve(1, 200_000),
+        Op::Bind {
+            reserved: 2,
+            assigned: 0,
+            cursor: 7,
+        },
+        Op::CaptureEnd { stream: 1 },
+        Op::Write { alloc: 0, seed: 1 },
+        Op::DropGraphs { stream: 1 },
+        Op::Cleanup {
+            stream: 1,
+            explicit: true,
+        },
+    ]
+}
+
+fn budget_overlay() -> Vec<Op> {
+    vec![
+        Op::BudgetReserve {
+            overlay: false,
+            bytes: 100_000,
+        },
+        Op::BudgetAlloc {
+            overlay: true,
+            bytes: 300_000,
+        },
+        reserve(0, 262_144),
+        Op::BudgetAlloc {
+            overlay: false,
+            bytes: 300_000,
+        },
+        Op::BudgetAlloc {
+            overlay: true,
+            bytes: 300_000,
+        },
+        Op::BudgetDrop { index: 1 },
+        Op::BudgetReserve {
+            overlay: true,
+            bytes: 600_000,
+        },
+        Op::BudgetDrop { index: 0 },
+        Op::BudgetReap,
+        Op::BudgetAlloc {
+            overlay: true,
+            bytes: 4096,
+        },
+        Op::BudgetDrop { index: 0 },
+        Op::BudgetReap,
+    ]
+}
+
+fn install_pools() -> Vec<Op> {
+    vec![
+        reserve(0, 5000),
+        Op::Mode {
+            stream: 0,
+            persistent: true,
+        },
+        reserve(0, 7000),
+        Op::Mode {
+            stream: 0,
+            persistent: false,
+        },
+        Op::Install {
+            stream: 0,
+            layout: 1,
+        },
+        Op::Drop { alloc: 0 },
+        Op::Install {
+            stream: 0,
+            layout: 1,
+        },
+        reserve(0, 100_000),
+        reserve(0, 16_000),
+        Op::Drop { alloc: 1 },
+        Op::Drop { alloc: 1 },
+        Op::Install {
+            stream: 0,
+            layout: 2,
+        },
+        reserve(0, 500_000),
+    ]
+}

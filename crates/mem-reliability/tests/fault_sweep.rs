@@ -1,0 +1,80 @@
+//! The fault sweep in `cargo test`: every scenario, every k, both modes.
+//!
+//! The scenarios make tens of device calls each, so the whole sweep is a
+//! few hundred short runs; `cargo xtask fault-sweep` prints the same sweep
+//! as a table (release build).
+
+use mem_reliability::{FaultMode, Scenario, count_calls, run_with_fault, sweep};
+
+fn assert_clean(scenario: Scenario, mode: FaultMode) -> mem_reliability::SweepReport {
+    let report = sweep(scenario, mode, None);
+    assert!(
+        report.violations.is_empty(),
+        "{} ({mode:?}): {} of {} runs broke a promise; first: k={} {}",
+        scenario.name(),
+        report.violations.len(),
+        report.runs,
+        report.violations[0].0,
+        report.violations[0].1
+    );
+    assert_eq!(report.runs, report.calls, "every k was tried");
+    report
+}
+
+#[test]
+fn every_scenario_survives_each_single_failed_device_call() {
+    for scenario in Scenario::ALL {
+        let report = assert_clean(scenario, FaultMode::Nth);
+        assert!(
+            report.calls >= 10,
+            "{}: only {} calls",
+            scenario.name(),
+            report.calls
+        );
+        // Each run's k-th call happens, so each run injects exactly one fault.
+        assert_eq!(report.faults, report.runs, "{}", scenario.name());
+    }
+}
+
+#[test]
+fn every_scenario_survives_a_device_that_goes_away_at_any_call() {
+    for scenario in Scenario::ALL {
+        let report = assert_clean(scenario, FaultMode::From);
+        assert!(report.faults >= report.runs, "{}", scenario.name());
+    }
+}
+
+#[test]
+fn a_fault_past_the_last_call_changes_nothing() {
+    for scenario in Scenario::ALL {
+        let program = scenario.program();
+        let (calls, clean) = count_calls(&program).unwrap();
+        let late = run_with_fault(&program, calls + 1, FaultMode::Nth).unwrap();
+        assert_eq!(late.faults, 0, "{}", scenario.name());
+        assert_eq!(late.refusals, clean.refusals, "{}", scenario.name());
+    }
+}
+
+#[test]
+fn the_scenarios_reach_what_they_are_named_for() {
+    let summary = |s: Scenario| count_calls(&s.program()).unwrap().1;
+    assert!(
+        summary(Scenario::Relocation).moved > 0,
+        "relocation moved nothing"
+    );
+    let capture = summary(Scenario::Capture);
+    assert!(
+        capture.graph_handles > 0,
+        "capture returned no graph handle"
+    );
+    // The 200 000-byte reserve after priming must be refused.
+    assert!(capture.refusals > 0, "capture refused nothing");
+    assert!(
+        summary(Scenario::InstallPools).refusals > 0,
+        "install_pools never refused"
+    );
+    assert!(
+        summary(Scenario::BudgetOverlay).refusals > 0,
+        "no budget refusal"
+    );
+}
