@@ -157,6 +157,16 @@ fn a_missing_file_and_bad_options_are_clear_errors() {
         &gpumem(&["replay", "--workload", "devlog", "--scale", "0"]),
         "--scale",
     );
+    assert_clean_failure(
+        &gpumem(&[
+            "record",
+            "--workload",
+            "devlog",
+            "-o",
+            "/nonexistent/dir/t.jsonl",
+        ]),
+        "cannot open",
+    );
     let empty = scratch("empty.trace");
     std::fs::write(&empty, "").unwrap();
     assert_clean_failure(&gpumem(&["replay", empty.to_str().unwrap()]), "--format");

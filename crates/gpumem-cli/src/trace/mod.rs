@@ -99,3 +99,42 @@ pub fn read_trace_file(path: &Path, format: TraceFormat) -> Result<Trace> {
         TraceFormat::Pytorch => read_pytorch(reader, None),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn detect(name: &str, head: &[u8]) -> Result<TraceFormat> {
+        detect_format(Path::new(name), head)
+    }
+
+    #[test]
+    fn the_extension_decides_first() {
+        assert_eq!(detect("a.jsonl", b"").unwrap(), TraceFormat::Jsonl);
+        assert_eq!(detect("a.CSV", b"{").unwrap(), TraceFormat::RmmCsv);
+        assert_eq!(detect("snap.pickle", b"").unwrap(), TraceFormat::Pytorch);
+        assert_eq!(detect("snap.pkl", b"").unwrap(), TraceFormat::Pytorch);
+    }
+
+    #[test]
+    fn without_a_known_extension_the_first_bytes_decide() {
+        assert_eq!(detect("t", b"\x80\x04\x95").unwrap(), TraceFormat::Pytorch);
+        assert_eq!(detect("t", b"  {\"op\":").unwrap(), TraceFormat::Jsonl);
+        assert_eq!(detect("t", b"Thread,Time").unwrap(), TraceFormat::RmmCsv);
+        assert_eq!(
+            detect("t.log", b"140573,12:00").unwrap(),
+            TraceFormat::RmmCsv
+        );
+    }
+
+    #[test]
+    fn an_empty_or_unrecognized_file_asks_for_a_format() {
+        let empty = detect("t", b"").unwrap_err().to_string();
+        assert!(
+            empty.contains("empty") && empty.contains("--format"),
+            "{empty}"
+        );
+        let other = detect("t", b"hello").unwrap_err().to_string();
+        assert!(other.contains("none of"), "{other}");
+    }
+}
