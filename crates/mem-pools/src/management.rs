@@ -176,6 +176,12 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         &mut self.storage
     }
 
+    /// Bumped by every `install_pools` and relocation commit: a storage view
+    /// (`get_storage`) cached under an older epoch may name a freed page.
+    pub fn layout_epoch(&self) -> u64 {
+        self.epoch
+    }
+
     /// The options this manager was built with.
     pub fn options(&self) -> &MemoryManagementOptions {
         &self.options
@@ -197,77 +203,6 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 allocate: c.priming,
                 release: false,
             },
-        }
-    }
-
-    /// Free now every allocation whose last handle dropped (the engine also
-    /// does this at the start of each call that needs it). Returns how many
-    /// allocations were freed. Reports (`&self`) show drops only after a
-    /// drain, which is why a runtime drains before reading one.
-    pub fn drain_drops(&mut self) -> usize {
-        let before = self.core.slots.live();
-        self.drain();
-        before - self.core.slots.live()
-    }
-
-    /// Free every slot whose last handle dropped: O(1) each, no scan.
-    pub(crate) fn drain(&mut self) {
-        let release = self.capture.is_none();
-        while let Some(key) = self.queue.pop() {
-            if let Some(slice) = self.core.slots.release(key) {
-                self.core.free_slice(&mut self.storage, slice, release);
-            }
-        }
-        self.settle();
-    }
-
-    /// Flush the storage if pages were released since the last flush, so
-    /// released pages are given back as soon as they empty.
-    pub(crate) fn settle(&mut self) {
-        if self.core.stats.storage_frees != self.flushed_frees {
-            self.flush();
-        }
-    }
-
-    pub(crate) fn flush(&mut self) {
-        self.flushed_frees = self.core.stats.storage_frees;
-        if let Err(err) = self.storage.flush() {
-            tracing::warn!(%err, "storage flush failed; pages stay queued and counted");
-        }
-    }
-
-    /// Periodic cleanup of exclusive pools, gated by each pool's period.
-    fn age_exclusive_pools(&mut self) {
-        if self.capture.is_some() {
-            return;
-        }
-        let clock = self.core.clock;
-        let mut released = false;
-        for p in 0..self.core.pools.len() {
-            let pool = &mut self.core.pools[p];
-            let Some(period) = pool.dealloc_period else {
-                continue;
-            };
-            if clock < pool.next_age_check {
-                continue;
-            }
-            pool.next_age_check = clock.saturating_add((period / 5).max(1));
-            let idle: Vec<u32> = pool
-                .current
-                .iter()
-                .copied()
-                .filter(|&pg| {
-                    let page = &self.core.pages[pg];
-                    page.live == 0 && page.quarantined == 0 && clock - page.idle_since >= period
-                })
-                .collect();
-            for page in idle {
-                self.core.release_page(&mut self.storage, page);
-                released = true;
-            }
-        }
-        if released {
-            self.flush();
         }
     }
 }

@@ -34,6 +34,8 @@ enum Op {
     PrimingEnd,
     CaptureEnd,
     DropGraph(usize),
+    Clone(usize),
+    DropClone(usize),
     Raw(usize),
     ReleaseRaw(usize),
     Relocate(bool),
@@ -60,6 +62,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::PrimingEnd),
         1 => Just(Op::CaptureEnd),
         1 => any::<usize>().prop_map(Op::DropGraph),
+        1 => any::<usize>().prop_map(Op::Clone),
+        1 => any::<usize>().prop_map(Op::DropClone),
         1 => any::<usize>().prop_map(Op::Raw),
         1 => any::<usize>().prop_map(Op::ReleaseRaw),
         4 => any::<bool>().prop_map(Op::Relocate),
@@ -105,6 +109,8 @@ struct Model {
     /// Allocations the engine retains while priming (binding, persistent).
     primed: Vec<(ManagedMemoryBinding, bool)>,
     graphs: Vec<Vec<ManagedMemoryHandle>>,
+    /// Extra holders (clones) of allocations.
+    clones: Vec<ManagedMemoryHandle>,
     depth: u64,
     capture: Option<bool>, // Some(priming)
     next_seed: u64,
@@ -199,7 +205,7 @@ impl Model {
                     return;
                 }
                 let rb = self.live[r].handle.binding();
-                let shared = self.graphs.iter().flatten().any(|h| h.binding() == rb);
+                let shared = self.graphs.iter().flatten().chain(&self.clones).any(|h| h.binding() == rb);
                 let assigned_pinned = self.live[a].pinned;
                 let entry = self.live.swap_remove(r);
                 let a = self
@@ -260,8 +266,9 @@ impl Model {
                     Err(InstallMemoryPoolsError::CaptureActive) => assert!(self.capture.is_some()),
                     Err(InstallMemoryPoolsError::PoolsInUse { live_slices, .. }) => {
                         assert!(live_slices > 0);
-                        let graph_only = self.graphs.iter().flatten().count() > 0;
-                        assert!(dynamic || graph_only, "refused with nothing dynamic live");
+                        // Graph handles and clones may hold dynamic memory the live list dropped.
+                        let unknown = self.graphs.iter().flatten().count() > 0 || !self.clones.is_empty();
+                        assert!(dynamic || unknown, "refused with nothing dynamic live");
                     }
                 }
             }
@@ -294,6 +301,19 @@ impl Model {
                 if !self.graphs.is_empty() {
                     let i = i % self.graphs.len();
                     self.graphs.swap_remove(i);
+                }
+            }
+            Op::Clone(i) => {
+                if let Some(i) = self.pick(i) {
+                    let h = self.live[i].handle.clone();
+                    assert!(!h.can_mut());
+                    self.clones.push(h);
+                }
+            }
+            Op::DropClone(i) => {
+                if !self.clones.is_empty() {
+                    let i = i % self.clones.len();
+                    self.clones.swap_remove(i);
                 }
             }
             Op::Raw(i) => {
@@ -353,6 +373,7 @@ impl Model {
         let mut names: Vec<ManagedMemoryBinding> = holders.iter().map(|h| h.binding()).collect();
         names.extend(self.primed.iter().map(|(b, _)| *b));
         names.extend(self.graphs.iter().flatten().map(|h| h.binding()));
+        names.extend(self.clones.iter().map(|h| h.binding()));
         let mut seen = HashSet::new();
         let mut ranges: HashMap<u64, Vec<(u64, u64)>> = HashMap::new();
         let (mut count, mut bytes) = (0u64, 0u64);
@@ -403,6 +424,7 @@ fn run(which: u8, lazy: bool, ops: Vec<Op>) {
         live: Vec::new(),
         primed: Vec::new(),
         graphs: Vec::new(),
+        clones: Vec::new(),
         depth: 0,
         capture: None,
         next_seed: 0,
@@ -416,6 +438,7 @@ fn run(which: u8, lazy: bool, ops: Vec<Op>) {
     model.live.clear();
     model.primed.clear();
     model.graphs.clear();
+    model.clones.clear();
     model.mm.cleanup(true);
     let usage = model.mm.memory_usage();
     assert_eq!(usage.number_allocs, 0);

@@ -1,0 +1,82 @@
+//! Page-size growth: how a sliced pool moves to bigger pages and leaves
+//! its older pages *outdated*.
+//!
+//! The new page is allocated before anything changes, so a refused
+//! allocation leaves the page size as it was. Every current page then turns
+//! outdated: its free slices leave the free index (it serves no new
+//! reservation) and an empty one is released at once unless releasing is
+//! held (during a capture). A pool keeps at most
+//! [`crate::MAX_PAGE_SIZES`] page sizes alive; past that, growth is
+//! [`IoError::PageSizesExhausted`] until relocation empties old pages.
+
+use mem_storage::ComputeStorage;
+
+use crate::core::Core;
+use crate::error::IoError;
+use crate::slots::NIL;
+
+impl Core {
+    /// Make `pool`'s page size big enough for `needed` bytes: allocate a
+    /// page of the grown size first (a refusal changes nothing), then turn
+    /// every current page outdated.
+    pub(crate) fn grow<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        pool_id: u32,
+        needed: u64,
+        requested: u64,
+        may_allocate: bool,
+        may_release: bool,
+    ) -> Result<(), IoError> {
+        let pool = self.pool(pool_id);
+        let size = pool.grown_page_size(needed, self.max_page);
+        if size < needed {
+            return Err(IoError::BufferTooBig {
+                size: requested,
+                max: self.max_page,
+            });
+        }
+        if !pool.current.is_empty() && pool.out_of_page_sizes() {
+            return Err(IoError::PageSizesExhausted {
+                pool: pool_id as usize,
+                wanted: size,
+                generations: pool.page_sizes_alive(),
+            });
+        }
+        let old = std::mem::take(&mut self.pool_mut(pool_id).current);
+        if let Err(err) = self.new_page(storage, pool_id, size, requested, may_allocate) {
+            self.pool_mut(pool_id).current = old;
+            return Err(err);
+        }
+        self.pool_mut(pool_id).page_size = size;
+        for page in old {
+            self.outdate(storage, page, may_release);
+        }
+        Ok(())
+    }
+
+    /// Move a current page to the outdated list: its free slices leave the
+    /// index; an empty page is released at once (unless releasing is held).
+    fn outdate<S: ComputeStorage>(&mut self, storage: &mut S, page: u32, may_release: bool) {
+        let (pool_id, size, head) = {
+            let p = &self.pages[page];
+            (p.pool, p.size, p.head)
+        };
+        let mut cursor = head;
+        while cursor != NIL {
+            let next = self.slices[cursor].next;
+            self.index_remove(pool_id, cursor);
+            cursor = next;
+        }
+        let pool = self.pool_mut(pool_id);
+        let pos = pool.outdated.len() as u32;
+        pool.outdated.push(page);
+        *pool.outdated_sizes.entry(size).or_insert(0) += 1;
+        let info = &mut self.pages[page];
+        info.outdated = true;
+        info.pos = pos;
+        if may_release && info.live == 0 && info.quarantined == 0 {
+            self.release_page(storage, page);
+        }
+    }
+}

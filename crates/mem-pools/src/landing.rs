@@ -1,0 +1,198 @@
+//! Copy and commit: the second and third steps of a relocation.
+//!
+//! `copy_relocation` waits for the device, enqueues every copy, and waits
+//! for the copies even after an enqueue failed; only a completed copy yields
+//! a [`Landed`]. A failed wait quarantines sources and targets (completion
+//! unknown: never reuse). `commit_relocation` rewrites each moved
+//! allocation's slot to its target, so every handle and binding follows,
+//! then frees the emptied outdated pages and flushes the storage.
+
+use mem_storage::{ComputeStorage, StorageHandle, StorageUtilization};
+
+use crate::error::{IoError, RelocationCopyError};
+use crate::management::MemoryManagement;
+use crate::relocation::{CopyQueue, Landed, RelocationOutcome, RelocationPlan};
+
+impl<S: ComputeStorage> MemoryManagement<S> {
+    fn view(&self, slice: u32) -> Option<StorageHandle> {
+        let n = &self.core.slices[slice];
+        let whole = self.core.pages[n.page].storage?;
+        Some(StorageHandle {
+            id: whole.id,
+            utilization: StorageUtilization {
+                offset: n.offset,
+                size: n.requested,
+            },
+        })
+    }
+
+    /// Copy every planned move through `queue`: wait for the device, enqueue
+    /// every copy, wait for the copies (even after an enqueue failed).
+    ///
+    /// # Errors
+    /// [`RelocationCopyError::Copy`]: nothing moved, targets freed.
+    /// [`RelocationCopyError::Wait`]: completion unknown — sources and
+    /// targets are quarantined (leaked, logged with `tracing::error`).
+    pub fn copy_relocation(
+        &mut self,
+        plan: RelocationPlan,
+        queue: &mut dyn CopyQueue<S>,
+    ) -> Result<Landed, RelocationCopyError> {
+        self.drain();
+        let total = plan.moves.len();
+        if plan.manager != self.id {
+            return Err(RelocationCopyError::Foreign {
+                expected: self.id,
+                found: plan.manager,
+            });
+        }
+        let mut copies = Vec::with_capacity(total);
+        for m in &plan.moves {
+            // A freed source needs no copy; a never-mapped one has no bytes.
+            if self.core.slots.resolve(m.source) != Some(m.source_slice) {
+                continue;
+            }
+            let Some(src) = self.view(m.source_slice) else {
+                continue;
+            };
+            let Ok(target) = self.resolve(&m.target.binding()) else {
+                continue;
+            };
+            let page = self.core.slices[target].page;
+            if let Err(err) = self.core.materialize(&mut self.storage, page, true) {
+                let source = match err {
+                    IoError::Storage(e) => e,
+                    other => mem_storage::StorageError::Unsupported {
+                        operation: "materialize target",
+                        backend: static_name(&other),
+                    },
+                };
+                return Err(RelocationCopyError::Copy {
+                    enqueued: 0,
+                    moves: total,
+                    source,
+                });
+            }
+            if let Some(dst) = self.view(target) {
+                copies.push((src, dst));
+            }
+        }
+        if let Err(source) = queue.wait_device(&mut self.storage) {
+            return Err(RelocationCopyError::Copy {
+                enqueued: 0,
+                moves: total,
+                source,
+            });
+        }
+        let mut failed = None;
+        let mut enqueued = 0;
+        for (src, dst) in &copies {
+            if let Err(err) = queue.copy(&mut self.storage, src, dst) {
+                failed = Some(err);
+                break;
+            }
+            enqueued += 1;
+        }
+        if let Err(source) = queue.wait_copies(&mut self.storage) {
+            let leaked_bytes = self.quarantine(&plan);
+            tracing::error!(%source, leaked_bytes, moves = total, "relocation wait failed: sources and targets leaked");
+            return Err(RelocationCopyError::Wait {
+                moves: total,
+                leaked_bytes,
+                source,
+            });
+        }
+        match failed {
+            Some(source) => Err(RelocationCopyError::Copy {
+                enqueued,
+                moves: total,
+                source,
+            }),
+            None => Ok(Landed { plan }),
+        }
+    }
+
+    /// Mark every source and target of a plan never-reusable.
+    fn quarantine(&mut self, plan: &RelocationPlan) -> u64 {
+        let mut bytes = 0;
+        for m in &plan.moves {
+            let target = self.resolve(&m.target.binding()).ok();
+            let source = (self.core.slots.resolve(m.source) == Some(m.source_slice))
+                .then_some(m.source_slice);
+            for slice in [target, source].into_iter().flatten() {
+                let n = &mut self.core.slices[slice];
+                if !n.quarantined {
+                    n.quarantined = true;
+                    bytes += n.size;
+                    let page = n.page;
+                    self.core.pages[page].quarantined += 1;
+                }
+            }
+        }
+        self.core.stats.leaked_bytes += bytes;
+        bytes
+    }
+
+    /// Hand every landed allocation to its target, then free emptied
+    /// outdated pages and flush. A page that gained a raw address or a pin
+    /// since planning does not move (all or nothing); an allocation freed
+    /// meanwhile is simply not moved. Moves nothing during a capture.
+    ///
+    /// # Errors
+    /// [`IoError::ForeignRelocation`] for copies landed by another manager.
+    pub fn commit_relocation(&mut self, landed: Landed) -> Result<RelocationOutcome, IoError> {
+        let plan = landed.plan;
+        if plan.manager != self.id {
+            return Err(IoError::ForeignRelocation {
+                expected: self.id,
+                found: plan.manager,
+            });
+        }
+        self.drain();
+        let mut outcome = RelocationOutcome::default();
+        if self.capture.is_some() {
+            return Ok(outcome);
+        }
+        let (frees, freed_bytes) = (
+            self.core.stats.segment_count.freed,
+            self.core.stats.reserved_bytes.freed,
+        );
+        for m in &plan.moves {
+            if self.core.pages.get(m.page).is_none() || !self.page_movable(m.page) {
+                continue;
+            }
+            if self.core.slots.resolve(m.source) != Some(m.source_slice) {
+                continue;
+            }
+            let Ok(target) = self.resolve(&m.target.binding()) else {
+                continue;
+            };
+            let target_key = m.target.inner.key;
+            self.core.slots.release(target_key);
+            self.core.slots.repoint(m.source, target);
+            let cursor = self.core.slices[m.source_slice].cursor;
+            let t = &mut self.core.slices[target];
+            t.owner = m.source.slot;
+            t.cursor = cursor;
+            self.core
+                .free_slice(&mut self.storage, m.source_slice, true);
+            outcome.moved_slices += 1;
+            outcome.moved_bytes += m.bytes;
+        }
+        drop(plan);
+        self.drain();
+        self.flush();
+        outcome.pages_freed = (self.core.stats.segment_count.freed - frees) as usize;
+        outcome.bytes_freed = self.core.stats.reserved_bytes.freed - freed_bytes;
+        self.epoch += 1;
+        Ok(outcome)
+    }
+}
+
+fn static_name(err: &IoError) -> &'static str {
+    match err {
+        IoError::CaptureWouldAllocate { .. } => "capture window",
+        IoError::IndexExhausted { .. } => "page index",
+        _ => "pool engine",
+    }
+}
