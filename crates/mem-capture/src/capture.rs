@@ -252,6 +252,7 @@ impl Capture {
                 for pool in pools.iter_mut() {
                     if pool.capture_state().active {
                         drop(pool.capture_end());
+                        pool.drain_frees();
                     }
                 }
                 self.close(&mut pools);

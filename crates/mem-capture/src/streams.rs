@@ -65,9 +65,7 @@ impl<S: ComputeStorage> CapturePool for MemoryManagement<S> {
         MemoryManagement::capture_state(self)
     }
     fn drain_frees(&mut self) {
-        // Inside a window a non-explicit cleanup only drains the drop queue
-        // (mem-pools gives nothing back during a capture).
-        self.cleanup(false);
+        self.drain_drops();
     }
     fn effective_mode(&self) -> MemoryAllocationMode {
         MemoryManagement::effective_mode(self)

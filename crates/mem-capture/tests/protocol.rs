@@ -183,7 +183,6 @@ fn assert_restored(
     allocs: u64,
     capture: &Capture,
 ) {
-    dev.streams[0].cleanup(false);
     assert_eq!(capture.stage(), CaptureStage::Idle);
     assert!(!dev.flag.is_recording());
     assert!(!backend.is_capturing());

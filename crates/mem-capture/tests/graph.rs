@@ -1,0 +1,251 @@
+//! `CapturedGraph` and the host backend: replay, refusals, invalidation.
+
+mod common;
+
+use common::pass::{capture_pass, replay_read};
+use common::*;
+use mem_capture::{Capture, CaptureError, GraphBackend, HostGraphBackend};
+
+fn setup() -> (HostDevice, HostGraphBackend, mem_pools::ManagedMemoryHandle) {
+    let mut dev = HostDevice::new(1, 1);
+    let inp = dev.streams[0].reserve(4 * KIB).unwrap();
+    dev.streams[0]
+        .write(inp.binding(), &pattern(2, 4 * KIB as usize))
+        .unwrap();
+    (dev, HostGraphBackend::new(), inp)
+}
+
+#[test]
+fn a_host_graph_records_without_executing_and_replays_on_demand() {
+    let (mut dev, mut backend, inp) = setup();
+    let (graph, out) = capture_pass(
+        &mut Capture::new(),
+        &mut dev,
+        &mut backend,
+        &inp,
+        4 * KIB,
+        1,
+    )
+    .unwrap();
+    assert_eq!(graph.backend_graph().ops().len(), 2);
+    assert_eq!(
+        read(&mut dev.streams[0], &out, 8),
+        vec![0; 8],
+        "nothing ran yet"
+    );
+    let want: Vec<u8> = pattern(2, 4 * KIB as usize).iter().map(|b| b + 1).collect();
+    for _ in 0..3 {
+        assert_eq!(
+            replay_read(&graph, &mut dev, &mut backend, &out).unwrap(),
+            want
+        );
+    }
+    assert_eq!(backend.launches(), 3);
+}
+
+#[test]
+fn graph_memory_cannot_be_rebound_or_moved_while_the_graph_lives() {
+    let (mut dev, mut backend, inp) = setup();
+    let (graph, out) = capture_pass(
+        &mut Capture::new(),
+        &mut dev,
+        &mut backend,
+        &inp,
+        4 * KIB,
+        1,
+    )
+    .unwrap();
+    // Handing the output's handle new memory would strand the graph: refused.
+    let fresh = dev.streams[0].reserve(4 * KIB).unwrap();
+    let err = dev.streams[0].bind(fresh, out.clone(), 1).unwrap_err();
+    assert!(
+        matches!(err, mem_pools::IoError::AssignedPinned { .. }),
+        "{err}"
+    );
+    // Giving the output's memory to another handle is refused too.
+    let other = dev.streams[0].reserve(64).unwrap();
+    assert!(dev.streams[0].bind(out.clone(), other, 1).is_err());
+    graph.verify(&mut dev).unwrap();
+    let want: Vec<u8> = pattern(2, 4 * KIB as usize).iter().map(|b| b + 1).collect();
+    assert_eq!(
+        replay_read(&graph, &mut dev, &mut backend, &out).unwrap(),
+        want
+    );
+}
+
+#[test]
+fn the_graph_refuses_to_replay_after_an_outside_buffer_it_uses_was_freed() {
+    let (mut dev, mut backend, inp) = setup();
+    let mut capture = Capture::new();
+    capture.uses(0, inp.binding()).unwrap();
+    let (graph, _out) =
+        capture_pass(&mut capture, &mut dev, &mut backend, &inp, 4 * KIB, 1).unwrap();
+    graph.verify(&mut dev).unwrap();
+    drop(inp);
+    let err = graph.replay(&mut backend, &mut dev).unwrap_err();
+    assert!(
+        matches!(err, CaptureError::GraphMemoryInvalidated { why, .. } if why.contains("freed")),
+        "{err}"
+    );
+    assert_eq!(backend.launches(), 0);
+}
+
+#[test]
+fn declaring_an_outside_buffer_after_sealing_is_refused() {
+    let (mut dev, mut backend, inp) = setup();
+    let mut capture = Capture::new();
+    let (_graph, _out) =
+        capture_pass(&mut capture, &mut dev, &mut backend, &inp, 4 * KIB, 1).unwrap();
+    let err = capture.uses(0, inp.binding()).unwrap_err();
+    assert!(
+        matches!(err, CaptureError::WrongStage { call: "uses", .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_outside_buffer_in_a_pool_the_streams_lack_aborts_the_capture() {
+    let (mut dev, mut backend, inp) = setup();
+    let mut capture = Capture::new();
+    capture.uses(3, inp.binding()).unwrap();
+    let err = capture_pass(&mut capture, &mut dev, &mut backend, &inp, 4 * KIB, 1).unwrap_err();
+    assert_eq!(err, CaptureError::UnknownPool { pool: 3, pools: 1 });
+    assert!(!dev.flag.is_recording());
+    assert!(!dev.streams[0].capture_state().active);
+}
+
+#[test]
+fn replaying_while_the_backend_captures_is_refused() {
+    let (mut dev, mut backend, inp) = setup();
+    let (graph, _out) = capture_pass(
+        &mut Capture::new(),
+        &mut dev,
+        &mut backend,
+        &inp,
+        4 * KIB,
+        1,
+    )
+    .unwrap();
+    backend.begin_capture().unwrap();
+    assert_eq!(
+        graph.replay(&mut backend, &mut dev),
+        Err(CaptureError::BackendBusy)
+    );
+    assert_eq!(backend.begin_capture(), Err(CaptureError::BackendBusy));
+    backend.abort_capture();
+    graph.replay(&mut backend, &mut dev).unwrap();
+}
+
+#[test]
+fn recording_outside_a_capture_is_refused() {
+    let (mut dev, mut backend, inp) = setup();
+    let view = dev.streams[0].get_storage(inp.binding()).unwrap();
+    assert_eq!(
+        backend.recorder().fill(0, view, 1),
+        Err(CaptureError::NotCapturing)
+    );
+    assert_eq!(
+        backend.end_capture().unwrap_err(),
+        CaptureError::NotCapturing
+    );
+    let err = Capture::new().recorder(&mut backend).unwrap_err();
+    assert!(matches!(
+        err,
+        CaptureError::WrongStage {
+            call: "recorder",
+            ..
+        }
+    ));
+}
+
+#[test]
+fn a_write_longer_than_its_view_and_a_copy_between_sizes_are_refused() {
+    let (mut dev, mut backend, inp) = setup();
+    let view = dev.streams[0].get_storage(inp.binding()).unwrap();
+    let half = view.narrow(None, Some(2 * KIB)).unwrap();
+    backend.begin_capture().unwrap();
+    let rec = backend.recorder();
+    let err = rec.write(0, half, &[0; 3000]).unwrap_err();
+    assert_eq!(
+        err,
+        CaptureError::WriteTooLong {
+            len: 3000,
+            size: 2048
+        }
+    );
+    assert_eq!(
+        rec.copy(0, view, half),
+        Err(CaptureError::CopySizeMismatch {
+            src: 4096,
+            dst: 2048
+        })
+    );
+    assert_eq!(rec.recorded(), 0);
+    backend.abort_capture();
+}
+
+#[test]
+fn a_graph_naming_a_pool_the_streams_lack_changes_no_byte() {
+    let (mut dev, mut backend, inp) = setup();
+    let view = dev.streams[0].get_storage(inp.binding()).unwrap();
+    let mut capture = Capture::new();
+    let graph = capture
+        .run(
+            &mut dev,
+            &mut backend,
+            |_| Ok(()),
+            |_, rec| {
+                rec.fill(0, view, 0xAA)?;
+                rec.fill(1, view, 0xBB)
+            },
+        )
+        .unwrap();
+    let err = backend.replay(graph.backend_graph(), &mut []).unwrap_err();
+    assert_eq!(err, CaptureError::UnknownPool { pool: 0, pools: 0 });
+    let mut pools = vec![&mut dev.streams[0] as &mut dyn mem_capture::CapturePool];
+    let err = backend
+        .replay(graph.backend_graph(), &mut pools)
+        .unwrap_err();
+    assert_eq!(err, CaptureError::UnknownPool { pool: 1, pools: 1 });
+    assert_eq!(
+        read(&mut dev.streams[0], &inp, 4),
+        pattern(2, 4),
+        "no byte changed"
+    );
+}
+
+#[test]
+fn streams_offering_other_pools_cannot_replay_the_graph() {
+    let (mut dev, mut backend, inp) = setup();
+    let (graph, _out) = capture_pass(
+        &mut Capture::new(),
+        &mut dev,
+        &mut backend,
+        &inp,
+        4 * KIB,
+        1,
+    )
+    .unwrap();
+    let mut other = HostDevice::new(2, 2);
+    let err = graph.replay(&mut backend, &mut other).unwrap_err();
+    assert_eq!(
+        err,
+        CaptureError::PoolCountChanged {
+            expected: 1,
+            found: 2
+        }
+    );
+}
+
+#[test]
+fn a_capture_dropped_mid_way_lowers_the_recording_flag() {
+    let mut dev = HostDevice::new(1, 1);
+    let mut capture = Capture::new();
+    capture.prepare(&mut dev).unwrap();
+    assert!(dev.flag.is_recording());
+    drop(capture);
+    assert!(!dev.flag.is_recording());
+    // The pool stays in its window until someone ends it (documented).
+    assert!(dev.streams[0].capture_state().active);
+    drop(dev.streams[0].capture_end());
+}
