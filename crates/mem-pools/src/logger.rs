@@ -31,6 +31,6 @@ impl ServerLogger {
     }
 
     pub(crate) fn report(&self, text: &str) {
-        tracing::info!(target: "gpumem::pools", logger = %self.name, "{text}");
+        tracing::debug!(target: "gpumem::pools", logger = %self.name, "{text}");
     }
 }

@@ -216,9 +216,12 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         }
     }
 
-    /// Print a report of the current memory usage (through the logger, at info).
+    /// Print a report of the current memory usage to standard output (and
+    /// log it through the logger at debug level).
     pub fn print_memory_usage(&self) {
-        self.logger.report(&self.memory_report().to_string());
+        let text = self.to_string();
+        self.logger.report(&text);
+        println!("{text}");
     }
 
     /// PyTorch-style statistics (O(pools) for the largest free block).

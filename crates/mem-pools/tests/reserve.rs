@@ -142,6 +142,7 @@ fn handles_and_bindings_are_send_and_sync() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<mem_pools::ManagedMemoryHandle>();
     assert_send_sync::<mem_pools::ManagedMemoryBinding>();
+    assert_send_sync::<mem_pools::MemoryManagement<mem_storage::HostStorage>>();
 }
 
 #[test]
