@@ -8,10 +8,12 @@ use std::sync::Arc;
 
 use common::*;
 use mem_pools::{
-    ManagedMemoryHandle, MemoryManagement, MemoryManagementOptions, ServerLogger,
-    StorageCopyQueue, TargetRoom,
+    ManagedMemoryHandle, MemoryManagement, MemoryManagementOptions, ServerLogger, StorageCopyQueue,
+    TargetRoom,
 };
-use mem_storage::{ComputeStorage, FaultInjection, FaultPlan, HostResource, Operation, ResourceStorage};
+use mem_storage::{
+    ComputeStorage, FaultInjection, FaultPlan, HostResource, Operation, ResourceStorage,
+};
 
 type Faulty = ResourceStorage<FaultInjection<HostResource>>;
 
@@ -32,18 +34,32 @@ fn faulty(plan: FaultPlan) -> MemoryManagement<Faulty> {
 fn scenario(mm: &mut MemoryManagement<Faulty>) -> usize {
     let mut live: Vec<(ManagedMemoryHandle, u64)> = Vec::new();
     let mut failed = 0;
-    let sizes = [1000, 20 * KIB, 50 * KIB, 90 * KIB, 300, 200 * KIB, 3 * MIB, 10 * KIB];
+    let sizes = [
+        1000,
+        20 * KIB,
+        50 * KIB,
+        90 * KIB,
+        300,
+        200 * KIB,
+        3 * MIB,
+        10 * KIB,
+    ];
     for (i, &size) in sizes.iter().cycle().take(24).enumerate() {
         let before = mm.memory_usage();
         match mm.reserve(size) {
             Ok(h) => {
-                mm.write(h.binding(), &pattern(i as u64, 64.min(size as usize))).unwrap();
+                mm.write(h.binding(), &pattern(i as u64, 64.min(size as usize)))
+                    .unwrap();
                 live.push((h, i as u64));
             }
             Err(_) => {
                 failed += 1;
                 mm.drain_drops();
-                assert_eq!(mm.memory_usage().number_allocs, before.number_allocs, "a failed reserve changed the live set");
+                assert_eq!(
+                    mm.memory_usage().number_allocs,
+                    before.number_allocs,
+                    "a failed reserve changed the live set"
+                );
             }
         }
         if i % 3 == 2 {
@@ -84,7 +100,10 @@ fn failing_the_kth_page_allocation_for_every_k_leaves_the_engine_consistent() {
     for k in 1..=calls {
         let mut mm = faulty(FaultPlan::Nth(k));
         let failed = scenario(&mut mm);
-        assert!(failed <= 1, "one injected fault fails at most one reserve (k = {k})");
+        assert!(
+            failed <= 1,
+            "one injected fault fails at most one reserve (k = {k})"
+        );
         assert_nothing_left(mm);
     }
 }
@@ -93,7 +112,10 @@ fn failing_the_kth_page_allocation_for_every_k_leaves_the_engine_consistent() {
 fn a_storage_that_refuses_every_page_fails_each_reserve_cleanly() {
     let mut mm = faulty(FaultPlan::FromNth(1));
     for size in [0, 100, 100 * KIB, 5 * MIB] {
-        assert!(matches!(mm.reserve(size), Err(mem_pools::IoError::Storage(_))));
+        assert!(matches!(
+            mm.reserve(size),
+            Err(mem_pools::IoError::Storage(_))
+        ));
     }
     assert_eq!(mm.memory_usage(), Default::default());
     assert_nothing_left(mm);

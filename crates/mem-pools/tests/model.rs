@@ -205,7 +205,12 @@ impl Model {
                     return;
                 }
                 let rb = self.live[r].handle.binding();
-                let shared = self.graphs.iter().flatten().chain(&self.clones).any(|h| h.binding() == rb);
+                let shared = self
+                    .graphs
+                    .iter()
+                    .flatten()
+                    .chain(&self.clones)
+                    .any(|h| h.binding() == rb);
                 let assigned_pinned = self.live[a].pinned;
                 let entry = self.live.swap_remove(r);
                 let a = self
@@ -267,7 +272,8 @@ impl Model {
                     Err(InstallMemoryPoolsError::PoolsInUse { live_slices, .. }) => {
                         assert!(live_slices > 0);
                         // Graph handles and clones may hold dynamic memory the live list dropped.
-                        let unknown = self.graphs.iter().flatten().count() > 0 || !self.clones.is_empty();
+                        let unknown =
+                            self.graphs.iter().flatten().count() > 0 || !self.clones.is_empty();
                         assert!(dynamic || unknown, "refused with nothing dynamic live");
                     }
                 }
