@@ -20,7 +20,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use mem_pools::{ManagedMemoryHandle, MemoryAllocationMode, MemoryReport};
+use mem_pools::{IoError, ManagedMemoryHandle, MemoryAllocationMode, MemoryReport};
 use mem_storage::{ComputeStorage, DeviceResource, StreamId};
 
 use crate::backend::StreamMemory;
@@ -127,16 +127,34 @@ impl Stream {
         let stamp = self.cursor() + 1;
         let poison = self.device.config.poison;
         self.device.run(self.index, |st| {
-            if let Some(byte) = poison
-                && reserved.binding() != assigned.binding()
-            {
-                // `assigned`'s old memory is freed by the bind: poison it,
-                // but only once both handles are known to resolve.
-                st.engine.get_cursor(reserved.binding())?;
-                let old = st.engine.get_storage(assigned.binding())?;
-                st.engine.storage().fill(&old, byte)?;
+            if reserved.binding() == assigned.binding() {
+                st.engine.bind(reserved, assigned, stamp)?;
+                return Ok(stamp);
             }
-            st.engine.bind(reserved, assigned, stamp)?;
+            st.engine.get_cursor(reserved.binding())?;
+            let old = st.engine.get_storage(assigned.binding())?;
+            let (reserved, uses) = match st.take_held(&reserved) {
+                None => (reserved, Vec::new()),
+                Some(held) => {
+                    // Our hold is a holder too, and bind needs the reserved
+                    // handle to be the only one: pass the hold's clone.
+                    drop(reserved);
+                    let priming = st.engine.capture_state().priming;
+                    if !held.handle.can_mut() && !priming {
+                        st.held.push(held);
+                        return Err(IoError::SharedReserved { holders: 2 }.into());
+                    }
+                    (held.handle, held.uses)
+                }
+            };
+            st.engine.bind(reserved, assigned.clone(), stamp)?;
+            if let Some(byte) = poison
+                && let Err(err) = st.engine.storage().fill(&old, byte)
+            {
+                // The page may have gone back with the freed memory.
+                tracing::debug!(%err, "the memory bind freed was not poisoned");
+            }
+            st.transfer_uses(&assigned, uses);
             Ok(stamp)
         })
     }

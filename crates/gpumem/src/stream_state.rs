@@ -137,6 +137,24 @@ impl StreamState {
         }
     }
 
+    /// Take out the hold on `handle`, if any (its clone with it).
+    pub(crate) fn take_held(&mut self, handle: &ManagedMemoryHandle) -> Option<Held> {
+        let binding = handle.binding();
+        let index = self
+            .held
+            .iter()
+            .position(|h| h.handle.binding() == binding)?;
+        Some(self.held.swap_remove(index))
+    }
+
+    /// Recorded uses of memory that `bind` handed to `assigned` now guard
+    /// `assigned` (the memory is the same; its users' work still runs).
+    pub(crate) fn transfer_uses(&mut self, assigned: &ManagedMemoryHandle, uses: Vec<Use>) {
+        for u in uses {
+            self.hold(assigned, Some(u.stream));
+        }
+    }
+
     /// Release every held allocation whose users are gone and whose recorded
     /// streams have completed their work; poison it first when asked.
     /// Returns the bytes still held.

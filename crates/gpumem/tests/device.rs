@@ -1,0 +1,136 @@
+//! Building devices, the budget under the pools, streams and handles.
+
+mod common;
+
+use common::*;
+use gpumem::prelude::*;
+
+#[test]
+fn pool_pages_are_charged_to_the_device_budget() {
+    let device = Device::host()
+        .budget(Budget::Bytes(64 * MIB))
+        .streams(2)
+        .ignore_env()
+        .build()
+        .unwrap();
+    let budget = device.budget();
+    assert_eq!((budget.limit(), budget.charged()), (64 * MIB, 0));
+    let a = device.stream(0).unwrap().reserve(100 * KIB).unwrap();
+    let b = device.stream(1).unwrap().reserve(3 * MIB).unwrap();
+    let reserved = device.stats().reserved_bytes.current;
+    assert!(reserved >= 100 * KIB + 3 * MIB);
+    assert_eq!(
+        budget.charged(),
+        reserved,
+        "every page of every stream is charged"
+    );
+    drop((a, b));
+    device.reclaim().unwrap();
+    assert_eq!(budget.charged(), 0, "pages given back are uncharged");
+}
+
+#[test]
+fn a_fraction_budget_resolves_against_the_device_total() {
+    let device = Device::host_with_capacity(100 * MIB)
+        .budget(Budget::Fraction(0.25))
+        .ignore_env()
+        .build()
+        .unwrap();
+    assert_eq!(device.budget().limit(), 25 * MIB);
+    assert_eq!(device.mem_info().unwrap().total, 100 * MIB);
+    assert_eq!(
+        device.properties().max_page_size,
+        25 * MIB,
+        "pages are never larger than the budget"
+    );
+}
+
+#[test]
+fn cuda_is_a_typed_error_where_the_driver_is_missing() {
+    match Device::cuda(0) {
+        Err(GpuMemError::CudaUnavailable { ordinal, reason }) => {
+            assert_eq!(ordinal, 0);
+            assert!(!reason.is_empty());
+            if gpumem::storage::cuda_available() {
+                println!("skipping: CUDA driver present but device 0 unusable: {reason}");
+            }
+        }
+        Err(other) => panic!("unexpected error {other}"),
+        Ok(builder) => {
+            assert!(gpumem::storage::cuda_available());
+            let device = builder.streams(2).ignore_env().build().unwrap();
+            let stream = device.stream(1).unwrap();
+            let handle = stream.reserve(4096).unwrap();
+            stream.write(&handle, &pattern(3, 4096)).unwrap();
+            assert_eq!(read(&stream, &handle, 4096), pattern(3, 4096));
+        }
+    }
+}
+
+#[test]
+fn streams_are_numbered_and_out_of_range_is_an_error() {
+    let device = host(3);
+    assert_eq!(device.streams().len(), 3);
+    assert_eq!(device.default_stream().index(), 0);
+    assert_eq!(device.stream(2).unwrap().index(), 2);
+    assert!(matches!(
+        device.stream(3),
+        Err(GpuMemError::UnknownStream {
+            index: 3,
+            streams: 3
+        })
+    ));
+}
+
+#[test]
+fn a_handle_is_served_by_the_stream_that_reserved_it() {
+    let device = host(2);
+    let (s0, s1) = (device.stream(0).unwrap(), device.stream(1).unwrap());
+    let handle = s1.reserve(1000).unwrap();
+    assert_eq!(device.stream_of(&handle).unwrap().index(), 1);
+    // Reading through another stream routes to the owner's engine.
+    s1.write(&handle, &pattern(1, 1000)).unwrap();
+    assert_eq!(read(&s0, &handle, 1000), pattern(1, 1000));
+    // Binding belongs to the owner: on another stream it is refused.
+    let other = s0.reserve(1000).unwrap();
+    assert!(matches!(
+        s0.bind(handle.clone(), other.clone()),
+        Err(GpuMemError::Pool(
+            gpumem::pools::IoError::ForeignBinding { .. }
+        ))
+    ));
+    assert_eq!(
+        read(&s0, &other, 4),
+        vec![0; 4],
+        "a refused bind changes nothing"
+    );
+}
+
+#[test]
+fn a_handle_of_another_device_is_foreign() {
+    let (one, two) = (host(1), host(1));
+    let handle = one.default_stream().reserve(64).unwrap();
+    assert!(matches!(
+        two.default_stream().record_use(&handle),
+        Err(GpuMemError::ForeignHandle { .. })
+    ));
+    assert!(two.stream_of(&handle).is_err());
+}
+
+#[test]
+fn the_simulated_backend_plans_more_memory_than_this_machine_has() {
+    let device = Device::simulated(80 * GIB)
+        .budget(Budget::Bytes(40 * GIB))
+        .ignore_env()
+        .build()
+        .unwrap();
+    let stream = device.default_stream();
+    let handles: Vec<_> = (0..30).map(|_| stream.reserve(GIB).unwrap()).collect();
+    assert_eq!(device.stats().requested_bytes.current, 30 * GIB);
+    let err = stream.reserve(20 * GIB).unwrap_err();
+    assert!(
+        matches!(err, GpuMemError::Pool(_)),
+        "larger than a page: {err}"
+    );
+    drop(handles);
+}

@@ -1,0 +1,119 @@
+//! Out of memory: one retry after giving cached memory back, then a report.
+
+use gpumem::prelude::*;
+use gpumem::{OutOfMemoryReport, Refuser};
+
+fn budgeted(streams: usize) -> Device {
+    Device::host()
+        .budget(Budget::Bytes(MIB))
+        .streams(streams)
+        .ignore_env()
+        .build()
+        .unwrap()
+}
+
+fn report(err: GpuMemError) -> OutOfMemoryReport {
+    match err {
+        GpuMemError::OutOfMemory(report) => *report,
+        other => panic!("expected out of memory, got {other}"),
+    }
+}
+
+#[test]
+fn a_budget_refusal_reports_every_number_and_who_refused() {
+    let device = budgeted(1);
+    let s = device.default_stream();
+    let live = s.reserve(512 * KIB).unwrap();
+    let r = report(s.reserve(600 * KIB).unwrap_err());
+    assert_eq!(r.requested, 600 * KIB);
+    assert_eq!(r.refused_by, Refuser::DeviceBudget);
+    assert_eq!(r.budget_limit, Some(MIB));
+    assert_eq!(r.budget_charged, MIB);
+    assert_eq!(r.allocated, 512 * KIB);
+    assert_eq!(r.reserved, MIB);
+    assert_eq!(r.reserved_unallocated, 512 * KIB);
+    assert_eq!(r.largest_free_block, 512 * KIB);
+    assert!(r.device_total > r.device_free || r.device_total > 0);
+    let text = r.to_string();
+    for needle in [
+        "Tried to allocate 600.00 KiB",
+        "budget allows 1.00 MiB",
+        "512.00 KiB is allocated",
+        "Refused by the device budget",
+        "raise it",
+    ] {
+        assert!(text.contains(needle), "{needle} missing from: {text}");
+    }
+    assert_eq!(device.stats().num_ooms, 1);
+    assert_eq!(device.stats().num_alloc_retries, 1);
+    drop(live);
+}
+
+#[test]
+fn another_streams_cached_pages_are_given_back_before_failing() {
+    let device = budgeted(2);
+    let (s0, s1) = (device.stream(0).unwrap(), device.stream(1).unwrap());
+    drop(s1.reserve(768 * KIB).unwrap());
+    s1.with_memory(|_| ()); // the free is processed; the page stays cached
+    assert_eq!(device.budget().charged(), MIB);
+    let x = s0
+        .reserve(768 * KIB)
+        .expect("the retry frees stream 1's cache");
+    let stats = device.stats();
+    assert_eq!((stats.num_alloc_retries, stats.num_ooms), (1, 0));
+    assert_eq!(s1.stats().reserved_bytes.current, 0);
+    drop(x);
+}
+
+#[test]
+fn a_full_device_is_reported_as_the_device_not_the_budget() {
+    let device = Device::host_with_capacity(MIB)
+        .ignore_env()
+        .build()
+        .unwrap();
+    let s = device.default_stream();
+    let live = s.reserve(768 * KIB).unwrap();
+    let r = report(s.reserve(768 * KIB).unwrap_err());
+    assert_eq!(r.refused_by, Refuser::Device);
+    assert_eq!(r.budget_limit, None);
+    assert_eq!(r.device_total, MIB);
+    assert!(
+        r.to_string()
+            .contains("Refused by the device after cleanup")
+    );
+    drop(live);
+}
+
+#[test]
+fn memory_held_for_another_stream_is_named_in_the_hint() {
+    let device = budgeted(2);
+    let (a, b) = (device.stream(0).unwrap(), device.stream(1).unwrap());
+    let x = a.reserve(900 * KIB).unwrap();
+    b.record_use(&x).unwrap();
+    b.submit();
+    drop(x);
+    let r = report(a.reserve(900 * KIB).unwrap_err());
+    assert_eq!(r.held_for_streams, 900 * KIB);
+    assert!(
+        r.hint().contains("synchronize those streams"),
+        "{}",
+        r.hint()
+    );
+    b.synchronize().unwrap();
+    let again = a.reserve(900 * KIB).expect("released once B finished");
+    drop(again);
+}
+
+#[test]
+fn a_size_no_pool_accepts_is_not_an_out_of_memory_error() {
+    let device = budgeted(1);
+    let err = device.default_stream().reserve(2 * MIB).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            GpuMemError::Pool(gpumem::pools::IoError::BufferTooBig { .. })
+        ),
+        "{err}"
+    );
+    assert_eq!(device.stats().num_alloc_retries, 0, "not retried");
+}
