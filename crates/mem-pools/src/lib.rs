@@ -51,12 +51,14 @@ mod landing;
 mod lifecycle;
 mod logger;
 mod management;
+mod pages;
 mod pool;
 mod relocate;
 mod relocation;
 mod report;
 mod slots;
 mod stats;
+mod usage;
 
 pub use capture::CaptureState;
 pub use config::{
@@ -72,5 +74,6 @@ pub use relocation::{
     CopyQueue, Landed, RelocationOutcome, RelocationPlan, RelocationShape, RelocationState,
     StorageCopyQueue, TargetRoom,
 };
-pub use report::{MemoryReport, MemoryUsage, PoolReport, PoolReportKind};
+pub use report::{MemoryReport, PoolReport, PoolReportKind};
 pub use stats::{PoolStats, Stat};
+pub use usage::MemoryUsage;
