@@ -19,6 +19,43 @@
 //! - A page moves all-or-nothing: the engine plans only pages whose every
 //!   live slice got a target, and commits no page that gained a pin or a
 //!   raw address after planning. Pinned and raw-out pages never move.
+//!
+//! The whole path, by hand (what [`relocate_memory`] does):
+//!
+//! ```
+//! use mem_relocate::{Planned, RelocationReason, StorageCopyQueue};
+//! fn move_once(
+//!     memory: &mut mem_pools::MemoryManagement<mem_storage::HostStorage>,
+//! ) -> Result<(), mem_relocate::RelocationError> {
+//!     let planned = Planned::new(memory, RelocationReason::Explicit);
+//!     if !planned.is_empty() {
+//!         let outcome = planned.copy(&mut StorageCopyQueue)?.commit()?;
+//!         println!("moved {} slices, freed {} pages", outcome.moved_slices, outcome.pages_freed);
+//!     }
+//!     Ok(())
+//! }
+//! ```
+//!
+//! Committing a plan whose copies have not run does not compile:
+//!
+//! ```compile_fail
+//! use mem_relocate::{Planned, RelocationReason};
+//! fn skip_the_copy(memory: &mut mem_pools::MemoryManagement<mem_storage::HostStorage>) {
+//!     let planned = Planned::new(memory, RelocationReason::Explicit);
+//!     let _ = planned.commit(); // no such method: only `Copied` commits
+//! }
+//! ```
+//!
+//! and neither does planning on one manager while a plan holds it:
+//!
+//! ```compile_fail
+//! use mem_relocate::{Planned, RelocationReason};
+//! fn two_at_once(memory: &mut mem_pools::MemoryManagement<mem_storage::HostStorage>) {
+//!     let first = Planned::new(memory, RelocationReason::Explicit);
+//!     let second = Planned::new(memory, RelocationReason::Explicit);
+//!     drop((first, second));
+//! }
+//! ```
 
 use mem_pools::{CopyQueue, Landed, MemoryManagement, RelocationOutcome, RelocationPlan};
 use mem_storage::ComputeStorage;

@@ -9,7 +9,13 @@
 //!   left, one that moved something clears it;
 //! - `refuse_while_recording` is the trait's own, but this set knows how
 //!   many streams record, so its error carries that count.
+//!
+//! [`StreamSet::reserve`] is the reservation path that fires the trigger:
+//! relocate when wanted before every reservation (cheap: a stream with
+//! nothing outdated answers at once), and when a pool has run out of page
+//! sizes, relocate for that reason and retry once.
 
+use mem_pools::{IoError, ManagedMemoryHandle};
 use mem_storage::ComputeStorage;
 
 use crate::error::RelocationError;
@@ -20,6 +26,29 @@ use crate::stream_set::StreamSet;
 use crate::streams::RelocatingStreams;
 
 impl<S: ComputeStorage> StreamSet<S> {
+    /// Reserve `size` bytes on `stream`, which becomes the relocating
+    /// stream: relocate first if its memory wants it, and if the pool is out
+    /// of page sizes, relocate for that reason and retry once.
+    ///
+    /// # Errors
+    /// [`RelocationError::UnknownStream`], or the engine's refusal as
+    /// [`RelocationError::Engine`] (nothing was reserved).
+    pub fn reserve(
+        &mut self,
+        stream: usize,
+        size: u64,
+    ) -> Result<ManagedMemoryHandle, RelocationError> {
+        self.set_relocating(stream)?;
+        self.relocate_when_wanted();
+        match self.streams[stream].memory.reserve(size) {
+            Err(IoError::PageSizesExhausted { .. }) => {
+                self.relocate(RelocationReason::PoolsOutOfPageSizes);
+                Ok(self.streams[stream].memory.reserve(size)?)
+            }
+            other => Ok(other?),
+        }
+    }
+
     /// Relocate stream `index`'s memory once and record what happened.
     fn relocate_stream(&mut self, index: usize, reason: RelocationReason) {
         let stream = &mut self.streams[index];
