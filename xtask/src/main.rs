@@ -6,12 +6,16 @@
 //!   miri is present (skipped with a reason otherwise).
 //! - `miri`   — miri over the host paths (needs nightly with miri).
 //! - `loom`   — the ledger's loom model (`RUSTFLAGS=--cfg loom`).
+//! - `fault-sweep` — every reliability scenario with each device call failed.
+//! - `fuzz --seconds N` — the cargo-fuzz program target (nightly + cargo-fuzz).
 //!
 //! Further tasks (bench, gpu-bundle, fault-sweep, fuzz) live in their own
 //! modules as they are added.
 
 use std::process::{Command, ExitCode};
 
+mod fault_sweep;
+mod fuzz;
 mod tasks;
 
 fn main() -> ExitCode {

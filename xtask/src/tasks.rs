@@ -4,10 +4,11 @@ use crate::{cargo, nightly_miri_present, run};
 use std::process::Command;
 
 /// Every task name, for the usage line.
-pub const NAMES: &[&str] = &["ci", "test", "miri", "loom"];
+pub const NAMES: &[&str] = &["ci", "test", "miri", "loom", "fault-sweep", "fuzz"];
 
 /// Packages whose tests run under miri: host paths only, no CUDA, no criterion.
-const MIRI_PACKAGES: &[&str] = &["mem-storage", "mem-pools"];
+/// mem-reliability's lib test runs every fault-sweep scenario once.
+const MIRI_PACKAGES: &[&str] = &["mem-storage", "mem-pools", "mem-reliability"];
 
 /// Run one task.
 pub fn dispatch(task: &str, args: &[String]) -> Result<(), String> {
@@ -16,6 +17,8 @@ pub fn dispatch(task: &str, args: &[String]) -> Result<(), String> {
         "test" => test(),
         "miri" => miri(args),
         "loom" => loom(),
+        "fault-sweep" => crate::fault_sweep::fault_sweep(args),
+        "fuzz" => crate::fuzz::fuzz(args),
         other => Err(format!(
             "unknown task `{other}`; tasks: {}",
             NAMES.join(", ")

@@ -126,3 +126,24 @@ pub fn sweep(scenario: Scenario, mode: FaultMode, max_runs: Option<u64>) -> Swee
     }
     report
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Also the crate's miri test: every scenario drives the host device's
+    /// unsafe paths (allocate, write, read, copy, free) through the pools
+    /// and the budgets, clean and with one fault half-way.
+    #[test]
+    fn every_scenario_runs_clean_and_survives_a_fault_half_way() {
+        for scenario in Scenario::ALL {
+            let program = scenario.program();
+            let (calls, _) = count_calls(&program)
+                .unwrap_or_else(|v| panic!("{} without faults: {v}", scenario.name()));
+            assert!(calls > 0, "{} made no device call", scenario.name());
+            let summary = run_with_fault(&program, calls.div_ceil(2), FaultMode::Nth)
+                .unwrap_or_else(|v| panic!("{} with a fault: {v}", scenario.name()));
+            assert_eq!(summary.faults, 1, "{}", scenario.name());
+        }
+    }
+}
