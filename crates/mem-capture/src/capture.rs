@@ -7,8 +7,8 @@
 //! ```
 //!
 //! - `prepare`: refuse if any stream records or a pool already captures;
-//!   relocate every stream's outdated memory (reason: capture); raise the
-//!   device's recording flag; `capture_begin` on every pool the recording
+//!   relocate every stream's outdated memory (reason: capture); mark the
+//!   recording stream (`set_recording`); `capture_begin` on every pool the recording
 //!   touches; lend a shared pool's temporaries to the window. The warmup runs
 //!   next.
 //! - `begin`: drain deferred frees (the runtime's, then each pool's drop
@@ -18,8 +18,8 @@
 //!   graph with memory nodes is refused); `capture_end` on every pool; pin
 //!   what it returned on the graph; seal.
 //! - `abort`: from any stage; stops stream capture, ends every pool's window
-//!   (mode, priming and touched set restored, warmup's slices freed), lowers
-//!   the flag, re-pins lent temporaries. From `Sealed` it only makes the
+//!   (mode, priming and touched set restored, warmup's slices freed), unmarks
+//!   the recording stream, re-pins lent temporaries. From `Sealed` it only makes the
 //!   capture reusable; the graph it made stays valid.
 //!
 //! A step called out of order is [`CaptureError::WrongStage`] and changes
@@ -34,14 +34,15 @@ use crate::error::CaptureError;
 use crate::external::External;
 use crate::graph::CapturedGraph;
 use crate::pins::{GraphPool, PinKey};
-use crate::stage::{CaptureStage, RecordingToken};
+use crate::stage::CaptureStage;
 use crate::streams::CaptureStreams;
 
 /// One graph capture over a device's streams (see the module docs).
 #[derive(Debug)]
 pub struct Capture {
     stage: CaptureStage,
-    token: Option<RecordingToken>,
+    /// This capture marked the recording stream.
+    marked: bool,
     pools: usize,
     share: GraphPool,
     lent: Vec<PinKey>,
@@ -60,7 +61,7 @@ impl Capture {
     pub fn sharing(pool: &GraphPool) -> Self {
         Self {
             stage: CaptureStage::Idle,
-            token: None,
+            marked: false,
             pools: 0,
             share: pool.clone(),
             lent: Vec::new(),
@@ -112,7 +113,10 @@ impl Capture {
         streams: &mut S,
     ) -> Result<(), CaptureError> {
         self.expect("prepare", CaptureStage::Idle)?;
-        streams.recording_flag().refuse_while_recording()?;
+        match streams.recording_streams() {
+            0 => {}
+            recording => return Err(CaptureError::AlreadyRecording { streams: recording }),
+        }
         let count = {
             let pools = streams.capture_pools();
             if pools.is_empty() {
@@ -131,7 +135,8 @@ impl Capture {
         };
         self.share.check_pools(count)?;
         streams.relocate_device();
-        let token = streams.recording_flag().raise();
+        streams.set_recording(true);
+        self.marked = true;
         let mut pools = streams.capture_pools();
         for pool in pools.iter_mut() {
             pool.capture_begin();
@@ -142,7 +147,6 @@ impl Capture {
             pool.drain_frees();
         }
         self.pools = count;
-        self.token = Some(token);
         self.stage = CaptureStage::WarmingUp;
         Ok(())
     }
@@ -223,13 +227,14 @@ impl Capture {
                 }
             }
         }
+        drop(pools);
         if let Some(err) = failure {
             drop((graph, pinned));
-            self.close(&mut pools);
+            self.close(streams);
             return Err(err);
         }
         let claim = self.share.adopt(self.pools, pinned);
-        self.close(&mut pools);
+        self.close(streams);
         self.stage = CaptureStage::Sealed;
         Ok(CapturedGraph::new(graph, claim, externals, self.pools))
     }
@@ -248,25 +253,26 @@ impl Capture {
                 if self.stage == CaptureStage::Recording {
                     backend.abort_capture();
                 }
-                let mut pools = streams.capture_pools();
-                for pool in pools.iter_mut() {
+                for pool in streams.capture_pools().iter_mut() {
                     if pool.capture_state().active {
                         drop(pool.capture_end());
                         pool.drain_frees();
                     }
                 }
-                self.close(&mut pools);
+                self.close(streams);
             }
         }
     }
 
-    /// After every pool's window closed: pin lent temporaries again, lower
-    /// the recording flag, back to idle.
-    fn close(&mut self, pools: &mut [&mut dyn crate::streams::CapturePool]) {
+    /// After every pool's window closed: pin lent temporaries again,
+    /// unmark the recording stream, back to idle.
+    fn close<S: CaptureStreams + ?Sized>(&mut self, streams: &mut S) {
         let lent = std::mem::take(&mut self.lent);
-        self.share.reclaim_lent(&lent, pools);
+        self.share.reclaim_lent(&lent, &mut streams.capture_pools());
+        if std::mem::take(&mut self.marked) {
+            streams.set_recording(false);
+        }
         self.externals.clear();
-        self.token = None;
         self.stage = CaptureStage::Idle;
     }
 }
@@ -285,7 +291,7 @@ impl Drop for Capture {
         ) {
             tracing::error!(
                 stage = %self.stage,
-                "a capture was dropped mid-way: its pools stay in capture mode until capture_end; call abort"
+                "a capture was dropped mid-way: its pools stay in capture mode and its stream marked recording; call abort"
             );
         }
     }

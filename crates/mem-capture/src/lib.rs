@@ -24,8 +24,10 @@
 //!   releases them; it refuses to replay once that memory was freed,
 //!   rebound or given away ([`CaptureError::GraphMemoryInvalidated`]).
 //! - **Nothing is freed or moved while a stream records**: the pools refuse
-//!   by themselves inside a window, and the device's [`RecordingFlag`] tells
-//!   every other path (relocation, cleanup) to wait.
+//!   by themselves inside a window, and the recording mark
+//!   ([`CaptureStreams::set_recording`], e.g. a [`RecordingFlag`] or
+//!   mem-relocate's `StreamSet` through [`StreamSetCapture`]) tells every
+//!   other path (relocation, cleanup) to wait.
 //! - **Graphs may share a pool** ([`GraphPool`], [`Capture::sharing`]) if they
 //!   never run concurrently; see `docs/capture.md`.
 //!
@@ -47,6 +49,7 @@ mod host_op;
 mod pins;
 mod run;
 mod stage;
+mod stream_set;
 mod streams;
 
 pub use backend::GraphBackend;
@@ -57,4 +60,5 @@ pub use host::{HostGraph, HostGraphBackend, HostRecorder};
 pub use host_op::{HostOp, KernelBody};
 pub use pins::GraphPool;
 pub use stage::{CaptureStage, RecordingFlag};
+pub use stream_set::StreamSetCapture;
 pub use streams::{CapturePool, CaptureStreams};

@@ -6,10 +6,11 @@
 //! in a field across calls it does not control (CubeCL's `StreamCaptureState`
 //! does the same), and a wrong call must be an answer, not a compile error.
 //!
-//! [`RecordingFlag`] is the device-wide "a stream records" bit seed 002's
-//! `RelocatingStreams::recording` reads: while it is up, relocation and
-//! cleanup free nothing, because the pages a recording touches must keep
-//! their addresses until it seals.
+//! [`RecordingFlag`] is a ready-made device-wide "a stream records" count
+//! for runtimes that implement [`crate::CaptureStreams`] themselves: seed
+//! 002's `RelocatingStreams::recording` reads it, and while it is up
+//! relocation and cleanup free nothing, because the pages a recording
+//! touches must keep their addresses until it seals.
 
 use std::fmt;
 use std::sync::Arc;
@@ -44,9 +45,11 @@ impl fmt::Display for CaptureStage {
 
 /// The device-wide count of streams inside a capture (cheap to clone).
 ///
-/// A runtime keeps one per device and answers `RelocatingStreams::recording`
-/// with [`RecordingFlag::is_recording`]. [`crate::Capture`] raises it from
-/// `prepare` (after the pre-warmup relocation) until it seals or aborts.
+/// A runtime keeps one per device, answers `RelocatingStreams::recording`
+/// and [`crate::CaptureStreams::recording_streams`] from it, and starts /
+/// stops it in [`crate::CaptureStreams::set_recording`], which
+/// [`crate::Capture`] calls from `prepare` (after the pre-warmup relocation)
+/// until it seals or aborts.
 #[derive(Debug, Clone, Default)]
 pub struct RecordingFlag {
     streams: Arc<AtomicUsize>,
@@ -89,24 +92,15 @@ impl RecordingFlag {
         Ok(work())
     }
 
-    /// Count one more recording stream until the token drops.
-    pub(crate) fn raise(&self) -> RecordingToken {
+    /// One more stream starts recording.
+    pub fn start(&self) {
         self.streams.fetch_add(1, Ordering::AcqRel);
-        RecordingToken {
-            streams: self.streams.clone(),
-        }
     }
-}
 
-/// One recording stream on a [`RecordingFlag`]; dropping it lowers the flag,
-/// so a capture dropped mid-way never leaves the device marked recording.
-#[derive(Debug)]
-pub(crate) struct RecordingToken {
-    streams: Arc<AtomicUsize>,
-}
-
-impl Drop for RecordingToken {
-    fn drop(&mut self) {
-        self.streams.fetch_sub(1, Ordering::AcqRel);
+    /// One recording stream stops (never below zero).
+    pub fn stop(&self) {
+        let _ = self
+            .streams
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
     }
 }

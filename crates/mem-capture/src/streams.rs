@@ -4,16 +4,14 @@
 //! pool and a pinned-host staging pool over different storages sit in one
 //! list; it is implemented for every [`MemoryManagement`]. [`CaptureStreams`]
 //! is the device: the pools a recording touches, the relocation to run before
-//! warmup, the runtime's own deferred frees, and the device's
-//! [`RecordingFlag`].
+//! warmup, the runtime's own deferred frees, and marking the recording
+//! stream (see [`crate::RecordingFlag`]).
 
 use mem_pools::{
     CaptureState, IoError, ManagedMemoryBinding, ManagedMemoryHandle, MemoryAllocationMode,
     MemoryManagement,
 };
 use mem_storage::{ComputeStorage, StorageError, StorageHandle};
-
-use crate::stage::RecordingFlag;
 
 /// The memory side of capture for one pool (see [`MemoryManagement`]'s
 /// `capture_*` methods for the semantics each forwards to).
@@ -105,8 +103,14 @@ impl<S: ComputeStorage> CapturePool for MemoryManagement<S> {
 /// [`CaptureStreams::capture_pools`]; they must name the same pools on every
 /// call, since graphs and recorded operations refer to pools by index.
 pub trait CaptureStreams {
-    /// The device's flag: up while any of its streams records.
-    fn recording_flag(&self) -> &RecordingFlag;
+    /// How many streams of the device record a graph now.
+    fn recording_streams(&mut self) -> usize;
+
+    /// Mark the recording stream as recording (`true`, from `prepare`) or
+    /// not (`false`, at seal or abort). While any stream is marked, nothing
+    /// may move or be freed on any stream (relocation and cleanup refuse);
+    /// [`crate::RecordingFlag`] is a ready-made counter for this.
+    fn set_recording(&mut self, recording: bool);
 
     /// Move every stream's memory off outdated pages, before the warmup.
     ///

@@ -20,8 +20,15 @@ struct CudaDevice {
 }
 
 impl CaptureStreams for CudaDevice {
-    fn recording_flag(&self) -> &RecordingFlag {
-        &self.flag
+    fn recording_streams(&mut self) -> usize {
+        self.flag.recording_streams()
+    }
+    fn set_recording(&mut self, recording: bool) {
+        if recording {
+            self.flag.start();
+        } else {
+            self.flag.stop();
+        }
     }
     fn relocate_device(&mut self) {}
     fn capture_pools(&mut self) -> Vec<&mut dyn CapturePool> {

@@ -238,14 +238,19 @@ fn streams_offering_other_pools_cannot_replay_the_graph() {
 }
 
 #[test]
-fn a_capture_dropped_mid_way_lowers_the_recording_flag() {
-    let mut dev = HostDevice::new(1, 1);
-    let mut capture = Capture::new();
-    capture.prepare(&mut dev).unwrap();
-    assert!(dev.flag.is_recording());
-    drop(capture);
-    assert!(!dev.flag.is_recording());
-    // The pool stays in its window until someone ends it (documented).
-    assert!(dev.streams[0].capture_state().active);
-    drop(dev.streams[0].capture_end());
+fn the_recording_flag_counts_streams_and_never_goes_below_zero() {
+    let flag = mem_capture::RecordingFlag::new();
+    flag.stop();
+    assert_eq!(flag.recording_streams(), 0);
+    flag.start();
+    flag.start();
+    let copy = flag.clone();
+    assert_eq!(copy.recording_streams(), 2);
+    assert_eq!(
+        copy.unless_recording(|| 1),
+        Err(CaptureError::AlreadyRecording { streams: 2 })
+    );
+    flag.stop();
+    flag.stop();
+    assert_eq!(copy.unless_recording(|| 1), Ok(1));
 }

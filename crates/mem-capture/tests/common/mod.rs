@@ -104,8 +104,16 @@ impl HostDevice {
 }
 
 impl CaptureStreams for HostDevice {
-    fn recording_flag(&self) -> &RecordingFlag {
-        &self.flag
+    fn recording_streams(&mut self) -> usize {
+        self.flag.recording_streams()
+    }
+
+    fn set_recording(&mut self, recording: bool) {
+        if recording {
+            self.flag.start();
+        } else {
+            self.flag.stop();
+        }
     }
 
     fn relocate_device(&mut self) {
