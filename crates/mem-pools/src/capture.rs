@@ -61,6 +61,11 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         let Some(record) = self.capture.as_mut() else {
             return;
         };
+        // Only touched slots need a way back to their handles (capture_end),
+        // so the reserve path outside a capture pays for no weak reference.
+        self.core
+            .slots
+            .set_holder(handle.inner.key, Arc::downgrade(&handle.inner));
         let node = &self.core.slices[slice];
         let page = &self.core.pages[node.page];
         record.touched.insert(
@@ -198,10 +203,11 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         match self.core.slots.holder(key) {
             Some(inner) => Some(ManagedMemoryHandle { inner }),
             None => {
-                // Its last holder dropped on another thread after the drain.
-                if let Some(slice) = self.core.slots.release(key) {
-                    self.core.free_slice(&mut self.storage, slice, true);
-                }
+                // Its last holder dropped on another thread after the drain:
+                // the key is on the drop queue. Drain it, so the extent is
+                // free and the caller re-claims it (a slot with no holder
+                // that stays live is never freed here).
+                self.drain();
                 None
             }
         }

@@ -136,9 +136,6 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         };
         self.core.slots.fill(key, slice);
         let handle = ManagedMemoryHandle::new(self.id, key, size, self.queue.clone());
-        self.core
-            .slots
-            .set_holder(key, Arc::downgrade(&handle.inner));
         Ok((handle, slice))
     }
 

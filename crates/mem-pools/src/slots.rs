@@ -22,7 +22,8 @@ struct Slot {
     slice: u32,
     /// Next free slot while free.
     next_free: u32,
-    /// The handles' shared state, to hand out another holder (capture_end).
+    /// The handles' shared state, to hand out another holder (capture_end);
+    /// set only for slots a capture window touched.
     holder: Weak<HandleInner>,
 }
 
