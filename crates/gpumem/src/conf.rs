@@ -43,6 +43,11 @@ pub const CONF_KEYS: &[(&str, &str, &str)] = &[
     ("streams", "1..=1024", "streams the device starts with"),
     ("lazy_pages", "true | false", "map pages on first touch"),
     (
+        "relocate",
+        "auto | manual",
+        "relocate outdated pages when the trigger asks",
+    ),
+    (
         "poison",
         "on | off | a byte (0xDB)",
         "fill freed memory before reuse",
@@ -176,6 +181,13 @@ impl GpumemConfig {
                 }
                 "lazy_pages" => next.lazy_pages = parse_bool(key, value)?,
                 "poison" => next.poison = parse_poison(value)?,
+                "relocate" => {
+                    next.auto_relocate = match value.to_ascii_lowercase().as_str() {
+                        "auto" => true,
+                        "manual" => false,
+                        _ => return Err(bad(key, value)),
+                    }
+                }
                 _ => next.bypass_caching = parse_bool(key, value)?,
             }
         }

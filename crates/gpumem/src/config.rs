@@ -127,6 +127,11 @@ pub struct GpumemConfig {
     pub streams: usize,
     /// Pages get ids but no memory until first touched (dry runs, planning).
     pub lazy_pages: bool,
+    /// Relocate a stream's outdated pages before a reservation whenever its
+    /// trigger asks (less than a page to spare, or pools about to run out of
+    /// page sizes). Off: relocation runs only when called, or on the
+    /// out-of-memory retry.
+    pub auto_relocate: bool,
     /// Debug: fill freed memory with this byte before it can be reused.
     pub poison: Option<u8>,
     /// Debug: give every free page back at once and allocate every
@@ -143,6 +148,7 @@ impl Default for GpumemConfig {
             budget: Budget::Unlimited,
             streams: 1,
             lazy_pages: false,
+            auto_relocate: false,
             poison: None,
             bypass_caching: false,
         }

@@ -10,18 +10,29 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use mem_budget::GlobalBudgetHandle;
+use mem_pools::{CopyQueue, StorageCopyQueue};
 use mem_pools::{
     ManagedMemoryHandle, MemoryConfiguration, MemoryDeviceProperties, MemoryManagementOptions,
     MemoryPoolOptions, PoolType, ServerLogger,
 };
+use mem_relocate::CudaCopyQueue;
 use mem_storage::{DeviceResource, MemInfo, ResourceStorage};
 
-use crate::backend::{Backend, BudgetedResource, StreamMemory, budgeted};
+use crate::backend::{Backend, BudgetedResource, DeviceStorage, StreamMemory, budgeted};
 use crate::config::{Budget, GpumemConfig, PoolLayout};
 use crate::error::{GpuMemError, Result};
 use crate::stats::{DeviceTally, MemoryStats, fold_stream};
 use crate::stream::Stream;
 use crate::stream_state::{StreamShared, StreamState};
+
+/// The device's relocation copy queue (host memcpy, or a CUDA copy stream).
+pub(crate) struct CopyQueueSlot(Mutex<Box<dyn CopyQueue<DeviceStorage> + Send>>);
+
+impl std::fmt::Debug for CopyQueueSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CopyQueueSlot")
+    }
+}
 
 /// Everything a device shares between its streams.
 #[derive(Debug)]
@@ -37,6 +48,7 @@ pub(crate) struct DeviceShared {
     pub(crate) moving: Mutex<()>,
     pub(crate) retries: AtomicU64,
     pub(crate) ooms: AtomicU64,
+    pub(crate) copy_queue: CopyQueueSlot,
 }
 
 impl DeviceShared {
@@ -64,6 +76,12 @@ impl DeviceShared {
     pub(crate) fn tally(&self) -> MutexGuard<'_, DeviceTally> {
         // Folding is plain arithmetic that cannot panic halfway.
         self.tally.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn copy_queue(&self) -> MutexGuard<'_, Box<dyn CopyQueue<DeviceStorage> + Send>> {
+        // A copy queue's state is its own pending count; the engine's
+        // type-state decides what a half-done copy means.
+        self.copy_queue.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub(crate) fn moving(&self) -> MutexGuard<'_, ()> {
@@ -128,6 +146,12 @@ impl DeviceBuilder {
     /// Map pages on first touch (dry runs cost no memory).
     pub fn lazy_pages(mut self, lazy: bool) -> Self {
         self.config.lazy_pages = lazy;
+        self
+    }
+
+    /// Relocate outdated pages before a reservation whenever the trigger asks.
+    pub fn auto_relocate(mut self, auto: bool) -> Self {
+        self.config.auto_relocate = auto;
         self
     }
 
@@ -204,8 +228,12 @@ impl DeviceBuilder {
                     lazy_pages: config.lazy_pages,
                 },
             );
-            streams.push(StreamShared::new(id, engine));
+            streams.push(StreamShared::new(id, engine, capacity));
         }
+        let queue: Box<dyn CopyQueue<DeviceStorage> + Send> = match &self.backend {
+            Backend::Cuda { resource, .. } => Box::new(CudaCopyQueue::new(resource.clone())?),
+            _ => Box::new(StorageCopyQueue),
+        };
         Ok(Device {
             shared: Arc::new(DeviceShared {
                 name,
@@ -217,6 +245,7 @@ impl DeviceBuilder {
                 moving: Mutex::new(()),
                 retries: AtomicU64::new(0),
                 ooms: AtomicU64::new(0),
+                copy_queue: CopyQueueSlot(Mutex::new(queue)),
             }),
         })
     }

@@ -7,7 +7,9 @@
 //! rules that only a whole device can check.
 
 use mem_budget::BudgetError;
+use mem_capture::CaptureError;
 use mem_pools::{InstallMemoryPoolsError, IoError, RelocationCopyError};
+use mem_relocate::RelocationError;
 use mem_storage::StorageError;
 
 use crate::oom::OutOfMemoryReport;
@@ -36,6 +38,12 @@ pub enum GpuMemError {
     /// anything leaked).
     #[error(transparent)]
     RelocationCopy(#[from] RelocationCopyError),
+    /// A relocation step failed (mem-relocate's `ServerError`).
+    #[error(transparent)]
+    Relocation(#[from] RelocationError),
+    /// A capture step failed or was called out of order (mem-capture).
+    #[error(transparent)]
+    Capture(#[from] CaptureError),
     /// `Device::cuda` on a machine where the CUDA driver cannot be used.
     #[error(
         "CUDA device {ordinal} is not available: {reason}; use Device::host() (real host memory) \

@@ -1,108 +1,232 @@
-//! Graph capture on a stream, as a type-state: warm up → record → graph memory.
+//! Graph capture on a stream, delegated to mem-capture.
 //!
-//! The memory side of seed 000's capture protocol, owned once for the
-//! facade's streams:
+//! mem-capture owns the sequence (`Capture`: prepare → begin → end, abort
+//! from anywhere) and the graph side (`GraphBackend`, `CapturedGraph`). The
+//! facade supplies what it needs from a device, [`StreamCapture`]: the
+//! stream's pool (locked per call, so the warmup and recorded pass reserve
+//! through the ordinary [`Stream`] API), the recording mark every other path
+//! checks, relocation of every stream before the warmup, and the release of
+//! held allocations before priming ends.
 //!
-//! 1. [`Stream::begin_capture`] refuses if any stream already records,
-//!    relocates every stream's outdated memory (so no recorded page is one
-//!    relocation would later need to empty), opens the engine's capture and
-//!    marks the stream recording — from here no stream's memory moves.
-//! 2. The warmup pass runs on the returned [`CaptureWarmup`]; every slice it
-//!    touches is retained, so the pool grows to the pass's whole working set.
-//! 3. [`CaptureWarmup::start_recording`] releases them free in the pool; the
-//!    recorded pass reuses them and never allocates (a reservation that would
-//!    is `IoError::CaptureWouldAllocate`, naming the size).
-//! 4. [`CaptureRecording::end`] returns [`GraphMemory`]: the handles of every
-//!    touched slice, pinned — keep it as long as the graph lives.
-//!
-//! Dropping a `CaptureWarmup` or `CaptureRecording` aborts: the engine's
-//! capture is ended, its handles dropped, the stream no longer records.
-//! Driving a backend graph (CUDA stream capture, instantiate, launch) is
-//! mem-capture's job (re-exported as [`crate::capture`]); this is the part a
-//! runtime needs to keep gpumem memory valid under a graph.
+//! On top sits a type-state that cannot be driven out of order:
+//! [`Stream::begin_capture`] → [`CaptureWarmup`] → `start_recording` →
+//! [`CaptureRecording`] → `end` → [`DeviceGraph`]. Dropping a warmup or a
+//! recording aborts the capture (mem-capture's `abort`: every pool leaves
+//! capture mode, the stream is unmarked, nothing stays in stream capture).
+//! The host backend (mem-capture's `HostGraphBackend`) is the default;
+//! [`Stream::begin_capture_with`] takes any backend, CUDA included.
 
 use std::sync::atomic::Ordering;
 
-use mem_pools::{ManagedMemoryHandle, TargetRoom};
+use mem_capture::{Capture, CaptureStreams, CapturedGraph, GraphBackend, HostGraphBackend};
+use mem_relocate::{RelocatingStreams, RelocationReason};
 
-use crate::error::{GpuMemError, Result};
+use crate::capture_pool::StreamPool;
+use crate::error::Result;
+use crate::relocation::DeviceStreams;
 use crate::stream::Stream;
 
-/// A capture in its warmup phase. Drop to abort.
+/// One stream of a device as mem-capture's `CaptureStreams`: use it with
+/// `mem_capture::Capture` directly when the type-state does not fit.
 #[derive(Debug)]
+pub struct StreamCapture {
+    stream: Stream,
+    pool: StreamPool,
+}
+
+impl StreamCapture {
+    /// The stream being captured.
+    pub fn stream(&self) -> &Stream {
+        &self.stream
+    }
+}
+
+impl CaptureStreams for StreamCapture {
+    fn recording_streams(&mut self) -> usize {
+        let streams = &self.stream.device.streams;
+        streams.iter().filter(|s| s.is_recording()).count()
+    }
+
+    fn set_recording(&mut self, recording: bool) {
+        // Under the moving lock: a relocation in flight finishes first, and
+        // every later one sees the mark.
+        let _moving = self.stream.device.moving();
+        self.stream
+            .shared()
+            .recording
+            .store(recording, Ordering::Release);
+    }
+
+    fn relocate_device(&mut self) {
+        let device = &self.stream.device;
+        let _moving = device.moving();
+        let mut streams = DeviceStreams::new(device, self.stream.index);
+        streams.relocate_device(RelocationReason::Capture);
+        if let Err(err) = streams.finish_result() {
+            tracing::warn!(%err, "relocation before the capture's warmup failed; capturing anyway");
+        }
+    }
+
+    fn capture_pools(&mut self) -> Vec<&mut dyn mem_capture::CapturePool> {
+        vec![&mut self.pool]
+    }
+
+    fn drain_deferred_frees(&mut self) {
+        // Release held allocations whose users are done, so warmup's buffers
+        // are back in the pool before priming ends.
+        self.stream.device.run(self.stream.index, |_| ());
+    }
+}
+
+struct Open<B> {
+    capture: Capture,
+    streams: StreamCapture,
+    backend: B,
+}
+
+impl<B: GraphBackend> Open<B> {
+    fn abort(mut self) {
+        self.capture.abort(&mut self.streams, &mut self.backend);
+    }
+}
+
+/// A capture in its warmup pass. Drop to abort.
 #[must_use = "dropping the warmup aborts the capture"]
-pub struct CaptureWarmup {
-    stream: Option<Stream>,
+pub struct CaptureWarmup<B: GraphBackend = HostGraphBackend> {
+    open: Option<Open<B>>,
 }
 
 /// A capture whose recorded pass is running. Drop to abort.
-#[derive(Debug)]
 #[must_use = "dropping the recording aborts the capture"]
-pub struct CaptureRecording {
-    stream: Option<Stream>,
+pub struct CaptureRecording<B: GraphBackend = HostGraphBackend> {
+    open: Option<Open<B>>,
 }
 
-/// The memory a captured graph replays against: keep it as long as the graph.
-///
-/// Every slice the capture window touched, pinned against relocation and
-/// reuse; dropping this releases them.
-#[derive(Debug)]
-pub struct GraphMemory {
-    stream: usize,
-    handles: Vec<ManagedMemoryHandle>,
+/// A sealed graph with the memory it replays against pinned, its backend
+/// and its stream: replay it as often as needed; drop it to release the memory.
+pub struct DeviceGraph<B: GraphBackend = HostGraphBackend> {
+    graph: CapturedGraph<B::Graph>,
+    streams: StreamCapture,
+    backend: B,
 }
 
 impl Stream {
-    /// Begin a graph capture on this stream (see the module docs).
+    /// This stream as mem-capture's `CaptureStreams`.
+    pub fn capture_streams(&self) -> StreamCapture {
+        StreamCapture {
+            stream: self.clone(),
+            pool: StreamPool::new(self.device.clone(), self.index),
+        }
+    }
+
+    /// Begin a capture on this stream with the host graph backend.
     ///
     /// # Errors
-    /// [`GpuMemError::Recording`] when a stream already records; a
-    /// relocation error (nothing is captured then).
-    pub fn begin_capture(&self) -> Result<CaptureWarmup> {
-        let device = &self.device;
-        let _moving = device.moving();
-        if let Some(stream) = device.recording_stream() {
-            return Err(GpuMemError::Recording {
-                stream,
-                operation: "beginning another capture",
-            });
-        }
-        let all: Vec<usize> = (0..device.streams.len()).collect();
-        device.relocate_locked(&all, TargetRoom::MayAllocate, false)?;
-        device.run(self.index, |st| st.engine.capture_begin());
-        self.shared().recording.store(true, Ordering::Release);
+    /// As [`Stream::begin_capture_with`].
+    pub fn begin_capture(&self) -> Result<CaptureWarmup<HostGraphBackend>> {
+        self.begin_capture_with(HostGraphBackend::new())
+    }
+
+    /// Begin a capture on this stream with `backend`: refused if any stream
+    /// records; every stream's outdated memory is relocated; the stream's
+    /// pool opens its window and the stream is marked recording.
+    ///
+    /// # Errors
+    /// `CaptureError::AlreadyRecording` (or another refusal of mem-capture's
+    /// `prepare`), before anything changes.
+    pub fn begin_capture_with<B: GraphBackend>(&self, backend: B) -> Result<CaptureWarmup<B>> {
+        let mut streams = self.capture_streams();
+        let mut capture = Capture::new();
+        capture.prepare(&mut streams)?;
         Ok(CaptureWarmup {
-            stream: Some(self.clone()),
+            open: Some(Open {
+                capture,
+                streams,
+                backend,
+            }),
         })
     }
 }
 
-fn abort(stream: &Stream) {
-    let handles = stream
-        .device
-        .run(stream.index, |st| st.engine.capture_end());
-    drop(handles);
-    stream.shared().recording.store(false, Ordering::Release);
-    stream.device.run(stream.index, |_| ());
-}
-
-impl CaptureWarmup {
-    /// The stream being captured (reserve the warmup's buffers on it).
-    pub fn stream(&self) -> &Stream {
-        self.stream
+impl<B: GraphBackend> CaptureWarmup<B> {
+    fn open(&self) -> &Open<B> {
+        self.open
             .as_ref()
-            .expect("a warmup always holds its stream until consumed")
+            .expect("a warmup holds its capture until consumed")
     }
 
-    /// End the warmup: the slices it touched become free in the pool, and
-    /// the recorded pass may begin.
-    pub fn start_recording(mut self) -> CaptureRecording {
-        let stream = self.stream.take().expect("a warmup is consumed once");
-        stream
-            .device
-            .run(stream.index, |st| st.engine.capture_priming_end());
-        CaptureRecording {
-            stream: Some(stream),
+    /// The stream being captured: run the warmup pass on it.
+    pub fn stream(&self) -> &Stream {
+        &self.open().streams.stream
+    }
+
+    /// End the warmup (its slices become free in the pool) and begin
+    /// recording.
+    ///
+    /// # Errors
+    /// The backend's refusal to begin; the capture is aborted then.
+    pub fn start_recording(mut self) -> Result<CaptureRecording<B>> {
+        let mut open = self.open.take().expect("a warmup is consumed once");
+        if let Err(err) = open.capture.begin(&mut open.streams, &mut open.backend) {
+            open.abort();
+            return Err(err.into());
+        }
+        Ok(CaptureRecording { open: Some(open) })
+    }
+
+    /// Abort the capture (the same as dropping it).
+    pub fn abort(self) {}
+}
+
+impl<B: GraphBackend> CaptureRecording<B> {
+    fn open(&self) -> &Open<B> {
+        self.open
+            .as_ref()
+            .expect("a recording holds its capture until consumed")
+    }
+
+    /// The stream being captured: run the recorded pass on it.
+    pub fn stream(&self) -> &Stream {
+        &self.open().streams.stream
+    }
+
+    /// Where the recorded pass issues its work (host op list, CUDA stream).
+    pub fn recorder(&mut self) -> &mut B::Recorder {
+        let open = self
+            .open
+            .as_mut()
+            .expect("a recording holds its capture until consumed");
+        open.backend.recorder()
+    }
+
+    /// Declare that the graph uses `handle` (weights, static inputs) that it
+    /// did not reserve in the window: its page never moves while it lives,
+    /// and the graph refuses to replay once it is freed or rebound.
+    pub fn uses(&mut self, handle: &mem_pools::ManagedMemoryHandle) -> Result<()> {
+        let open = self
+            .open
+            .as_mut()
+            .expect("a recording holds its capture until consumed");
+        Ok(open.capture.uses(0, handle.binding())?)
+    }
+
+    /// Stop recording, pin the touched memory on the graph, seal.
+    ///
+    /// # Errors
+    /// The backend's refusal (an empty graph, a graph with memory nodes);
+    /// the capture is aborted then.
+    pub fn end(mut self) -> Result<DeviceGraph<B>> {
+        let mut open = self.open.take().expect("a recording is consumed once");
+        match open.capture.end(&mut open.streams, &mut open.backend) {
+            Ok(graph) => Ok(DeviceGraph {
+                graph,
+                streams: open.streams,
+                backend: open.backend,
+            }),
+            Err(err) => {
+                open.abort();
+                Err(err.into())
+            }
         }
     }
 
@@ -110,71 +234,85 @@ impl CaptureWarmup {
     pub fn abort(self) {}
 }
 
-impl Drop for CaptureWarmup {
+impl<B: GraphBackend> Drop for CaptureWarmup<B> {
     fn drop(&mut self) {
-        if let Some(stream) = self.stream.take() {
-            abort(&stream);
+        if let Some(open) = self.open.take() {
+            open.abort();
         }
     }
 }
 
-impl CaptureRecording {
-    /// The stream being captured.
-    pub fn stream(&self) -> &Stream {
-        self.stream
-            .as_ref()
-            .expect("a recording always holds its stream until consumed")
-    }
-
-    /// End the capture: the touched slices are pinned in the returned
-    /// [`GraphMemory`], and the stream no longer records.
-    pub fn end(mut self) -> GraphMemory {
-        let stream = self.stream.take().expect("a recording is consumed once");
-        let handles = stream
-            .device
-            .run(stream.index, |st| st.engine.capture_end());
-        stream.shared().recording.store(false, Ordering::Release);
-        GraphMemory {
-            stream: stream.index,
-            handles,
-        }
-    }
-
-    /// Abort the capture (the same as dropping it).
-    pub fn abort(self) {}
-}
-
-impl Drop for CaptureRecording {
+impl<B: GraphBackend> Drop for CaptureRecording<B> {
     fn drop(&mut self) {
-        if let Some(stream) = self.stream.take() {
-            abort(&stream);
+        if let Some(open) = self.open.take() {
+            open.abort();
         }
     }
 }
 
-impl GraphMemory {
+impl<B: GraphBackend> DeviceGraph<B> {
+    /// Launch the graph once.
+    ///
+    /// # Errors
+    /// `CaptureError::GraphMemoryInvalidated` when memory it replays
+    /// against was freed, rebound or given away; the backend's failure.
+    pub fn replay(&mut self) -> Result<()> {
+        Ok(self.graph.replay(&mut self.backend, &mut self.streams)?)
+    }
+
+    /// Check, without launching, that the graph's memory is still in place.
+    pub fn verify(&mut self) -> Result<()> {
+        Ok(self.graph.verify(&mut self.streams)?)
+    }
+
+    /// Slices pinned for the graph.
+    pub fn pinned_slices(&self) -> usize {
+        self.graph.pinned_slices()
+    }
+
+    /// The captured graph (mem-capture's).
+    pub fn graph(&self) -> &CapturedGraph<B::Graph> {
+        &self.graph
+    }
+
+    /// The backend the graph replays on.
+    pub fn backend(&mut self) -> &mut B {
+        &mut self.backend
+    }
+
     /// The stream the graph was captured on.
-    pub fn stream(&self) -> usize {
-        self.stream
+    pub fn stream(&self) -> &Stream {
+        &self.streams.stream
     }
+}
 
-    /// The pinned allocations, one per touched slice.
-    pub fn handles(&self) -> &[ManagedMemoryHandle] {
-        &self.handles
+impl<B: GraphBackend> std::fmt::Debug for CaptureWarmup<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CaptureWarmup")
+            .field(
+                "stream",
+                &self.open.as_ref().map(|o| o.streams.stream.index),
+            )
+            .finish_non_exhaustive()
     }
+}
 
-    /// Number of pinned allocations.
-    pub fn len(&self) -> usize {
-        self.handles.len()
+impl<B: GraphBackend> std::fmt::Debug for CaptureRecording<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CaptureRecording")
+            .field(
+                "stream",
+                &self.open.as_ref().map(|o| o.streams.stream.index),
+            )
+            .finish_non_exhaustive()
     }
+}
 
-    /// Whether the window touched nothing.
-    pub fn is_empty(&self) -> bool {
-        self.handles.is_empty()
-    }
-
-    /// Requested bytes pinned for the graph.
-    pub fn bytes(&self) -> u64 {
-        self.handles.iter().map(ManagedMemoryHandle::size).sum()
+impl<B: GraphBackend> std::fmt::Debug for DeviceGraph<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceGraph")
+            .field("stream", &self.streams.stream.index)
+            .field("pinned_slices", &self.pinned_slices())
+            .finish_non_exhaustive()
     }
 }

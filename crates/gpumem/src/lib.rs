@@ -42,11 +42,14 @@
 //! ## Non-goals
 //! - Launching kernels or owning a runtime's streams: a runtime tells each
 //!   stream how far its work got ([`Stream::submit`], [`Stream::complete_through`]).
-//! - Driving backend graphs (CUDA stream capture): mem-capture does that; the
-//!   facade keeps the memory side ([`Stream::begin_capture`]).
+//! - Driving backend graphs: mem-capture owns the capture sequence and the
+//!   graph backends; the facade hands it the device's streams
+//!   ([`Stream::capture_streams`]) and wraps it in a type-state
+//!   ([`Stream::begin_capture`]).
 //! - Pool internals, budgets' ledgers, device backends: the layers below.
 
 mod backend;
+mod capture_pool;
 pub mod conf;
 mod config;
 mod device;
@@ -79,7 +82,7 @@ pub use backend::{BudgetedResource, DeviceStorage, StreamMemory};
 pub use config::{Budget, DEFAULT_POISON, DEFAULT_SLICED, GpumemConfig, PoolLayout};
 pub use device::{Device, DeviceBuilder};
 pub use error::{GpuMemError, Result};
-pub use graph_capture::{CaptureRecording, CaptureWarmup, GraphMemory};
+pub use graph_capture::{CaptureRecording, CaptureWarmup, DeviceGraph, StreamCapture};
 pub use oom::{OutOfMemoryReport, Refuser};
 pub use relocation::RelocationSummary;
 pub use report::{DeviceReport, StreamReport};
@@ -92,5 +95,6 @@ pub mod prelude {
     pub use crate::{
         Budget, Device, GpuMemError, GpumemConfig, MemoryStats, PoolLayout, Stream, StreamWait,
     };
-    pub use mem_pools::{ManagedMemoryHandle, MemoryAllocationMode, TargetRoom};
+    pub use mem_pools::{ManagedMemoryHandle, MemoryAllocationMode};
+    pub use mem_relocate::RelocationReason;
 }

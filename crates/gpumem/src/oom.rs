@@ -15,11 +15,13 @@ use std::fmt;
 use std::sync::atomic::Ordering;
 
 use mem_budget::GLOBAL_BUDGET_BACKEND;
-use mem_pools::{IoError, ManagedMemoryHandle, TargetRoom};
+use mem_pools::{IoError, ManagedMemoryHandle};
+use mem_relocate::{RelocatingStreams, RelocationReason};
 use mem_storage::{DeviceResource, StorageError};
 
 use crate::device::DeviceShared;
 use crate::error::{GpuMemError, Result};
+use crate::relocation::DeviceStreams;
 use crate::stream::Stream;
 use crate::units::format_bytes;
 
@@ -148,34 +150,21 @@ impl fmt::Display for OutOfMemoryReport {
 fn retryable(err: &IoError) -> bool {
     match err {
         IoError::Storage(e) => e.is_retryable(),
-        IoError::PageSizesExhausted { .. } => true,
         _ => false,
     }
 }
 
 impl DeviceShared {
-    /// Give back what every stream caches (PyTorch's free-cached-blocks step).
+    /// Give back what every stream caches (PyTorch's free-cached-blocks
+    /// step): relocate outdated pages into held room (memory pressure)
+    /// unless a graph records, then return every empty page of every stream.
     pub(crate) fn free_cached_memory(&self) {
         let _moving = self.moving();
-        let can_move = self.recording_stream().is_none();
-        if can_move && self.any_outdated() && self.finish().is_err() {
-            tracing::warn!("could not finish every stream's work; relocation skipped");
-            return self.cleanup_all();
+        let mut streams = DeviceStreams::new(self, 0);
+        streams.relocate_device(RelocationReason::MemoryPressure);
+        if let Err(err) = streams.finish_result() {
+            tracing::warn!(%err, "relocation before the retry failed; cleaning up only");
         }
-        for index in 0..self.streams.len() {
-            self.run(index, |st| {
-                if can_move
-                    && let Err(err) =
-                        crate::relocation::relocate_engine(&mut st.engine, TargetRoom::Held)
-                {
-                    tracing::warn!(%err, stream = index, "relocation before the retry failed");
-                }
-                st.engine.cleanup(true);
-            });
-        }
-    }
-
-    fn cleanup_all(&self) {
         for index in 0..self.streams.len() {
             self.run(index, |st| st.engine.cleanup(true));
         }
@@ -248,11 +237,24 @@ impl Stream {
     /// lack of memory; the pool engine's error for anything else (a size no
     /// pool accepts, a capture window that would allocate, ...).
     pub fn reserve(&self, size: u64) -> Result<ManagedMemoryHandle> {
-        match self.try_reserve(size) {
-            Ok(handle) => return Ok(handle),
-            Err(err) if !retryable(&err) => return Err(err.into()),
-            Err(_) => {}
+        if self.device.config.auto_relocate
+            && let Err(err) = self.relocate_when_wanted()
+        {
+            tracing::warn!(%err, stream = self.index, "automatic relocation failed");
         }
+        let err = match self.try_reserve(size) {
+            Ok(handle) => return Ok(handle),
+            Err(IoError::PageSizesExhausted { .. }) => {
+                // Relocating empties outdated pages, which gives the pool
+                // its page sizes back; refused (and not retried) while a
+                // graph records.
+                self.relocate(RelocationReason::PoolsOutOfPageSizes)?;
+                return Ok(self.try_reserve(size)?);
+            }
+            Err(err) if retryable(&err) => err,
+            Err(err) => return Err(err.into()),
+        };
+        tracing::debug!(%err, size, stream = self.index, "reservation refused; freeing cached memory and retrying");
         self.device.retries.fetch_add(1, Ordering::Relaxed);
         self.device.free_cached_memory();
         match self.try_reserve(size) {

@@ -1,22 +1,26 @@
-//! Relocation across a device's streams.
+//! Relocation across a device's streams, through mem-relocate's
+//! `RelocatingStreams`.
 //!
-//! The order of steps follows seed 002's `RelocatingStreams`: refuse while
-//! any stream records a graph (the pages a recording touches keep their
-//! addresses until it seals); skip when nothing is outdated; finish every
-//! stream's work before a byte moves (any stream may read any memory); then
-//! per stream plan → copy → commit on the pool engine, whose type-state
-//! makes a dropped plan lossless and a failed wait a leak, never a free.
+//! The order of steps lives once, in mem-relocate's provided methods
+//! (refuse while recording → skip when nothing is outdated → finish every
+//! stream's work → move); the facade supplies the nine steps for its
+//! streams ([`DeviceStreams`]): `finish` synchronizes every stream and marks
+//! its work complete, `bytes_allocated` sums every stream's storage, each
+//! stream keeps a `RelocationTrigger` so an unchanged shape is never
+//! replanned, and copies go through the device's copy queue (host memcpy, or
+//! on CUDA a copy stream ordered after every stream by events).
 //!
-//! Which room a relocation may use is the caller's [`TargetRoom`]:
-//! [`TargetRoom::Held`] never raises reserved memory (an explicit
-//! relocation, a reclaim, the out-of-memory retry), [`TargetRoom::MayAllocate`]
-//! may allocate current-size pages (before a capture, so no recorded page is
-//! outdated).
+//! Which room a relocation may use follows its reason
+//! ([`RelocationReason::room`]): an explicit one, a reclaim, or the
+//! out-of-memory retry (memory pressure) never raise reserved memory; running
+//! out of page sizes and preparing a capture may allocate current pages.
+//! Every device-wide move holds the device's `moving` lock, which is also
+//! what marking a stream as recording takes, so a move and a capture never
+//! interleave.
 
-use mem_pools::{RelocationOutcome, StorageCopyQueue, TargetRoom};
+use mem_relocate::{RelocatingStreams, RelocationNeed, RelocationReason};
 use mem_storage::ComputeStorage;
 
-use crate::backend::StreamMemory;
 use crate::device::{Device, DeviceShared};
 use crate::error::{GpuMemError, Result};
 use crate::stream::Stream;
@@ -35,20 +39,129 @@ pub struct RelocationSummary {
     pub bytes_freed: u64,
 }
 
-/// Plan → copy → commit on one engine; nothing when nothing is outdated.
-pub(crate) fn relocate_engine(
-    engine: &mut StreamMemory,
-    room: TargetRoom,
-) -> Result<RelocationOutcome> {
-    if !engine.has_outdated() {
-        return Ok(RelocationOutcome::default());
+/// A device's streams as mem-relocate sees them, with one relocating stream.
+/// Built under the device's `moving` lock.
+pub(crate) struct DeviceStreams<'a> {
+    device: &'a DeviceShared,
+    relocating: usize,
+    summary: RelocationSummary,
+    error: Option<GpuMemError>,
+}
+
+impl<'a> DeviceStreams<'a> {
+    pub(crate) fn new(device: &'a DeviceShared, relocating: usize) -> Self {
+        Self {
+            device,
+            relocating,
+            summary: RelocationSummary::default(),
+            error: None,
+        }
     }
-    let plan = engine.plan_relocation(room);
-    if plan.is_empty() {
-        return Ok(RelocationOutcome::default());
+
+    /// Refuse while a stream records, naming it.
+    pub(crate) fn refuse(&mut self, operation: &'static str) -> Result<()> {
+        match self.refuse_while_recording() {
+            Ok(()) => Ok(()),
+            Err(_) => Err(GpuMemError::Recording {
+                stream: self.device.recording_stream().unwrap_or(self.relocating),
+                operation,
+            }),
+        }
     }
-    let landed = engine.copy_relocation(plan, &mut StorageCopyQueue)?;
-    Ok(engine.commit_relocation(landed)?)
+
+    /// What the steps did, or the first error a step hit.
+    pub(crate) fn finish_result(self) -> Result<RelocationSummary> {
+        match self.error {
+            Some(err) => Err(err),
+            None => Ok(self.summary),
+        }
+    }
+
+    fn relocate_stream(&mut self, index: usize, reason: RelocationReason) {
+        if self.error.is_some() {
+            return;
+        }
+        let device = self.device;
+        let result = device.run(index, |st| {
+            let before = st.engine.stats();
+            let mut queue = device.copy_queue();
+            let result = mem_relocate::relocate_memory(&mut st.engine, reason, &mut **queue);
+            let shape = st.engine.relocation_state().shape;
+            st.trigger.record(result.as_ref().ok(), shape);
+            let after = st.engine.stats();
+            result.map(|outcome| (outcome, before, after))
+        });
+        match result {
+            Ok((outcome, before, after)) => {
+                self.summary.moved_slices += outcome.moved_slices;
+                self.summary.moved_bytes += outcome.moved_bytes;
+                self.summary.pages_freed += after.storage_frees - before.storage_frees;
+                self.summary.bytes_freed +=
+                    after.reserved_bytes.freed - before.reserved_bytes.freed;
+            }
+            Err(err) => self.error = Some(err.into()),
+        }
+    }
+}
+
+impl RelocatingStreams for DeviceStreams<'_> {
+    fn recording(&mut self) -> bool {
+        self.device.recording_stream().is_some()
+    }
+
+    fn has_outdated(&mut self) -> bool {
+        self.device.streams[self.relocating]
+            .lock()
+            .engine
+            .has_outdated()
+    }
+
+    fn relocation_need(&mut self) -> RelocationNeed {
+        let st = self.device.streams[self.relocating].lock();
+        st.trigger.need(&st.engine.relocation_state())
+    }
+
+    fn bytes_allocated(&mut self) -> u64 {
+        self.device
+            .streams
+            .iter()
+            .map(|s| s.lock().engine.storage().bytes_allocated())
+            .sum()
+    }
+
+    fn finish(&mut self) {
+        if let Err(err) = self.device.finish() {
+            self.error.get_or_insert(err);
+        }
+    }
+
+    fn relocate_memory(&mut self, reason: RelocationReason) {
+        self.relocate_stream(self.relocating, reason);
+    }
+
+    fn device_has_outdated(&mut self) -> bool {
+        self.device.any_outdated()
+    }
+
+    fn relocate_device_memory(&mut self, reason: RelocationReason) {
+        for index in 0..self.device.streams.len() {
+            self.relocate_stream(index, reason);
+        }
+    }
+
+    fn cleanup_memory(&mut self) {
+        let (frees, bytes) = self.device.run(self.relocating, |st| {
+            let before = st.engine.stats();
+            st.engine.cleanup(true);
+            let after = st.engine.stats();
+            (
+                after.storage_frees - before.storage_frees,
+                after.reserved_bytes.freed - before.reserved_bytes.freed,
+            )
+        });
+        self.summary.pages_freed += frees;
+        self.summary.bytes_freed += bytes;
+    }
 }
 
 impl DeviceShared {
@@ -57,7 +170,7 @@ impl DeviceShared {
         self.streams.iter().any(|s| s.lock().engine.has_outdated())
     }
 
-    /// Get every stream's queued work done.
+    /// Get every stream's queued work done and mark it complete.
     pub(crate) fn finish(&self) -> Result<()> {
         for stream in &self.streams {
             stream.lock().engine.storage().synchronize()?;
@@ -65,89 +178,68 @@ impl DeviceShared {
         }
         Ok(())
     }
-
-    /// Relocate the streams `which` (then give back empty pages when
-    /// `reclaim`), with the `moving` lock already held by the caller.
-    pub(crate) fn relocate_locked(
-        &self,
-        which: &[usize],
-        room: TargetRoom,
-        reclaim: bool,
-    ) -> Result<RelocationSummary> {
-        if let Some(stream) = self.recording_stream() {
-            return Err(GpuMemError::Recording {
-                stream,
-                operation: "relocation",
-            });
-        }
-        let mut summary = RelocationSummary::default();
-        let outdated = which
-            .iter()
-            .any(|&i| self.streams[i].lock().engine.has_outdated());
-        if outdated {
-            self.finish()?;
-        }
-        for &index in which {
-            self.run(index, |st| {
-                let before = st.engine.stats();
-                let outcome = relocate_engine(&mut st.engine, room)?;
-                if reclaim {
-                    st.engine.cleanup(true);
-                }
-                let after = st.engine.stats();
-                summary.moved_slices += outcome.moved_slices;
-                summary.moved_bytes += outcome.moved_bytes;
-                summary.pages_freed += after.storage_frees - before.storage_frees;
-                summary.bytes_freed += after.reserved_bytes.freed - before.reserved_bytes.freed;
-                Ok::<_, GpuMemError>(())
-            })?;
-        }
-        Ok(summary)
-    }
-
-    fn relocate(
-        &self,
-        which: &[usize],
-        room: TargetRoom,
-        reclaim: bool,
-    ) -> Result<RelocationSummary> {
-        let _moving = self.moving();
-        self.relocate_locked(which, room, reclaim)
-    }
 }
 
 impl Device {
-    fn all(&self) -> Vec<usize> {
-        (0..self.shared.streams.len()).collect()
-    }
-
-    /// Move what every stream holds on outdated pages onto current pages.
+    /// Move what every stream holds on outdated pages onto current pages,
+    /// with the room `reason` allows.
     ///
     /// # Errors
     /// [`GpuMemError::Recording`] while any stream records a graph (nothing
-    /// moves); a copy error from the engine (see its variants for what
+    /// moves); a copy error (see [`mem_relocate::RelocationError`] for what
     /// leaked).
-    pub fn relocate(&self, room: TargetRoom) -> Result<RelocationSummary> {
-        self.shared.relocate(&self.all(), room, false)
+    pub fn relocate(&self, reason: RelocationReason) -> Result<RelocationSummary> {
+        let _moving = self.shared.moving();
+        let mut streams = DeviceStreams::new(&self.shared, 0);
+        streams.refuse("relocation")?;
+        streams.relocate_device(reason);
+        streams.finish_result()
     }
 
     /// Give back everything the device's streams hold and nothing needs:
     /// outdated pages' live data moves first into room already held, then
-    /// every empty page goes back.
+    /// every empty page of every stream goes back.
     pub fn reclaim(&self) -> Result<RelocationSummary> {
-        self.shared.relocate(&self.all(), TargetRoom::Held, true)
+        let _moving = self.shared.moving();
+        let mut streams = DeviceStreams::new(&self.shared, 0);
+        streams.refuse("reclaim")?;
+        streams.relocate_device(RelocationReason::Explicit);
+        for index in 0..self.shared.streams.len() {
+            streams.relocating = index;
+            streams.cleanup_memory();
+        }
+        streams.finish_result()
     }
 }
 
 impl Stream {
     /// Move what this stream holds on outdated pages (every stream's work is
     /// finished first; refused while any stream records).
-    pub fn relocate(&self, room: TargetRoom) -> Result<RelocationSummary> {
-        self.device.relocate(&[self.index], room, false)
+    pub fn relocate(&self, reason: RelocationReason) -> Result<RelocationSummary> {
+        let _moving = self.device.moving();
+        let mut streams = DeviceStreams::new(&self.device, self.index);
+        streams.refuse("relocation")?;
+        streams.relocate(reason);
+        streams.finish_result()
     }
 
-    /// [`Device::reclaim`] for this stream's memory only.
+    /// Relocate this stream's memory if its trigger asks for it: the device
+    /// has less than a page to spare, or its pools are about to run out of
+    /// page sizes — and never again on a shape a relocation could not change.
+    pub fn relocate_when_wanted(&self) -> Result<RelocationSummary> {
+        let _moving = self.device.moving();
+        let mut streams = DeviceStreams::new(&self.device, self.index);
+        streams.relocate_when_wanted();
+        streams.finish_result()
+    }
+
+    /// mem-relocate's `reclaim` for this stream: relocate its outdated
+    /// pages into held room, then give back every page it holds empty.
     pub fn reclaim(&self) -> Result<RelocationSummary> {
-        self.device.relocate(&[self.index], TargetRoom::Held, true)
+        let _moving = self.device.moving();
+        let mut streams = DeviceStreams::new(&self.device, self.index);
+        streams.refuse("reclaim")?;
+        RelocatingStreams::reclaim(&mut streams)?;
+        streams.finish_result()
     }
 }

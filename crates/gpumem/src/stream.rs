@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use mem_pools::{IoError, ManagedMemoryHandle, MemoryAllocationMode, MemoryReport};
-use mem_storage::{ComputeStorage, DeviceResource, StreamId};
+use mem_storage::{ComputeStorage, DeviceResource, StorageHandle, StreamId};
 
 use crate::backend::StreamMemory;
 use crate::device::{Device, DeviceShared};
@@ -226,6 +226,16 @@ impl Stream {
     /// poisoning, for observing frees).
     pub fn held_bytes(&self) -> u64 {
         self.shared().lock().held_bytes()
+    }
+
+    /// The storage view of `handle`'s memory (page id, offset, size): what a
+    /// graph recorder or a copy names. It follows relocation only while the
+    /// allocation is not moved; take a fresh one after a relocation.
+    pub fn view(&self, handle: &ManagedMemoryHandle) -> Result<StorageHandle> {
+        let owner = self.device.owner(handle)?;
+        Ok(self
+            .device
+            .run(owner, |st| st.engine.get_storage(handle.binding()))?)
     }
 
     /// Write `data` at the start of `handle`'s memory (on its own stream).

@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use mem_pools::ManagedMemoryHandle;
+use mem_relocate::RelocationTrigger;
 use mem_storage::{ComputeStorage, StreamId};
 
 use crate::backend::StreamMemory;
@@ -50,6 +51,8 @@ pub(crate) struct StreamState {
     pub(crate) engine: StreamMemory,
     pub(crate) held: Vec<Held>,
     pub(crate) stats: MemoryStats,
+    /// When this stream's memory wants a relocation (and the stalled-shape memo).
+    pub(crate) trigger: RelocationTrigger,
 }
 
 /// A stream as the device keeps it.
@@ -68,7 +71,7 @@ pub(crate) struct StreamShared {
 }
 
 impl StreamShared {
-    pub(crate) fn new(id: StreamId, engine: StreamMemory) -> Self {
+    pub(crate) fn new(id: StreamId, engine: StreamMemory, capacity: u64) -> Self {
         Self {
             id,
             manager: engine.id(),
@@ -79,6 +82,7 @@ impl StreamShared {
                 engine,
                 held: Vec::new(),
                 stats: MemoryStats::default(),
+                trigger: RelocationTrigger::new(Some(capacity)),
             }),
         }
     }

@@ -1,40 +1,47 @@
-//! The memory side of graph capture through the facade's type-state.
+//! Graph capture through the facade's type-state, delegated to mem-capture.
 
 mod common;
 
 use common::*;
+use gpumem::capture::CaptureError;
 use gpumem::pools::IoError;
 use gpumem::prelude::*;
 
-/// One "pass": three buffers, a transient one dropped mid-pass.
-fn pass(s: &Stream) -> Vec<ManagedMemoryHandle> {
-    let a = s.reserve(64 * KIB).unwrap();
-    let t = s.reserve(32 * KIB).unwrap();
-    drop(t);
-    let b = s.reserve(16 * KIB).unwrap();
-    vec![a, b]
+/// One pass: an output, a transient dropped mid-pass.
+fn pass(s: &Stream) -> ManagedMemoryHandle {
+    let out = s.reserve(64 * KIB).unwrap();
+    drop(s.reserve(32 * KIB).unwrap());
+    out
 }
 
 #[test]
-fn the_recorded_pass_reuses_the_warmup_memory_and_allocates_nothing() {
+fn the_recorded_pass_reuses_the_warmup_memory_and_replays_its_work() {
     let device = host(1);
     let s = device.default_stream();
     let warmup = s.begin_capture().unwrap();
     drop(pass(warmup.stream()));
-    let recording = warmup.start_recording();
+    let mut recording = warmup.start_recording().unwrap();
     let allocs = device.stats().storage_allocs;
-    let outputs = pass(recording.stream());
+    let out = pass(recording.stream());
+    let view = s.view(&out).unwrap();
+    recording.recorder().fill(0, view, 0x42).unwrap();
     assert_eq!(
         device.stats().storage_allocs,
         allocs,
         "no storage allocation"
     );
-    let graph = recording.end();
-    assert_eq!(graph.stream(), 0);
-    assert!(graph.len() >= 2, "every touched slice is pinned");
-    assert!(graph.bytes() >= 80 * KIB);
-    drop(outputs);
+    let mut graph = recording.end().unwrap();
+    assert!(graph.pinned_slices() >= 1);
     assert!(!device.memory_report().streams[0].recording);
+    assert_eq!(
+        read(&s, &out, 4),
+        vec![0; 4],
+        "recording does not run the work"
+    );
+    graph.replay().unwrap();
+    assert_eq!(read(&s, &out, 4), vec![0x42; 4]);
+    drop(out);
+    graph.replay().unwrap();
 }
 
 #[test]
@@ -43,7 +50,7 @@ fn an_allocation_the_warmup_did_not_prepare_fails_with_its_size() {
     let s = device.default_stream();
     let warmup = s.begin_capture().unwrap();
     drop(warmup.stream().reserve(KIB).unwrap());
-    let recording = warmup.start_recording();
+    let recording = warmup.start_recording().unwrap();
     let err = recording.stream().reserve(4 * MIB).unwrap_err();
     assert!(
         matches!(err, GpuMemError::Pool(IoError::CaptureWouldAllocate { size, .. }) if size == 4 * MIB),
@@ -63,7 +70,10 @@ fn only_one_stream_records_at_a_time() {
     let warmup = device.stream(0).unwrap().begin_capture().unwrap();
     let err = device.stream(1).unwrap().begin_capture().unwrap_err();
     assert!(
-        matches!(err, GpuMemError::Recording { stream: 0, .. }),
+        matches!(
+            err,
+            GpuMemError::Capture(CaptureError::AlreadyRecording { streams: 1 })
+        ),
         "{err}"
     );
     drop(warmup);
@@ -78,14 +88,30 @@ fn an_aborted_capture_leaves_the_stream_as_it_was() {
     let before = s.with_memory(|mm| mm.effective_mode());
     let warmup = s.begin_capture().unwrap();
     let x = warmup.stream().reserve(4 * KIB).unwrap();
-    let recording = warmup.start_recording();
+    let recording = warmup.start_recording().unwrap();
     drop(recording);
     assert_eq!(s.with_memory(|mm| mm.effective_mode()), before);
     assert!(!s.with_memory(|mm| mm.capture_state().active));
+    assert!(!device.memory_report().streams[0].recording);
     assert!(x.can_mut(), "the aborted capture holds nothing");
     drop(x);
     s.cleanup();
     assert_eq!(device.stats().reserved_bytes.current, 0);
+}
+
+#[test]
+fn an_empty_recording_is_refused_and_aborts() {
+    let device = host(1);
+    let s = device.default_stream();
+    let warmup = s.begin_capture().unwrap();
+    let recording = warmup.start_recording().unwrap();
+    let err = recording.end().unwrap_err();
+    assert!(
+        matches!(err, GpuMemError::Capture(CaptureError::EmptyGraph)),
+        "{err}"
+    );
+    assert!(!device.memory_report().streams[0].recording);
+    s.begin_capture().unwrap().abort();
 }
 
 #[test]
@@ -110,21 +136,48 @@ fn a_capture_relocates_outdated_memory_before_its_warmup() {
 }
 
 #[test]
-fn graph_memory_released_when_the_graph_is_dropped() {
+fn graph_memory_is_released_when_the_graph_is_dropped() {
     let device = host(1);
     let s = device.default_stream();
     let warmup = s.begin_capture().unwrap();
     drop(pass(warmup.stream()));
-    let recording = warmup.start_recording();
-    drop(pass(recording.stream()));
-    let graph = recording.end();
+    let mut recording = warmup.start_recording().unwrap();
+    let out = pass(recording.stream());
+    let view = s.view(&out).unwrap();
+    recording.recorder().fill(0, view, 1).unwrap();
+    drop(out);
+    let graph = recording.end().unwrap();
     s.cleanup();
     assert!(
-        device.stats().allocation_count.current >= 2,
+        device.stats().allocation_count.current >= 1,
         "pinned by the graph"
     );
     drop(graph);
     s.cleanup();
     assert_eq!(device.stats().allocation_count.current, 0);
     assert_eq!(device.stats().reserved_bytes.current, 0);
+}
+
+#[test]
+fn a_used_buffer_freed_after_capture_invalidates_the_graph() {
+    let device = host(1);
+    let s = device.default_stream();
+    let weights = s.reserve(4 * KIB).unwrap();
+    let warmup = s.begin_capture().unwrap();
+    let mut recording = warmup.start_recording().unwrap();
+    recording.uses(&weights).unwrap();
+    let view = s.view(&weights).unwrap();
+    recording.recorder().fill(0, view, 9).unwrap();
+    let mut graph = recording.end().unwrap();
+    graph.replay().unwrap();
+    assert_eq!(read(&s, &weights, 4), vec![9; 4]);
+    drop(weights);
+    let err = graph.replay().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            GpuMemError::Capture(CaptureError::GraphMemoryInvalidated { .. })
+        ),
+        "{err}"
+    );
 }

@@ -8,7 +8,7 @@ use gpumem::{DEFAULT_POISON, DEFAULT_SLICED};
 fn every_key_sets_its_setting() {
     let config = GpumemConfig::from_conf(
         "pools:sliced, page_size:1MiB, max_slice:32MiB, max_page:512MiB, budget:8GiB, \
-         streams:4, lazy_pages:true, poison:0xAB, bypass_caching:on",
+         streams:4, lazy_pages:true, relocate:auto, poison:0xAB, bypass_caching:on",
     )
     .unwrap();
     assert_eq!(
@@ -22,6 +22,7 @@ fn every_key_sets_its_setting() {
             budget: Budget::Bytes(8 * GIB),
             streams: 4,
             lazy_pages: true,
+            auto_relocate: true,
             poison: Some(0xAB),
             bypass_caching: true,
         }
@@ -98,6 +99,8 @@ fn a_bad_value_says_what_the_key_accepts() {
     );
     let err = GpumemConfig::from_conf("streams:0").unwrap_err();
     assert!(err.to_string().contains("1..=1024"), "{err}");
+    let err = GpumemConfig::from_conf("relocate:sometimes").unwrap_err();
+    assert!(err.to_string().contains("auto | manual"), "{err}");
     let err = GpumemConfig::from_conf("lazy_pages:maybe").unwrap_err();
     assert!(err.to_string().contains("true | false"), "{err}");
 }

@@ -30,7 +30,7 @@ fn relocation_moves_every_streams_outdated_data_and_keeps_its_bytes() {
     let (old0, _big0) = outdated(&s0, 1);
     let (old1, _big1) = outdated(&s1, 2);
     s0.submit();
-    let summary = device.relocate(TargetRoom::Held).unwrap();
+    let summary = device.relocate(RelocationReason::Explicit).unwrap();
     assert_eq!(summary.moved_slices, 2);
     assert_eq!(summary.moved_bytes, 20 * KIB);
     assert_eq!((summary.pages_freed, summary.bytes_freed), (2, 128 * KIB));
@@ -50,16 +50,18 @@ fn relocation_moves_every_streams_outdated_data_and_keeps_its_bytes() {
 }
 
 #[test]
-fn a_held_room_relocation_never_raises_reserved_memory() {
+fn an_explicit_relocation_never_raises_reserved_memory_but_out_of_page_sizes_may() {
     let device = growable_device(1);
     let s = device.default_stream();
     let (_old, big) = outdated(&s, 3);
     let filler = s.reserve(28 * KIB).unwrap(); // the 128 KiB page is now full
     let before = device.stats().reserved_bytes.current;
-    let summary = device.relocate(TargetRoom::Held).unwrap();
+    let summary = device.relocate(RelocationReason::Explicit).unwrap();
     assert_eq!(summary.moved_slices, 0, "no room held, nothing moves");
     assert_eq!(device.stats().reserved_bytes.current, before);
-    let summary = device.relocate(TargetRoom::MayAllocate).unwrap();
+    let summary = device
+        .relocate(RelocationReason::PoolsOutOfPageSizes)
+        .unwrap();
     assert_eq!(summary.moved_slices, 1);
     drop((big, filler));
 }
@@ -87,9 +89,9 @@ fn reclaim_gives_back_every_page_that_holds_nothing() {
 fn nothing_moves_while_any_stream_records() {
     let device = growable_device(2);
     let (s0, s1) = (device.stream(0).unwrap(), device.stream(1).unwrap());
-    let warmup = s1.begin_capture().unwrap();
+    let warmup = s1.begin_capture().unwrap(); // marks stream 1 recording
     let (_old, _big) = outdated(&s0, 5);
-    let err = device.relocate(TargetRoom::Held).unwrap_err();
+    let err = device.relocate(RelocationReason::Explicit).unwrap_err();
     assert!(
         matches!(err, GpuMemError::Recording { stream: 1, .. }),
         "{err}"
@@ -97,5 +99,61 @@ fn nothing_moves_while_any_stream_records() {
     assert!(s0.reclaim().is_err());
     assert!(s0.with_memory(|mm| mm.has_outdated()), "nothing moved");
     drop(warmup);
-    assert_eq!(s0.relocate(TargetRoom::Held).unwrap().moved_slices, 1);
+    assert_eq!(
+        s0.relocate(RelocationReason::Explicit)
+            .unwrap()
+            .moved_slices,
+        1
+    );
+}
+
+fn pressured(auto: bool) -> Device {
+    Device::host()
+        .pools(growable())
+        .budget(Budget::Bytes(400 * KIB))
+        .auto_relocate(auto)
+        .ignore_env()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn automatic_relocation_moves_outdated_data_when_the_device_runs_short() {
+    let device = pressured(true);
+    let s = device.default_stream();
+    let (old, _big) = outdated(&s, 6);
+    let _small = s.reserve(KIB).unwrap(); // the trigger fires before this
+    assert!(!s.with_memory(|mm| mm.has_outdated()));
+    assert_eq!(
+        read(&s, &old, 10 * KIB as usize),
+        pattern(6, 10 * KIB as usize)
+    );
+}
+
+#[test]
+fn without_automatic_relocation_outdated_pages_stay_until_asked() {
+    let device = pressured(false);
+    let s = device.default_stream();
+    let (_old, _big) = outdated(&s, 7);
+    let _small = s.reserve(KIB).unwrap();
+    assert!(s.with_memory(|mm| mm.has_outdated()));
+    assert_eq!(s.relocate_when_wanted().unwrap().moved_slices, 1);
+}
+
+#[test]
+fn a_shape_a_relocation_could_not_change_is_not_replanned() {
+    let device = pressured(false);
+    let s = device.default_stream();
+    let (_old, _big) = outdated(&s, 8);
+    let filler = s.reserve(28 * KIB).unwrap(); // no held room left
+    assert_eq!(s.relocate_when_wanted().unwrap().moved_slices, 0);
+    drop(filler); // room again, but the pools' shape is the one that stalled
+    assert_eq!(
+        s.relocate_when_wanted().unwrap().moved_slices,
+        0,
+        "not replanned"
+    );
+    assert!(s.with_memory(|mm| mm.has_outdated()));
+    let explicit = s.relocate(RelocationReason::Explicit).unwrap();
+    assert_eq!(explicit.moved_slices, 1, "an explicit relocation still can");
 }
