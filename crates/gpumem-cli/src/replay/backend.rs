@@ -38,6 +38,14 @@ pub trait AllocBackend {
     /// Bytes the backend holds from the device.
     fn reserved_bytes(&self) -> u64;
 
+    /// The backend's own high-water mark of reserved bytes, when it keeps
+    /// one. The replay samples `reserved_bytes` between calls, so a page
+    /// taken and another released within one call (a pool growing its page
+    /// size) is only visible here.
+    fn peak_reserved_bytes(&self) -> Option<u64> {
+        None
+    }
+
     /// Allocations made from the device (pages, segments) so far.
     fn storage_allocs(&self) -> u64;
 

@@ -190,6 +190,10 @@ impl<R: DeviceResource> AllocBackend for PoolBackend<R> {
         self.manager.memory_usage().bytes_reserved
     }
 
+    fn peak_reserved_bytes(&self) -> Option<u64> {
+        Some(self.manager.stats().reserved_bytes.peak)
+    }
+
     fn storage_allocs(&self) -> u64 {
         self.manager.stats().storage_allocs
     }

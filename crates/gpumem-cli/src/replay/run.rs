@@ -105,6 +105,7 @@ pub fn replay<B: AllocBackend>(
 
     backend.settle();
     let final_reserved = backend.reserved_bytes();
+    let peak_reserved = peak_reserved.max(backend.peak_reserved_bytes().unwrap_or(0));
     let report = ReplayReport {
         source: source.to_string(),
         backend: backend.name().to_string(),
