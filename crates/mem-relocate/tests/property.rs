@@ -10,7 +10,7 @@ mod common;
 use std::collections::HashSet;
 
 use common::*;
-use mem_pools::{IoError, ManagedMemoryHandle};
+use mem_pools::{IoError, ManagedMemoryBinding, ManagedMemoryHandle};
 use mem_relocate::{RelocatingStreams, RelocationReason, StreamSet};
 use mem_storage::{ComputeStorage, HostStorage, StorageId};
 use proptest::prelude::*;
@@ -61,6 +61,8 @@ fn op() -> impl Strategy<Value = Op> {
 struct Live {
     stream: usize,
     handle: ManagedMemoryHandle,
+    /// Taken when reserved: it must keep resolving through every move.
+    binding: ManagedMemoryBinding,
     seed: u64,
     /// Where its raw address points, while one is out.
     raw: Option<(StorageId, u64)>,
@@ -126,11 +128,15 @@ impl World {
                 let moved = self.live.swap_remove(i);
                 let j = if j == self.live.len() { i } else { j };
                 let dst = self.live[j].handle.clone();
-                let mm = self.set.memory(moved.stream).unwrap();
+                let (stale, mm) = (moved.binding, self.set.memory(moved.stream).unwrap());
                 // Refused (the slice is shared with a graph, or `dst`'s memory
                 // is pinned), the handle given is dropped with the entry.
                 match mm.bind(moved.handle, dst, 1) {
                     Ok(()) => {
+                        assert!(matches!(
+                            mm.get_storage(stale),
+                            Err(IoError::StaleBinding { .. })
+                        ));
                         self.live[j].seed = moved.seed;
                         self.live[j].raw = moved.raw;
                     }
@@ -188,6 +194,7 @@ impl World {
         let handle = written(mm, size, seed);
         self.live.push(Live {
             stream,
+            binding: handle.binding(),
             handle,
             seed,
             raw: None,
@@ -245,6 +252,11 @@ impl World {
             let l = &self.live[i];
             let mm = self.set.memory(l.stream).unwrap();
             assert!(intact(mm, &l.handle, l.seed), "contents changed");
+            assert_eq!(
+                mm.get_storage(l.binding).unwrap(),
+                mm.get_storage(l.handle.binding()).unwrap(),
+                "an old binding lost its allocation"
+            );
             if let Some(at) = l.raw {
                 assert_eq!(place(mm, &l.handle), at, "a raw-out allocation moved");
             }

@@ -1,6 +1,10 @@
 //! Shared helpers: host-backed managers, a growable pool, byte patterns.
 #![allow(dead_code)]
 
+mod grown;
+#[allow(unused_imports)]
+pub use grown::grown;
+
 use std::sync::Arc;
 
 use mem_pools::{
