@@ -466,7 +466,11 @@ fn run(which: u8, lazy: bool, ops: Vec<Op>) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: 1000,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn random_programs_keep_every_invariant(which in prop_oneof![Just(0u8), Just(1), Just(2), Just(2)], lazy in any::<bool>(), ops in prop::collection::vec(op(), 1..60)) {
