@@ -31,8 +31,6 @@ use crate::backend::GraphBackend;
 use mem_pools::ManagedMemoryBinding;
 
 use crate::error::CaptureError;
-use crate::external::External;
-use crate::graph::CapturedGraph;
 use crate::pins::{GraphPool, PinKey};
 use crate::stage::CaptureStage;
 use crate::streams::CaptureStreams;
@@ -40,12 +38,12 @@ use crate::streams::CaptureStreams;
 /// One graph capture over a device's streams (see the module docs).
 #[derive(Debug)]
 pub struct Capture {
-    stage: CaptureStage,
+    pub(crate) stage: CaptureStage,
     /// This capture marked the recording stream.
-    marked: bool,
-    pools: usize,
-    share: GraphPool,
-    lent: Vec<PinKey>,
+    pub(crate) marked: bool,
+    pub(crate) pools: usize,
+    pub(crate) share: GraphPool,
+    pub(crate) lent: Vec<PinKey>,
     pub(crate) externals: Vec<(usize, ManagedMemoryBinding)>,
 }
 
@@ -90,7 +88,10 @@ impl Capture {
         }
     }
 
-    fn same_pools<S: CaptureStreams + ?Sized>(&self, streams: &mut S) -> Result<(), CaptureError> {
+    pub(crate) fn same_pools<S: CaptureStreams + ?Sized>(
+        &self,
+        streams: &mut S,
+    ) -> Result<(), CaptureError> {
         let found = streams.capture_pools().len();
         if found == self.pools {
             Ok(())
@@ -178,102 +179,6 @@ impl Capture {
         }
         self.stage = CaptureStage::Recording;
         Ok(())
-    }
-
-    /// Stop recording, pin the touched memory on the graph, seal.
-    ///
-    /// # Errors
-    /// [`CaptureError::WrongStage`], [`CaptureError::PoolCountChanged`]
-    /// before anything changes; after aborting the capture: the backend's
-    /// refusal ([`CaptureError::MemoryNodes`], [`CaptureError::EmptyGraph`],
-    /// ...) or a pinned handle that does not resolve.
-    pub fn end<S, B>(
-        &mut self,
-        streams: &mut S,
-        backend: &mut B,
-    ) -> Result<CapturedGraph<B::Graph>, CaptureError>
-    where
-        S: CaptureStreams + ?Sized,
-        B: GraphBackend,
-    {
-        self.expect("end", CaptureStage::Recording)?;
-        self.same_pools(streams)?;
-        let graph = match backend.end_capture() {
-            Ok(graph) => graph,
-            Err(err) => {
-                self.abort(streams, backend);
-                return Err(err);
-            }
-        };
-        let mut pools = streams.capture_pools();
-        let mut pinned = Vec::new();
-        let mut failure = None;
-        for (index, pool) in pools.iter_mut().enumerate() {
-            for handle in pool.capture_end() {
-                match pool.view(handle.binding()) {
-                    Ok(view) => pinned.push((PinKey::of(index, &view), handle)),
-                    Err(err) => {
-                        failure.get_or_insert(CaptureError::from(err));
-                    }
-                }
-            }
-        }
-        let mut externals = Vec::with_capacity(self.externals.len());
-        for &(pool, binding) in &self.externals {
-            match External::resolve(pool, binding, &mut pools) {
-                Ok(external) => externals.push(external),
-                Err(err) => {
-                    failure.get_or_insert(err);
-                }
-            }
-        }
-        drop(pools);
-        if let Some(err) = failure {
-            drop((graph, pinned));
-            self.close(streams);
-            return Err(err);
-        }
-        let claim = self.share.adopt(self.pools, pinned);
-        self.close(streams);
-        self.stage = CaptureStage::Sealed;
-        Ok(CapturedGraph::new(graph, claim, externals, self.pools))
-    }
-
-    /// Abandon the capture from any stage (see the module docs). Never fails:
-    /// whatever a step left open is closed.
-    pub fn abort<S, B>(&mut self, streams: &mut S, backend: &mut B)
-    where
-        S: CaptureStreams + ?Sized,
-        B: GraphBackend,
-    {
-        match self.stage {
-            CaptureStage::Idle => {}
-            CaptureStage::Sealed => self.stage = CaptureStage::Idle,
-            CaptureStage::WarmingUp | CaptureStage::Recording => {
-                if self.stage == CaptureStage::Recording {
-                    backend.abort_capture();
-                }
-                for pool in streams.capture_pools().iter_mut() {
-                    if pool.capture_state().active {
-                        drop(pool.capture_end());
-                        pool.drain_frees();
-                    }
-                }
-                self.close(streams);
-            }
-        }
-    }
-
-    /// After every pool's window closed: pin lent temporaries again,
-    /// unmark the recording stream, back to idle.
-    fn close<S: CaptureStreams + ?Sized>(&mut self, streams: &mut S) {
-        let lent = std::mem::take(&mut self.lent);
-        self.share.reclaim_lent(&lent, &mut streams.capture_pools());
-        if std::mem::take(&mut self.marked) {
-            streams.set_recording(false);
-        }
-        self.externals.clear();
-        self.stage = CaptureStage::Idle;
     }
 }
 

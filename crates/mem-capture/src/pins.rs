@@ -5,13 +5,7 @@
 //! holds a [`PinClaim`] on the keys it uses; when the last claim on a key
 //! drops, the handle drops and the pool may reuse the slice.
 //!
-//! **Sharing** (PyTorch's `pool=` between graphs): a capture made with
-//! [`crate::Capture::sharing`] starts by giving the pool's *temporaries* —
-//! pinned slices no one but the graphs holds — back to the window, so the
-//! new graph reuses them instead of growing the pool. At its end every such
-//! slice is pinned again: by the new graph's `capture_end` if it touched it,
-//! otherwise re-claimed from the pool. The rule that makes this safe is in
-//! `docs/capture.md`: graphs of one pool never run concurrently.
+//! Several graphs may share one pool (see `lend.rs` and `docs/capture.md`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -41,18 +35,18 @@ impl PinKey {
 }
 
 #[derive(Debug)]
-struct PinEntry {
+pub(crate) struct PinEntry {
     /// Requested bytes when last pinned (what a re-claim reserves).
-    size: u64,
+    pub(crate) size: u64,
     /// `None` while lent to a sharing capture's window.
-    handle: Option<ManagedMemoryHandle>,
+    pub(crate) handle: Option<ManagedMemoryHandle>,
     /// Graphs claiming this slice.
     users: usize,
 }
 
 #[derive(Debug, Default)]
-struct PinSet {
-    entries: HashMap<PinKey, PinEntry>,
+pub(crate) struct PinSet {
+    pub(crate) entries: HashMap<PinKey, PinEntry>,
     pools: Option<usize>,
 }
 
@@ -68,7 +62,7 @@ impl GraphPool {
         Self::default()
     }
 
-    fn lock(&self) -> MutexGuard<'_, PinSet> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, PinSet> {
         // Nothing here panics while holding the lock; recover regardless.
         self.inner
             .lock()
@@ -104,24 +98,6 @@ impl GraphPool {
         }
     }
 
-    /// Lend every temporary (a slice only the graphs hold) to an open
-    /// window: drop its handle so the window may reuse it.
-    pub(crate) fn lend_temporaries(&self) -> Vec<PinKey> {
-        let mut set = self.lock();
-        let mut lent = Vec::new();
-        for (key, entry) in &mut set.entries {
-            if entry
-                .handle
-                .as_ref()
-                .is_some_and(ManagedMemoryHandle::can_mut)
-            {
-                entry.handle = None;
-                lent.push(*key);
-            }
-        }
-        lent
-    }
-
     /// Pin what a `capture_end` returned and claim it for one graph.
     pub(crate) fn adopt(
         &self,
@@ -146,38 +122,6 @@ impl GraphPool {
             pool: self.clone(),
             keys,
         }
-    }
-
-    /// Pin again every lent slice no window took; returns the ones lost
-    /// (now someone else's), whose graphs will refuse to replay.
-    pub(crate) fn reclaim_lent(
-        &self,
-        lent: &[PinKey],
-        pools: &mut [&mut dyn CapturePool],
-    ) -> usize {
-        let mut set = self.lock();
-        let mut lost = 0;
-        for key in lent {
-            let Some(entry) = set.entries.get_mut(key) else {
-                continue;
-            };
-            if entry.handle.is_some() {
-                continue;
-            }
-            match pools.get_mut(key.pool) {
-                Some(pool) => entry.handle = reclaim(&mut **pool, *key, entry.size),
-                None => entry.handle = None,
-            }
-            if entry.handle.is_none() {
-                lost += 1;
-                tracing::warn!(
-                    ?key,
-                    size = entry.size,
-                    "a lent graph slice was taken; its graphs will refuse to replay"
-                );
-            }
-        }
-        lost
     }
 
     /// Check that every key still names a live slice at the same place.
@@ -226,36 +170,6 @@ impl GraphPool {
             }
         }
     }
-}
-
-/// Reserve `size` persistent bytes until the pool hands out the slice at
-/// `key`; give back the others. `None` when that slice is not free.
-fn reclaim(pool: &mut dyn CapturePool, key: PinKey, size: u64) -> Option<ManagedMemoryHandle> {
-    // Each persistent slice is its own page with an exact-size free list, so
-    // at most the free slices of this size come back before ours does.
-    const MAX_TRIES: usize = 4096;
-    let mut others = Vec::new();
-    let mut found = None;
-    for _ in 0..MAX_TRIES {
-        let allocs = pool.storage_allocs();
-        let Ok(handle) = pool.reserve_persistent(size) else {
-            break;
-        };
-        let here = pool
-            .view(handle.binding())
-            .ok()
-            .map(|v| PinKey::of(key.pool, &v));
-        if here == Some(key) {
-            found = Some(handle);
-            break;
-        }
-        others.push(handle);
-        if pool.storage_allocs() != allocs {
-            break; // a fresh page: no free slice of this size is left
-        }
-    }
-    drop(others);
-    found
 }
 
 /// One graph's claim on its pinned slices; dropping it unpins them.

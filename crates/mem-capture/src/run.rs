@@ -50,7 +50,7 @@ impl Capture {
     /// `warmup` should be the recorded pass itself run once for real (or
     /// anything that reserves every buffer it reserves): priming keeps every
     /// slice it touches, so the recorded pass finds its whole working set
-    /// free and never allocates. Either closure failing aborts the capture
+    /// free and never allocates. Any step or closure failing aborts the capture
     /// (nothing stays open) and returns its error; an engine error converts
     /// with `?`, a reservation the window cannot serve becoming
     /// [`CaptureError::WindowAllocation`].
@@ -75,11 +75,15 @@ impl Capture {
             self.abort(streams, backend);
             return Err(err);
         }
-        self.begin(streams, backend)?;
-        if let Err(err) = record(streams, backend.recorder()) {
+        // A step that refuses before acting leaves the capture open; abort
+        // closes whatever is (a no-op when the step aborted itself).
+        let recorded = self
+            .begin(streams, backend)
+            .and_then(|()| record(streams, backend.recorder()))
+            .and_then(|()| self.end(streams, backend));
+        if recorded.is_err() {
             self.abort(streams, backend);
-            return Err(err);
         }
-        self.end(streams, backend)
+        recorded
     }
 }

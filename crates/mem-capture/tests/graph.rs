@@ -254,3 +254,20 @@ fn the_recording_flag_counts_streams_and_never_goes_below_zero() {
     flag.stop();
     assert_eq!(copy.unless_recording(|| 1), Ok(1));
 }
+
+#[test]
+fn a_step_refusing_inside_run_leaves_nothing_open() {
+    let (mut dev, mut backend, _inp) = setup();
+    backend.begin_capture().unwrap(); // someone else records on this backend
+    let err = Capture::new()
+        .run(&mut dev, &mut backend, |_| Ok(()), |_, _| Ok(()))
+        .unwrap_err();
+    assert_eq!(err, CaptureError::BackendBusy);
+    assert!(!dev.flag.is_recording());
+    assert!(!dev.streams[0].capture_state().active);
+    assert!(
+        backend.is_capturing(),
+        "the other capture is not ours to stop"
+    );
+    backend.abort_capture();
+}
