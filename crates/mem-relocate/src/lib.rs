@@ -29,6 +29,11 @@
 //! - **Copies** go through a [`CopyQueue`]: [`StorageCopyQueue`] (host
 //!   memcpy through the storage) or [`CudaCopyQueue`] (a copy stream
 //!   ordered after every stream by events, waited before commit).
+//! - **Reference implementation**: [`StreamSet`] — several streams, each
+//!   with its own `MemoryManagement`, one relocating stream, per-stream
+//!   recording flags; host streams in tests, CUDA streams through
+//!   [`cuda_stream_set`]. Moves never cross streams: each stream's memory
+//!   relocates within itself.
 //! - Bad input (an unknown stream, a recording begun twice) is a typed
 //!   [`RelocationError`] and changes nothing; no call panics.
 //!

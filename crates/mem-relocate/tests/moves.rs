@@ -148,3 +148,57 @@ fn reclaim_leaves_reserved_equal_to_the_pages_live_data_needs() {
     assert_eq!(place(mm, &old).0, place(mm, &big).0);
     assert!(intact(mm, &old, 1) && intact(mm, &big, 2));
 }
+
+/// Counts every call, copying through the storage.
+#[derive(Default)]
+struct Counting {
+    calls: usize,
+}
+
+impl mem_relocate::CopyQueue<mem_storage::HostStorage> for Counting {
+    fn wait_device(
+        &mut self,
+        storage: &mut mem_storage::HostStorage,
+    ) -> Result<(), mem_storage::StorageError> {
+        self.calls += 1;
+        mem_storage::ComputeStorage::synchronize(storage)
+    }
+    fn copy(
+        &mut self,
+        storage: &mut mem_storage::HostStorage,
+        src: &mem_storage::StorageHandle,
+        dst: &mem_storage::StorageHandle,
+    ) -> Result<(), mem_storage::StorageError> {
+        self.calls += 1;
+        mem_storage::ComputeStorage::copy(storage, src, dst)
+    }
+    fn wait_copies(
+        &mut self,
+        storage: &mut mem_storage::HostStorage,
+    ) -> Result<(), mem_storage::StorageError> {
+        self.calls += 1;
+        mem_storage::ComputeStorage::synchronize(storage)
+    }
+}
+
+#[test]
+fn a_relocation_with_nothing_movable_waits_on_nothing() {
+    let mut mm = manager();
+    let mut queue = Counting::default();
+    let outcome = mem_relocate::relocate_memory(&mut mm, RelocationReason::Capture, &mut queue);
+    assert_eq!(outcome.unwrap(), Default::default());
+    let old = written(&mut mm, KIB, 1);
+    let _big = written(&mut mm, 5 * KIB, 2);
+    let _raw = mm.get_resource(old.binding(), None, None).unwrap();
+    let outcome = mem_relocate::relocate_memory(&mut mm, RelocationReason::Capture, &mut queue);
+    assert_eq!(outcome.unwrap().moved_slices, 0);
+    assert_eq!(queue.calls, 0, "no wait, no copy");
+    mm.release_raw(old.binding()).unwrap();
+    let outcome = mem_relocate::relocate_memory(&mut mm, RelocationReason::Capture, &mut queue);
+    assert_eq!(outcome.unwrap().moved_slices, 1);
+    assert_eq!(
+        queue.calls, 3,
+        "wait for the device, one copy, wait for the copies"
+    );
+    assert!(intact(&mut mm, &old, 1));
+}
