@@ -182,3 +182,36 @@ fn a_handle_of_any_size_class_round_trips_its_bytes() {
         );
     }
 }
+
+#[test]
+fn handles_dropped_on_many_threads_while_reserving_are_all_freed() {
+    let mut mm = manager(MemoryConfiguration::SubSlices);
+    let (tx, rx) = std::sync::mpsc::channel::<mem_pools::ManagedMemoryHandle>();
+    let rx = std::sync::Arc::new(std::sync::Mutex::new(rx));
+    let droppers: Vec<_> = (0..3)
+        .map(|_| {
+            let rx = rx.clone();
+            std::thread::spawn(move || {
+                while let Ok(h) = {
+                    let guard = rx.lock().unwrap();
+                    guard.recv()
+                } {
+                    drop(h);
+                }
+            })
+        })
+        .collect();
+    for i in 0..5000u64 {
+        let h = mm.reserve(64 + (i % 13) * 100).unwrap();
+        tx.send(h).unwrap();
+    }
+    drop(tx);
+    for d in droppers {
+        d.join().unwrap();
+    }
+    let late = mm.drain_drops();
+    assert!(late <= 5000, "{late}");
+    assert_eq!(mm.drain_drops(), 0, "a second drain finds nothing");
+    assert_eq!(mm.memory_usage().number_allocs, 0);
+    assert_eq!(mm.stats().allocation_count.allocated, 5000);
+}
