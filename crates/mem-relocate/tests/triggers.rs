@@ -123,8 +123,9 @@ fn memory_pressure_relocates_only_when_the_next_page_would_leave_less_than_a_pag
     assert!(intact(set.memory(0).unwrap(), &old, 1));
 }
 
-#[test]
-fn pools_out_of_page_sizes_relocate_before_their_next_growth_fails() {
+/// A stream whose pool holds all 8 page sizes (4 KiB .. 512 KiB), one
+/// live slice (seed = its index) on each.
+fn out_of_page_sizes() -> (StreamSet<HostStorage>, Vec<mem_pools::ManagedMemoryHandle>) {
     let wide = mem_pools::MemoryDeviceProperties {
         max_page_size: 1024 * KIB,
         alignment: 256,
@@ -152,17 +153,49 @@ fn pools_out_of_page_sizes_relocate_before_their_next_growth_fails() {
         .enumerate()
         .map(|(i, k)| written(mm, k * KIB, i as u64))
         .collect();
-    assert!(mm.reserve(513 * KIB).is_err());
-    set.relocate_when_wanted();
+    assert!(mm.relocation_state().out_of_page_sizes);
+    (set, kept)
+}
+
+#[test]
+fn pools_out_of_page_sizes_relocate_before_their_next_growth_fails() {
+    let (mut set, kept) = out_of_page_sizes();
+    assert!(set.memory(0).unwrap().reserve(513 * KIB).is_err());
+    let grown = set.reserve(0, 513 * KIB).unwrap();
     assert_eq!(
         set.log().last_reason,
         Some(RelocationReason::PoolsOutOfPageSizes)
     );
     let mm = set.memory(0).unwrap();
-    assert!(mm.reserve(513 * KIB).is_ok());
     for (i, h) in kept.iter().enumerate() {
         assert!(intact(mm, h, i as u64));
     }
+    assert_eq!(grown.size(), 513 * KIB);
+}
+
+#[test]
+fn a_reservation_that_stays_out_of_page_sizes_is_a_typed_error() {
+    let (mut set, kept) = out_of_page_sizes();
+    // Raw addresses keep every outdated page where it is.
+    let mm = set.memory(0).unwrap();
+    for h in &kept[..7] {
+        mm.get_resource(h.binding(), None, None).unwrap();
+    }
+    let err = set.reserve(0, 513 * KIB).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            RelocationError::Engine(mem_pools::IoError::PageSizesExhausted { .. })
+        ),
+        "{err}"
+    );
+    assert_eq!(set.log().moved_slices, 0);
+    assert!(set.reserve(7, KIB).is_err(), "unknown stream");
+    let mm = set.memory(0).unwrap();
+    for h in &kept[..7] {
+        mm.release_raw(h.binding()).unwrap();
+    }
+    assert!(set.reserve(0, 513 * KIB).is_ok());
 }
 
 #[test]
