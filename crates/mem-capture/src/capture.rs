@@ -8,9 +8,9 @@
 //!
 //! - `prepare`: refuse if any stream records or a pool already captures;
 //!   relocate every stream's outdated memory (reason: capture); mark the
-//!   recording stream (`set_recording`); `capture_begin` on every pool the recording
-//!   touches; lend a shared pool's temporaries to the window. The warmup runs
-//!   next.
+//!   recording stream (`set_recording`); `capture_begin` on every pool the
+//!   recording touches; lend a shared pool's temporaries to the window. The
+//!   warmup runs next.
 //! - `begin`: drain deferred frees (the runtime's, then each pool's drop
 //!   queue); `capture_priming_end`; begin stream capture. The recorded pass
 //!   runs next, issuing work to [`Capture::recorder`].
@@ -18,18 +18,18 @@
 //!   graph with memory nodes is refused); `capture_end` on every pool; pin
 //!   what it returned on the graph; seal.
 //! - `abort`: from any stage; stops stream capture, ends every pool's window
-//!   (mode, priming and touched set restored, warmup's slices freed), unmarks
-//!   the recording stream, re-pins lent temporaries. From `Sealed` it only makes the
-//!   capture reusable; the graph it made stays valid.
+//!   (mode, priming and touched set restored, warmup's slices freed),
+//!   unmarks the recording stream, re-pins lent temporaries. From `Sealed`
+//!   it only makes the capture reusable; the graph it made stays valid.
 //!
 //! A step called out of order is [`CaptureError::WrongStage`] and changes
 //! nothing; so are the checks each step makes before acting. A failure after
 //! a step started acting (the driver refused, `capture_end` returned a handle
 //! that does not resolve) aborts the capture, then reports.
 
-use crate::backend::GraphBackend;
 use mem_pools::ManagedMemoryBinding;
 
+use crate::backend::GraphBackend;
 use crate::error::CaptureError;
 use crate::pins::{GraphPool, PinKey};
 use crate::stage::CaptureStage;

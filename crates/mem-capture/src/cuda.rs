@@ -5,7 +5,14 @@
 //! - cudarc's per-allocation event tracking makes a `CudaSlice` use wait on
 //!   events recorded *outside* the capture, which breaks it; tracking is
 //!   turned off while capturing and restored after (cudarc's own capture
-//!   test does the same);
+//!   test does the same). The switch is context-wide: a `CudaSlice` any
+//!   thread makes during the window is untracked for life, so the recorded
+//!   pass (and the rest of the process meanwhile) uses such slices only on
+//!   the stream that made them;
+//! - the capture mode is `THREAD_LOCAL`: other threads' streams keep
+//!   allocating while one stream records (mem-relocate lets other streams
+//!   add pages meanwhile), and the pool never allocates on this thread
+//!   inside the window;
 //! - a graph holding memory-alloc or memory-free nodes (any `stream.alloc*`
 //!   inside the window becomes one) launches once and fails every relaunch:
 //!   `end_capture` counts node types through `cuGraphGetNodes` /
@@ -105,9 +112,11 @@ impl CudaGraphBackend {
 
     fn restore(&mut self) {
         if std::mem::take(&mut self.restore_tracking) {
-            // SAFETY: tracking was on before this capture turned it off; no
-            // CudaSlice was created through cudarc while capturing by this
-            // backend, so re-enabling it leaves every slice as it was made.
+            // SAFETY: tracking was on before this capture turned it off.
+            // Slices made while it was off stay untracked (cudarc's rule);
+            // gpumem memory is never a CudaSlice, and the recorded pass may
+            // use a slice it made only on the capturing stream (module docs),
+            // so none of them needs cross-stream events.
             unsafe { self.stream.context().enable_event_tracking() };
         }
     }
@@ -148,9 +157,10 @@ impl GraphBackend for CudaGraphBackend {
         }
         let ctx = self.stream.context().clone();
         if ctx.is_event_tracking() {
-            // SAFETY: while capturing, only this stream is used and work is
-            // ordered by it; slices made meanwhile need no cross-stream
-            // events. `restore` turns tracking back on after the capture.
+            // SAFETY: the recorded work is ordered on the one capturing
+            // stream, and a slice made during the window is used only on it
+            // (module docs), so no slice needs cross-stream events; `restore`
+            // turns tracking back on when the capture ends or aborts.
             unsafe { ctx.disable_event_tracking() };
             self.restore_tracking = true;
         }
