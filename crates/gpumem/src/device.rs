@@ -61,16 +61,25 @@ impl DeviceShared {
         st.engine.reset_peaks();
         st.settle(&self.streams, self.config.poison);
         if self.config.bypass_caching {
-            st.engine.cleanup(true);
+            self.cleanup(&mut st);
         }
         let out = f(&mut st);
         if self.config.bypass_caching {
-            st.engine.cleanup(true);
+            self.cleanup(&mut st);
         }
         let call = st.engine.stats();
         fold_stream(&mut st.stats, &call);
         self.tally().fold(index, &call);
         out
+    }
+
+    /// Give back every empty page of one stream — unless a stream records a
+    /// graph: a free then could synchronize under the recording (and the
+    /// recording stream's own pool refuses anyway).
+    pub(crate) fn cleanup(&self, st: &mut StreamState) {
+        if self.recording_stream().is_none() {
+            st.engine.cleanup(true);
+        }
     }
 
     pub(crate) fn tally(&self) -> MutexGuard<'_, DeviceTally> {
@@ -365,7 +374,8 @@ impl Device {
         stats
     }
 
-    /// Lower every peak of the device and of each stream to its current level.
+    /// Lower every peak of the device, of each stream and of the budget's
+    /// ledger to its current level (`reset_peak_memory_stats`).
     pub fn reset_peak_stats(&self) {
         self.shared.tally().stats.reset_peaks();
         for stream in &self.shared.streams {

@@ -166,7 +166,7 @@ impl DeviceShared {
             tracing::warn!(%err, "relocation before the retry failed; cleaning up only");
         }
         for index in 0..self.streams.len() {
-            self.run(index, |st| st.engine.cleanup(true));
+            self.run(index, |st| self.cleanup(st));
         }
     }
 
@@ -256,11 +256,13 @@ impl Stream {
         };
         tracing::debug!(%err, size, stream = self.index, "reservation refused; freeing cached memory and retrying");
         self.device.retries.fetch_add(1, Ordering::Relaxed);
+        self.shared().lock().stats.num_alloc_retries += 1;
         self.device.free_cached_memory();
         match self.try_reserve(size) {
             Ok(handle) => Ok(handle),
             Err(IoError::Storage(cause @ StorageError::OutOfMemory { .. })) => {
                 self.device.ooms.fetch_add(1, Ordering::Relaxed);
+                self.shared().lock().stats.num_ooms += 1;
                 let report = self.device.oom_report(self.index, size, &cause);
                 tracing::warn!(target: "gpumem", "{report}");
                 Err(GpuMemError::OutOfMemory(Box::new(report)))

@@ -150,9 +150,10 @@ impl RelocatingStreams for DeviceStreams<'_> {
     }
 
     fn cleanup_memory(&mut self) {
-        let (frees, bytes) = self.device.run(self.relocating, |st| {
+        let device = self.device;
+        let (frees, bytes) = device.run(self.relocating, |st| {
             let before = st.engine.stats();
-            st.engine.cleanup(true);
+            device.cleanup(st);
             let after = st.engine.stats();
             (
                 after.storage_frees - before.storage_frees,

@@ -132,7 +132,13 @@ impl Stream {
                 return Ok(stamp);
             }
             st.engine.get_cursor(reserved.binding())?;
-            let old = st.engine.get_storage(assigned.binding())?;
+            st.engine.get_cursor(assigned.binding())?;
+            // Only poisoning needs `assigned`'s old view (taking it maps a
+            // lazy page).
+            let old = match poison {
+                Some(_) => Some(st.engine.get_storage(assigned.binding())?),
+                None => None,
+            };
             let (reserved, uses) = match st.take_held(&reserved) {
                 None => (reserved, Vec::new()),
                 Some(held) => {
@@ -148,7 +154,7 @@ impl Stream {
                 }
             };
             st.engine.bind(reserved, assigned.clone(), stamp)?;
-            if let Some(byte) = poison
+            if let (Some(byte), Some(old)) = (poison, old)
                 && let Err(err) = st.engine.storage().fill(&old, byte)
             {
                 // The page may have gone back with the freed memory.
@@ -259,9 +265,12 @@ impl Stream {
         self.device.run(self.index, |st| st.engine.mode(mode));
     }
 
-    /// Give back every page this stream holds that nothing uses.
+    /// Give back every page this stream holds that nothing uses (frees
+    /// processed, held allocations released first). Gives nothing back while
+    /// any stream records a graph.
     pub fn cleanup(&self) {
-        self.device.run(self.index, |st| st.engine.cleanup(true));
+        let device = &self.device;
+        device.run(self.index, |st| device.cleanup(st));
     }
 
     /// Run `f` on this stream's pool engine: everything seed 000 offers

@@ -98,6 +98,14 @@ fn nothing_moves_while_any_stream_records() {
     );
     assert!(s0.reclaim().is_err());
     assert!(s0.with_memory(|mm| mm.has_outdated()), "nothing moved");
+    drop(s0.reserve(2 * MIB).unwrap()); // an exclusive page, now empty
+    let reserved = device.stats().reserved_bytes.current;
+    s0.cleanup();
+    assert_eq!(
+        device.stats().reserved_bytes.current,
+        reserved,
+        "no stream gives pages back while another records"
+    );
     drop(warmup);
     assert_eq!(
         s0.relocate(RelocationReason::Explicit)
