@@ -1,1 +1,58 @@
-//! Shared helpers of the gpumem benchmarks.
+//! # gpumem-benches — gpumem measured against its peers, side by side
+//!
+//! Shared pieces of the criterion targets (`benches/*.rs`), the quick
+//! deterministic table (`bench-quick`, run by `cargo xtask bench`) and the
+//! GPU measurements (`gpu-bench`, run by `cargo xtask gpu-bench`).
+//!
+//! - [`sizes`]: seeded size mixes and churn plans, so every peer replays the
+//!   very same sequence of sizes and slots.
+//! - [`churn`]: the reserve+drop pair and the steady-state churn over a set
+//!   of live slices, for three peers: gpumem's pool engine
+//!   (`MemoryManagement` on a simulated device), `offset-allocator` (the
+//!   bare O(1) offset allocator) and the system allocator on host memory.
+//! - [`replay_peers`]: `offset-allocator` and the system allocator as
+//!   replay backends of the `gpumem` command's library, so the built-in
+//!   workloads run through every peer.
+//! - [`relocating`]: the pool engine as a replay backend that relocates
+//!   outdated pages between ops (mem-relocate's plan → copy → commit).
+//! - [`fragmentation`]: the fragmentation table (peak and final reserved ÷
+//!   live) of every workload, relocation off and on.
+//! - [`quick`], [`table`]: the quick suite and its printed tables.
+//! - [`gpu`]: measurements that need a CUDA device (skipped with a printed
+//!   reason when [`mem_storage::cuda_available`] is false).
+//!
+//! ## Contract
+//! - Every sequence is deterministic (fixed seeds); only timings vary.
+//! - Setup (building a live set, generating a workload) is never timed.
+//! - Errors are [`BenchError`]s that say which peer failed on what; nothing
+//!   here panics on a failed allocation.
+//!
+//! ## Non-goals
+//! - Speed goals are not asserted anywhere: they are read off the tables
+//!   (`docs/benchmarks.md`), never timed tests.
+//! - Multi-threaded allocation (the ledger bench covers the one shared
+//!   atomic path; the pool engine is one manager per stream by design).
+
+pub mod churn;
+pub mod error;
+pub mod fragmentation;
+pub mod gpu;
+pub mod quick;
+pub mod relocating;
+pub mod replay_peers;
+pub mod sizes;
+pub mod summary;
+pub mod table;
+
+pub use error::{BenchError, Result};
+
+/// Bytes in a KiB.
+pub const KIB: u64 = 1 << 10;
+/// Bytes in a MiB.
+pub const MIB: u64 = 1 << 20;
+/// Bytes in a GiB.
+pub const GIB: u64 = 1 << 30;
+
+/// The simulated device every host-side measurement uses: an H100/H200-class
+/// 80 GiB, as the `gpumem` command's default.
+pub const DEVICE_BYTES: u64 = 80 * GIB;

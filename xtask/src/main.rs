@@ -8,14 +8,19 @@
 //! - `loom`   — the ledger's loom model (`RUSTFLAGS=--cfg loom`).
 //! - `fault-sweep` — every reliability scenario with each device call failed.
 //! - `fuzz --seconds N` — the cargo-fuzz program target (nightly + cargo-fuzz).
+//! - `bench [--full]` — the quick benchmark table, or every criterion target.
+//! - `gpu-bundle` — release test and bench binaries + `run.sh` in `./gpu-bundle`.
+//! - `gpu-bench` — the CUDA measurements (skips with a reason without a GPU).
 //!
 //! Further tasks (bench, gpu-bundle, fault-sweep, fuzz) live in their own
 //! modules as they are added.
 
 use std::process::{Command, ExitCode};
 
+mod bench;
 mod fault_sweep;
 mod fuzz;
+mod gpu;
 mod tasks;
 
 fn main() -> ExitCode {

@@ -4,7 +4,17 @@ use crate::{cargo, nightly_miri_present, run};
 use std::process::Command;
 
 /// Every task name, for the usage line.
-pub const NAMES: &[&str] = &["ci", "test", "miri", "loom", "fault-sweep", "fuzz"];
+pub const NAMES: &[&str] = &[
+    "ci",
+    "test",
+    "miri",
+    "loom",
+    "fault-sweep",
+    "fuzz",
+    "bench",
+    "gpu-bundle",
+    "gpu-bench",
+];
 
 /// Packages whose tests run under miri: host paths only, no CUDA, no criterion.
 /// mem-reliability's lib test runs every fault-sweep scenario once.
@@ -19,6 +29,9 @@ pub fn dispatch(task: &str, args: &[String]) -> Result<(), String> {
         "loom" => loom(),
         "fault-sweep" => crate::fault_sweep::fault_sweep(args),
         "fuzz" => crate::fuzz::fuzz(args),
+        "bench" => crate::bench::bench(args),
+        "gpu-bundle" => crate::gpu::gpu_bundle(args),
+        "gpu-bench" => crate::gpu::gpu_bench(args),
         other => Err(format!(
             "unknown task `{other}`; tasks: {}",
             NAMES.join(", ")

@@ -1,0 +1,62 @@
+//! Replay throughput (ns per op) of every built-in workload of the
+//! `gpumem` command, through gpumem's pools on a simulated 80 GiB device
+//! and through the peers: `offset-allocator` over an 80 GiB heap and the
+//! system allocator on host memory. The replay loop is the command's own
+//! (`gpumem_cli::replay::replay`); only its loop is timed (`wall_ns`), not
+//! building the backend or freeing what is left at the end.
+
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use gpumem_benches::DEVICE_BYTES;
+use gpumem_benches::fragmentation::{program, workloads};
+use gpumem_benches::relocating::{Policy, RelocatingBackend};
+use gpumem_benches::replay_peers::{MallocBackend, OffsetBackend};
+use gpumem_cli::replay::{AllocBackend, Program, ReplayOptions, replay};
+use gpumem_cli::workload::WorkloadSpec;
+
+fn replay_wall<B: AllocBackend>(program: &Program, iters: u64, make: impl Fn() -> B) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let mut backend = make();
+        let run = replay("bench", program, &mut backend, &ReplayOptions::default())
+            .expect("replay of a built-in workload");
+        total += Duration::from_nanos(run.report.wall_ns);
+    }
+    total
+}
+
+fn workloads_through_peers(c: &mut Criterion) {
+    // Test mode replays each workload once; keep that short.
+    let scale = if cfg!(debug_assertions) { 0.05 } else { 1.0 };
+    let spec = WorkloadSpec { seed: 42, scale };
+    for &workload in workloads() {
+        let program = program(workload, &spec).expect("a built-in workload");
+        let mut group = c.benchmark_group(format!("replay_{}", workload.name()));
+        group
+            .sample_size(10)
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(3))
+            .throughput(Throughput::Elements(program.ops.len() as u64));
+        let ops = program.ops.len();
+        group.bench_function(BenchmarkId::new("gpumem-sim", ops), |b| {
+            b.iter_custom(|iters| {
+                replay_wall(&program, iters, || {
+                    RelocatingBackend::new(DEVICE_BYTES, Policy::Off)
+                })
+            })
+        });
+        group.bench_function(BenchmarkId::new("offset-allocator", ops), |b| {
+            b.iter_custom(|iters| {
+                replay_wall(&program, iters, || OffsetBackend::new(program.slots))
+            })
+        });
+        group.bench_function(BenchmarkId::new("system", ops), |b| {
+            b.iter_custom(|iters| replay_wall(&program, iters, MallocBackend::new))
+        });
+        group.finish();
+    }
+}
+
+criterion_group!(benches, workloads_through_peers);
+criterion_main!(benches);

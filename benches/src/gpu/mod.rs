@@ -1,0 +1,53 @@
+//! Measurements that need a CUDA device (`gpu-bench`, `cargo xtask
+//! gpu-bench`). Nothing here touches the driver before
+//! [`mem_storage::cuda_available`] says it can be loaded: a missing
+//! `libcuda` would otherwise abort the process.
+//!
+//! - [`alloc`]: a pool-hit reserve+drop against `cuMemAllocAsync` /
+//!   `cuMemFreeAsync` and `cuMemAlloc` / `cuMemFree`, same sizes.
+//! - [`relocation`]: relocation copy bandwidth (plan → copy → commit of
+//!   outdated pages on a copy stream) against a plain device-to-device copy
+//!   of the same bytes.
+//! - [`capture`]: record a CUDA graph over pool memory with seed 000's
+//!   capture protocol, replay it many times, and count device allocations
+//!   during the replays (must be zero) and check the bytes.
+//!
+//! The relocation scenario is generic over the resource and runs on host
+//! memory in this crate's tests, so only the CUDA wiring is untested on a
+//! machine without a GPU.
+
+pub mod alloc;
+pub mod capture;
+pub mod relocation;
+
+use std::sync::Arc;
+
+use mem_storage::CudaResource;
+
+use crate::Result;
+
+/// Why the GPU measurements cannot run here, or `None` if they can.
+pub fn skip_reason() -> Option<String> {
+    if mem_storage::cuda_available() {
+        None
+    } else {
+        Some("no CUDA driver library (libcuda) on this machine".into())
+    }
+}
+
+/// Device 0 with the given allocation mode (after [`skip_reason`] said yes).
+pub fn device(mode: mem_storage::CudaAllocMode) -> Result<Arc<CudaResource>> {
+    Ok(Arc::new(CudaResource::with_mode(0, mode)?))
+}
+
+/// Everything `gpu-bench` prints, as Markdown.
+pub fn run_all(quick: bool) -> Result<String> {
+    let mut out = String::new();
+    out.push_str("## Reserve+drop: pool hit vs cuMemAllocAsync vs cuMemAlloc\n\n");
+    out.push_str(&alloc::table(&alloc::measure(quick)?));
+    out.push_str("\n## Relocation copy bandwidth vs a plain device-to-device copy\n\n");
+    out.push_str(&relocation::cuda_table(quick)?);
+    out.push_str("\n## Capture replay\n\n");
+    out.push_str(&capture::cuda_report(quick)?);
+    Ok(out)
+}

@@ -1,0 +1,225 @@
+//! The quick suite behind `cargo xtask bench`: the same measurements as the
+//! criterion targets, timed with a plain clock (median of a few runs), in
+//! seconds rather than minutes, printed as one table with ratios against
+//! the peers, then the fragmentation table and the goals.
+//!
+//! The sequences are deterministic; the timings are not (they are medians
+//! of [`QuickConfig::runs`] runs on whatever machine runs them).
+
+use std::time::Instant;
+
+use gpumem_cli::replay::{AllocBackend, Program, ReplayOptions, replay};
+use gpumem_cli::workload::WorkloadSpec;
+
+use crate::churn::{ChurnPeer, Steps, churn, pairs, prepare};
+use crate::churn::{OffsetPeer, PoolsPeer, SystemPeer};
+use crate::fragmentation::{program, workloads};
+use crate::relocating::{Policy, RelocatingBackend};
+use crate::replay_peers::{MallocBackend, OffsetBackend};
+use crate::sizes::{ChurnPlan, SIZE_CLASSES, SizeMix};
+use crate::{DEVICE_BYTES, Result};
+
+/// How much the quick suite does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuickConfig {
+    /// Live-set sizes of the depth rows.
+    pub depths: Vec<usize>,
+    /// Timed operations per run of a churn or pair row.
+    pub ops: u64,
+    /// Runs per row (the median is kept).
+    pub runs: usize,
+    /// Workload length and seed of the replay rows.
+    pub spec: WorkloadSpec,
+}
+
+impl QuickConfig {
+    /// The suite `cargo xtask bench` runs (a few seconds in release).
+    pub fn standard() -> Self {
+        QuickConfig {
+            depths: vec![1_000, 100_000, 1_000_000],
+            ops: 200_000,
+            runs: 5,
+            spec: WorkloadSpec::default(),
+        }
+    }
+
+    /// A tiny suite for tests.
+    pub fn tiny() -> Self {
+        QuickConfig {
+            depths: vec![100, 1_000],
+            ops: 1_000,
+            runs: 1,
+            spec: WorkloadSpec {
+                seed: 42,
+                scale: 0.02,
+            },
+        }
+    }
+}
+
+/// One measured row: ns per op for each peer that ran it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuickRow {
+    /// What was measured.
+    pub name: String,
+    /// gpumem's median ns per op.
+    pub gpumem: f64,
+    /// offset-allocator's median ns per op.
+    pub offset: Option<f64>,
+    /// The system allocator's median ns per op.
+    pub system: Option<f64>,
+}
+
+/// The median of `runs` timings of `f`, in ns per op (`f` returns its ops).
+pub fn median_ns_per_op(runs: usize, mut f: impl FnMut() -> Result<(u64, u64)>) -> Result<f64> {
+    let mut samples = Vec::with_capacity(runs.max(1));
+    for _ in 0..runs.max(1) {
+        let (ns, ops) = f()?;
+        samples.push(ns as f64 / ops.max(1) as f64);
+    }
+    samples.sort_by(f64::total_cmp);
+    Ok(samples[samples.len() / 2])
+}
+
+fn timed(f: impl FnOnce() -> Result<()>, ops: u64) -> Result<(u64, u64)> {
+    let start = Instant::now();
+    f()?;
+    Ok((start.elapsed().as_nanos() as u64, ops))
+}
+
+/// Which measurement a depth row takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Measure {
+    /// Reserve+drop pairs.
+    Pair,
+    /// Replace one live slice.
+    Churn,
+}
+
+/// Median ns/op of `measure` on `peer` holding `plan`'s live set.
+pub fn depth_ns<P: ChurnPeer>(
+    mut peer: P,
+    plan: &ChurnPlan,
+    measure: Measure,
+    config: &QuickConfig,
+) -> Result<f64> {
+    let first = prepare(&mut peer, plan)?;
+    let mut steps = Steps::new(plan, first);
+    median_ns_per_op(config.runs, || {
+        let ops = config.ops;
+        match measure {
+            Measure::Pair => timed(|| pairs(&mut peer, &mut steps, ops), ops),
+            Measure::Churn => timed(|| churn(&mut peer, &mut steps, ops), ops),
+        }
+    })
+}
+
+/// The depth rows: pairs and churn at every depth of `config`.
+pub fn depth_rows(config: &QuickConfig) -> Result<Vec<QuickRow>> {
+    let mut rows = Vec::new();
+    for measure in [Measure::Pair, Measure::Churn] {
+        for &live in &config.depths {
+            let plan = ChurnPlan::new(live, live + 4096, SizeMix::DEPTH, 0xBE7C);
+            let label = match measure {
+                Measure::Pair => "reserve+drop pair",
+                Measure::Churn => "churn (drop one, reserve one)",
+            };
+            rows.push(QuickRow {
+                name: format!("{label}, {} live", count(live)),
+                gpumem: depth_ns(PoolsPeer::new(live), &plan, measure, config)?,
+                offset: Some(depth_ns(OffsetPeer::new(live), &plan, measure, config)?),
+                system: Some(depth_ns(SystemPeer::new(live), &plan, measure, config)?),
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// The size-class rows: reserve+drop pairs of one size, nothing else live.
+pub fn size_rows(config: &QuickConfig) -> Result<Vec<QuickRow>> {
+    let mut rows = Vec::new();
+    for size in SIZE_CLASSES {
+        let plan = ChurnPlan::new(0, 64, SizeMix::Fixed(size), 1);
+        rows.push(QuickRow {
+            name: format!("reserve+drop pair, {}", human(size)),
+            gpumem: depth_ns(PoolsPeer::new(0), &plan, Measure::Pair, config)?,
+            offset: Some(depth_ns(OffsetPeer::new(0), &plan, Measure::Pair, config)?),
+            system: Some(depth_ns(SystemPeer::new(0), &plan, Measure::Pair, config)?),
+        });
+    }
+    Ok(rows)
+}
+
+fn replay_ns<B: AllocBackend>(
+    program: &Program,
+    runs: usize,
+    mut backend: impl FnMut() -> B,
+) -> Result<f64> {
+    median_ns_per_op(runs, || {
+        let report = replay("quick", program, &mut backend(), &ReplayOptions::default())?.report;
+        Ok((report.wall_ns, report.ops))
+    })
+}
+
+/// The replay rows: every built-in workload through every peer.
+pub fn replay_rows(config: &QuickConfig) -> Result<Vec<QuickRow>> {
+    let mut rows = Vec::new();
+    for &workload in workloads() {
+        let program = program(workload, &config.spec)?;
+        let runs = config.runs;
+        rows.push(QuickRow {
+            name: format!(
+                "replay `{}` ({} ops)",
+                workload.name(),
+                count(program.ops.len())
+            ),
+            gpumem: replay_ns(&program, runs, || {
+                RelocatingBackend::new(DEVICE_BYTES, Policy::Off)
+            })?,
+            offset: Some(replay_ns(&program, runs, || {
+                OffsetBackend::new(program.slots)
+            })?),
+            system: Some(replay_ns(&program, runs, MallocBackend::new)?),
+        });
+    }
+    Ok(rows)
+}
+
+/// `1_000_000` as `1M`, `100_000` as `100k`.
+pub fn count(n: usize) -> String {
+    match n {
+        n if n >= 1_000_000 && n % 1_000_000 == 0 => format!("{}M", n / 1_000_000),
+        n if n >= 1_000 && n % 1_000 == 0 => format!("{}k", n / 1_000),
+        n => n.to_string(),
+    }
+}
+
+/// Bytes as `512 B`, `64 KiB`, `16 MiB`.
+pub fn human(bytes: u64) -> String {
+    match bytes {
+        b if b >= crate::GIB && b % crate::GIB == 0 => format!("{} GiB", b / crate::GIB),
+        b if b >= crate::MIB && b % crate::MIB == 0 => format!("{} MiB", b / crate::MIB),
+        b if b >= crate::KIB && b % crate::KIB == 0 => format!("{} KiB", b / crate::KIB),
+        b => format!("{b} B"),
+    }
+}
+
+/// Bytes to three significant digits: `1.50 GiB`, `712 MiB`, `96.0 KiB`.
+pub fn human_approx(bytes: u64) -> String {
+    let units = [
+        ("GiB", crate::GIB),
+        ("MiB", crate::MIB),
+        ("KiB", crate::KIB),
+    ];
+    for (name, size) in units {
+        if bytes >= size {
+            let v = bytes as f64 / size as f64;
+            return match v {
+                v if v >= 100.0 => format!("{v:.0} {name}"),
+                v if v >= 10.0 => format!("{v:.1} {name}"),
+                v => format!("{v:.2} {name}"),
+            };
+        }
+    }
+    format!("{bytes} B")
+}
