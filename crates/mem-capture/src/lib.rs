@@ -28,8 +28,57 @@
 //!   ([`CaptureStreams::set_recording`], e.g. a [`RecordingFlag`] or
 //!   mem-relocate's `StreamSet` through [`StreamSetCapture`]) tells every
 //!   other path (relocation, cleanup) to wait.
+//! - **Outside buffers** a graph uses without reserving them in the window
+//!   are declared ([`Capture::uses`]): their pages never move while they
+//!   live, and the graph refuses to replay once they are gone.
 //! - **Graphs may share a pool** ([`GraphPool`], [`Capture::sharing`]) if they
 //!   never run concurrently; see `docs/capture.md`.
+//!
+//! ## Example (host-simulated, on mem-relocate's `StreamSet`)
+//! ```
+//! use std::sync::Arc;
+//! use mem_capture::{Capture, CaptureError, HostGraphBackend, StreamSetCapture};
+//! use mem_pools::{
+//!     MemoryConfiguration, MemoryDeviceProperties, MemoryManagement,
+//!     MemoryManagementOptions, ServerLogger,
+//! };
+//! use mem_relocate::{StorageCopyQueue, StreamSet};
+//! use mem_storage::HostStorage;
+//!
+//! # fn main() -> Result<(), CaptureError> {
+//! let memory = MemoryManagement::from_configuration(
+//!     HostStorage::host(),
+//!     &MemoryDeviceProperties { max_page_size: 1 << 26, alignment: 256 },
+//!     MemoryConfiguration::SubSlices,
+//!     Arc::new(ServerLogger::default()),
+//!     MemoryManagementOptions::default(),
+//! );
+//! let mut set = StreamSet::new(memory, StorageCopyQueue);
+//! let mut streams = StreamSetCapture::new(&mut set, 0);
+//! let mut backend = HostGraphBackend::new();
+//! let mut out = None;
+//! let graph = Capture::new().run(
+//!     &mut streams,
+//!     &mut backend,
+//!     // Warmup: the pass for real; priming keeps what it reserves.
+//!     |s| Ok(drop(s.memory()?.reserve(4096)?)),
+//!     // Recorded pass: the same reservations, work issued to the recorder.
+//!     |s, rec| {
+//!         let mm = s.memory()?;
+//!         let buffer = mm.reserve(4096)?;
+//!         rec.fill(0, mm.get_storage(buffer.binding())?, 7)?;
+//!         out = Some(buffer);
+//!         Ok(())
+//!     },
+//! )?;
+//! graph.replay(&mut backend, &mut streams)?;
+//! let mut bytes = [0u8; 4];
+//! let buffer = out.expect("recorded");
+//! streams.memory()?.read(buffer.binding(), &mut bytes)?;
+//! assert_eq!(bytes, [7; 4]);
+//! # Ok(())
+//! # }
+//! ```
 //!
 //! ## Non-goals
 //! - Allocating, relocating, cleaning up: mem-pools and mem-relocate; this

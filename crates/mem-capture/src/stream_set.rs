@@ -7,9 +7,11 @@
 //! mark is `begin_recording` / `end_recording` on the chosen stream, and the
 //! pool the recording touches is that stream's memory.
 
+use mem_pools::MemoryManagement;
 use mem_relocate::{RelocatingStreams, RelocationReason, StreamSet};
 use mem_storage::ComputeStorage;
 
+use crate::error::CaptureError;
 use crate::streams::{CapturePool, CaptureStreams};
 
 /// A [`StreamSet`] recording on stream `stream` (borrowed for the capture).
@@ -24,6 +26,16 @@ impl<'a, S: ComputeStorage> StreamSetCapture<'a, S> {
     /// Record on `stream` of `set`.
     pub fn new(set: &'a mut StreamSet<S>, stream: usize) -> Self {
         Self { set, stream }
+    }
+
+    /// The recording stream's memory, for the warmup and the recorded pass.
+    ///
+    /// # Errors
+    /// [`CaptureError::NoPools`] when the set has no stream `stream`.
+    pub fn memory(&mut self) -> Result<&mut MemoryManagement<S>, CaptureError> {
+        self.set
+            .memory(self.stream)
+            .map_err(|_| CaptureError::NoPools)
     }
 }
 

@@ -45,12 +45,11 @@ fn record_fill(
         on,
         backend,
         |d| {
-            let mm = d.set.memory(d.stream).map_err(|_| CaptureError::NoPools)?;
-            drop(mm.reserve(KIB)?);
+            drop(d.memory()?.reserve(KIB)?);
             Ok(())
         },
         |d, rec| {
-            let mm = d.set.memory(d.stream).map_err(|_| CaptureError::NoPools)?;
+            let mm = d.memory()?;
             let h = mm.reserve(KIB)?;
             rec.fill(0, mm.get_storage(h.binding())?, 5)
         },
