@@ -2,31 +2,27 @@
 //!
 //! Built with [`DeviceBuilder`]: pick the backend ([`Device::host`],
 //! [`Device::simulated`], [`Device::cuda`]), set what differs from the
-//! defaults, and [`DeviceBuilder::build`]. The build applies `GPUMEM_CONF`
-//! (unless [`DeviceBuilder::ignore_env`]), checks every value, resolves the
-//! budget against the device, and only then allocates anything.
+//! defaults, and [`DeviceBuilder::build`]. What the streams share lives in
+//! `DeviceShared`; `run` is the one door to a stream's engine, so every
+//! call releases held allocations first and folds its statistics after.
 
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use mem_budget::GlobalBudgetHandle;
-use mem_pools::{CopyQueue, StorageCopyQueue};
-use mem_pools::{
-    ManagedMemoryHandle, MemoryConfiguration, MemoryDeviceProperties, MemoryManagementOptions,
-    MemoryPoolOptions, PoolType, ServerLogger,
-};
-use mem_relocate::CudaCopyQueue;
-use mem_storage::{DeviceResource, MemInfo, ResourceStorage};
+use mem_pools::{CopyQueue, ManagedMemoryHandle, MemoryDeviceProperties};
+use mem_storage::{DeviceResource, MemInfo};
 
-use crate::backend::{Backend, BudgetedResource, DeviceStorage, StreamMemory, budgeted};
-use crate::config::{Budget, GpumemConfig, PoolLayout};
+use crate::backend::{Backend, BudgetedResource, DeviceStorage};
+use crate::builder::DeviceBuilder;
+use crate::config::GpumemConfig;
 use crate::error::{GpuMemError, Result};
 use crate::stats::{DeviceTally, MemoryStats, fold_stream};
 use crate::stream::Stream;
 use crate::stream_state::{StreamShared, StreamState};
 
 /// The device's relocation copy queue (host memcpy, or a CUDA copy stream).
-pub(crate) struct CopyQueueSlot(Mutex<Box<dyn CopyQueue<DeviceStorage> + Send>>);
+pub(crate) struct CopyQueueSlot(pub(crate) Mutex<Box<dyn CopyQueue<DeviceStorage> + Send>>);
 
 impl std::fmt::Debug for CopyQueueSlot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -112,154 +108,6 @@ impl DeviceShared {
     }
 }
 
-/// Chooses a backend and what differs from the defaults, then builds a [`Device`].
-#[derive(Debug, Clone)]
-#[must_use = "a builder does nothing until build()"]
-pub struct DeviceBuilder {
-    backend: Backend,
-    config: GpumemConfig,
-    use_env: bool,
-}
-
-impl DeviceBuilder {
-    /// Replace the whole configuration.
-    pub fn config(mut self, config: GpumemConfig) -> Self {
-        self.config = config;
-        self
-    }
-
-    /// The device budget, charged for every page any stream holds.
-    pub fn budget(mut self, budget: Budget) -> Self {
-        self.config.budget = budget;
-        self
-    }
-
-    /// The layout of every stream's pools.
-    pub fn pools(mut self, layout: PoolLayout) -> Self {
-        self.config.pools = layout;
-        self
-    }
-
-    /// The largest page the pools allocate at once.
-    pub fn max_page_size(mut self, bytes: u64) -> Self {
-        self.config.max_page_size = Some(bytes);
-        self
-    }
-
-    /// How many streams the device has (each with its own pools).
-    pub fn streams(mut self, count: usize) -> Self {
-        self.config.streams = count;
-        self
-    }
-
-    /// Map pages on first touch (dry runs cost no memory).
-    pub fn lazy_pages(mut self, lazy: bool) -> Self {
-        self.config.lazy_pages = lazy;
-        self
-    }
-
-    /// Relocate outdated pages before a reservation whenever the trigger asks.
-    pub fn auto_relocate(mut self, auto: bool) -> Self {
-        self.config.auto_relocate = auto;
-        self
-    }
-
-    /// Debug: fill freed memory with `byte` before it can be reused.
-    pub fn poison(mut self, byte: Option<u8>) -> Self {
-        self.config.poison = byte;
-        self
-    }
-
-    /// Debug: every reservation is its own storage allocation, every free
-    /// page goes back at once.
-    pub fn bypass_caching(mut self, bypass: bool) -> Self {
-        self.config.bypass_caching = bypass;
-        self
-    }
-
-    /// Apply a `GPUMEM_CONF`-style string now (before the environment's).
-    pub fn conf(mut self, text: &str) -> Result<Self> {
-        self.config.apply_conf(text)?;
-        Ok(self)
-    }
-
-    /// Do not read `GPUMEM_CONF` at build (tests, embedded use).
-    pub fn ignore_env(mut self) -> Self {
-        self.use_env = false;
-        self
-    }
-
-    /// Build the device: apply `GPUMEM_CONF`, check every value, resolve the
-    /// budget, and create each stream's pools over the budgeted storage.
-    ///
-    /// # Errors
-    /// Configuration errors (listing what is valid), a budget fraction the
-    /// device cannot resolve, or a stream the backend cannot create.
-    pub fn build(self) -> Result<Device> {
-        let config = if self.use_env {
-            self.config.with_env()?
-        } else {
-            self.config
-        };
-        config.validate()?;
-        let resource = Arc::new(budgeted(self.backend.resource(), config.budget)?);
-        let capacity = resource.mem_info()?.total;
-        let properties = MemoryDeviceProperties {
-            max_page_size: config.resolved_max_page(capacity),
-            alignment: resource.alignment(),
-        };
-        let layout = if config.bypass_caching {
-            MemoryConfiguration::Custom {
-                pool_options: vec![MemoryPoolOptions {
-                    pool_type: PoolType::ExclusivePages {
-                        max_alloc_size: properties.effective_max_page(),
-                    },
-                    dealloc_period: Some(0),
-                }],
-            }
-        } else {
-            config
-                .pools
-                .to_configuration(properties.effective_max_page())
-        };
-        let name = self.backend.name();
-        let mut streams = Vec::with_capacity(config.streams);
-        for index in 0..config.streams {
-            let id = self.backend.stream_id(index)?;
-            let label = format!("{name}/stream{index}");
-            let engine = StreamMemory::from_configuration(
-                ResourceStorage::on_stream(resource.clone(), id),
-                &properties,
-                layout.clone(),
-                Arc::new(ServerLogger::named(label.clone())),
-                MemoryManagementOptions {
-                    name: label,
-                    lazy_pages: config.lazy_pages,
-                },
-            );
-            streams.push(StreamShared::new(id, engine, capacity));
-        }
-        let queue: Box<dyn CopyQueue<DeviceStorage> + Send> = match &self.backend {
-            Backend::Cuda { resource, .. } => Box::new(CudaCopyQueue::new(resource.clone())?),
-            _ => Box::new(StorageCopyQueue),
-        };
-        Ok(Device {
-            shared: Arc::new(DeviceShared {
-                name,
-                resource,
-                tally: Mutex::new(DeviceTally::new(config.streams)),
-                config,
-                properties,
-                streams,
-                moving: Mutex::new(()),
-                retries: AtomicU64::new(0),
-                ooms: AtomicU64::new(0),
-                copy_queue: CopyQueueSlot(Mutex::new(queue)),
-            }),
-        })
-    }
-}
-
 /// A device: its budgeted memory and its streams. Cheap to clone (shared).
 #[derive(Debug, Clone)]
 pub struct Device {
@@ -268,11 +116,7 @@ pub struct Device {
 
 impl Device {
     fn builder(backend: Backend) -> DeviceBuilder {
-        DeviceBuilder {
-            backend,
-            config: GpumemConfig::default(),
-            use_env: true,
-        }
+        DeviceBuilder::new(backend)
     }
 
     /// Real host memory standing in for a device: the embedded default, and

@@ -49,15 +49,19 @@
 //! - Pool internals, budgets' ledgers, device backends: the layers below.
 
 mod backend;
+mod builder;
 mod capture_pool;
+mod capture_steps;
 pub mod conf;
 mod config;
+mod cross_stream;
 mod device;
 mod error;
 mod graph_capture;
 mod oom;
 mod relocation;
 mod report;
+mod reserve;
 mod stats;
 mod stream;
 mod stream_state;
@@ -79,15 +83,18 @@ pub use mem_relocate as relocate;
 pub use mem_capture as capture;
 
 pub use backend::{BudgetedResource, DeviceStorage, StreamMemory};
+pub use builder::DeviceBuilder;
+pub use capture_steps::{CaptureRecording, CaptureWarmup, DeviceGraph};
 pub use config::{Budget, DEFAULT_POISON, DEFAULT_SLICED, GpumemConfig, PoolLayout};
-pub use device::{Device, DeviceBuilder};
+pub use cross_stream::StreamWait;
+pub use device::Device;
 pub use error::{GpuMemError, Result};
-pub use graph_capture::{CaptureRecording, CaptureWarmup, DeviceGraph, StreamCapture};
+pub use graph_capture::StreamCapture;
 pub use oom::{OutOfMemoryReport, Refuser};
 pub use relocation::RelocationSummary;
 pub use report::{DeviceReport, StreamReport};
 pub use stats::{Fragmentation, MemoryStats};
-pub use stream::{Stream, StreamWait};
+pub use stream::Stream;
 
 /// What most users need, in one `use`.
 pub mod prelude {

@@ -4,40 +4,20 @@
 //! anything, it only needs to know *how far* each stream got. Each stream
 //! counts operations: [`Stream::submit`] adds one (call it per launch-like
 //! operation), and [`Stream::complete_through`] / [`Stream::synchronize`]
-//! say which have finished. That is all the cross-stream rules need:
-//!
-//! - **The cursor rule (seed 000).** [`Stream::bind`] stamps an allocation
-//!   with the number of the operation it is bound for — the next one
-//!   submitted. Another stream asks [`Stream::must_wait`]: if that operation
-//!   was submitted and has not completed, it must wait ([`Stream::wait_for`])
-//!   before touching the memory.
-//! - **`record_use` (PyTorch's `record_stream`).** A buffer reserved on A and
-//!   used by work on B: [`Stream::record_use`] on B makes A hold the memory
-//!   after its last handle drops, until B completes every operation it had
-//!   submitted when the free was observed. So A never hands the memory to a
-//!   new owner while B's kernels may still read it.
-
+//! say which have finished. The cross-stream rules built on these counters
+//! are in `cross_stream.rs`; reserving (with its out-of-memory retry) is in
+//! `reserve.rs`.
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use mem_pools::{IoError, ManagedMemoryHandle, MemoryAllocationMode, MemoryReport};
-use mem_storage::{ComputeStorage, DeviceResource, StorageHandle, StreamId};
+use mem_pools::{ManagedMemoryHandle, MemoryAllocationMode, MemoryReport};
+use mem_storage::{ComputeStorage, StorageHandle, StreamId};
 
 use crate::backend::StreamMemory;
 use crate::device::{Device, DeviceShared};
 use crate::error::{GpuMemError, Result};
 use crate::stats::MemoryStats;
 use crate::stream_state::StreamShared;
-
-/// That a stream must wait for operation `op` of stream `stream` before
-/// using an allocation (see [`Stream::must_wait`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StreamWait {
-    /// The stream whose work is pending.
-    pub stream: usize,
-    /// The operation of that stream that must complete first.
-    pub op: u64,
-}
 
 /// One stream of a [`Device`]. Cheap to clone; `Send + Sync`.
 #[derive(Debug, Clone)]
@@ -110,121 +90,6 @@ impl Stream {
         self.device
             .run(self.index, |st| st.engine.storage().synchronize())?;
         self.shared().mark_all_complete();
-        Ok(())
-    }
-
-    /// Hand `reserved`'s memory to `assigned` and stamp it with the number
-    /// of the next operation this stream submits (bind, then launch).
-    /// Returns the stamp. See mem-pools' `bind` for what moves where.
-    ///
-    /// # Errors
-    /// A stale handle or one of another stream ([`mem_pools::IoError`]).
-    pub fn bind(
-        &self,
-        reserved: ManagedMemoryHandle,
-        assigned: ManagedMemoryHandle,
-    ) -> Result<u64> {
-        let stamp = self.cursor() + 1;
-        let poison = self.device.config.poison;
-        self.device.run(self.index, |st| {
-            if reserved.binding() == assigned.binding() {
-                st.engine.bind(reserved, assigned, stamp)?;
-                return Ok(stamp);
-            }
-            st.engine.get_cursor(reserved.binding())?;
-            st.engine.get_cursor(assigned.binding())?;
-            // Only poisoning needs `assigned`'s old view (taking it maps a
-            // lazy page).
-            let old = match poison {
-                Some(_) => Some(st.engine.get_storage(assigned.binding())?),
-                None => None,
-            };
-            let (reserved, uses) = match st.take_held(&reserved) {
-                None => (reserved, Vec::new()),
-                Some(held) => {
-                    // Our hold is a holder too, and bind needs the reserved
-                    // handle to be the only one: pass the hold's clone.
-                    drop(reserved);
-                    let priming = st.engine.capture_state().priming;
-                    if !held.handle.can_mut() && !priming {
-                        st.held.push(held);
-                        return Err(IoError::SharedReserved { holders: 2 }.into());
-                    }
-                    (held.handle, held.uses)
-                }
-            };
-            st.engine.bind(reserved, assigned.clone(), stamp)?;
-            if let (Some(byte), Some(old)) = (poison, old)
-                && let Err(err) = st.engine.storage().fill(&old, byte)
-            {
-                // The page may have gone back with the freed memory.
-                tracing::debug!(%err, "the memory bind freed was not poisoned");
-            }
-            st.transfer_uses(&assigned, uses);
-            Ok(stamp)
-        })
-    }
-
-    /// Stamp `handle` for the next operation without moving memory
-    /// (`bind` of a handle to itself).
-    pub fn stamp(&self, handle: &ManagedMemoryHandle) -> Result<u64> {
-        self.bind(handle.clone(), handle.clone())
-    }
-
-    /// The stamp of `handle`'s last `bind` (0 if never bound), read on the
-    /// stream that reserved it.
-    pub fn get_cursor(&self, handle: &ManagedMemoryHandle) -> Result<u64> {
-        let owner = self.device.owner(handle)?;
-        let state = self.device.streams[owner].lock();
-        Ok(state.engine.get_cursor(handle.binding())?)
-    }
-
-    /// Whether this stream must wait before using `handle`: `Some` when the
-    /// operation it was last bound for, on the stream that owns it, has been
-    /// submitted and is not known complete. `None` on its own stream (work
-    /// on one stream runs in order).
-    pub fn must_wait(&self, handle: &ManagedMemoryHandle) -> Result<Option<StreamWait>> {
-        let owner = self.device.owner(handle)?;
-        let stamp = self.get_cursor(handle)?;
-        let other = &self.device.streams[owner];
-        let pending = stamp > 0 && stamp <= other.submitted() && other.completed() < stamp;
-        Ok((owner != self.index && pending).then_some(StreamWait {
-            stream: owner,
-            op: stamp,
-        }))
-    }
-
-    /// Order this stream's later work after `wait`'s stream's work (CUDA: an
-    /// event recorded there, waited here). On in-order backends (host,
-    /// simulated) work completes at the call, so there is nothing to order.
-    pub fn wait_for(&self, wait: StreamWait) -> Result<()> {
-        let Some(other) = self.device.streams.get(wait.stream) else {
-            return Err(GpuMemError::UnknownStream {
-                index: wait.stream,
-                streams: self.device.streams.len(),
-            });
-        };
-        // The budget adaptor does not forward `stream_wait`; the backend
-        // below it is what owns the streams.
-        Ok(self
-            .device
-            .resource
-            .upstream()
-            .stream_wait(self.id(), other.id)?)
-    }
-
-    /// Record that work on this stream uses `handle` (reserved on another
-    /// stream of the device), like PyTorch's `record_stream`: its memory is
-    /// not reused until this stream completes the work it has submitted
-    /// when the handle's last holder is dropped. No-op on its own stream.
-    pub fn record_use(&self, handle: &ManagedMemoryHandle) -> Result<()> {
-        let owner = self.device.owner(handle)?;
-        if owner == self.index {
-            return Ok(());
-        }
-        let mut state = self.device.streams[owner].lock();
-        state.engine.get_cursor(handle.binding())?;
-        state.hold(handle, Some(self.index));
         Ok(())
     }
 
