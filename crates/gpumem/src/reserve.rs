@@ -96,7 +96,7 @@ impl Stream {
         self.device.run(self.index, |st| {
             let handle = st.engine.reserve(size)?;
             if poison {
-                st.hold(&handle, None);
+                st.hold_fresh(&handle);
             }
             Ok(handle)
         })
@@ -118,32 +118,36 @@ impl Stream {
         {
             tracing::warn!(%err, stream = self.index, "automatic relocation failed");
         }
-        let err = match self.try_reserve(size) {
-            Ok(handle) => return Ok(handle),
-            Err(IoError::PageSizesExhausted { .. }) => {
-                // Relocating empties outdated pages, which gives the pool
-                // its page sizes back; refused (and not retried) while a
-                // graph records.
-                self.relocate(RelocationReason::PoolsOutOfPageSizes)?;
-                return Ok(self.try_reserve(size)?);
+        let (mut relocated, mut freed) = (false, false);
+        loop {
+            match self.try_reserve(size) {
+                Ok(handle) => return Ok(handle),
+                Err(err @ IoError::PageSizesExhausted { .. }) if !relocated => {
+                    // Emptying outdated pages gives the pool its page sizes
+                    // back; while a graph records nothing may move, and the
+                    // pool's own error says what to do.
+                    relocated = true;
+                    if let Err(reloc) = self.relocate(RelocationReason::PoolsOutOfPageSizes) {
+                        tracing::warn!(%reloc, stream = self.index, "relocation for page sizes refused");
+                        return Err(err.into());
+                    }
+                }
+                Err(err) if retryable(&err) && !freed => {
+                    tracing::debug!(%err, size, stream = self.index, "reservation refused; freeing cached memory and retrying");
+                    freed = true;
+                    self.device.retries.fetch_add(1, Ordering::Relaxed);
+                    self.shared().lock().stats.num_alloc_retries += 1;
+                    self.device.free_cached_memory();
+                }
+                Err(IoError::Storage(cause @ StorageError::OutOfMemory { .. })) => {
+                    self.device.ooms.fetch_add(1, Ordering::Relaxed);
+                    self.shared().lock().stats.num_ooms += 1;
+                    let report = self.device.oom_report(self.index, size, &cause);
+                    tracing::warn!(target: "gpumem", "{report}");
+                    return Err(GpuMemError::OutOfMemory(Box::new(report)));
+                }
+                Err(err) => return Err(err.into()),
             }
-            Err(err) if retryable(&err) => err,
-            Err(err) => return Err(err.into()),
-        };
-        tracing::debug!(%err, size, stream = self.index, "reservation refused; freeing cached memory and retrying");
-        self.device.retries.fetch_add(1, Ordering::Relaxed);
-        self.shared().lock().stats.num_alloc_retries += 1;
-        self.device.free_cached_memory();
-        match self.try_reserve(size) {
-            Ok(handle) => Ok(handle),
-            Err(IoError::Storage(cause @ StorageError::OutOfMemory { .. })) => {
-                self.device.ooms.fetch_add(1, Ordering::Relaxed);
-                self.shared().lock().stats.num_ooms += 1;
-                let report = self.device.oom_report(self.index, size, &cause);
-                tracing::warn!(target: "gpumem", "{report}");
-                Err(GpuMemError::OutOfMemory(Box::new(report)))
-            }
-            Err(err) => Err(err.into()),
         }
     }
 }

@@ -141,6 +141,14 @@ impl StreamState {
         }
     }
 
+    /// Hold a handle just reserved (so held nowhere yet): O(1), no search.
+    pub(crate) fn hold_fresh(&mut self, handle: &ManagedMemoryHandle) {
+        self.held.push(Held {
+            handle: handle.clone(),
+            uses: Vec::new(),
+        });
+    }
+
     /// Take out the hold on `handle`, if any (its clone with it).
     pub(crate) fn take_held(&mut self, handle: &ManagedMemoryHandle) -> Option<Held> {
         let binding = handle.binding();

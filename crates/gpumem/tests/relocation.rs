@@ -165,3 +165,56 @@ fn a_shape_a_relocation_could_not_change_is_not_replanned() {
     let explicit = s.relocate(RelocationReason::Explicit).unwrap();
     assert_eq!(explicit.moved_slices, 1, "an explicit relocation still can");
 }
+
+#[test]
+fn a_pool_out_of_page_sizes_is_relocated_and_the_reservation_retried() {
+    let device = Device::host()
+        .pools(PoolLayout::Sliced {
+            page_size: KIB,
+            max_slice: MIB,
+        })
+        .ignore_env()
+        .build()
+        .unwrap();
+    let s = device.default_stream();
+    // Each reservation doubles the page size and leaves a live slice behind
+    // on the page before: eight page sizes alive, the most a pool may hold.
+    let sizes = [
+        512,
+        1536,
+        3 * KIB,
+        6 * KIB,
+        12 * KIB,
+        24 * KIB,
+        48 * KIB,
+        96 * KIB,
+    ];
+    let live: Vec<_> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &size)| {
+            let h = s.reserve(size).unwrap();
+            s.write(&h, &pattern(i as u64, 512)).unwrap();
+            h
+        })
+        .collect();
+    assert!(s.with_memory(|mm| mm.relocation_state().out_of_page_sizes));
+    let next = s.reserve(192 * KIB).expect("relocated, then served");
+    let state = s.with_memory(|mm| mm.relocation_state());
+    assert!(!state.out_of_page_sizes);
+    assert_eq!(
+        device.stats().reserved_bytes.current,
+        2 * 128 * KIB + 256 * KIB,
+        "the small pages are gone: two 128 KiB pages (one allocated for targets) and the new 256 KiB one"
+    );
+    assert_eq!(state.shape.outdated_pages, 2);
+    for (i, h) in live.iter().enumerate() {
+        assert_eq!(read(&s, h, 512), pattern(i as u64, 512), "moved intact");
+    }
+    assert_eq!(
+        device.stats().num_alloc_retries,
+        0,
+        "not an out-of-memory retry"
+    );
+    drop(next);
+}
