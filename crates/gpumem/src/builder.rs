@@ -171,6 +171,7 @@ impl DeviceBuilder {
                 properties,
                 streams,
                 moving: Mutex::new(()),
+                capture_gate: Mutex::new(()),
                 retries: AtomicU64::new(0),
                 ooms: AtomicU64::new(0),
                 copy_queue: CopyQueueSlot(Mutex::new(queue)),

@@ -65,7 +65,15 @@ impl Stream {
     pub fn begin_capture_with<B: GraphBackend>(&self, backend: B) -> Result<CaptureWarmup<B>> {
         let mut streams = self.capture_streams();
         let mut capture = Capture::new();
-        capture.prepare(&mut streams)?;
+        {
+            // A capture gate poisoned by a panic guards no state of its own.
+            let _gate = self
+                .device
+                .capture_gate
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            capture.prepare(&mut streams)?;
+        }
         Ok(CaptureWarmup {
             open: Some(Open {
                 capture,

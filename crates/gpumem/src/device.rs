@@ -42,6 +42,9 @@ pub(crate) struct DeviceShared {
     /// Taken by every device-wide move (relocation, reclaim, capture begin)
     /// before any stream lock.
     pub(crate) moving: Mutex<()>,
+    /// Held while a capture checks that no stream records and marks its own,
+    /// so two captures begun at once cannot both pass the check.
+    pub(crate) capture_gate: Mutex<()>,
     pub(crate) retries: AtomicU64,
     pub(crate) ooms: AtomicU64,
     pub(crate) copy_queue: CopyQueueSlot,

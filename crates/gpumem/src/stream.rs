@@ -141,6 +141,9 @@ impl Stream {
     /// Run `f` on this stream's pool engine: everything seed 000 offers
     /// (`get_resource`, `release_raw`, `install_pools`, ...), with the
     /// stream's statistics kept current.
+    ///
+    /// The stream is locked while `f` runs: calling this stream's methods
+    /// from inside `f` would wait for itself. Use the engine `f` is given.
     pub fn with_memory<T>(&self, f: impl FnOnce(&mut StreamMemory) -> T) -> T {
         self.device.run(self.index, |st| f(&mut st.engine))
     }

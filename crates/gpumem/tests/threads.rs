@@ -75,3 +75,28 @@ fn streams_driven_from_threads_keep_every_figure_consistent() {
     device.reclaim().unwrap();
     assert_eq!(device.budget().charged(), 0);
 }
+
+#[test]
+fn of_two_captures_begun_at_once_exactly_one_records() {
+    use std::sync::Barrier;
+    let device = host(2);
+    let (start, attempted) = (Barrier::new(2), Barrier::new(2));
+    let outcomes: Vec<bool> = thread::scope(|scope| {
+        let workers: Vec<_> = device
+            .streams()
+            .into_iter()
+            .map(|stream| {
+                let (start, attempted) = (&start, &attempted);
+                scope.spawn(move || {
+                    start.wait();
+                    let warmup = stream.begin_capture();
+                    attempted.wait(); // the winner still records here
+                    warmup.is_ok()
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    assert_eq!(outcomes.iter().filter(|&&ok| ok).count(), 1, "{outcomes:?}");
+    assert!(device.memory_report().streams.iter().all(|s| !s.recording));
+}
