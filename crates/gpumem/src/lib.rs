@@ -33,8 +33,10 @@
 //! - A reservation the device or budget refuses is retried once after every
 //!   stream's cached memory is given back; then it is
 //!   [`GpuMemError::OutOfMemory`] with an [`OutOfMemoryReport`].
-//! - Nothing moves while any stream records a graph; every stream's work is
-//!   finished before anything moves.
+//! - Relocation across the streams runs mem-relocate's `RelocatingStreams`
+//!   (its order of steps, once): every stream's work is finished before a
+//!   byte moves, and nothing moves — nor is any page given back — while any
+//!   stream records a graph.
 //! - Statistics ([`MemoryStats`]) are PyTorch's: allocated, reserved, active,
 //!   inactive and requested bytes and counts, current, peak and totals.
 //! - No call panics on user input; errors are [`GpuMemError`] values.
