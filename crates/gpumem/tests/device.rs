@@ -134,3 +134,25 @@ fn the_simulated_backend_plans_more_memory_than_this_machine_has() {
     );
     drop(handles);
 }
+
+#[test]
+fn lazy_pages_cost_no_memory_until_first_touched() {
+    let device = Device::host()
+        .lazy_pages(true)
+        .ignore_env()
+        .build()
+        .unwrap();
+    let s = device.default_stream();
+    let big = s.reserve(64 * MIB).unwrap();
+    let stats = device.stats();
+    assert_eq!(
+        stats.reserved_bytes.current,
+        64 * MIB,
+        "the page is counted"
+    );
+    assert_eq!(stats.storage_allocs, 0, "but not allocated");
+    assert_eq!(device.budget().charged(), 0);
+    s.write(&big, &[1]).unwrap();
+    assert_eq!(device.stats().storage_allocs, 1);
+    assert_eq!(device.budget().charged(), 64 * MIB);
+}

@@ -117,3 +117,28 @@ fn a_size_no_pool_accepts_is_not_an_out_of_memory_error() {
     );
     assert_eq!(device.stats().num_alloc_retries, 0, "not retried");
 }
+
+#[test]
+fn free_memory_in_pieces_too_small_is_reported_as_fragmentation() {
+    let device = Device::host()
+        .budget(Budget::Bytes(MIB))
+        .pools(PoolLayout::Sliced {
+            page_size: MIB,
+            max_slice: MIB,
+        })
+        .ignore_env()
+        .build()
+        .unwrap();
+    let s = device.default_stream();
+    let mut quarters: Vec<_> = (0..4).map(|_| s.reserve(256 * KIB).unwrap()).collect();
+    quarters.remove(2);
+    quarters.remove(0); // two 256 KiB holes, not adjacent
+    let r = report(s.reserve(512 * KIB).unwrap_err());
+    assert_eq!(r.reserved_unallocated, 512 * KIB);
+    assert_eq!(r.largest_free_block, 256 * KIB);
+    assert!(r.hint().contains("fragmentation"), "{}", r.hint());
+    assert!(
+        device.stats().fragmentation().largest_free_ratio < 0.51,
+        "half of the free memory is the largest block"
+    );
+}
