@@ -39,7 +39,7 @@ impl Stream {
         reserved: ManagedMemoryHandle,
         assigned: ManagedMemoryHandle,
     ) -> Result<u64> {
-        let stamp = self.cursor() + 1;
+        let stamp = self.cursor().saturating_add(1);
         let poison = self.device.config.poison;
         self.device.run(self.index, |st| {
             if reserved.binding() == assigned.binding() {

@@ -156,3 +156,25 @@ fn lazy_pages_cost_no_memory_until_first_touched() {
     assert_eq!(device.stats().storage_allocs, 1);
     assert_eq!(device.budget().charged(), 64 * MIB);
 }
+
+#[test]
+fn extreme_sizes_are_typed_errors_or_empty_buffers_never_panics() {
+    let device = Device::host()
+        .budget(Budget::Bytes(MIB))
+        .ignore_env()
+        .build()
+        .unwrap();
+    let s = device.default_stream();
+    let empty = s.reserve(0).unwrap();
+    assert_eq!(empty.size(), 0);
+    for size in [u64::MAX, u64::MAX - 255, u64::MAX / 2, 2 * MIB] {
+        let err = s.reserve(size).unwrap_err();
+        assert!(matches!(err, GpuMemError::Pool(_)), "{size}: {err}");
+    }
+    assert_eq!(
+        device.stats().num_alloc_retries,
+        0,
+        "none of them is retried"
+    );
+    assert_eq!(device.stats().allocation_count.current, 1);
+}
