@@ -116,11 +116,14 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     ///
     /// # Errors
     /// Both must be live handles of this manager, else a foreign or stale
-    /// binding error; `reserved` must have no other holder (a graph, a
-    /// clone: they would be left naming no memory), else
-    /// [`IoError::SharedReserved`]; `assigned`'s memory must not be pinned by
-    /// a captured graph (a pin lasts until that memory is freed; freeing it
-    /// would hand graph memory to the next reservation), else
+    /// binding error; `reserved` must have no other holder (a clone, a
+    /// graph's pin handle: they would be left naming no memory), else
+    /// [`IoError::SharedReserved`] — a graph pinning the reserved memory
+    /// counts as a holder even when its pin handle is the one passed, since
+    /// the pin is keyed by the reserved name that bind retires;
+    /// `assigned`'s memory must not be pinned by a captured graph (a pin
+    /// lasts while the graph holds any clone of its pin handle; freeing the
+    /// memory would hand graph memory to the next reservation), else
     /// [`IoError::AssignedPinned`]. On error nothing changes.
     pub fn bind(
         &mut self,
@@ -136,11 +139,14 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             self.core.slices[source].cursor = cursor;
             return Ok(());
         }
-        let holders = self.outside_holders(&reserved);
+        let holders = match self.core.slices[source].pins as usize {
+            0 => self.outside_holders(&reserved),
+            pins => self.outside_holders(&reserved).max(1 + pins),
+        };
         if holders > 1 {
             return Err(IoError::SharedReserved { holders });
         }
-        if self.core.slices[old].pinned {
+        if self.core.slices[old].pins > 0 {
             return Err(IoError::AssignedPinned {
                 size: self.core.slices[old].requested,
             });
@@ -152,7 +158,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         node.owner = a_key.slot;
         node.cursor = cursor;
         assigned
-            .inner
+            .allocation()
             .size
             .store(node.requested, std::sync::atomic::Ordering::Relaxed);
         let release = self.capture.is_none();

@@ -31,8 +31,10 @@ pub(crate) struct SliceNode {
     pub(crate) cursor: u64,
     /// A raw address of this slice is out (`get_resource`): it must not move.
     pub(crate) raw_out: bool,
-    /// Retained by a captured graph (`capture_end`): it must not move.
-    pub(crate) pinned: bool,
+    /// Live pin handles of captured graphs (`capture_end`) on this slice:
+    /// while any lives it must not move. Counted up by `capture_end`, down by
+    /// each pin handle's unpin; a free resets it.
+    pub(crate) pins: u32,
     /// Completion of a copy touching it is unknown: never reuse it.
     pub(crate) quarantined: bool,
     /// Sits in its pool's free index.
@@ -62,7 +64,7 @@ pub(crate) struct Page {
     pub(crate) outdated: bool,
     /// Position in its pool's `current` or `outdated` list.
     pub(crate) pos: u32,
-    /// Slices with a raw address out / pinned by a graph / quarantined.
+    /// Slices with a raw address out / with pins / quarantined.
     pub(crate) raw_out: u32,
     pub(crate) pinned: u32,
     pub(crate) quarantined: u32,

@@ -10,9 +10,10 @@
 //! that would need a new page is [`crate::IoError::CaptureWouldAllocate`].
 //! `capture_end` restores the mode (the Persistent windows underneath are
 //! kept as they were) and returns one retained handle per touched extent —
-//! re-claiming an extent freed inside the window — each pinned against
-//! relocation while the slice lives. During a capture nothing is given back
-//! to the storage.
+//! re-claiming an extent freed inside the window. Each is a *pin handle*, a
+//! holder of its own that pins the memory against relocation while any
+//! clone of it lives: the pin ends with the graph, not with the memory.
+//! During a capture nothing is given back to the storage.
 //!
 //! Wrong-order calls are documented no-ops: a second `capture_begin` keeps
 //! the first capture's record; `capture_priming_end` without a capture or
@@ -63,9 +64,10 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         };
         // Only touched slots need a way back to their handles (capture_end),
         // so the reserve path outside a capture pays for no weak reference.
+        let allocation = handle.allocation();
         self.core
             .slots
-            .set_holder(handle.inner.key, Arc::downgrade(&handle.inner));
+            .set_holder(allocation.key, Arc::downgrade(allocation));
         let node = &self.core.slices[slice];
         let page = &self.core.pages[node.page];
         record.touched.insert(
@@ -77,17 +79,20 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             },
         );
         if record.priming {
-            record.primed.insert(handle.inner.key, handle.clone());
+            let held = ManagedMemoryHandle {
+                inner: allocation.clone(),
+            };
+            record.primed.insert(allocation.key, held);
         }
     }
 
-    /// Holders of `handle` other than the engine's priming clone.
+    /// Holders of `handle` (pins included) other than the engine's priming clone.
     pub(crate) fn outside_holders(&self, handle: &ManagedMemoryHandle) -> usize {
         let primed = self
             .capture
             .as_ref()
             .is_some_and(|r| r.primed.contains_key(&handle.inner.key));
-        Arc::strong_count(&handle.inner) - usize::from(primed)
+        handle.holders() - usize::from(primed)
     }
 
     /// Drop the engine's priming clone of a slot, if any.
@@ -125,8 +130,14 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         self.drain();
     }
 
-    /// End the capture: restore the mode and return a retained handle to
-    /// every extent the window touched. Empty if no capture was active.
+    /// End the capture: restore the mode and return a pin handle to every
+    /// extent the window touched. Empty if no capture was active.
+    ///
+    /// Each pin handle is a holder of its own (see [`ManagedMemoryHandle`]):
+    /// the memory does not move while any clone of it lives, and stops being
+    /// pinned when the last clone drops, even if the user still holds the
+    /// allocation. The allocation is freed when its last holder of any kind
+    /// drops.
     pub fn capture_end(&mut self) -> Vec<ManagedMemoryHandle> {
         let Some(record) = self.capture.take() else {
             return Vec::new();
@@ -160,13 +171,8 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 if !seen.insert(slice) {
                     continue;
                 }
-                let node = &mut self.core.slices[slice];
-                if !node.pinned {
-                    node.pinned = true;
-                    let page = node.page;
-                    self.core.pages[page].pinned += 1;
-                }
-                out.push(handle);
+                self.core.pin(slice);
+                out.push(ManagedMemoryHandle::pin(handle.allocation()));
             }
         }
         self.settle();

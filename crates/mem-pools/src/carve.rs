@@ -129,7 +129,7 @@ impl Core {
             owner: NIL,
             cursor: 0,
             raw_out: false,
-            pinned: false,
+            pins: 0,
             quarantined: false,
             indexed: false,
         };
@@ -180,11 +180,11 @@ impl Core {
             return;
         }
         let (cap, size, page) = (node.size, node.requested, node.page);
-        let (raw, pinned, quarantined) = (node.raw_out, node.pinned, node.quarantined);
+        let (raw, pinned, quarantined) = (node.raw_out, node.pins > 0, node.quarantined);
         node.owner = NIL;
         node.requested = 0;
         node.raw_out = false;
-        node.pinned = false;
+        node.pins = 0;
         let info = &mut self.pages[page];
         info.live -= 1;
         info.live_bytes -= cap;

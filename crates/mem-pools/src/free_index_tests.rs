@@ -15,7 +15,7 @@ fn node(size: u64) -> SliceNode {
         owner: NIL,
         cursor: 0,
         raw_out: false,
-        pinned: false,
+        pins: 0,
         quarantined: false,
         indexed: false,
     }

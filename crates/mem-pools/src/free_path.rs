@@ -5,11 +5,45 @@
 //! onto a lock-free queue; the engine drains it at its next call. Each key
 //! costs O(1): release the slot (its generation moves on; a key whose
 //! generation already moved — `bind`, relocation — is ignored) and free the
-//! slice (coalesce, or release an emptied outdated page). Nothing scans.
+//! slice (coalesce, or release an emptied outdated page). A graph's pin
+//! handle queues an *unpin* instead: one pin less on the slice, O(1), and
+//! its page may move again once no pin, raw address or quarantine remains.
+//! Nothing scans.
 
 use mem_storage::ComputeStorage;
 
+use crate::core::Core;
+use crate::handle::SlotKey;
 use crate::management::MemoryManagement;
+
+impl Core {
+    /// Count one more graph pin on a live slice (its page stops moving).
+    pub(crate) fn pin(&mut self, slice: u32) {
+        let node = &mut self.slices[slice];
+        node.pins = node.pins.saturating_add(1);
+        if node.pins == 1 {
+            let page = node.page;
+            self.pages[page].pinned += 1;
+        }
+    }
+
+    /// One graph pin of a live slot ended. A stale key (the memory was freed,
+    /// which cleared its pins) is ignored.
+    pub(crate) fn unpin(&mut self, key: SlotKey) {
+        let Some(slice) = self.slots.resolve(key) else {
+            return;
+        };
+        let node = &mut self.slices[slice];
+        if node.pins == 0 {
+            return;
+        }
+        node.pins -= 1;
+        if node.pins == 0 {
+            let page = node.page;
+            self.pages[page].pinned -= 1;
+        }
+    }
+}
 
 impl<S: ComputeStorage> MemoryManagement<S> {
     /// Free now every allocation whose last handle dropped (the engine also
@@ -25,8 +59,10 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// Free every slot whose last handle dropped: O(1) each, no scan.
     pub(crate) fn drain(&mut self) {
         let release = self.capture.is_none();
-        while let Some(key) = self.queue.pop() {
-            if let Some(slice) = self.core.slots.release(key) {
+        while let Some(dropped) = self.queue.pop() {
+            if dropped.unpin {
+                self.core.unpin(dropped.key);
+            } else if let Some(slice) = self.core.slots.release(dropped.key) {
                 self.core.free_slice(&mut self.storage, slice, release);
             }
         }

@@ -7,6 +7,16 @@
 //! thread) pushes the slot's key onto a lock-free drop queue that the engine
 //! drains at its next call: freeing costs O(1), never a scan over slices.
 //!
+//! **Graph pins are holders of their own.** `capture_end` does not hand a
+//! graph clones of the user's handle: it hands out *pin handles*, each with
+//! its own shared state that holds the allocation's (so the allocation lives
+//! while any pin does) and counts one pin on its slice. Dropping a pin
+//! handle's last clone queues an *unpin*: the pin ends with the graph, not
+//! with the memory, so a buffer the user keeps after dropping the graph
+//! becomes movable again. The allocation is freed when its last holder of
+//! any kind drops (its own state drops last, after every pin released it),
+//! exactly once.
+//!
 //! A [`ManagedMemoryBinding`] is a `Copy`, non-owning name of the same slot.
 //! It resolves while the allocation lives; once the slot is freed its
 //! generation moves on and the binding is a [`crate::IoError::StaleBinding`],
@@ -25,8 +35,18 @@ pub(crate) struct SlotKey {
     pub(crate) generation: u32,
 }
 
-/// Slots whose last handle dropped, waiting for the engine to free them.
-pub(crate) type DropQueue = SegQueue<SlotKey>;
+/// What a dropped handle state asks of the engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Dropped {
+    pub(crate) key: SlotKey,
+    /// A graph's pin ended (the slice stays live); otherwise the allocation's
+    /// last holder dropped and the slot is to be freed.
+    pub(crate) unpin: bool,
+}
+
+/// Slots whose last handle dropped (or whose pin ended), waiting for the
+/// engine to free (or unpin) them.
+pub(crate) type DropQueue = SegQueue<Dropped>;
 
 static NEXT_MANAGER: AtomicU64 = AtomicU64::new(1);
 
@@ -42,13 +62,21 @@ pub(crate) struct HandleInner {
     /// another allocation's memory.
     pub(crate) size: AtomicU64,
     queue: Arc<DropQueue>,
+    /// Set on a graph's pin handle: the allocation's own state, held so the
+    /// allocation outlives every pin. `None` on the allocation's own state.
+    pub(crate) pinning: Option<Arc<HandleInner>>,
 }
 
 impl Drop for HandleInner {
     fn drop(&mut self) {
-        // O(1): the engine frees the slot at its next call. A key whose
-        // generation moved on meanwhile (bind, relocation) is ignored there.
-        self.queue.push(self.key);
+        // O(1): the engine frees (or unpins) the slot at its next call. A key
+        // whose generation moved on meanwhile (bind, relocation) is ignored
+        // there. A pin's unpin is queued here, before its field `pinning`
+        // drops — so before the free that dropping may queue.
+        self.queue.push(Dropped {
+            key: self.key,
+            unpin: self.pinning.is_some(),
+        });
     }
 }
 
@@ -69,8 +97,46 @@ impl ManagedMemoryHandle {
                 key,
                 size: AtomicU64::new(size),
                 queue,
+                pinning: None,
             }),
         }
+    }
+
+    /// A new pin handle on `allocation` (the allocation's own state). The
+    /// caller counts the pin on the slice; dropping the pin handle's last
+    /// clone queues the matching unpin.
+    pub(crate) fn pin(allocation: &Arc<HandleInner>) -> Self {
+        Self {
+            inner: Arc::new(HandleInner {
+                manager: allocation.manager,
+                key: allocation.key,
+                size: AtomicU64::new(allocation.size.load(Ordering::Relaxed)),
+                queue: allocation.queue.clone(),
+                pinning: Some(allocation.clone()),
+            }),
+        }
+    }
+
+    /// The allocation's own shared state (for a pin handle, the one it holds).
+    pub(crate) fn allocation(&self) -> &Arc<HandleInner> {
+        self.inner.pinning.as_ref().unwrap_or(&self.inner)
+    }
+
+    /// Holders of the allocation, counting this one.
+    ///
+    /// The allocation's own state is held by every clone of the user's
+    /// handle and by every pin handle (one each), so its strong count covers
+    /// those; a pin handle adds its own clones. For the allocation's handle
+    /// that is its strong count; for a pin handle its own count plus the
+    /// allocation's, less the one reference the pin itself holds. Either way
+    /// the result is 1 exactly when no one but this holder remains.
+    pub(crate) fn holders(&self) -> usize {
+        Arc::strong_count(&self.inner)
+            + self
+                .inner
+                .pinning
+                .as_ref()
+                .map_or(0, |a| Arc::strong_count(a) - 1)
     }
 
     /// The non-owning name of this allocation, to resolve its storage.
@@ -84,15 +150,24 @@ impl ManagedMemoryHandle {
 
     /// Whether this is the only holder, so writing in place is safe.
     ///
-    /// False while anyone else holds a clone — including the engine while a
-    /// capture's priming retains the slice, or a graph pinning it.
+    /// "Holder" counts every clone of the allocation's handle, every pin
+    /// handle a graph got from `capture_end` (and each clone of one), and the
+    /// engine while a capture's priming retains the slice. So the user's
+    /// handle is false while a graph pins the memory, and a graph's pin
+    /// handle is true once the user and every other graph have let go.
     pub fn can_mut(&self) -> bool {
-        Arc::strong_count(&self.inner) == 1
+        self.holders() == 1
+    }
+
+    /// Whether this is a graph's pin handle (returned by `capture_end`):
+    /// while any clone of it lives the memory does not move.
+    pub fn is_pin(&self) -> bool {
+        self.inner.pinning.is_some()
     }
 
     /// Requested bytes (before alignment padding).
     pub fn size(&self) -> u64 {
-        self.inner.size.load(Ordering::Relaxed)
+        self.allocation().size.load(Ordering::Relaxed)
     }
 
     /// The id of the manager that issued this handle.
@@ -108,7 +183,8 @@ impl fmt::Debug for ManagedMemoryHandle {
             .field("slot", &self.inner.key.slot)
             .field("generation", &self.inner.key.generation)
             .field("size", &self.size())
-            .field("holders", &Arc::strong_count(&self.inner))
+            .field("holders", &self.holders())
+            .field("pin", &self.is_pin())
             .finish()
     }
 }

@@ -21,9 +21,11 @@
 //!   relocation (plan → copy → commit, all-or-nothing per page; dropping a
 //!   plan loses nothing; a failed wait leaks instead of freeing).
 //! - **Raw addresses pin.** `get_resource` marks the allocation raw-out
-//!   (its page never moves) until `release_raw` or its free; `capture_end`
-//!   pins what it returns until freed. `get_storage` views do not pin: a
-//!   view of a freed page is a stale id, never an alias.
+//!   (its page never moves) until `release_raw` or its free. `capture_end`
+//!   returns *pin handles*, holders of their own: the memory does not move
+//!   while the graph holds one, and is movable again once the graph drops
+//!   them even if the user keeps the buffer. `get_storage` views do not pin:
+//!   a view of a freed page is a stale id, never an alias.
 //! - **Capture never allocates inside the window** (see [`CaptureState`]).
 //! - **Everything is a value**: [`MemoryUsage`], [`MemoryReport`], [`PoolStats`].
 //! - No call panics on any input; bad input is a typed error or a

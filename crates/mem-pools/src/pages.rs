@@ -43,7 +43,7 @@ impl Core {
             owner: NIL,
             cursor: 0,
             raw_out: false,
-            pinned: false,
+            pins: 0,
             quarantined: false,
             indexed: false,
         })?;

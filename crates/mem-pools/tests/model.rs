@@ -99,8 +99,6 @@ struct Live {
     seed: u64,
     persistent: bool,
     raw: bool,
-    /// Its memory was handed to a graph by `capture_end` (sticky until freed).
-    pinned: bool,
 }
 
 struct Model {
@@ -150,7 +148,7 @@ impl Model {
         let mut bs: Vec<_> = self
             .live
             .iter()
-            .filter(|l| l.raw || l.pinned)
+            .filter(|l| l.raw)
             .map(|l| l.handle.binding())
             .collect();
         bs.extend(self.graphs.iter().flatten().map(|h| h.binding()));
@@ -170,7 +168,6 @@ impl Model {
                         seed: 0,
                         persistent,
                         raw: false,
-                        pinned: false,
                     });
                     self.write(self.live.len() - 1);
                 }
@@ -211,7 +208,9 @@ impl Model {
                     .flatten()
                     .chain(&self.clones)
                     .any(|h| h.binding() == rb);
-                let assigned_pinned = self.live[a].pinned;
+                // A pin lasts while its graph holds the pin handle.
+                let ab = self.live[a].handle.binding();
+                let assigned_pinned = self.graphs.iter().flatten().any(|h| h.binding() == ab);
                 let entry = self.live.swap_remove(r);
                 let a = self
                     .live
@@ -232,7 +231,6 @@ impl Model {
                         target.seed = entry.seed;
                         target.persistent = entry.persistent;
                         target.raw = entry.raw;
-                        target.pinned = entry.pinned;
                         if self.capture == Some(true) {
                             self.primed.push((assigned.binding(), entry.persistent));
                         }
@@ -298,9 +296,7 @@ impl Model {
                     assert!(graph.is_empty());
                 }
                 self.primed.clear();
-                for l in &mut self.live {
-                    l.pinned |= graph.iter().any(|h| h.binding() == l.handle.binding());
-                }
+                assert!(graph.iter().all(|h| h.is_pin()));
                 self.graphs.push(graph);
             }
             Op::DropGraph(i) => {
