@@ -1,35 +1,71 @@
-//! The full fault sweep (`cargo xtask fault-sweep`): every scenario, every
-//! `k`, both fault modes; prints one line per scenario and mode, then every
-//! violation found. Exits non-zero when any run broke a promise.
+//! The full fault sweep (`cargo xtask fault-sweep`): every scenario and
+//! every corpus program (`fuzz/corpus/program/*`), every `k`, both fault
+//! modes; prints one line per program and mode, then every violation found,
+//! then the totals. Exits non-zero when any run broke a promise.
 //!
-//! `--max-runs N` bounds the runs per scenario and mode (spread evenly).
+//! `--max-runs N` bounds the runs per program and mode (spread evenly).
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use mem_reliability::{FaultMode, Scenario, sweep};
+use mem_reliability::{FaultMode, Program, Scenario, SweepReport, decode, sweep_program};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let max_runs = match args.iter().position(|a| a == "--max-runs") {
         Some(i) => match args.get(i + 1).and_then(|v| v.parse::<u64>().ok()) {
-            Some(n) => Some(n),
-            None => {
+            Some(n) if n > 0 => Some(n),
+            _ => {
                 eprintln!("--max-runs needs a positive number of runs");
                 return ExitCode::from(2);
             }
         },
         None => None,
     };
+    let mut programs: Vec<(String, Program)> = Scenario::ALL
+        .iter()
+        .map(|s| (s.name().to_string(), s.program()))
+        .collect();
+    let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/program");
+    match std::fs::read_dir(&corpus) {
+        Ok(dir) => {
+            let mut files: Vec<PathBuf> = dir.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            files.sort();
+            for path in files {
+                match std::fs::read(&path) {
+                    Ok(bytes) => programs.push((
+                        format!(
+                            "corpus/{}",
+                            path.file_name().unwrap_or_default().to_string_lossy()
+                        ),
+                        decode(&bytes),
+                    )),
+                    Err(e) => eprintln!("skipping {}: {e}", path.display()),
+                }
+            }
+        }
+        Err(e) => eprintln!("no corpus at {}: {e}", corpus.display()),
+    }
     let started = std::time::Instant::now();
-    let mut broken = 0usize;
-    let (mut runs, mut faults, mut refusals) = (0u64, 0u64, 0u64);
-    println!("scenario        mode  calls  runs  faults  refusals  violations");
-    for scenario in Scenario::ALL {
+    let mut total = SweepReport {
+        name: "total".into(),
+        mode: FaultMode::Nth,
+        calls: 0,
+        runs: 0,
+        faults: 0,
+        refusals: 0,
+        violations: Vec::new(),
+    };
+    println!(
+        "{:<32} {:<5} {:>6} {:>6} {:>7} {:>9} {:>10}",
+        "program", "mode", "calls", "runs", "faults", "refusals", "violations"
+    );
+    for (name, program) in &programs {
         for mode in [FaultMode::Nth, FaultMode::From] {
-            let report = sweep(scenario, mode, max_runs);
+            let report = sweep_program(name, program, mode, max_runs);
             println!(
-                "{:<15} {:<5} {:>5} {:>5} {:>7} {:>9} {:>11}",
-                scenario.name(),
+                "{:<32} {:<5} {:>6} {:>6} {:>7} {:>9} {:>10}",
+                name,
                 match mode {
                     FaultMode::Nth => "nth",
                     FaultMode::From => "from",
@@ -40,20 +76,26 @@ fn main() -> ExitCode {
                 report.refusals,
                 report.violations.len()
             );
-            runs += report.runs;
-            faults += report.faults;
-            refusals += report.refusals;
             for (k, v) in &report.violations {
                 println!("  k={k}: {v}");
             }
-            broken += report.violations.len();
+            total.calls += report.calls;
+            total.runs += report.runs;
+            total.faults += report.faults;
+            total.refusals += report.refusals;
+            total.violations.extend(report.violations);
         }
     }
     println!(
-        "total: {runs} runs, {faults} faults injected, {refusals} typed refusals checked, {broken} violations, {:.1} s",
+        "total: {} programs, {} runs, {} faults injected, {} typed refusals checked, {} violations, {:.1} s",
+        programs.len(),
+        total.runs,
+        total.faults,
+        total.refusals,
+        total.violations.len(),
         started.elapsed().as_secs_f64()
     );
-    if broken == 0 {
+    if total.violations.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

@@ -492,7 +492,8 @@ impl World {
             Err(RelocationCopyError::Wait { leaked_bytes, .. }) if self.hit(ctx) => {
                 self.summary.refusals += 1;
                 self.leaked[s] += leaked_bytes;
-                self.model.streams[s].quarantined = true;
+                // A failed wait on an empty plan quarantines nothing.
+                self.model.streams[s].quarantined |= leaked_bytes > 0;
             }
             Err(e) => return Err(ctx.unexpected(e)),
         }

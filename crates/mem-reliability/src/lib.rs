@@ -50,5 +50,7 @@ pub use error::Violation;
 pub use model::{CapturePhase, Contents, Entry, Model, PoolClass, pattern};
 pub use program::{Op, Program};
 pub use scenario::Scenario;
-pub use sweep::{FaultMode, SweepOutcome, SweepReport, count_calls, run_with_fault, sweep};
+pub use sweep::{
+    FaultMode, SweepOutcome, SweepReport, count_calls, run_with_fault, sweep, sweep_program,
+};
 pub use world::{LAYOUTS, Limits, RunSummary, STREAMS, World, layout, props, run_program};

@@ -9,7 +9,7 @@
 //! model, ledgers consistent, nothing outstanding.
 
 use crate::error::Violation;
-use crate::program::Program;
+use crate::program::{Op, Program};
 use crate::scenario::Scenario;
 use crate::world::{Limits, RunSummary, World};
 
@@ -31,11 +31,11 @@ pub struct SweepOutcome {
     pub result: Result<RunSummary, Violation>,
 }
 
-/// A scenario's sweep, in figures.
+/// A sweep, in figures.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SweepReport {
-    /// The scenario.
-    pub scenario: Scenario,
+    /// What was swept (a scenario's or a corpus file's name).
+    pub name: String,
     /// How calls failed.
     pub mode: FaultMode,
     /// Device calls of the fault-free run.
@@ -82,9 +82,27 @@ pub fn run_with_fault(program: &Program, k: u64, mode: FaultMode) -> Result<RunS
 /// Sweep `scenario`: every `k` in `1..=calls`, or at most `max_runs` of
 /// them spread evenly (always including the first and the last).
 pub fn sweep(scenario: Scenario, mode: FaultMode, max_runs: Option<u64>) -> SweepReport {
-    let program = scenario.program();
+    sweep_program(scenario.name(), &scenario.program(), mode, max_runs)
+}
+
+/// Sweep any program (a decoded corpus file, say) like a scenario. Its own
+/// [`Op::FailNext`] ops are left out: the sweep decides which call fails.
+pub fn sweep_program(
+    name: &str,
+    program: &Program,
+    mode: FaultMode,
+    max_runs: Option<u64>,
+) -> SweepReport {
+    let program = Program::new(
+        program
+            .ops
+            .iter()
+            .copied()
+            .filter(|op| *op != Op::FailNext)
+            .collect(),
+    );
     let mut report = SweepReport {
-        scenario,
+        name: name.to_string(),
         mode,
         calls: 0,
         runs: 0,

@@ -45,6 +45,25 @@ fn every_scenario_survives_a_device_that_goes_away_at_any_call() {
 }
 
 #[test]
+fn every_corpus_program_survives_each_single_failed_device_call() {
+    let dir =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/program");
+    let mut swept = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let program = mem_reliability::decode(&std::fs::read(&path).unwrap());
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        // Bounded in `cargo test`; `cargo xtask fault-sweep` tries every k.
+        let report = mem_reliability::sweep_program(&name, &program, FaultMode::Nth, Some(40));
+        if let Some((k, v)) = report.violations.first() {
+            panic!("{name}: k={k}: {v}");
+        }
+        swept += report.runs;
+    }
+    assert!(swept >= 100, "only {swept} faulted runs");
+}
+
+#[test]
 fn a_fault_past_the_last_call_changes_nothing() {
     for scenario in Scenario::ALL {
         let program = scenario.program();
