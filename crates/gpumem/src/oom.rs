@@ -52,7 +52,9 @@ pub struct OutOfMemoryReport {
     pub reserved_unallocated: u64,
     /// The largest free slice of the stream that asked.
     pub largest_free_block: u64,
-    /// Bytes held for other streams' recorded use (`record_use`).
+    /// Bytes dropped by their users but still held for other streams'
+    /// recorded use (`record_use`) after the retry — non-zero only when
+    /// finishing those streams' work failed.
     pub held_for_streams: u64,
     /// Live bytes left on outdated pages that relocation could not move
     /// (pinned by a graph or a raw address).
@@ -70,7 +72,7 @@ impl OutOfMemoryReport {
         }
         if self.held_for_streams > 0 {
             hints.push(format!(
-                "{} are held until other streams finish work they were recorded for: synchronize those streams",
+                "{} are held for other streams' recorded work, which could not be finished: check those streams",
                 format_bytes(self.held_for_streams)
             ));
         }

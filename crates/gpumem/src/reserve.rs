@@ -2,8 +2,8 @@
 //!
 //! Like PyTorch's allocator (free cached blocks, retry, then raise): a
 //! reservation the device or its budget refuses first gives memory back
-//! across the whole device — releases held allocations whose streams
-//! finished, relocates outdated pages into room already held (memory
+//! across the whole device — finishes every stream's work if memory is held
+//! for it and releases that memory, relocates outdated pages into room already held (memory
 //! pressure, unless a graph records), returns every empty page of every
 //! stream — and is tried once more. Only then is it an error, carrying an
 //! [`OutOfMemoryReport`]. A pool out of page sizes is relocated for that
@@ -36,6 +36,13 @@ impl DeviceShared {
     /// unless a graph records, then return every empty page of every stream.
     pub(crate) fn free_cached_memory(&self) {
         let _moving = self.moving();
+        // Memory dropped but held for other streams' work: wait for that
+        // work (PyTorch synchronizes its outstanding events here) so it can
+        // be released below. Nobody waits when nothing is held.
+        let held = self.streams.iter().any(|s| s.lock().held_bytes() > 0);
+        if held && let Err(err) = self.finish() {
+            tracing::warn!(%err, "could not finish every stream's work; held memory stays held");
+        }
         let mut streams = DeviceStreams::new(self, 0);
         streams.relocate_device(RelocationReason::MemoryPressure);
         if let Err(err) = streams.finish_result() {

@@ -93,8 +93,8 @@ impl Stream {
         Ok(())
     }
 
-    /// Bytes this stream holds for other streams' recorded use (and, when
-    /// poisoning, for observing frees).
+    /// Bytes whose handles were dropped but that this stream still holds:
+    /// other streams' recorded work on them has not completed.
     pub fn held_bytes(&self) -> u64 {
         self.shared().lock().held_bytes()
     }

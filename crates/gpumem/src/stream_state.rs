@@ -211,8 +211,14 @@ impl StreamState {
         }
     }
 
-    /// Bytes held for other streams or for poisoning.
+    /// Bytes their users have dropped that are still held: waiting for
+    /// other streams' recorded work, or for the next call to poison them.
+    /// (A hold whose user still has the handle is that user's live memory.)
     pub(crate) fn held_bytes(&self) -> u64 {
-        self.held.iter().map(|h| h.handle.size()).sum()
+        self.held
+            .iter()
+            .filter(|h| h.handle.can_mut())
+            .map(|h| h.handle.size())
+            .sum()
     }
 }
