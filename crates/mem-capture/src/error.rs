@@ -165,9 +165,6 @@ pub enum CaptureError {
         /// Bytes of the view.
         size: u64,
     },
-    /// No CUDA driver on this machine.
-    #[error("no CUDA device: {0}")]
-    NoDevice(String),
 }
 
 impl From<IoError> for CaptureError {
