@@ -169,9 +169,7 @@ impl StreamState {
 
     /// Release every held allocation whose users are gone and whose recorded
     /// streams have completed their work; poison it first when asked.
-    /// Returns the bytes still held.
-    pub(crate) fn settle(&mut self, streams: &[StreamShared], poison: Option<u8>) -> u64 {
-        let mut still_held = 0;
+    pub(crate) fn settle(&mut self, streams: &[StreamShared], poison: Option<u8>) {
         let mut i = 0;
         while i < self.held.len() {
             let entry = &mut self.held[i];
@@ -186,7 +184,6 @@ impl StreamState {
                 }
             }
             if !ready {
-                still_held += entry.handle.size();
                 i += 1;
                 continue;
             }
@@ -195,7 +192,6 @@ impl StreamState {
                 self.poison(&held.handle, byte);
             }
         }
-        still_held
     }
 
     /// Fill an allocation about to be freed with `byte`, so its next user
