@@ -34,7 +34,7 @@ fn configure<'c>(c: &'c mut Criterion, name: &str) -> BenchmarkGroup<'c, WallTim
 }
 
 fn size_class_pair<P: ChurnPeer>(c: &mut Criterion, mut peer: P, size: u64) {
-    let id = BenchmarkId::new(peer.name(), human(size));
+    let id = BenchmarkId::new(peer.name(), human(size).replace(' ', ""));
     configure(c, "size_class").bench_function(id, |b| {
         b.iter(|| peer.pair(size).expect("reserve+drop pair"))
     });
