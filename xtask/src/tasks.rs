@@ -67,9 +67,15 @@ fn miri(_args: &[String]) -> Result<(), String> {
     if !nightly_miri_present() {
         return Err("miri needs a nightly toolchain with the miri component".into());
     }
-    for package in MIRI_PACKAGES {
+    // The lib tests of each package, then the reliability races (the drop
+    // queue and the shared ledgers under miri's data-race detector).
+    let targets = MIRI_PACKAGES
+        .iter()
+        .map(|p| [*p, "--lib"])
+        .chain([["mem-reliability", "--test=concurrency"]]);
+    for [package, target] in targets {
         let mut cmd = Command::new("cargo");
-        cmd.args(["+nightly", "miri", "test", "-p", package, "--lib"])
+        cmd.args(["+nightly", "miri", "test", "-p", package, target])
             .env_remove("RUSTUP_TOOLCHAIN")
             .env("MIRIFLAGS", "-Zmiri-disable-isolation")
             .env("PROPTEST_CASES", "4")

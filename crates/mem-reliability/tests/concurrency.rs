@@ -10,7 +10,8 @@ use mem_budget::{AllocTag, BudgetError};
 use mem_reliability::{Limits, World, pattern};
 
 const DROPPERS: usize = 4;
-const ROUNDS: usize = 400;
+/// Fewer under miri, which interprets every step (and checks every race).
+const ROUNDS: usize = if cfg!(miri) { 24 } else { 400 };
 
 #[test]
 fn handles_dropped_on_many_threads_while_the_owner_reserves_lose_nothing() {
