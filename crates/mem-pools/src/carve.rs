@@ -156,8 +156,9 @@ impl Core {
         let info = &mut self.pages[page];
         info.live += 1;
         info.live_bytes += cap;
-        let pool = info.pool;
+        let (pool, first) = (info.pool, info.live == 1);
         let usage = &mut self.pool_mut(pool).usage;
+        usage.live_pages += u64::from(first);
         usage.slices += 1;
         usage.bytes_in_use += size;
         usage.bytes_padding += cap - size;
@@ -188,6 +189,7 @@ impl Core {
         let info = &mut self.pages[page];
         info.live -= 1;
         info.live_bytes -= cap;
+        let emptied = info.live == 0;
         info.raw_out -= u32::from(raw);
         info.pinned -= u32::from(pinned);
         let (pool, outdated, empty) = (
@@ -199,6 +201,7 @@ impl Core {
             info.idle_since = self.clock;
         }
         let usage = &mut self.pool_mut(pool).usage;
+        usage.live_pages -= u64::from(emptied);
         usage.slices -= 1;
         usage.bytes_in_use -= size;
         usage.bytes_padding -= cap - size;

@@ -42,6 +42,8 @@ pub(crate) struct Usage {
     pub(crate) bytes_padding: u64,
     pub(crate) bytes_reserved: u64,
     pub(crate) pages: u64,
+    /// Pages holding at least one live slice (kept on every occupy / free).
+    pub(crate) live_pages: u64,
     pub(crate) pages_unmapped: u64,
     pub(crate) peak_bytes_in_use: u64,
     pub(crate) peak_bytes_reserved: u64,

@@ -46,6 +46,10 @@ pub struct PoolReport {
     pub pages: u64,
     /// Pages with an id but no storage memory yet (lazy).
     pub pages_unmapped: u64,
+    /// Pages holding at least one live allocation. `pages -
+    /// pages_with_live_data` pages hold nothing live (cached for reuse, or
+    /// holding only quarantined bytes).
+    pub pages_with_live_data: u64,
     /// Live slices.
     pub slices: u64,
     /// Requested bytes of live slices.
@@ -128,6 +132,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             },
             pages: u.pages,
             pages_unmapped: u.pages_unmapped,
+            pages_with_live_data: u.live_pages,
             slices: u.slices,
             bytes_in_use: u.bytes_in_use,
             bytes_padding: u.bytes_padding,
@@ -151,6 +156,8 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 bytes_in_use: p.usage.bytes_in_use,
                 bytes_padding: p.usage.bytes_padding,
                 bytes_reserved: p.usage.bytes_reserved,
+                pages: p.usage.pages,
+                pages_with_live_data: p.usage.live_pages,
             })
             .fold(MemoryUsage::default(), MemoryUsage::combine)
     }

@@ -3,6 +3,8 @@
 //! `bytes_in_use` counts requested bytes, `bytes_padding` what alignment
 //! added to them, and `bytes_reserved` the pages held (lazy ones included),
 //! so `bytes_reserved - bytes_in_use - bytes_padding` is the free room.
+//! `pages` and `pages_with_live_data` count pages held and pages holding
+//! live allocations; their difference is pages kept for reuse.
 
 use std::fmt;
 
@@ -17,6 +19,13 @@ pub struct MemoryUsage {
     pub bytes_padding: u64,
     /// Bytes of pages held (mapped or lazy).
     pub bytes_reserved: u64,
+    /// Pages held (mapped or lazy), over every pool.
+    pub pages: u64,
+    /// Pages holding at least one live allocation: O(1) to keep, so a
+    /// runtime can check a reclaim's postcondition ("every page held holds
+    /// live data": `pages == pages_with_live_data`) without resolving every
+    /// handle. Drain the drop queue first (`drain_drops`).
+    pub pages_with_live_data: u64,
 }
 
 impl MemoryUsage {
@@ -27,6 +36,8 @@ impl MemoryUsage {
             bytes_in_use: self.bytes_in_use + other.bytes_in_use,
             bytes_padding: self.bytes_padding + other.bytes_padding,
             bytes_reserved: self.bytes_reserved + other.bytes_reserved,
+            pages: self.pages + other.pages,
+            pages_with_live_data: self.pages_with_live_data + other.pages_with_live_data,
         }
     }
 }

@@ -411,6 +411,12 @@ impl Model {
             "live bytes differ from the model"
         );
         assert!(usage.bytes_in_use + usage.bytes_padding <= usage.bytes_reserved);
+        assert_eq!(
+            usage.pages_with_live_data,
+            ranges.len() as u64,
+            "pages holding live data differ from the model"
+        );
+        assert!(usage.pages_with_live_data <= usage.pages);
         assert!(self.mm.storage().bytes_allocated() <= usage.bytes_reserved);
     }
 }
