@@ -167,3 +167,68 @@ fn an_outside_buffer_the_graph_uses_never_moves_while_it_lives() {
         want
     );
 }
+
+#[test]
+fn the_pool_never_hands_graph_memory_to_anyone_else_while_the_graph_lives() {
+    let mut dev = HostDevice::new(1, 1);
+    let mut backend = HostGraphBackend::new();
+    let inp = input(&mut dev, 4 * KIB, 1);
+    let (graph, out) = capture_pass(
+        &mut Capture::new(),
+        &mut dev,
+        &mut backend,
+        &inp,
+        4 * KIB,
+        2,
+    )
+    .unwrap();
+    let graph_pages: Vec<_> = graph
+        .backend_graph()
+        .ops()
+        .iter()
+        .filter_map(|op| match op {
+            mem_capture::HostOp::Fill { dst, .. } => Some(dst.id),
+            _ => None,
+        })
+        .chain([dev.streams[0].get_storage(out.binding()).unwrap().id])
+        .collect();
+    // Persistent reservations of the very sizes the graph holds.
+    dev.streams[0].mode(mem_pools::MemoryAllocationMode::Persistent);
+    let others: Vec<_> = (0..8)
+        .map(|_| dev.streams[0].reserve(4 * KIB).unwrap())
+        .collect();
+    dev.streams[0].mode(mem_pools::MemoryAllocationMode::Auto);
+    for other in &others {
+        let page = dev.streams[0].get_storage(other.binding()).unwrap().id;
+        assert!(!graph_pages.contains(&page), "graph memory was handed out");
+    }
+    let want = expected(&mut dev, &inp, 2);
+    assert_eq!(
+        replay_read(&graph, &mut dev, &mut backend, &out).unwrap(),
+        want
+    );
+}
+
+#[test]
+fn a_graph_dropped_on_another_thread_releases_its_memory() {
+    let mut dev = HostDevice::new(1, 1);
+    let mut backend = HostGraphBackend::new();
+    let inp = input(&mut dev, 4 * KIB, 1);
+    let (graph, out) = capture_pass(
+        &mut Capture::new(),
+        &mut dev,
+        &mut backend,
+        &inp,
+        4 * KIB,
+        2,
+    )
+    .unwrap();
+    drop(out);
+    std::thread::spawn(move || drop(graph)).join().unwrap();
+    dev.streams[0].drain_drops();
+    assert_eq!(
+        dev.streams[0].memory_usage().number_allocs,
+        1,
+        "only the input is left"
+    );
+}
