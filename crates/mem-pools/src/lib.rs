@@ -28,6 +28,9 @@
 //!   a view of a freed page is a stale id, never an alias.
 //! - **Capture never allocates inside the window** (see [`CaptureState`]).
 //! - **Everything is a value**: [`MemoryUsage`], [`MemoryReport`], [`PoolStats`].
+//!   Reports take `&self` and so show a dropped handle only once the queue
+//!   is drained: call [`MemoryManagement::drain_drops`] before reading final
+//!   usage.
 //! - No call panics on any input; bad input is a typed error or a
 //!   documented no-op, and an error leaves the engine as it was.
 //!

@@ -146,6 +146,9 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     }
 
     /// Get the current memory usage (O(pools)).
+    ///
+    /// Handles dropped since the engine's last call are still counted:
+    /// call [`MemoryManagement::drain_drops`] first to process deferred frees.
     pub fn memory_usage(&self) -> MemoryUsage {
         self.core
             .pools
@@ -163,7 +166,9 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     }
 
     /// A structured per-pool report in routing order (see the module docs
-    /// for the measured-plan cycle the marks serve).
+    /// for the measured-plan cycle the marks serve). Like
+    /// [`MemoryManagement::memory_usage`], it shows drops only after a drain
+    /// ([`MemoryManagement::drain_drops`]).
     pub fn memory_report(&self) -> MemoryReport {
         MemoryReport {
             pools: self
