@@ -13,6 +13,7 @@ use mem_storage::{StorageError, StreamId};
 use crate::element::{AllocTag, DeviceElement};
 use crate::error::{BudgetError, BudgetScope, Result};
 use crate::global::GLOBAL_BUDGET_BACKEND;
+use crate::global_handle::GlobalBudgetHandle;
 use crate::manager::GpuMemoryManager;
 use crate::reservation::GpuMemoryReservation;
 use crate::tracked::{Allocation, Route, RuntimeAllocBlock, TrackedSlice};
@@ -134,7 +135,8 @@ impl GpuMemoryManager {
             }
             Err(error) => {
                 self.account.release(bytes);
-                Err(route_error(operation, error))
+                let global = self.runtime.as_ref().and_then(|r| r.global_budget());
+                Err(route_error(operation, error, global))
             }
         }
     }
@@ -142,7 +144,11 @@ impl GpuMemoryManager {
 
 /// A refusal by the device budget in the stack is a budget error with its
 /// numbers; anything else the device said is a kernel error.
-fn route_error(operation: &'static str, error: StorageError) -> BudgetError {
+fn route_error(
+    operation: &'static str,
+    error: StorageError,
+    global: Option<&GlobalBudgetHandle>,
+) -> BudgetError {
     match error {
         StorageError::OutOfMemory {
             backend,
@@ -154,6 +160,17 @@ fn route_error(operation: &'static str, error: StorageError) -> BudgetError {
             allocated: total.saturating_sub(free),
             limit: total,
             remaining: free,
+            which: BudgetScope::Global,
+        },
+        StorageError::TooBig {
+            backend,
+            requested,
+            max,
+        } if backend == GLOBAL_BUDGET_BACKEND => BudgetError::ResourceExhausted {
+            requested,
+            allocated: global.map_or(0, GlobalBudgetHandle::charged),
+            limit: max,
+            remaining: global.map_or(0, GlobalBudgetHandle::remaining),
             which: BudgetScope::Global,
         },
         other => BudgetError::kernel(operation, other),

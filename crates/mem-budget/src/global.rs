@@ -89,6 +89,15 @@ impl<R: DeviceResource> DeviceResource for GlobalDeviceBudget<R> {
 
     fn allocate(&self, bytes: u64, stream: StreamId) -> Result<DevicePtr, StorageError> {
         let ledger = &self.shared.ledger;
+        if bytes > ledger.limit() {
+            // Larger than the whole budget: no reclaim can ever make room, so
+            // this is `TooBig` (never retried), not a retryable out-of-memory.
+            return Err(StorageError::TooBig {
+                backend: GLOBAL_BUDGET_BACKEND,
+                requested: bytes,
+                max: ledger.limit(),
+            });
+        }
         let total = ledger
             .claim_tentative(bytes)
             .map_err(|refusal| StorageError::OutOfMemory {
@@ -182,5 +191,11 @@ impl<R: DeviceResource> DeviceResource for GlobalDeviceBudget<R> {
 
     fn synchronize(&self, stream: StreamId) -> Result<(), StorageError> {
         self.upstream.synchronize(stream)
+    }
+
+    fn stream_wait(&self, waiter: StreamId, waited: StreamId) -> Result<(), StorageError> {
+        // Forwarded like every other non-allocating call: the trait default is
+        // a no-op, which would silently drop cross-stream ordering on CUDA.
+        self.upstream.stream_wait(waiter, waited)
     }
 }

@@ -93,3 +93,79 @@ fn a_budget_can_be_a_fraction_of_the_device() {
     assert!(manager.alloc::<u8>(3001).is_err());
     assert!(manager.alloc::<u8>(3000).is_ok());
 }
+
+/// A resource that records every `stream_wait` it is asked for.
+#[derive(Debug, Default)]
+struct WaitRecorder {
+    host: mem_storage::HostResource,
+    waits: std::sync::Mutex<Vec<(u64, u64)>>,
+}
+
+impl mem_storage::DeviceResource for WaitRecorder {
+    fn backend(&self) -> &'static str {
+        "wait-recorder"
+    }
+    fn allocate(
+        &self,
+        bytes: u64,
+        stream: mem_storage::StreamId,
+    ) -> Result<mem_storage::DevicePtr, StorageError> {
+        self.host.allocate(bytes, stream)
+    }
+    fn deallocate(
+        &self,
+        ptr: mem_storage::DevicePtr,
+        bytes: u64,
+        stream: mem_storage::StreamId,
+    ) -> Result<(), StorageError> {
+        self.host.deallocate(ptr, bytes, stream)
+    }
+    fn alignment(&self) -> u64 {
+        self.host.alignment()
+    }
+    fn mem_info(&self) -> Result<mem_storage::MemInfo, StorageError> {
+        self.host.mem_info()
+    }
+    fn stream_wait(
+        &self,
+        waiter: mem_storage::StreamId,
+        waited: mem_storage::StreamId,
+    ) -> Result<(), StorageError> {
+        self.waits.lock().unwrap().push((waiter.0, waited.0));
+        Ok(())
+    }
+}
+
+#[test]
+fn the_global_budget_forwards_stream_ordering_to_the_device_below() {
+    use mem_storage::{DeviceResource, StreamId};
+    let budget =
+        mem_budget::GlobalDeviceBudget::new(WaitRecorder::default(), MemoryBudget::bytes(GIB));
+    budget.stream_wait(StreamId(2), StreamId(1)).unwrap();
+    assert_eq!(*budget.upstream().waits.lock().unwrap(), vec![(2, 1)]);
+}
+
+#[test]
+fn a_request_above_the_whole_global_budget_is_too_big_and_names_the_numbers() {
+    use mem_storage::{DeviceResource, StreamId};
+    let budget = mem_budget::GlobalDeviceBudget::new(
+        mem_storage::HostResource::with_capacity(GIB),
+        MemoryBudget::bytes(1 << 20),
+    );
+    let err = budget
+        .allocate((1 << 20) + 1, StreamId::DEFAULT)
+        .unwrap_err();
+    assert!(
+        matches!(err, StorageError::TooBig { requested, max, .. } if requested == (1 << 20) + 1 && max == 1 << 20),
+        "{err:?}"
+    );
+    assert!(
+        !err.is_retryable(),
+        "no reclaim can make room above the limit"
+    );
+    assert_eq!(
+        budget.mem_info().unwrap().free,
+        1 << 20,
+        "nothing was claimed"
+    );
+}

@@ -72,15 +72,18 @@ fn the_standard_stack_is_budget_over_logging_over_the_backend() {
     let runtime = DeviceRuntime::standard(device, MemoryBudget::bytes(1000));
     // A request the budget refuses never reaches the logger below it.
     let refused = runtime.allocate(2000).unwrap_err();
-    assert!(matches!(
-        refused,
-        StorageError::OutOfMemory {
-            requested: 2000,
-            free: 1000,
-            total: 1000,
-            ..
-        }
-    ));
+    assert!(
+        matches!(
+            refused,
+            StorageError::TooBig {
+                requested: 2000,
+                max: 1000,
+                ..
+            }
+        ),
+        "a request above the whole budget can never fit: {refused:?}"
+    );
+    assert!(!refused.is_retryable());
     let ptr = runtime.allocate(100).unwrap();
     runtime.deallocate(ptr, 100).unwrap();
     let actions: Vec<Action> = runtime
@@ -100,6 +103,21 @@ fn the_standard_stack_is_budget_over_logging_over_the_backend() {
         1000,
         "the budget caps what the device reports"
     );
+    let held = runtime.allocate(600).unwrap();
+    let refused = runtime.allocate(500).unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            StorageError::OutOfMemory {
+                requested: 500,
+                free: 400,
+                total: 1000,
+                ..
+            }
+        ),
+        "a request that fits the budget but not what is left is retryable: {refused:?}"
+    );
+    runtime.deallocate(held, 600).unwrap();
 }
 
 #[test]
