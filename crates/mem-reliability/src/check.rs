@@ -73,7 +73,8 @@ impl World {
                     }
                 }
             }
-            if let Some(address) = e.raw {
+            for (what, address) in [("raw-out", e.raw), ("graph-pinned", e.pinned)] {
+                let Some(address) = address else { continue };
                 let view = manager
                     .get_storage(e.binding)
                     .map_err(|err| unreachable(err.to_string()))?;
@@ -84,10 +85,22 @@ impl World {
                 if now.ptr.0 != address {
                     return Err(Violation::mismatch(
                         step,
-                        format!("address of raw-out allocation #{}", e.id),
+                        format!("address of {what} allocation #{}", e.id),
                         address,
                         now.ptr.0,
                     ));
+                }
+            }
+        }
+        for &(stream, binding) in &self.model.stale {
+            match self.managers[stream].get_storage(binding) {
+                Err(mem_pools::IoError::StaleBinding { .. }) => {}
+                other => {
+                    return Err(Violation::StaleResolved {
+                        step,
+                        stream,
+                        found: format!("{other:?}"),
+                    });
                 }
             }
         }

@@ -83,6 +83,17 @@ pub enum Violation {
         /// Value after the call.
         after: u64,
     },
+    /// The binding of a freed allocation resolved (or failed otherwise than
+    /// as stale): it could reach another allocation's memory.
+    #[error("step {step}: a freed allocation's binding on stream {stream} is not stale: {found}")]
+    StaleResolved {
+        /// Step after which the check ran.
+        step: usize,
+        /// Stream (manager) index.
+        stream: usize,
+        /// What resolving it gave.
+        found: String,
+    },
     /// Device memory still outstanding after everything was dropped.
     #[error("leak after teardown: {allocations} device allocations ({bytes} bytes) outstanding")]
     Leak {

@@ -59,6 +59,17 @@ impl World {
         self.managers[stream].drain_drops();
     }
 
+    /// The device address an allocation's first byte lives at now.
+    pub(crate) fn address_of(
+        &mut self,
+        stream: usize,
+        binding: mem_pools::ManagedMemoryBinding,
+    ) -> Result<u64, IoError> {
+        let manager = &mut self.managers[stream];
+        let view = manager.get_storage(binding)?;
+        Ok(manager.storage().get(&view)?.ptr.0)
+    }
+
     /// Refused calls must leave usage exactly as it was.
     fn unchanged(
         &self,
@@ -252,7 +263,7 @@ impl World {
                     },
                     contents: None,
                     raw: None,
-                    pinned: false,
+                    pinned: None,
                 });
                 let i = self.model.entries.len() - 1;
                 self.write_entry(ctx, i, id)
@@ -349,7 +360,7 @@ impl World {
             None
         } else if holders > 1 {
             Some(IoError::SharedReserved { holders })
-        } else if self.model.entries[ai].pinned {
+        } else if self.model.entries[ai].pinned.is_some() {
             Some(IoError::AssignedPinned {
                 size: self.model.entries[ai].size,
             })
@@ -622,10 +633,13 @@ impl World {
                 }
                 Some(i) => {
                     matched.push(i);
-                    self.model.entries[i].graph.push(handle);
-                    self.model.entries[i].pinned = true;
+                    let at = self.address_of(s, binding).map_err(|e| ctx.unexpected(e))?;
+                    let e = &mut self.model.entries[i];
+                    e.graph.push(handle);
+                    e.pinned.get_or_insert(at);
                 }
                 None => {
+                    let at = self.address_of(s, binding).map_err(|e| ctx.unexpected(e))?;
                     let id = self.model.next_id();
                     self.model.entries.push(Entry {
                         id,
@@ -638,7 +652,7 @@ impl World {
                         pool: PoolClass::Unknown,
                         contents: None,
                         raw: None,
-                        pinned: true,
+                        pinned: Some(at),
                     });
                     matched.push(self.model.entries.len() - 1);
                 }

@@ -87,9 +87,10 @@ pub struct Entry {
     pub contents: Option<Contents>,
     /// The raw address handed out by `get_resource`, while it is out.
     pub raw: Option<u64>,
-    /// Pinned by a captured graph (`capture_end` returned it); lasts until
-    /// the memory is freed, so `bind` may not free it as the assigned side.
-    pub pinned: bool,
+    /// Pinned by a captured graph (`capture_end` returned it), with the
+    /// address it had then: it lasts until the memory is freed, the memory
+    /// never moves meanwhile, and `bind` may not free it as the assigned side.
+    pub pinned: Option<u64>,
 }
 
 impl Entry {
@@ -139,8 +140,13 @@ pub struct Model {
     pub reservations: Vec<GpuMemoryReservation>,
     /// Budget allocations held.
     pub blocks: Vec<Block>,
+    /// Bindings of freed allocations (stream, binding), newest last.
+    pub stale: Vec<(usize, ManagedMemoryBinding)>,
     next_id: u64,
 }
+
+/// How many freed bindings the model keeps checking.
+pub const STALE_KEPT: usize = 32;
 
 impl Model {
     /// A model of `streams` fresh managers.
@@ -157,8 +163,15 @@ impl Model {
         self.next_id
     }
 
-    /// Forget entries nobody holds (their slices are free in the engine).
+    /// Forget entries nobody holds (their slices are free in the engine),
+    /// remembering the last few of their bindings, which must stay stale.
     pub fn sweep(&mut self) {
+        for e in self.entries.iter().filter(|e| !e.alive()) {
+            if self.stale.len() == STALE_KEPT {
+                self.stale.remove(0);
+            }
+            self.stale.push((e.stream, e.binding));
+        }
         self.entries.retain(Entry::alive);
     }
 
