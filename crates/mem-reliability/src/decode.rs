@@ -121,9 +121,13 @@ fn decode_op(code: u8, r: &mut Reader<'_>) -> Option<Op> {
             stream: r.byte()?,
             layout: r.byte()?,
         },
-        19 | 20 => Op::Relocate {
+        19 => Op::Relocate {
             stream: r.byte()?,
             may_allocate: r.flag()?,
+        },
+        20 => Op::RelocateFor {
+            stream: r.byte()?,
+            reason: r.byte()?,
         },
         21 => Op::Raw {
             alloc: r.byte()?,

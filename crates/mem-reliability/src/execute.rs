@@ -152,6 +152,10 @@ impl World {
                 stream,
                 may_allocate,
             } => self.relocate(ctx, self.stream(stream), may_allocate),
+            Op::RelocateFor { stream, reason } => {
+                let s = self.stream(stream);
+                self.relocate_for(ctx, s, reason)
+            }
             Op::Raw { alloc, start, end } => self.raw(ctx, alloc, start, end),
             Op::ReleaseRaw { alloc } => {
                 let Some(i) = self.model.pick_alive(alloc) else {
@@ -510,6 +514,63 @@ impl World {
         }
         self.drain(s);
         let after = self.managers[s].memory_usage();
+        for (what, b, a) in [
+            ("number_allocs", before.number_allocs, after.number_allocs),
+            ("bytes_in_use", before.bytes_in_use, after.bytes_in_use),
+        ] {
+            if b != a {
+                return Err(Violation::mismatch(
+                    ctx.step,
+                    format!("{what} across relocation"),
+                    b,
+                    a,
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The same move through mem-relocate's `relocate_memory`: an empty
+    /// plan touches no device, a capture moves nothing, contents survive.
+    fn relocate_for(&mut self, ctx: Ctx, s: usize, reason: u8) -> Result<(), Violation> {
+        use mem_relocate::{RelocationError, RelocationReason, relocate_memory};
+        let reason = match reason % 4 {
+            0 => RelocationReason::Explicit,
+            1 => RelocationReason::MemoryPressure,
+            2 => RelocationReason::PoolsOutOfPageSizes,
+            _ => RelocationReason::Capture,
+        };
+        self.drain(s);
+        let before = self.managers[s].memory_usage();
+        let reserved = before.bytes_reserved;
+        match relocate_memory(&mut self.managers[s], reason, &mut StorageCopyQueue) {
+            Ok(outcome) => {
+                self.summary.moved += outcome.moved_slices as u64;
+                if self.model.streams[s].capture != CapturePhase::Off && outcome.moved_slices > 0 {
+                    return Err(ctx.succeeded("nothing moved during a capture"));
+                }
+            }
+            Err(RelocationError::Copy { .. }) if self.hit(ctx) => self.summary.refusals += 1,
+            Err(RelocationError::Wait { leaked_bytes, .. }) if self.hit(ctx) => {
+                self.summary.refusals += 1;
+                self.leaked[s] += leaked_bytes;
+                self.model.streams[s].quarantined |= leaked_bytes > 0;
+            }
+            Err(e) => return Err(ctx.unexpected(e)),
+        }
+        self.drain(s);
+        let after = self.managers[s].memory_usage();
+        if !reason.may_allocate() && after.bytes_reserved > reserved {
+            return Err(Violation::mismatch(
+                ctx.step,
+                format!(
+                    "reserved bytes after a {} relocation (may not grow)",
+                    reason.as_str()
+                ),
+                reserved,
+                after.bytes_reserved,
+            ));
+        }
         for (what, b, a) in [
             ("number_allocs", before.number_allocs, after.number_allocs),
             ("bytes_in_use", before.bytes_in_use, after.bytes_in_use),

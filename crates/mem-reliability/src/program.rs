@@ -69,6 +69,14 @@ pub enum Op {
         /// Whether targets may take new pages.
         may_allocate: bool,
     },
+    /// mem-relocate's `relocate_memory` for one of its reasons (the
+    /// reason decides whether targets may take new pages).
+    RelocateFor {
+        /// Stream index.
+        stream: u8,
+        /// Reason index: explicit, memory pressure, out of page sizes, capture.
+        reason: u8,
+    },
     /// `get_resource(binding, start, end)`: a raw address (pins the page).
     Raw {
         /// Allocation index (among live ones).

@@ -12,7 +12,8 @@ use crate::program::{Op, Program};
 pub enum Scenario {
     /// Pool growth: sliced pages, page-size doubling, exclusive pages, frees.
     Growth,
-    /// Relocation of outdated pages, with a raw address pinning one.
+    /// Relocation of outdated pages (the engine's steps, then mem-relocate's
+    /// `relocate_memory`), with a raw address pinning one.
     Relocation,
     /// A capture window: priming, recording, a refused allocation, graph handles.
     Capture,
@@ -114,6 +115,17 @@ fn relocation() -> Vec<Op> {
         Op::Relocate {
             stream: 0,
             may_allocate: true,
+        },
+        reserve(0, 2000),
+        reserve(0, 40_000),
+        // Through mem-relocate: out of page sizes (may allocate), then explicit.
+        Op::RelocateFor {
+            stream: 0,
+            reason: 2,
+        },
+        Op::RelocateFor {
+            stream: 0,
+            reason: 0,
         },
         Op::Drop { alloc: 0 },
         Op::Cleanup {

@@ -35,6 +35,7 @@ fn kind(op: &Op) -> &'static str {
         Op::Cleanup { .. } => "cleanup",
         Op::Install { .. } => "install",
         Op::Relocate { .. } => "relocate",
+        Op::RelocateFor { .. } => "relocate for a reason",
         Op::Raw { .. } => "raw",
         Op::ReleaseRaw { .. } => "release raw",
         Op::CaptureBegin { .. } => "capture begin",
@@ -73,5 +74,5 @@ fn the_corpus_exercises_every_kind_of_op() {
         .flat_map(|(_, bytes)| decode(bytes).ops)
         .map(|op| kind(&op))
         .collect();
-    assert_eq!(seen.len(), 20, "kinds seen: {seen:?}");
+    assert_eq!(seen.len(), 21, "kinds seen: {seen:?}");
 }
