@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use gpumem_cli::cli::{BackendKind, replay_on};
+use gpumem_cli::cli::{BackendKind, PoolSettings, replay_on};
 use gpumem_cli::replay::{PoolBackend, Program, ReplayOptions, replay};
 use gpumem_cli::trace::{Event, read_jsonl, write_jsonl};
 use gpumem_cli::workload::{Workload, WorkloadSpec};
@@ -40,7 +40,15 @@ fn run(kind: BackendKind, events: &[Event], points: usize) -> gpumem_cli::replay
         timeline_points: points,
         progress: None,
     };
-    replay_on(kind, 80 * GIB, "test", &program, &options).unwrap()
+    replay_on(
+        kind,
+        80 * GIB,
+        &PoolSettings::default(),
+        "test",
+        &program,
+        &options,
+    )
+    .unwrap()
 }
 
 #[test]
@@ -97,7 +105,7 @@ fn the_peak_reserved_includes_what_the_engine_held_within_a_call() {
         progress: None,
     };
     let run = replay("devlog", &program, &mut backend, &options).unwrap();
-    let engine_peak = backend.manager().stats().reserved_bytes.peak;
+    let engine_peak = backend.memory(0).unwrap().stats().reserved_bytes.peak;
     let sampled = run.timeline.iter().map(|s| s.reserved).max().unwrap();
     assert_eq!(run.report.peak_reserved_bytes, engine_peak.max(sampled));
     assert!(run.report.peak_reserved_bytes >= run.report.peak_live_bytes);

@@ -2,7 +2,7 @@
 //! larger than the device, malformed programs, and a missing CUDA driver.
 
 use gpumem_cli::CliError;
-use gpumem_cli::cli::{BackendKind, replay_on};
+use gpumem_cli::cli::{BackendKind, PoolSettings, replay_on};
 use gpumem_cli::replay::{AllocBackend, Program, ReplayOptions, SystemBackend, replay};
 use gpumem_cli::trace::Event;
 use gpumem_cli::workload::{Workload, WorkloadSpec};
@@ -88,6 +88,7 @@ fn a_trace_larger_than_the_simulated_device_fails_allocations_without_stopping()
     let r = replay_on(
         BackendKind::Sim,
         16 * GIB,
+        &PoolSettings::default(),
         "t",
         &program,
         &ReplayOptions::default(),
@@ -129,6 +130,7 @@ fn the_cuda_backend_is_a_clean_error_without_a_driver() {
     let err = replay_on(
         BackendKind::Cuda,
         GIB,
+        &PoolSettings::default(),
         "t",
         &program,
         &ReplayOptions::default(),

@@ -8,28 +8,63 @@ use mem_storage::{CudaResource, DeviceResource, HostResource, SimulatedResource}
 
 use super::BackendKind;
 use crate::error::{CliError, Result};
-use crate::replay::{PoolBackend, Program, ReplayOptions, ReplayRun, SystemBackend, replay};
+use crate::replay::{
+    PoolBackend, Program, ReplayOptions, ReplayRun, StreamMode, SystemBackend, replay,
+};
+
+/// How the pool backends (`sim`, `host`, `cuda`) are set up; the `system`
+/// baseline ignores it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PoolSettings {
+    /// Pool layout (`--config`).
+    pub config: MemoryConfiguration,
+    /// Relocate as a runtime would (`--relocate`).
+    pub relocate: bool,
+    /// Trace streams to memories (`--streams`).
+    pub streams: StreamMode,
+}
+
+impl PoolSettings {
+    fn backend<R: DeviceResource>(
+        &self,
+        name: &'static str,
+        resource: R,
+        capacity: u64,
+        check_patterns: bool,
+    ) -> PoolBackend<R> {
+        PoolBackend::new(
+            name,
+            resource,
+            capacity,
+            self.config.clone(),
+            false,
+            check_patterns,
+        )
+        .with_relocation(self.relocate)
+        .with_streams(self.streams)
+    }
+}
 
 /// Replays `program` on the backend `kind` names, a device of `capacity`
-/// bytes (CUDA uses the real device's size instead).
+/// bytes (CUDA uses the real device's size instead), set up by `settings`.
 pub fn replay_on(
     kind: BackendKind,
     capacity: u64,
+    settings: &PoolSettings,
     source: &str,
     program: &Program,
     options: &ReplayOptions,
 ) -> Result<ReplayRun> {
-    let config = MemoryConfiguration::SubSlices;
     match kind {
         BackendKind::System => replay(source, program, &mut SystemBackend::new(capacity), options),
         BackendKind::Sim => {
             let resource = SimulatedResource::new(capacity);
-            let mut backend = PoolBackend::new("sim", resource, capacity, config, false, false);
+            let mut backend = settings.backend("sim", resource, capacity, false);
             replay(source, program, &mut backend, options)
         }
         BackendKind::Host => {
             let resource = HostResource::with_capacity(capacity);
-            let mut backend = PoolBackend::new("host", resource, capacity, config, false, true);
+            let mut backend = settings.backend("host", resource, capacity, true);
             replay(source, program, &mut backend, options)
         }
         BackendKind::Cuda => {
@@ -41,7 +76,7 @@ pub fn replay_on(
                     message: format!("reading the device's memory size: {e}"),
                 })?
                 .total;
-            let mut backend = PoolBackend::new("cuda", resource, total, config, false, false);
+            let mut backend = settings.backend("cuda", resource, total, false);
             replay(source, program, &mut backend, options)
         }
     }

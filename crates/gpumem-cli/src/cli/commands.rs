@@ -6,7 +6,7 @@ use std::path::Path;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::backends::{host_capacity, replay_on};
+use super::backends::{PoolSettings, host_capacity, replay_on};
 use super::input::{load_input, warn_about};
 use super::{BackendKind, Cli, Command, MAX_DEVICE_GIB, RecordArgs, ReplayArgs};
 use crate::error::{CliError, Result};
@@ -83,7 +83,19 @@ fn run_replay(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
         timeline_points: if args.plot.is_some() { PLOT_POINTS } else { 0 },
         progress: progress_bar(args.json),
     };
-    let run = replay_on(args.backend, capacity, &source, &program, &options)?;
+    let settings = PoolSettings {
+        config: mem_pools::MemoryConfiguration::SubSlices,
+        relocate: args.relocate,
+        streams: args.streams,
+    };
+    let run = replay_on(
+        args.backend,
+        capacity,
+        &settings,
+        &source,
+        &program,
+        &options,
+    )?;
     if args.json {
         let text = serde_json::to_string(&run.report).map_err(|e| CliError::Io {
             what: "JSON report".to_string(),

@@ -11,11 +11,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-pub use backends::{HOST_MEMORY_SHARE, host_capacity, replay_on};
+pub use backends::{HOST_MEMORY_SHARE, PoolSettings, host_capacity, replay_on};
 pub use commands::{device_bytes, run};
 pub use input::load_input;
 pub(crate) use input::warn_about;
 
+use crate::replay::StreamMode;
 use crate::trace::TraceFormat;
 use crate::workload::Workload;
 
@@ -104,6 +105,15 @@ pub struct ReplayArgs {
     /// Write an SVG timeline of live vs reserved bytes.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+    /// Relocate as a runtime would: before reservations when the device
+    /// runs short or pools run out of page sizes, and a reclaim at every
+    /// cleanup event and at the end (final reserved is after it).
+    #[arg(long)]
+    pub relocate: bool,
+    /// Trace streams to pool memories: `per-trace` gives each stream its
+    /// own memory (as CUDA runtimes do), `one` serves all from one.
+    #[arg(long, value_enum, default_value = "per-trace")]
+    pub streams: StreamMode,
 }
 
 /// `gpumem record`.

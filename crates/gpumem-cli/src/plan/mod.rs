@@ -21,7 +21,7 @@ use serde::Serialize;
 
 pub use output::run_plan;
 
-use crate::error::Result;
+use crate::error::{CliError, Result};
 use crate::replay::{PoolBackend, Program, ReplayOptions, ReplayReport, device_properties, replay};
 
 /// One pool of the suggested layout.
@@ -138,8 +138,15 @@ fn dry_run(
 
 /// Measures `program` and suggests a layout for a device of `capacity` bytes.
 pub fn plan(source: &str, program: &Program, capacity: u64) -> Result<Plan> {
-    let (measured, backend) = dry_run(source, program, capacity, MemoryConfiguration::SubSlices)?;
-    let report = backend.manager().memory_report();
+    let (measured, mut backend) =
+        dry_run(source, program, capacity, MemoryConfiguration::SubSlices)?;
+    let report = backend
+        .memory(0)
+        .map(|m| m.memory_report())
+        .ok_or_else(|| CliError::Backend {
+            backend: "sim-lazy",
+            message: "the dry run holds no memory to report on".to_string(),
+        })?;
     drop(backend);
     let alignment = SimulatedResource::new(capacity).alignment();
     let max_page = device_properties(capacity, alignment).effective_max_page();

@@ -5,7 +5,7 @@
 //! compared by implementing six methods.
 
 use crate::error::Result;
-use crate::report::PoolLine;
+use crate::report::{PoolLine, RelocationSummary, StreamLine};
 use crate::trace::Mode;
 
 /// An allocator under replay.
@@ -17,7 +17,8 @@ pub trait AllocBackend {
     /// Short name for reports (`"sim"`, `"host"`, `"system"`, …).
     fn name(&self) -> &'static str;
 
-    /// Reserves `size` bytes for use on `stream`. An error is an ordinary
+    /// Reserves `size` bytes for use on `stream`, the trace stream's dense
+    /// index ([`Program::streams`](super::Program::streams) maps it back). An error is an ordinary
     /// failed allocation (counted by the replay, which goes on).
     fn reserve(&mut self, size: u64, stream: u64) -> Result<Self::Token>;
 
@@ -55,6 +56,16 @@ pub trait AllocBackend {
 
     /// Per-pool lines for the report (none for backends without pools).
     fn pool_lines(&self) -> Vec<PoolLine> {
+        Vec::new()
+    }
+
+    /// What relocation did, for backends that relocate (read after `settle`).
+    fn relocation(&self) -> Option<RelocationSummary> {
+        None
+    }
+
+    /// One line per stream memory, for backends that keep several.
+    fn stream_lines(&self) -> Vec<StreamLine> {
         Vec::new()
     }
 }

@@ -2,6 +2,9 @@
 
 mod backend;
 mod pattern;
+mod pool_lines;
+mod pool_ops;
+mod pool_streams;
 mod pools;
 mod program;
 mod run;
@@ -10,7 +13,8 @@ mod timeline;
 
 pub use backend::AllocBackend;
 pub use pattern::PATTERN_WINDOW;
-pub use pools::{PoolBackend, PoolToken, device_properties, pool_lines};
+pub use pool_lines::pool_lines;
+pub use pools::{PoolBackend, PoolStorage, PoolToken, StreamMode, device_properties};
 pub use program::{Op, Program};
 pub use run::{ReplayOptions, ReplayRun, replay};
 pub use system::SystemBackend;

@@ -1,44 +1,91 @@
-//! gpumem's pool engine as a replay backend: `MemoryManagement` over
-//! `ResourceStorage<R>` for any mem-storage resource (simulated, host, CUDA).
+//! gpumem's pool engine as a replay backend: mem-relocate's [`StreamSet`]
+//! of `MemoryManagement`s over `ResourceStorage<Arc<R>>`, for any
+//! mem-storage resource (simulated, host, CUDA).
 //!
-//! One manager serves the whole trace, so streams are not separated (one
-//! manager per stream is the facade's job); the trace's stream numbers are
-//! accepted and ignored. With `check_patterns` (the host backend), every
-//! reservation carries an edge pattern (see `pattern.rs`) checked before its
-//! free; a mismatch stops the replay with the offset that was overwritten.
+//! - **Streams** ([`StreamMode`]): `One` serves the whole trace from one
+//!   memory; `PerTrace` gives each trace stream its own memory, as CUDA
+//!   runtimes do. All share one device (see `pool_streams.rs`).
+//! - **Relocation** ([`PoolBackend::with_relocation`]): every reservation
+//!   goes through [`StreamSet::reserve`], which first relocates the stream's
+//!   memory when its trigger wants it (the device would have less than a
+//!   page to spare, or a pool is out of page sizes) and retries once after
+//!   relocating when a pool ran out of page sizes. A `cleanup` event and the
+//!   end of the replay reclaim every memory: what outdated pages hold moves
+//!   to current pages, then every empty page goes back.
+//! - **Patterns** (`check_patterns`, the host backend): every reservation
+//!   carries an edge pattern checked before its free, wherever relocation
+//!   has moved it since; a mismatch stops the replay with the offset.
 
 use std::sync::Arc;
 
 use mem_pools::{
-    ManagedMemoryBinding, ManagedMemoryHandle, MemoryAllocationMode, MemoryConfiguration,
-    MemoryDeviceProperties, MemoryManagement, MemoryManagementOptions, MemoryReport,
-    PoolReportKind, ServerLogger,
+    ManagedMemoryHandle, MemoryAllocationMode, MemoryConfiguration, MemoryDeviceProperties,
+    MemoryManagement, MemoryManagementOptions, StorageCopyQueue,
 };
-use mem_storage::{DeviceResource, ResourceStorage, StorageHandle};
+use mem_relocate::StreamSet;
+use mem_storage::{DeviceResource, ResourceStorage};
 
-use super::backend::AllocBackend;
 use super::pattern::Patterns;
-use crate::error::{CliError, Result};
-use crate::report::{PoolLine, human_bytes};
-use crate::trace::Mode;
+use super::pool_streams::StreamState;
+use crate::report::{PoolLine, RelocationSummary, StreamLine};
 
-/// A live reservation: the handle, and the tag its pattern derives from.
-#[derive(Debug)]
-pub struct PoolToken {
-    handle: ManagedMemoryHandle,
-    tag: u64,
+/// The storage of every stream memory: pages from one shared resource.
+pub type PoolStorage<R> = ResourceStorage<Arc<R>>;
+
+/// How trace streams map to pool memories.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum StreamMode {
+    /// One memory per trace stream, as CUDA runtimes keep one per stream.
+    #[default]
+    PerTrace,
+    /// One memory for the whole trace; stream numbers are ignored.
+    One,
 }
 
-/// `MemoryManagement` over a resource, as an [`AllocBackend`].
+/// A live reservation: the handle, its pattern's tag, and its memory.
 #[derive(Debug)]
+pub struct PoolToken {
+    pub(crate) handle: ManagedMemoryHandle,
+    pub(crate) tag: u64,
+    pub(crate) memory: usize,
+}
+
+/// Stream memories over one resource, as an [`AllocBackend`](super::AllocBackend).
 pub struct PoolBackend<R: DeviceResource> {
-    manager: MemoryManagement<ResourceStorage<R>>,
-    name: &'static str,
-    check_patterns: bool,
-    next_tag: u64,
-    patterns: Patterns,
-    /// Binding of the last freed reservation, used by `settle`.
-    last_freed: Option<ManagedMemoryBinding>,
+    pub(crate) set: StreamSet<PoolStorage<R>>,
+    pub(crate) resource: Arc<R>,
+    pub(crate) properties: MemoryDeviceProperties,
+    pub(crate) config: MemoryConfiguration,
+    pub(crate) options: MemoryManagementOptions,
+    pub(crate) name: &'static str,
+    pub(crate) relocate: bool,
+    pub(crate) streams: StreamMode,
+    /// Set index of each dense trace stream, once used.
+    pub(crate) routes: Vec<Option<usize>>,
+    /// Dense trace stream of each set index.
+    pub(crate) labels: Vec<u64>,
+    pub(crate) states: Vec<StreamState>,
+    pub(crate) persistent_depth: u32,
+    /// Σ reserved bytes of every memory, as last observed.
+    pub(crate) reserved: u64,
+    /// The device's peak reserved bytes, as observed.
+    pub(crate) peak: u64,
+    pub(crate) pools: Vec<PoolLine>,
+    pub(crate) reclaim_error: Option<String>,
+    pub(crate) check_patterns: bool,
+    pub(crate) next_tag: u64,
+    pub(crate) patterns: Patterns,
+}
+
+impl<R: DeviceResource> std::fmt::Debug for PoolBackend<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PoolBackend")
+            .field("name", &self.name)
+            .field("set", &self.set)
+            .field("relocate", &self.relocate)
+            .field("streams", &self.streams)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Device properties for a device of `capacity` bytes: pages up to a quarter
@@ -51,7 +98,8 @@ pub fn device_properties(capacity: u64, alignment: u64) -> MemoryDevicePropertie
 }
 
 impl<R: DeviceResource> PoolBackend<R> {
-    /// Pools laid out by `config` over `resource`, a device of `capacity` bytes.
+    /// Pools laid out by `config` over `resource`, a device of `capacity`
+    /// bytes: one memory, no relocation (see the builder methods).
     /// `lazy_pages` carves pages without device memory (dry runs).
     pub fn new(
         name: &'static str,
@@ -62,153 +110,113 @@ impl<R: DeviceResource> PoolBackend<R> {
         check_patterns: bool,
     ) -> Self {
         let properties = device_properties(capacity, resource.alignment());
-        let storage = ResourceStorage::new(resource);
         let options = MemoryManagementOptions {
             name: format!("gpumem-{name}"),
             lazy_pages,
         };
-        let logger = Arc::new(ServerLogger::named("gpumem-cli"));
+        let resource = Arc::new(resource);
+        let first = ResourceStorage::new(Arc::clone(&resource));
+        let logger = Arc::new(mem_pools::ServerLogger::named("gpumem-cli"));
+        let memory = MemoryManagement::from_configuration(
+            first,
+            &properties,
+            config.clone(),
+            logger,
+            options.clone(),
+        );
+        let mut set = StreamSet::new(memory, StorageCopyQueue);
+        set.set_capacity(Some(capacity));
         PoolBackend {
-            manager: MemoryManagement::from_configuration(
-                storage,
-                &properties,
-                config,
-                logger,
-                options,
-            ),
+            set,
+            resource,
+            properties,
+            config,
+            options,
             name,
+            relocate: false,
+            streams: StreamMode::One,
+            routes: Vec::new(),
+            labels: vec![0],
+            states: vec![StreamState::default()],
+            persistent_depth: 0,
+            reserved: 0,
+            peak: 0,
+            pools: Vec::new(),
+            reclaim_error: None,
             check_patterns,
             next_tag: 0,
             patterns: Patterns::default(),
-            last_freed: None,
         }
     }
 
-    /// The engine, for reports after a replay.
-    pub fn manager(&self) -> &MemoryManagement<ResourceStorage<R>> {
-        &self.manager
+    /// Relocate as a runtime would: before reservations when the trigger
+    /// wants it, and a reclaim at every `cleanup` and at the end.
+    pub fn with_relocation(mut self, relocate: bool) -> Self {
+        self.relocate = relocate;
+        self
     }
 
-    fn backend_error(&self, message: String) -> CliError {
-        CliError::Backend {
-            backend: self.name,
-            message,
+    /// How trace streams map to memories (before the replay starts).
+    pub fn with_streams(mut self, streams: StreamMode) -> Self {
+        self.streams = streams;
+        self
+    }
+
+    /// Stream memory `index` (0 is the first stream used), for reports and
+    /// tests after a replay.
+    pub fn memory(&mut self, index: usize) -> Option<&mut MemoryManagement<PoolStorage<R>>> {
+        self.set.memory(index).ok()
+    }
+
+    /// Memories the backend holds (at least 1).
+    pub fn memories(&self) -> usize {
+        self.set.stream_count()
+    }
+
+    pub(crate) fn relocation_summary(&self) -> Option<RelocationSummary> {
+        if !self.relocate {
+            return None;
         }
-    }
-
-    fn view(&mut self, token: &PoolToken, when: &str) -> Result<StorageHandle> {
-        self.manager
-            .get_storage(token.handle.binding())
-            .map_err(|e| self.backend_error(format!("resolving an allocation {when}: {e}")))
-    }
-}
-
-/// A report line for one pool of a memory report.
-pub fn pool_lines(report: &MemoryReport) -> Vec<PoolLine> {
-    report
-        .pools
-        .iter()
-        .map(|p| PoolLine {
-            pool: match p.kind {
-                PoolReportKind::Sliced {
-                    page_size,
-                    max_slice_size,
-                    ..
-                } => format!(
-                    "sliced({} pages, slices ≤ {})",
-                    human_bytes(page_size),
-                    human_bytes(max_slice_size)
-                ),
-                PoolReportKind::Exclusive { max_alloc_size } => {
-                    format!("exclusive(≤ {})", human_bytes(max_alloc_size))
-                }
-                PoolReportKind::Persistent => "persistent".to_string(),
-            },
-            pages: p.pages,
-            bytes_in_use: p.bytes_in_use,
-            bytes_reserved: p.bytes_reserved,
-            peak_bytes_in_use: p.peak_bytes_in_use,
-            peak_bytes_reserved: p.peak_bytes_reserved,
+        let log = self.set.log();
+        Some(RelocationSummary {
+            relocations: log.productive,
+            stalled: log.stalled,
+            failed: log.failures,
+            moved_slices: log.moved_slices,
+            moved_bytes: log.moved_bytes,
+            pages_freed: log.pages_freed,
+            bytes_freed: log.bytes_freed,
+            last_error: log
+                .last_error
+                .as_ref()
+                .map(ToString::to_string)
+                .or_else(|| self.reclaim_error.clone()),
         })
-        .collect()
+    }
+
+    pub(crate) fn stream_summary(&self) -> Vec<StreamLine> {
+        if self.set.stream_count() < 2 {
+            return Vec::new();
+        }
+        self.states
+            .iter()
+            .zip(&self.labels)
+            .map(|(s, &stream)| StreamLine {
+                stream,
+                allocs: s.allocs,
+                peak_live_bytes: s.peak_live,
+                final_live_bytes: s.live,
+                peak_reserved_bytes: s.peak_reserved,
+                final_reserved_bytes: s.reserved,
+                storage_allocs: s.storage_allocs,
+            })
+            .collect()
+    }
 }
 
-impl<R: DeviceResource> AllocBackend for PoolBackend<R> {
-    type Token = PoolToken;
-
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn reserve(&mut self, size: u64, _stream: u64) -> Result<PoolToken> {
-        let handle = self
-            .manager
-            .reserve(size)
-            .map_err(|e| self.backend_error(format!("reserve: {e}")))?;
-        let token = PoolToken {
-            handle,
-            tag: self.next_tag,
-        };
-        self.next_tag += 1;
-        if self.check_patterns {
-            let view = self.view(&token, "after its reservation")?;
-            self.patterns
-                .write(self.manager.storage(), &view, token.tag)
-                .map_err(|m| self.backend_error(m))?;
-        }
-        Ok(token)
-    }
-
-    fn free(&mut self, token: PoolToken) -> Result<()> {
-        if self.check_patterns {
-            let view = self.view(&token, "before its free")?;
-            self.patterns
-                .check(self.manager.storage(), &view, token.tag)
-                .map_err(|m| self.backend_error(m))?;
-        }
-        self.last_freed = Some(token.handle.binding());
-        drop(token.handle);
-        Ok(())
-    }
-
-    fn mode(&mut self, mode: Mode) {
-        self.manager.mode(match mode {
-            Mode::Persistent => MemoryAllocationMode::Persistent,
-            Mode::Auto => MemoryAllocationMode::Auto,
-        });
-    }
-
-    fn cleanup(&mut self) {
-        self.manager.cleanup(true);
-    }
-
-    fn live_bytes(&self) -> u64 {
-        self.manager.memory_usage().bytes_in_use
-    }
-
-    fn reserved_bytes(&self) -> u64 {
-        self.manager.memory_usage().bytes_reserved
-    }
-
-    fn peak_reserved_bytes(&self) -> Option<u64> {
-        Some(self.manager.stats().reserved_bytes.peak)
-    }
-
-    fn storage_allocs(&self) -> u64 {
-        self.manager.stats().storage_allocs
-    }
-
-    /// The engine frees dropped handles at its next call (its drop queue).
-    /// Resolving the last freed binding is such a call with no other effect:
-    /// the queue is drained first, then the binding is stale and the lookup
-    /// fails before touching any page, so nothing is allocated or mapped.
-    fn settle(&mut self) {
-        if let Some(binding) = self.last_freed.take() {
-            let _stale = self.manager.get_storage(binding);
-        }
-    }
-
-    fn pool_lines(&self) -> Vec<PoolLine> {
-        pool_lines(&self.manager.memory_report())
+pub(crate) fn engine_mode(mode: crate::trace::Mode) -> MemoryAllocationMode {
+    match mode {
+        crate::trace::Mode::Persistent => MemoryAllocationMode::Persistent,
+        crate::trace::Mode::Auto => MemoryAllocationMode::Auto,
     }
 }

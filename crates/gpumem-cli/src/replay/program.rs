@@ -3,7 +3,9 @@
 //!
 //! Compiling also settles what the trace itself decides: frees of ids that
 //! are not live are dropped and counted (never fatal), and an id allocated
-//! twice while live is an error naming the event.
+//! twice while live is an error naming the event. Stream numbers (any
+//! `u64`, e.g. an RMM stream pointer) become dense indices in first-use
+//! order, so a backend keeping one memory per stream indexes a vector.
 
 use std::collections::HashMap;
 
@@ -19,7 +21,7 @@ pub enum Op {
         slot: u32,
         /// Requested bytes.
         size: u64,
-        /// Stream.
+        /// Dense stream index (`Program::streams[stream]` is the trace's number).
         stream: u64,
     },
     /// Free what `slot` holds.
@@ -42,6 +44,8 @@ pub struct Program {
     pub slots: usize,
     /// Frees of ids that were not live, dropped from `ops`.
     pub unknown_frees: u64,
+    /// The trace's stream numbers, by dense index, in first-use order.
+    pub streams: Vec<u64>,
 }
 
 impl Program {
@@ -51,6 +55,8 @@ impl Program {
         let mut ops = Vec::with_capacity(events.len());
         let mut slots: u32 = 0;
         let mut unknown_frees = 0;
+        let mut stream_index: HashMap<u64, u64> = HashMap::new();
+        let mut streams = Vec::new();
         for (index, event) in events.iter().enumerate() {
             match *event {
                 Event::Alloc { id, size, stream } => {
@@ -62,6 +68,10 @@ impl Program {
                         max: u64::from(u32::MAX),
                     })?;
                     live.insert(id, slot);
+                    let stream = *stream_index.entry(stream).or_insert_with(|| {
+                        streams.push(stream);
+                        streams.len() as u64 - 1
+                    });
                     ops.push(Op::Alloc { slot, size, stream });
                 }
                 Event::Free { id } => match live.remove(&id) {
@@ -76,6 +86,7 @@ impl Program {
             ops,
             slots: slots as usize,
             unknown_frees,
+            streams,
         })
     }
 }

@@ -129,6 +129,18 @@ pub fn replay<B: AllocBackend>(
         failed_allocs: failed,
         first_failure,
         pools: backend.pool_lines(),
+        relocation: backend.relocation(),
+        streams: backend
+            .stream_lines()
+            .into_iter()
+            .map(|mut line| {
+                // Backends see dense stream indices; the report names the trace's.
+                if let Some(&number) = program.streams.get(line.stream as usize) {
+                    line.stream = number;
+                }
+                line
+            })
+            .collect(),
     };
     // Allocations still live at the end are released here, after the report.
     for (token, _) in slots.into_iter().flatten() {

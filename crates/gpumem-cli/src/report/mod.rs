@@ -6,7 +6,7 @@
 //! device. Fragmentation is reserved ÷ live, at the two peaks and at the end
 //! (1.0 is perfect; a peak of 2.0 means half the memory held was unusable).
 
-use std::fmt;
+mod text;
 
 use serde::Serialize;
 
@@ -85,8 +85,53 @@ pub struct ReplayReport {
     pub failed_allocs: u64,
     /// The first refusal's message.
     pub first_failure: Option<String>,
-    /// Per-pool lines (pool backends only).
+    /// Per-pool lines (pool backends only; summed over streams).
     pub pools: Vec<PoolLine>,
+    /// What relocation did (`None` when the replay ran without `--relocate`).
+    pub relocation: Option<RelocationSummary>,
+    /// One line per stream memory, when the backend kept more than one.
+    pub streams: Vec<StreamLine>,
+}
+
+/// What the relocations of a replay did, from mem-relocate's log.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct RelocationSummary {
+    /// Relocations that moved an allocation or gave a page back.
+    pub relocations: u64,
+    /// Relocations that found nothing they could move (the trigger then
+    /// waits for the pools' shape to change).
+    pub stalled: u64,
+    /// Relocations that failed (nothing moved; see `last_error`).
+    pub failed: u64,
+    /// Allocations moved to current pages.
+    pub moved_slices: u64,
+    /// Their capacity bytes.
+    pub moved_bytes: u64,
+    /// Outdated pages given back to the device by relocations.
+    pub pages_freed: u64,
+    /// Their bytes.
+    pub bytes_freed: u64,
+    /// The last failure's message.
+    pub last_error: Option<String>,
+}
+
+/// One stream's memory at the end of a replay (`--streams per-trace`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct StreamLine {
+    /// The stream number as the trace names it.
+    pub stream: u64,
+    /// Successful reservations on it.
+    pub allocs: u64,
+    /// Peak requested bytes live on it.
+    pub peak_live_bytes: u64,
+    /// Requested bytes live on it at the end.
+    pub final_live_bytes: u64,
+    /// Peak bytes its pools held.
+    pub peak_reserved_bytes: u64,
+    /// Bytes its pools hold at the end.
+    pub final_reserved_bytes: u64,
+    /// Pages it allocated from the device.
+    pub storage_allocs: u64,
 }
 
 /// Formats bytes with a binary unit (`1.50 GiB`).
@@ -102,84 +147,6 @@ pub fn human_bytes(bytes: u64) -> String {
         format!("{bytes} B")
     } else {
         format!("{value:.2} {}", UNITS[unit])
-    }
-}
-
-fn ratio(r: Option<f64>) -> String {
-    r.map_or_else(|| "n/a (nothing live)".to_string(), |r| format!("{r:.3}"))
-}
-
-impl fmt::Display for ReplayReport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "replay of {} on backend {}", self.source, self.backend)?;
-        writeln!(
-            f,
-            "  ops                {:>14}   ({} allocs, {} frees)",
-            self.ops, self.allocs, self.frees
-        )?;
-        writeln!(
-            f,
-            "  peak live          {:>14}",
-            human_bytes(self.peak_live_bytes)
-        )?;
-        writeln!(
-            f,
-            "  peak reserved      {:>14}",
-            human_bytes(self.peak_reserved_bytes)
-        )?;
-        writeln!(
-            f,
-            "  final live         {:>14}",
-            human_bytes(self.final_live_bytes)
-        )?;
-        writeln!(
-            f,
-            "  final reserved     {:>14}",
-            human_bytes(self.final_reserved_bytes)
-        )?;
-        writeln!(
-            f,
-            "  fragmentation peak {:>14}   (reserved ÷ live; 1.000 is perfect)",
-            ratio(self.fragmentation.peak)
-        )?;
-        writeln!(
-            f,
-            "  fragmentation end  {:>14}",
-            ratio(self.fragmentation.end)
-        )?;
-        writeln!(f, "  storage allocs     {:>14}", self.storage_allocs)?;
-        writeln!(
-            f,
-            "  replay time        {:>11.3} ms   ({:.1} ns/op)",
-            self.wall_ns as f64 / 1e6,
-            self.ns_per_op
-        )?;
-        if self.unknown_frees > 0 {
-            writeln!(
-                f,
-                "  unknown frees      {:>14}   (frees of ids not live; skipped)",
-                self.unknown_frees
-            )?;
-        }
-        if self.failed_allocs > 0 {
-            writeln!(f, "  failed allocs      {:>14}", self.failed_allocs)?;
-            if let Some(first) = &self.first_failure {
-                writeln!(f, "    first: {first}")?;
-            }
-        }
-        for pool in &self.pools {
-            writeln!(
-                f,
-                "  pool {}: {} pages, in use {} (peak {}), reserved {} (peak {})",
-                pool.pool,
-                pool.pages,
-                human_bytes(pool.bytes_in_use),
-                human_bytes(pool.peak_bytes_in_use),
-                human_bytes(pool.bytes_reserved),
-                human_bytes(pool.peak_bytes_reserved)
-            )?;
-        }
-        Ok(())
     }
 }
 

@@ -1,0 +1,61 @@
+//! The report's pool lines, from one memory's report or summed over the
+//! memories of several streams (which share one layout).
+
+use mem_pools::{MemoryReport, PoolReportKind};
+
+use crate::report::{PoolLine, human_bytes};
+
+fn pool_name(kind: &PoolReportKind) -> String {
+    match *kind {
+        PoolReportKind::Sliced {
+            page_size,
+            max_slice_size,
+            ..
+        } => format!(
+            "sliced({} pages, slices ≤ {})",
+            human_bytes(page_size),
+            human_bytes(max_slice_size)
+        ),
+        PoolReportKind::Exclusive { max_alloc_size } => {
+            format!("exclusive(≤ {})", human_bytes(max_alloc_size))
+        }
+        PoolReportKind::Persistent => "persistent".to_string(),
+    }
+}
+
+/// A report line for one pool of a memory report.
+pub fn pool_lines(report: &MemoryReport) -> Vec<PoolLine> {
+    report
+        .pools
+        .iter()
+        .map(|p| PoolLine {
+            pool: pool_name(&p.kind),
+            pages: p.pages,
+            bytes_in_use: p.bytes_in_use,
+            bytes_reserved: p.bytes_reserved,
+            peak_bytes_in_use: p.peak_bytes_in_use,
+            peak_bytes_reserved: p.peak_bytes_reserved,
+        })
+        .collect()
+}
+
+/// Pool lines of several memories with one layout, summed pool by pool
+/// (peaks are the sum of each memory's peak: an upper bound of the pool's).
+pub(crate) fn merged_pool_lines(reports: &[MemoryReport]) -> Vec<PoolLine> {
+    let mut lines: Vec<PoolLine> = Vec::new();
+    for report in reports {
+        for (i, line) in pool_lines(report).into_iter().enumerate() {
+            match lines.get_mut(i) {
+                Some(sum) => {
+                    sum.pages += line.pages;
+                    sum.bytes_in_use += line.bytes_in_use;
+                    sum.bytes_reserved += line.bytes_reserved;
+                    sum.peak_bytes_in_use += line.peak_bytes_in_use;
+                    sum.peak_bytes_reserved += line.peak_bytes_reserved;
+                }
+                None => lines.push(line),
+            }
+        }
+    }
+    lines
+}

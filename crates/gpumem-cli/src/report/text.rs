@@ -1,0 +1,119 @@
+//! The text form of a [`ReplayReport`]: what `gpumem replay` prints
+//! without `--json`.
+
+use std::fmt;
+
+use super::{ReplayReport, human_bytes};
+
+fn ratio(r: Option<f64>) -> String {
+    r.map_or_else(|| "n/a (nothing live)".to_string(), |r| format!("{r:.3}"))
+}
+
+impl fmt::Display for ReplayReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "replay of {} on backend {}", self.source, self.backend)?;
+        writeln!(
+            f,
+            "  ops                {:>14}   ({} allocs, {} frees)",
+            self.ops, self.allocs, self.frees
+        )?;
+        writeln!(
+            f,
+            "  peak live          {:>14}",
+            human_bytes(self.peak_live_bytes)
+        )?;
+        writeln!(
+            f,
+            "  peak reserved      {:>14}",
+            human_bytes(self.peak_reserved_bytes)
+        )?;
+        writeln!(
+            f,
+            "  final live         {:>14}",
+            human_bytes(self.final_live_bytes)
+        )?;
+        writeln!(
+            f,
+            "  final reserved     {:>14}",
+            human_bytes(self.final_reserved_bytes)
+        )?;
+        writeln!(
+            f,
+            "  fragmentation peak {:>14}   (reserved ÷ live; 1.000 is perfect)",
+            ratio(self.fragmentation.peak)
+        )?;
+        writeln!(
+            f,
+            "  fragmentation end  {:>14}",
+            ratio(self.fragmentation.end)
+        )?;
+        writeln!(f, "  storage allocs     {:>14}", self.storage_allocs)?;
+        writeln!(
+            f,
+            "  replay time        {:>11.3} ms   ({:.1} ns/op)",
+            self.wall_ns as f64 / 1e6,
+            self.ns_per_op
+        )?;
+        if self.unknown_frees > 0 {
+            writeln!(
+                f,
+                "  unknown frees      {:>14}   (frees of ids not live; skipped)",
+                self.unknown_frees
+            )?;
+        }
+        if self.failed_allocs > 0 {
+            writeln!(f, "  failed allocs      {:>14}", self.failed_allocs)?;
+            if let Some(first) = &self.first_failure {
+                writeln!(f, "    first: {first}")?;
+            }
+        }
+        if let Some(r) = &self.relocation {
+            writeln!(
+                f,
+                "  relocations        {:>14}   ({} stalled, {} failed; final reserved is after a reclaim)",
+                r.relocations, r.stalled, r.failed
+            )?;
+            writeln!(
+                f,
+                "  moved              {:>14}   ({} allocations)",
+                human_bytes(r.moved_bytes),
+                r.moved_slices
+            )?;
+            writeln!(
+                f,
+                "  pages freed        {:>14}   ({})",
+                r.pages_freed,
+                human_bytes(r.bytes_freed)
+            )?;
+            if let Some(err) = &r.last_error {
+                writeln!(f, "    last failure: {err}")?;
+            }
+        }
+        for s in &self.streams {
+            writeln!(
+                f,
+                "  stream {}: {} allocs, live {} (peak {}), reserved {} (peak {}), {} storage allocs",
+                s.stream,
+                s.allocs,
+                human_bytes(s.final_live_bytes),
+                human_bytes(s.peak_live_bytes),
+                human_bytes(s.final_reserved_bytes),
+                human_bytes(s.peak_reserved_bytes),
+                s.storage_allocs
+            )?;
+        }
+        for pool in &self.pools {
+            writeln!(
+                f,
+                "  pool {}: {} pages, in use {} (peak {}), reserved {} (peak {})",
+                pool.pool,
+                pool.pages,
+                human_bytes(pool.bytes_in_use),
+                human_bytes(pool.peak_bytes_in_use),
+                human_bytes(pool.bytes_reserved),
+                human_bytes(pool.peak_bytes_reserved)
+            )?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,122 @@
+//! `gpumem replay --relocate`: relocation as a runtime would run it, its
+//! counters in the report, and patterns that survive the moves.
+
+use gpumem_cli::cli::{BackendKind, PoolSettings, replay_on};
+use gpumem_cli::replay::{Program, ReplayOptions, ReplayReport};
+use gpumem_cli::trace::Event;
+use gpumem_cli::workload::{Workload, WorkloadSpec};
+
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+
+/// A growth-heavy trace: each round leaves one small long-lived allocation
+/// on the mid pool's current page, then asks for a size that does not fit
+/// a page, so the pool grows its page size and the page holding the
+/// long-lived allocation becomes outdated. A transient allocation per
+/// round is freed at once. With `cleanup`, a cleanup event ends the trace.
+fn growth_trace(rounds: u64, cleanup: bool) -> Vec<Event> {
+    let mut events = Vec::new();
+    let mut id = 0;
+    let mut alloc = |events: &mut Vec<Event>, size| {
+        id += 1;
+        events.push(Event::Alloc {
+            id,
+            size,
+            stream: 0,
+        });
+        id
+    };
+    let mut size = 3 * MIB;
+    for _ in 0..rounds {
+        alloc(&mut events, 256 * 1024);
+        let transient = alloc(&mut events, size);
+        events.push(Event::Free { id: transient });
+        size = size * 2 + MIB;
+    }
+    if cleanup {
+        events.push(Event::Cleanup);
+    }
+    events
+}
+
+fn replay(kind: BackendKind, capacity: u64, relocate: bool, events: &[Event]) -> ReplayReport {
+    let program = Program::compile(events).unwrap();
+    let settings = PoolSettings {
+        relocate,
+        ..PoolSettings::default()
+    };
+    replay_on(
+        kind,
+        capacity,
+        &settings,
+        "t",
+        &program,
+        &ReplayOptions::default(),
+    )
+    .unwrap()
+    .report
+}
+
+#[test]
+fn relocation_lets_a_pool_out_of_page_sizes_grow_again_and_reports_what_moved() {
+    // Without relocation, long-lived allocations keep eight page sizes
+    // alive and the pool cannot grow: the big requests fail.
+    let events = growth_trace(10, false);
+    let off = replay(BackendKind::Sim, 80 * GIB, false, &events);
+    assert_eq!(off.relocation, None, "no counters without --relocate");
+    assert!(off.failed_allocs > 0);
+    let first = off.first_failure.clone().unwrap();
+    assert!(first.contains("page sizes"), "{first}");
+
+    let on = replay(BackendKind::Sim, 80 * GIB, true, &events);
+    assert_eq!(on.failed_allocs, 0, "{:?}", on.first_failure);
+    let r = on.relocation.clone().expect("counters with --relocate");
+    assert!(r.relocations > 0 && r.moved_slices > 0, "{r:?}");
+    assert!(r.moved_bytes >= r.moved_slices * 256 * 1024, "{r:?}");
+    assert!(r.pages_freed > 0 && r.bytes_freed > 0, "{r:?}");
+    assert_eq!((r.failed, r.last_error.clone()), (0, None));
+    // After the final reclaim, the long-lived allocations share one page.
+    let mid = &on.pools[1];
+    assert_eq!((mid.pages, mid.bytes_in_use), (1, 10 * 256 * 1024), "{on}");
+    assert_eq!(on.final_reserved_bytes, mid.bytes_reserved);
+    let text = on.to_string();
+    assert!(
+        text.contains("relocations") && text.contains("pages freed"),
+        "{text}"
+    );
+}
+
+#[test]
+fn patterns_written_before_a_relocation_read_back_after_it_on_host_memory() {
+    // The host backend checks every allocation's pattern before its free;
+    // allocations still live at the end are freed (and checked) after the
+    // final reclaim. A moved allocation with wrong bytes fails the replay.
+    let events = growth_trace(7, true);
+    let on = replay(BackendKind::Host, GIB, true, &events);
+    let r = on.relocation.expect("counters with --relocate");
+    assert!(r.moved_slices > 0, "{r:?}");
+    assert_eq!(on.failed_allocs, 0, "{:?}", on.first_failure);
+}
+
+#[test]
+fn after_the_final_reclaim_nothing_empty_is_held() {
+    for workload in [Workload::Serving, Workload::Training, Workload::Devlog] {
+        let events = workload
+            .generate(&WorkloadSpec {
+                seed: 3,
+                scale: 0.05,
+            })
+            .unwrap();
+        let off = replay(BackendKind::Sim, 80 * GIB, false, &events);
+        let on = replay(BackendKind::Sim, 80 * GIB, true, &events);
+        assert_eq!(on.peak_live_bytes, off.peak_live_bytes, "{workload:?}");
+        assert!(on.final_reserved_bytes <= off.final_reserved_bytes);
+        assert!(on.final_reserved_bytes >= on.final_live_bytes);
+        let held: u64 = on.pools.iter().map(|p| p.bytes_reserved).sum();
+        let used: u64 = on.pools.iter().map(|p| p.bytes_in_use).sum();
+        assert_eq!(held, on.final_reserved_bytes, "{workload:?}");
+        if used == 0 {
+            assert_eq!(held, 0, "{workload:?}: every empty page went back");
+        }
+    }
+}
