@@ -9,6 +9,7 @@
 //! - [`workload`]: built-in seeded workloads (`random`, `training`,
 //!   `serving`, `devlog`).
 //! - [`replay`]: the [`replay::AllocBackend`] port and the timed loop.
+//! - [`layout`]: pool layouts as text (`--config`, `gpumem plan`).
 //! - [`report`], [`plot`]: the results as text, JSON and SVG.
 //! - [`cli`]: the command-line front end used by the `gpumem` binary.
 //!
@@ -27,6 +28,7 @@
 
 pub mod cli;
 pub mod error;
+pub mod layout;
 pub mod plan;
 pub mod plot;
 pub mod replay;

@@ -1,8 +1,12 @@
-//! `gpumem plan`: candidates are measured and the best one is suggested.
+//! `gpumem plan`: candidates are measured, the best one is suggested, and
+//! its `config` replays to what the plan measured (the measured-plan cycle).
 
+use gpumem_cli::cli::{BackendKind, PoolSettings, replay_on};
+use gpumem_cli::layout::parse_layout;
 use gpumem_cli::plan::{CANDIDATE_SPLITS, plan};
-use gpumem_cli::replay::Program;
+use gpumem_cli::replay::{Program, ReplayOptions};
 use gpumem_cli::workload::{Workload, WorkloadSpec};
+use mem_pools::MemoryConfiguration;
 
 #[test]
 fn the_suggested_layout_is_the_measured_best_candidate_and_covers_the_peak() {
@@ -48,4 +52,50 @@ fn a_trace_larger_than_the_device_is_planned_on_lazy_pages_without_failures() {
         plan.measured.failed_allocs, 0,
         "lazy pages hold no device memory"
     );
+}
+
+#[test]
+fn the_plans_config_replays_to_the_peak_the_plan_verified_below_the_default_layout() {
+    let events = Workload::Training
+        .generate(&WorkloadSpec {
+            seed: 42,
+            scale: 0.1,
+        })
+        .unwrap();
+    let program = Program::compile(&events).unwrap();
+    let plan = plan("training", &program, 80 << 30).unwrap();
+    let replay = |config| {
+        let settings = PoolSettings {
+            config,
+            ..PoolSettings::default()
+        };
+        let options = ReplayOptions::default();
+        replay_on(
+            BackendKind::Sim,
+            80 << 30,
+            &settings,
+            "t",
+            &program,
+            &options,
+        )
+        .unwrap()
+        .report
+    };
+    let planned = replay(parse_layout(&plan.config).unwrap());
+    let default = replay(MemoryConfiguration::SubSlices);
+    assert_eq!(
+        planned.peak_reserved_bytes,
+        plan.verified.peak_reserved_bytes
+    );
+    assert_eq!(
+        default.peak_reserved_bytes,
+        plan.measured.peak_reserved_bytes
+    );
+    assert!(
+        planned.peak_reserved_bytes < default.peak_reserved_bytes,
+        "{} vs {}",
+        planned.peak_reserved_bytes,
+        default.peak_reserved_bytes
+    );
+    assert_eq!(planned.failed_allocs, 0);
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::backends::{PoolSettings, host_capacity, replay_on};
-use super::input::{load_input, warn_about};
+use super::input::{load_input, load_layout, warn_about};
 use super::{BackendKind, Cli, Command, MAX_DEVICE_GIB, RecordArgs, ReplayArgs};
 use crate::error::{CliError, Result};
 use crate::plot::plot_timeline;
@@ -61,6 +61,7 @@ fn progress_bar(json: bool) -> Option<ProgressBar> {
 }
 
 fn run_replay(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
+    let config = load_layout(&args.config)?;
     let mut capacity = device_bytes(args.device_gib)?;
     if args.backend == BackendKind::Host {
         let (capped, was_capped) = host_capacity(capacity);
@@ -84,7 +85,7 @@ fn run_replay(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
         progress: progress_bar(args.json),
     };
     let settings = PoolSettings {
-        config: mem_pools::MemoryConfiguration::SubSlices,
+        config,
         relocate: args.relocate,
         streams: args.streams,
     };

@@ -1,9 +1,13 @@
 //! Turning a [`Source`](super::Source) into a trace, and warnings about it.
 
 use std::io::Write;
+use std::path::Path;
+
+use mem_pools::MemoryConfiguration;
 
 use super::InputArgs;
 use crate::error::{CliError, Result};
+use crate::layout::parse_layout;
 use crate::trace::{Trace, read_trace_file};
 use crate::workload::WorkloadSpec;
 
@@ -56,4 +60,31 @@ pub(crate) fn warn_about(trace: &Trace, err: &mut dyn Write) -> std::io::Result<
         )?;
     }
     Ok(())
+}
+
+/// The pool layout `--config` names: a layout written inline, or a file
+/// holding one — either as text or as `gpumem plan --json` output (its
+/// `config` field), so a measured plan replays as printed.
+pub fn load_layout(value: &str) -> Result<MemoryConfiguration> {
+    let path = Path::new(value);
+    if !path.is_file() {
+        return parse_layout(value);
+    }
+    let text = std::fs::read_to_string(path).map_err(|source| CliError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(json) => match json.get("config").and_then(|c| c.as_str()) {
+            Some(layout) => parse_layout(layout),
+            None => Err(CliError::InvalidArgument {
+                option: "--config",
+                value: value.to_string(),
+                reason: "the file is JSON without a \"config\" string; write it with \
+                         `gpumem plan --json`, or put a layout such as `sub-slices` in it"
+                    .to_string(),
+            }),
+        },
+        Err(_) => parse_layout(&text),
+    }
 }

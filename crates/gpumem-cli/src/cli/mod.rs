@@ -13,8 +13,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 pub use backends::{HOST_MEMORY_SHARE, PoolSettings, host_capacity, replay_on};
 pub use commands::{device_bytes, run};
-pub use input::load_input;
 pub(crate) use input::warn_about;
+pub use input::{load_input, load_layout};
 
 use crate::replay::StreamMode;
 use crate::trace::TraceFormat;
@@ -105,6 +105,11 @@ pub struct ReplayArgs {
     /// Write an SVG timeline of live vs reserved bytes.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+    /// Pool layout: `sub-slices`, `exclusive-pages`, a list such as
+    /// `sliced:8MiB/64KiB,sliced:512MiB/5GiB,exclusive:20GiB`, or a file
+    /// holding one (`gpumem plan --json` output works).
+    #[arg(long, value_name = "LAYOUT", default_value = "sub-slices")]
+    pub config: String,
     /// Relocate as a runtime would: before reservations when the device
     /// runs short or pools run out of page sizes, and a reclaim at every
     /// cleanup event and at the end (final reserved is after it).

@@ -22,6 +22,7 @@ use serde::Serialize;
 pub use output::run_plan;
 
 use crate::error::{CliError, Result};
+use crate::layout::format_layout;
 use crate::replay::{PoolBackend, Program, ReplayOptions, ReplayReport, device_properties, replay};
 
 /// One pool of the suggested layout.
@@ -54,6 +55,9 @@ pub struct Plan {
     pub suggested: Vec<SuggestedPool>,
     /// The replay on the suggested layout.
     pub verified: ReplayReport,
+    /// The suggested layout as `gpumem replay --config` reads it
+    /// (`sub-slices` when no pool was used, so nothing could be sized).
+    pub config: String,
 }
 
 fn round_up(value: u64, alignment: u64) -> u64 {
@@ -150,20 +154,25 @@ pub fn plan(source: &str, program: &Program, capacity: u64) -> Result<Plan> {
     drop(backend);
     let alignment = SimulatedResource::new(capacity).alignment();
     let max_page = device_properties(capacity, alignment).effective_max_page();
-    let mut best: Option<(u64, Vec<SuggestedPool>, ReplayReport)> = None;
+    let mut best: Option<(u64, Vec<SuggestedPool>, ReplayReport, String)> = None;
     let mut candidates = Vec::new();
     for split in CANDIDATE_SPLITS {
         let (suggested, config) = suggest(&report, split, max_page, alignment);
+        let text = if suggested.is_empty() {
+            format_layout(&MemoryConfiguration::SubSlices)
+        } else {
+            format_layout(&config)
+        };
         let (verified, _) = dry_run(source, program, capacity, config)?;
         candidates.push((split, verified.peak_reserved_bytes));
         let better = best
             .as_ref()
-            .is_none_or(|(_, _, b)| verified.peak_reserved_bytes < b.peak_reserved_bytes);
+            .is_none_or(|(_, _, b, _)| verified.peak_reserved_bytes < b.peak_reserved_bytes);
         if better {
-            best = Some((split, suggested, verified));
+            best = Some((split, suggested, verified, text));
         }
     }
-    let (pages_per_peak, suggested, verified) =
+    let (pages_per_peak, suggested, verified, config) =
         best.expect("CANDIDATE_SPLITS is not empty, so one candidate was measured");
     Ok(Plan {
         source: source.to_string(),
@@ -172,5 +181,6 @@ pub fn plan(source: &str, program: &Program, capacity: u64) -> Result<Plan> {
         candidates,
         suggested,
         verified,
+        config,
     })
 }

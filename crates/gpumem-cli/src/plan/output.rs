@@ -68,6 +68,11 @@ fn write_text(plan: &Plan, out: &mut dyn Write) -> std::io::Result<()> {
         )?;
     }
     writeln!(out, "] }}")?;
+    writeln!(
+        out,
+        "to replay on it, add to the same `gpumem replay` line: --config '{}'",
+        plan.config
+    )?;
     let v = &plan.verified;
     writeln!(
         out,
