@@ -8,7 +8,9 @@
 //!   logging-adaptor CSV, PyTorch memory snapshots) and the JSONL writer.
 //! - [`workload`]: built-in seeded workloads (`random`, `training`,
 //!   `serving`, `devlog`).
-//! - [`replay`]: the [`replay::AllocBackend`] port and the timed loop.
+//! - [`replay`]: the [`replay::AllocBackend`] port and the timed loop; the
+//!   pool backend keeps one memory per trace stream in mem-relocate's
+//!   `StreamSet` over one device and relocates as a runtime would when asked.
 //! - [`layout`]: pool layouts as text (`--config`, `gpumem plan`).
 //! - [`report`], [`plot`]: the results as text, JSON and SVG.
 //! - [`cli`]: the command-line front end used by the `gpumem` binary.

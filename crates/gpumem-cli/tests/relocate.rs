@@ -120,3 +120,49 @@ fn after_the_final_reclaim_nothing_empty_is_held() {
         }
     }
 }
+
+#[test]
+fn under_memory_pressure_the_trigger_relocates_before_a_reservation_not_only_at_the_end() {
+    // On a 1 GiB device (64 MiB pages at most in the growing pool), five
+    // growths leave five outdated pages with a long-lived allocation each;
+    // big buffers then bring the device within a page of full, so the
+    // trigger moves the long-lived allocations into room the current page
+    // already holds before the next reservation, and the outdated pages go
+    // back mid-run.
+    let mut events = growth_trace(5, false);
+    for (id, size) in [
+        (100, 256 * MIB),
+        (101, 256 * MIB),
+        (102, 256 * MIB),
+        (103, 65 * MIB),
+        (104, 1024),
+    ] {
+        events.push(Event::Alloc {
+            id,
+            size,
+            stream: 0,
+        });
+    }
+    let program = Program::compile(&events).unwrap();
+    let timeline = |relocate| {
+        let settings = PoolSettings {
+            relocate,
+            ..PoolSettings::default()
+        };
+        let options = ReplayOptions {
+            timeline_points: 1000,
+            progress: None,
+        };
+        let run = replay_on(BackendKind::Sim, GIB, &settings, "t", &program, &options).unwrap();
+        (run.timeline.last().unwrap().reserved, run.report)
+    };
+    let (off_last, off) = timeline(false);
+    let (on_last, on) = timeline(true);
+    assert!(
+        on_last < off_last,
+        "before the final reclaim: {on_last} vs {off_last}"
+    );
+    assert_eq!(off_last - on_last, 62 * MIB, "the 2..32 MiB outdated pages");
+    assert_eq!(on.failed_allocs + off.failed_allocs, 0);
+    assert!(on.relocation.unwrap().moved_slices >= 5);
+}

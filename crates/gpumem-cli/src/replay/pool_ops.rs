@@ -6,6 +6,7 @@
 //! outdated ones go back) on top of what the other memories held. With one
 //! memory nothing is reset: its own high-water mark is read at the end.
 
+use mem_relocate::RelocationError;
 use mem_storage::DeviceResource;
 
 use super::backend::AllocBackend;
@@ -38,7 +39,11 @@ impl<R: DeviceResource> AllocBackend for PoolBackend<R> {
             self.memory_at(index)?.reset_peaks();
         }
         let reserved = if self.relocate {
-            self.set.reserve(index, size).map_err(|e| e.to_string())
+            self.set.reserve(index, size).map_err(|e| match e {
+                // The engine refused the reservation itself (after any relocation).
+                RelocationError::Engine(refusal) => refusal.to_string(),
+                other => other.to_string(),
+            })
         } else {
             self.memory_at(index)?
                 .reserve(size)
