@@ -1,5 +1,7 @@
 //! Run many pseudo-random programs (a stable stand-in for the fuzzer):
-//! `cargo run --release -p mem-reliability --example explore -- [programs] [seed]`.
+//! `cargo run --release -p mem-reliability --example explore -- [programs] [seed]`,
+//! or replay every file of a directory (a fuzzer's working corpus):
+//! `... --example explore -- --dir fuzz/target/corpus-work`.
 //! Prints totals and the first violation (with its bytes) if any.
 
 use std::process::ExitCode;
@@ -7,7 +9,13 @@ use std::process::ExitCode;
 use mem_reliability::{decode, run_program};
 
 fn main() -> ExitCode {
-    let mut args = std::env::args().skip(1);
+    let all: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, dir] = all.as_slice()
+        && flag == "--dir"
+    {
+        return replay_dir(dir);
+    }
+    let mut args = all.into_iter();
     let programs: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(10_000);
     let mut state: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(1);
     let mut next = move || {
@@ -40,6 +48,38 @@ fn main() -> ExitCode {
         total.moved,
         total.binds,
         total.graph_handles
+    );
+    ExitCode::SUCCESS
+}
+
+/// Replay every file of `dir` as a program.
+fn replay_dir(dir: &str) -> ExitCode {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) => {
+            eprintln!("cannot read {dir}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut total = mem_reliability::RunSummary::default();
+    let mut programs = 0u64;
+    for entry in entries.flatten() {
+        let Ok(bytes) = std::fs::read(entry.path()) else {
+            continue;
+        };
+        let program = decode(&bytes);
+        match run_program(&program) {
+            Ok(s) => total.add(s),
+            Err(v) => {
+                println!("{}: {v}\nops: {:?}", entry.path().display(), program.ops);
+                return ExitCode::FAILURE;
+            }
+        }
+        programs += 1;
+    }
+    println!(
+        "{programs} programs from {dir}, {} ops, {} checks, {} typed refusals, {} faults injected, 0 violations",
+        total.ops, total.checks, total.refusals, total.faults
     );
     ExitCode::SUCCESS
 }
