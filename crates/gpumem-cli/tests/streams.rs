@@ -210,3 +210,22 @@ fn the_device_peak_counts_what_one_stream_held_inside_a_call_on_top_of_the_other
     assert_eq!(run.report.peak_reserved_bytes, 2 * MIB + in_call);
     assert_eq!(run.report.streams[1].peak_reserved_bytes, in_call);
 }
+
+#[test]
+fn a_raw_stream_number_passed_to_the_backend_is_refused_not_used_as_a_table_size() {
+    use gpumem_cli::replay::{AllocBackend, MAX_STREAMS};
+    let mut backend = PoolBackend::new(
+        "sim",
+        SimulatedResource::new(GIB),
+        GIB,
+        MemoryConfiguration::SubSlices,
+        false,
+        false,
+    )
+    .with_streams(StreamMode::PerTrace);
+    let err = backend.reserve(MIB, u64::MAX).unwrap_err().to_string();
+    assert!(err.contains("not a dense index"), "{err}");
+    assert!(backend.reserve(MIB, MAX_STREAMS as u64).is_err());
+    assert!(backend.reserve(MIB, 0).is_ok());
+    assert_eq!(backend.memories(), 1);
+}

@@ -14,6 +14,7 @@ mod timeline;
 pub use backend::AllocBackend;
 pub use pattern::PATTERN_WINDOW;
 pub use pool_lines::pool_lines;
+pub use pool_streams::MAX_STREAMS;
 pub use pools::{PoolBackend, PoolStorage, PoolToken, StreamMode, device_properties};
 pub use program::{Op, Program};
 pub use run::{ReplayOptions, ReplayRun, replay};

@@ -32,7 +32,7 @@ impl<R: DeviceResource> AllocBackend for PoolBackend<R> {
     }
 
     fn reserve(&mut self, size: u64, stream: u64) -> Result<PoolToken> {
-        let index = self.route(stream);
+        let index = self.route(stream)?;
         let tracked = self.set.stream_count() > 1;
         let others = self.reserved - self.states[index].reserved;
         if tracked {

@@ -22,6 +22,9 @@ use mem_storage::{DeviceResource, ResourceStorage, StreamId};
 use super::pools::{PoolBackend, PoolStorage, StreamMode};
 use crate::error::{CliError, Result};
 
+/// Stream memories one replay may create (dense indices below this).
+pub const MAX_STREAMS: usize = 1 << 16;
+
 /// What the backend knows of one stream memory between engine calls.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct StreamState {
@@ -52,13 +55,27 @@ impl<R: DeviceResource> PoolBackend<R> {
     }
 
     /// The set index serving dense trace stream `stream`, created on first use.
-    pub(crate) fn route(&mut self, stream: u64) -> usize {
+    ///
+    /// # Errors
+    /// A stream index of [`MAX_STREAMS`] or more: the replay passes dense
+    /// indices ([`Program::compile`](super::Program::compile) makes them),
+    /// and a raw stream number would size the routing table by its value.
+    pub(crate) fn route(&mut self, stream: u64) -> Result<usize> {
         if self.streams == StreamMode::One {
-            return 0;
+            return Ok(0);
         }
-        let dense = usize::try_from(stream).unwrap_or(usize::MAX);
+        let dense = usize::try_from(stream)
+            .ok()
+            .filter(|&d| d < MAX_STREAMS)
+            .ok_or_else(|| CliError::Backend {
+                backend: self.name,
+                message: format!(
+                    "stream index {stream} is not a dense index below {MAX_STREAMS}; \
+                     replay a compiled Program, whose indices are dense"
+                ),
+            })?;
         if let Some(Some(index)) = self.routes.get(dense) {
-            return *index;
+            return Ok(*index);
         }
         let index = if self.routes.iter().all(Option::is_none) {
             0 // the set's first memory waits for the first stream used
@@ -73,7 +90,7 @@ impl<R: DeviceResource> PoolBackend<R> {
         self.routes[dense] = Some(index);
         self.labels.resize(self.set.stream_count(), 0);
         self.labels[index] = stream;
-        index
+        Ok(index)
     }
 
     /// Stream memory `index`, or an error naming the backend.
