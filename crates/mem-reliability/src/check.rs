@@ -1,4 +1,4 @@
-//! The invariant pass run after every step of a program, and the teardown.
+//! The invariant pass run after every step of a program.
 //!
 //! With faults disarmed, after draining every drop queue and flushing every
 //! storage (retrying frees an injected fault refused):
@@ -17,12 +17,9 @@ use mem_pools::{CaptureState, MemoryAllocationMode};
 use mem_storage::ComputeStorage;
 
 use crate::error::Violation;
-use crate::execute::read_at;
 use crate::model::CapturePhase;
-use crate::world::{RunSummary, World};
-
-/// The teardown's step label.
-const TEARDOWN: usize = usize::MAX;
+use crate::op_reserve::read_at;
+use crate::world::World;
 
 impl World {
     pub(crate) fn check_all(&mut self, step: usize) -> Result<(), Violation> {
@@ -238,87 +235,5 @@ impl World {
             }
         }
         Ok(())
-    }
-
-    /// Drop everything the user holds, then prove nothing is left: no live
-    /// slice in any manager, no page after an explicit cleanup (bar
-    /// quarantined ones), empty ledgers, and — once the managers are gone —
-    /// no device allocation outstanding.
-    pub fn finish(mut self) -> Result<RunSummary, Violation> {
-        self.check(TEARDOWN)?;
-        self.device.disarm();
-        self.model.entries.clear();
-        self.model.reservations.clear();
-        self.model.blocks.clear();
-        for m in [&self.parent, &self.overlay] {
-            m.reap_pending_deallocations()
-                .map_err(|e| Violation::UnexpectedError {
-                    step: TEARDOWN,
-                    op: "reap".into(),
-                    error: e.to_string(),
-                })?;
-        }
-        for s in 0..self.managers.len() {
-            let capture = self.model.streams[s].capture;
-            let manager = &mut self.managers[s];
-            drop(manager.capture_end());
-            if capture != CapturePhase::Off {
-                self.model.streams[s].capture = CapturePhase::Off;
-            }
-            manager.cleanup(true);
-            let usage = manager.memory_usage();
-            if usage.number_allocs != 0 {
-                return Err(Violation::mismatch(
-                    TEARDOWN,
-                    format!("stream {s} live slices after dropping every handle"),
-                    0,
-                    usage.number_allocs,
-                ));
-            }
-            if !self.model.streams[s].quarantined && usage.bytes_reserved != 0 {
-                return Err(Violation::mismatch(
-                    TEARDOWN,
-                    format!("stream {s} reserved bytes after explicit cleanup"),
-                    0,
-                    usage.bytes_reserved,
-                ));
-            }
-        }
-        let local = self.parent.allocated_bytes();
-        if local != 0 {
-            return Err(Violation::mismatch(
-                TEARDOWN,
-                "local ledger after teardown",
-                0,
-                local,
-            ));
-        }
-        let summary = self.summary;
-        let World {
-            device,
-            managers,
-            parent,
-            overlay,
-            ..
-        } = self;
-        drop(managers);
-        drop((parent, overlay));
-        let report = device.tracking().leak_report();
-        if !report.is_empty() {
-            return Err(Violation::Leak {
-                allocations: report.allocations.len(),
-                bytes: report.bytes,
-            });
-        }
-        let global = device.global().charged();
-        if global != 0 {
-            return Err(Violation::mismatch(
-                TEARDOWN,
-                "global ledger after teardown",
-                0,
-                global,
-            ));
-        }
-        Ok(summary)
     }
 }

@@ -39,9 +39,16 @@ mod device;
 mod error;
 mod execute;
 mod model;
+mod op_bind;
+mod op_budget;
+mod op_capture;
+mod op_install;
+mod op_relocate;
+mod op_reserve;
 mod program;
 mod scenario;
 mod sweep;
+mod teardown;
 mod world;
 
 pub use decode::{MAX_OPS, decode};
@@ -50,7 +57,6 @@ pub use error::Violation;
 pub use model::{CapturePhase, Contents, Entry, Model, PoolClass, pattern};
 pub use program::{Op, Program};
 pub use scenario::Scenario;
-pub use sweep::{
-    FaultMode, SweepOutcome, SweepReport, count_calls, run_with_fault, sweep, sweep_program,
-};
+pub use sweep::{FaultMode, SweepReport, count_calls, run_with_fault, sweep, sweep_program};
+pub use teardown::TEARDOWN;
 pub use world::{LAYOUTS, Limits, RunSummary, STREAMS, World, layout, props, run_program};

@@ -22,15 +22,6 @@ pub enum FaultMode {
     From,
 }
 
-/// One run of a sweep.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SweepOutcome {
-    /// The failed call.
-    pub k: u64,
-    /// What the run found.
-    pub result: Result<RunSummary, Violation>,
-}
-
 /// A sweep, in figures.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SweepReport {

@@ -1,0 +1,83 @@
+//! The capture window's end: priming clones dropped, graph handles matched
+//! to the allocations they name (or recorded as reclaimed extents), pinned.
+
+use crate::error::Violation;
+use crate::execute::Ctx;
+use crate::model::{CapturePhase, Entry, PoolClass};
+use crate::world::World;
+
+impl World {
+    /// Priming ended on `s`: the engine dropped its clones.
+    pub(crate) fn unprime(&mut self, s: usize) {
+        for e in self.model.entries.iter_mut().filter(|e| e.stream == s) {
+            e.primed = false;
+        }
+        self.model.sweep();
+    }
+
+    pub(crate) fn capture_end(&mut self, ctx: Ctx, s: usize) -> Result<(), Violation> {
+        let handles = self.managers[s].capture_end();
+        if self.model.streams[s].capture == CapturePhase::Off {
+            if !handles.is_empty() {
+                return Err(Violation::mismatch(
+                    ctx.step,
+                    "handles from capture_end without a capture",
+                    0,
+                    handles.len() as u64,
+                ));
+            }
+            return Ok(());
+        }
+        self.model.streams[s].capture = CapturePhase::Off;
+        self.unprime(s);
+        let mut matched = Vec::new();
+        self.summary.graph_handles += handles.len() as u64;
+        for handle in handles {
+            let binding = handle.binding();
+            let found = self
+                .model
+                .entries
+                .iter()
+                .position(|e| e.stream == s && e.alive() && e.binding == binding);
+            match found {
+                Some(i) if matched.contains(&i) => {
+                    return Err(Violation::mismatch(
+                        ctx.step,
+                        format!(
+                            "graph handles naming allocation #{}",
+                            self.model.entries[i].id
+                        ),
+                        1,
+                        2,
+                    ));
+                }
+                Some(i) => {
+                    matched.push(i);
+                    let at = self.address_of(s, binding).map_err(|e| ctx.unexpected(e))?;
+                    let e = &mut self.model.entries[i];
+                    e.graph.push(handle);
+                    e.pinned.get_or_insert(at);
+                }
+                None => {
+                    let at = self.address_of(s, binding).map_err(|e| ctx.unexpected(e))?;
+                    let id = self.model.next_id();
+                    self.model.entries.push(Entry {
+                        id,
+                        stream: s,
+                        size: handle.size(),
+                        binding,
+                        user: None,
+                        graph: vec![handle],
+                        primed: false,
+                        pool: PoolClass::Unknown,
+                        contents: None,
+                        raw: None,
+                        pinned: Some(at),
+                    });
+                    matched.push(self.model.entries.len() - 1);
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,200 @@
+//! Reserving, writing and raw addresses: the ops that hand out memory and
+//! reach into it, each judged against the layout's limits and the model.
+
+use mem_pools::IoError;
+use mem_storage::{ComputeStorage, StorageError};
+
+use crate::error::Violation;
+use crate::execute::Ctx;
+use crate::model::{CapturePhase, Contents, Entry, PoolClass};
+use crate::world::{World, layout, props};
+
+impl World {
+    pub(crate) fn reserve(&mut self, ctx: Ctx, s: usize, size: u64) -> Result<(), Violation> {
+        self.drain(s);
+        let model = self.model.streams[s];
+        let persistent = model.persistent();
+        let route_max = layout(model.layout).1;
+        let alignment = props().alignment;
+        let overflow = size.max(1).checked_next_multiple_of(alignment).is_none();
+        let too_big = !persistent && size > route_max;
+        let before = self.managers[s].memory_usage();
+        match self.managers[s].reserve(size) {
+            Ok(handle) => {
+                if too_big {
+                    return Err(ctx.succeeded(format!("BufferTooBig (max {route_max})")));
+                }
+                if overflow {
+                    return Err(ctx.succeeded("InvalidSize"));
+                }
+                if handle.size() != size {
+                    return Err(Violation::mismatch(
+                        ctx.step,
+                        "handle size",
+                        size,
+                        handle.size(),
+                    ));
+                }
+                let id = self.model.next_id();
+                self.model.entries.push(Entry {
+                    id,
+                    stream: s,
+                    size,
+                    binding: handle.binding(),
+                    user: Some(handle),
+                    graph: Vec::new(),
+                    primed: model.capture == CapturePhase::Priming,
+                    pool: if persistent {
+                        PoolClass::Persistent
+                    } else {
+                        PoolClass::Dynamic
+                    },
+                    contents: None,
+                    raw: None,
+                    pinned: None,
+                });
+                let i = self.model.entries.len() - 1;
+                self.write_entry(ctx, i, id)
+            }
+            Err(error) => {
+                self.summary.refusals += 1;
+                let allowed = match &error {
+                    IoError::BufferTooBig { size: s2, max } => {
+                        too_big && *s2 == size && *max == route_max
+                    }
+                    _ if too_big => false,
+                    IoError::InvalidSize {
+                        size: s2,
+                        alignment: a,
+                    } => overflow && *s2 == size && *a == alignment,
+                    _ if overflow => false,
+                    IoError::CaptureWouldAllocate { size: s2, .. } => {
+                        model.capture == CapturePhase::Recording && *s2 == size
+                    }
+                    IoError::PageSizesExhausted { .. } => true,
+                    IoError::Storage(StorageError::OutOfMemory { .. })
+                    | IoError::Storage(StorageError::TooBig { .. }) => true,
+                    IoError::Storage(StorageError::Injected { .. }) => self.hit(ctx),
+                    _ => false,
+                };
+                if !allowed {
+                    return Err(ctx.unexpected(&error));
+                }
+                let after = self.managers[s].memory_usage();
+                self.unchanged(ctx, &error, before, after)
+            }
+        }
+    }
+
+    /// Write a fresh head and tail pattern into entry `i`.
+    pub(crate) fn write_entry(&mut self, ctx: Ctx, i: usize, seed: u64) -> Result<(), Violation> {
+        let (s, size, binding) = {
+            let e = &self.model.entries[i];
+            (e.stream, e.size, e.binding)
+        };
+        let contents = Contents::for_size(seed, size);
+        let manager = &mut self.managers[s];
+        let head = manager.write(binding, &contents.head);
+        let tail = manager.get_storage(binding).and_then(|view| {
+            let tail = view
+                .narrow(Some(size - contents.tail.len() as u64), None)
+                .ok_or(IoError::OutOfBounds {
+                    start: size - contents.tail.len() as u64,
+                    end: size,
+                    size: view.size(),
+                })?;
+            manager.storage().write(&tail, &contents.tail)?;
+            Ok(())
+        });
+        match head.and(tail) {
+            Ok(()) => self.model.entries[i].contents = Some(contents),
+            Err(e) if self.hit(ctx) => {
+                self.summary.refusals += 1;
+                // Part of the pattern may have landed: the bytes are unknown now.
+                let _ = e;
+                self.model.entries[i].contents = None;
+            }
+            Err(e) => return Err(ctx.unexpected(e)),
+        }
+        Ok(())
+    }
+
+    pub(crate) fn raw(
+        &mut self,
+        ctx: Ctx,
+        alloc: u8,
+        start: Option<u64>,
+        end: Option<u64>,
+    ) -> Result<(), Violation> {
+        let Some(i) = self.model.pick_alive(alloc) else {
+            return Ok(());
+        };
+        let (s, size, binding) = {
+            let e = &self.model.entries[i];
+            (e.stream, e.size, e.binding)
+        };
+        let (lo, hi) = (start.unwrap_or(0), end.unwrap_or(size));
+        let valid = lo <= hi && hi <= size;
+        match self.managers[s].get_resource(binding, start, end) {
+            Ok(view) => {
+                if !valid {
+                    return Err(ctx.succeeded(format!("OutOfBounds {lo}..{hi} of {size}")));
+                }
+                if view.size != hi - lo {
+                    return Err(Violation::mismatch(
+                        ctx.step,
+                        "raw view size",
+                        hi - lo,
+                        view.size,
+                    ));
+                }
+                let base = view.ptr.0 - lo;
+                let e = &mut self.model.entries[i];
+                if let Some(previous) = e.raw
+                    && previous != base
+                {
+                    return Err(Violation::mismatch(
+                        ctx.step,
+                        "raw address of a raw-out allocation",
+                        previous,
+                        base,
+                    ));
+                }
+                e.raw = Some(base);
+                Ok(())
+            }
+            Err(IoError::OutOfBounds {
+                start: s0,
+                end: e0,
+                size: z,
+            }) if !valid => {
+                self.summary.refusals += 1;
+                if (s0, e0, z) != (lo, hi, size) {
+                    return Err(ctx.unexpected(format!(
+                        "OutOfBounds names {s0}..{e0} of {z}, asked {lo}..{hi} of {size}"
+                    )));
+                }
+                Ok(())
+            }
+            Err(e) => Err(ctx.unexpected(e)),
+        }
+    }
+}
+
+/// Used by the checker: read `len` bytes at `offset` of an entry's view.
+pub(crate) fn read_at<S: ComputeStorage>(
+    manager: &mut mem_pools::MemoryManagement<S>,
+    binding: mem_pools::ManagedMemoryBinding,
+    offset: u64,
+    out: &mut [u8],
+) -> Result<(), IoError> {
+    let view = manager.get_storage(binding)?;
+    let narrowed = view
+        .narrow(Some(offset), Some(offset + out.len() as u64))
+        .ok_or(IoError::OutOfBounds {
+            start: offset,
+            end: offset + out.len() as u64,
+            size: view.size(),
+        })?;
+    Ok(manager.storage().read(&narrowed, out)?)
+}
