@@ -1,9 +1,12 @@
 //! Page-size growth: how a sliced pool moves to bigger pages and leaves
 //! its older pages *outdated*.
 //!
-//! The new page is allocated before anything changes, so a refused
-//! allocation leaves the page size as it was. Every current page then turns
-//! outdated: its free slices leave the free index (it serves no new
+//! Empty current pages go back to the storage first (they would be
+//! released right after the growth anyway, and holding them across it only
+//! raises the peak). The new page is then allocated before anything else
+//! changes, so a refused allocation leaves the page size as it was (the
+//! empty pages stay given back, as a cleanup would have done). Every current
+//! page then turns outdated: its free slices leave the free index (it serves no new
 //! reservation) and an empty one is released at once unless releasing is
 //! held (during a capture). A pool keeps at most
 //! [`crate::MAX_PAGE_SIZES`] page sizes alive; past that, growth is
@@ -16,9 +19,10 @@ use crate::error::IoError;
 use crate::slots::NIL;
 
 impl Core {
-    /// Make `pool`'s page size big enough for `needed` bytes: allocate a
-    /// page of the grown size first (a refusal changes nothing), then turn
-    /// every current page outdated.
+    /// Make `pool`'s page size big enough for `needed` bytes: give back
+    /// empty current pages (unless releasing is held), allocate a page of
+    /// the grown size (a refusal changes nothing else), then turn every
+    /// current page outdated.
     pub(crate) fn grow<S: ComputeStorage>(
         &mut self,
         storage: &mut S,
@@ -43,6 +47,9 @@ impl Core {
                 generations: pool.page_sizes_alive(),
             });
         }
+        if may_release {
+            self.release_empty_current(storage, pool_id);
+        }
         let old = std::mem::take(&mut self.pool_mut(pool_id).current);
         if let Err(err) = self.new_page(storage, pool_id, size, requested, may_allocate) {
             self.pool_mut(pool_id).current = old;
@@ -53,6 +60,31 @@ impl Core {
             self.outdate(storage, page, may_release);
         }
         Ok(())
+    }
+
+    /// Give back every empty current page of `pool` and flush, so the
+    /// storage has that memory again before the grown page is asked for.
+    /// Those pages would turn outdated and go back right after the growth
+    /// anyway; holding them across it only raises the peak (PyTorch's devlog
+    /// case: 8 × 16 MiB freed, then 32 MiB pages, held 160 MiB for 128 MiB
+    /// live) and, on a full device, makes the growth fail.
+    fn release_empty_current<S: ComputeStorage>(&mut self, storage: &mut S, pool_id: u32) {
+        let empty: Vec<u32> = self
+            .pool(pool_id)
+            .current
+            .iter()
+            .copied()
+            .filter(|&pg| self.pages[pg].live == 0 && self.pages[pg].quarantined == 0)
+            .collect();
+        if empty.is_empty() {
+            return;
+        }
+        for page in empty {
+            self.release_page(storage, page);
+        }
+        if let Err(err) = storage.flush() {
+            tracing::warn!(%err, "storage flush before a page-size growth failed");
+        }
     }
 
     /// Move a current page to the outdated list: its free slices leave the
