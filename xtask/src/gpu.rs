@@ -2,7 +2,7 @@
 //!
 //! - `gpu-bench [ARGS…]`: the `gpu-bench` binary of `gpumem-benches` in
 //!   release; on a machine without CUDA it prints why it skips and exits 0.
-//! - `gpu-bundle`: builds, here, every release test binary of the
+//! - `gpu-bundle [--exclude CRATE …]`: builds, here, every release test binary of the
 //!   workspace, the criterion bench binaries and the `gpu-bench` and
 //!   `bench-quick` binaries, and copies them into `./gpu-bundle/` (ignored
 //!   by git) with a `run.sh` that prints the driver and device
@@ -62,11 +62,40 @@ fn string_field(line: &str, key: &str) -> Option<String> {
     None
 }
 
+/// What to keep of the executables a build produced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    /// Test harnesses (`profile.test`): unit and integration tests, not the
+    /// plain binaries and examples `cargo test` also builds.
+    Tests,
+    /// Bench targets only (`target.kind == ["bench"]`).
+    Benches,
+    /// Everything.
+    All,
+}
+
+/// Whether the artifact `line` describes is one `keep` wants.
+fn wanted(line: &str, keep: Keep) -> bool {
+    match keep {
+        Keep::All => true,
+        Keep::Benches => line.contains("\"kind\":[\"bench\"]"),
+        Keep::Tests => line
+            .find("\"profile\":{")
+            .and_then(|at| {
+                let rest = &line[at..];
+                rest.find('}')
+                    .map(|end| rest[..end].contains("\"test\":true"))
+            })
+            .unwrap_or(false),
+    }
+}
+
 /// Executables named by cargo's JSON messages in `stdout`.
-fn executables(stdout: &str) -> Vec<Artifact> {
+fn executables(stdout: &str, keep: Keep) -> Vec<Artifact> {
     stdout
         .lines()
         .filter(|l| l.contains("\"reason\":\"compiler-artifact\""))
+        .filter(|l| wanted(l, keep))
         .filter_map(|line| {
             let path = PathBuf::from(string_field(line, "executable")?);
             let package = string_field(line, "manifest_path")
@@ -86,9 +115,9 @@ fn executables(stdout: &str) -> Vec<Artifact> {
         .collect()
 }
 
-/// Builds with `args` (which must include `--message-format=json`) and
-/// returns the executables built.
-fn build(args: &[&str]) -> Result<Vec<Artifact>, String> {
+/// Builds with `args` (which must ask for JSON messages) and returns the
+/// executables built.
+fn build(args: &[&str], keep: Keep) -> Result<Vec<Artifact>, String> {
     let mut cmd = cargo(args);
     eprintln!("$ {cmd:?}");
     let output = cmd
@@ -98,7 +127,7 @@ fn build(args: &[&str]) -> Result<Vec<Artifact>, String> {
     if !output.status.success() {
         return Err(format!("{cmd:?} failed with {}", output.status));
     }
-    Ok(executables(&String::from_utf8_lossy(&output.stdout)))
+    Ok(executables(&String::from_utf8_lossy(&output.stdout), keep))
 }
 
 fn copy_into(dir: &Path, artifacts: &[Artifact]) -> Result<Vec<String>, String> {
@@ -115,22 +144,33 @@ fn copy_into(dir: &Path, artifacts: &[Artifact]) -> Result<Vec<String>, String> 
     Ok(names)
 }
 
-/// Builds the bundle into `./gpu-bundle`.
-pub fn gpu_bundle(_args: &[String]) -> Result<(), String> {
-    let json = "--message-format=json";
-    let tests = build(&["test", "--workspace", "--release", "--no-run", json])?;
-    let benches = build(&["bench", "--workspace", "--no-run", json])?;
-    let bins = build(&[
-        "build",
-        "--release",
-        "-p",
-        "gpumem-benches",
-        "--bin",
-        "gpu-bench",
-        "--bin",
-        "bench-quick",
-        json,
-    ])?;
+/// Builds the bundle into `./gpu-bundle`. Extra arguments go to the test
+/// and bench builds (e.g. `--exclude some-crate` while it does not build).
+pub fn gpu_bundle(args: &[String]) -> Result<(), String> {
+    // Diagnostics rendered to stderr as usual; only artifacts come as JSON.
+    let json = "--message-format=json-render-diagnostics";
+    let extra: Vec<&str> = args.iter().map(String::as_str).collect();
+    let with = |base: &[&'static str]| -> Vec<&str> {
+        base.iter().copied().chain(extra.iter().copied()).collect()
+    };
+    let test = ["test", "--workspace", "--release", "--no-run", json];
+    let tests = build(&with(&test), Keep::Tests)?;
+    let bench = ["bench", "--workspace", "--no-run", json];
+    let benches = build(&with(&bench), Keep::Benches)?;
+    let bins = build(
+        &[
+            "build",
+            "--release",
+            "-p",
+            "gpumem-benches",
+            "--bin",
+            "gpu-bench",
+            "--bin",
+            "bench-quick",
+            json,
+        ],
+        Keep::All,
+    )?;
     let root = Path::new(BUNDLE);
     if root.exists() {
         fs::remove_dir_all(root).map_err(|e| format!("clearing {BUNDLE}: {e}"))?;
@@ -239,16 +279,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn executables_are_read_from_cargo_json_and_null_ones_skipped() {
+    fn test_executables_are_read_from_cargo_json_and_others_skipped() {
         let out = concat!(
-            r#"{"reason":"compiler-artifact","manifest_path":"/w/crates/mem-pools/Cargo.toml","target":{"name":"mem_pools"},"executable":"/w/target/release/deps/mem_pools-1a2b"}"#,
+            r#"{"reason":"compiler-artifact","manifest_path":"/w/crates/mem-pools/Cargo.toml","target":{"kind":["lib"],"name":"mem_pools","test":true},"profile":{"opt_level":"3","test":true},"executable":"/w/target/release/deps/mem_pools-1a2b"}"#,
             "\n",
-            r#"{"reason":"compiler-artifact","manifest_path":"/w/crates/mem-pools/Cargo.toml","target":{"name":"mem_pools"},"executable":null}"#,
+            r#"{"reason":"compiler-artifact","manifest_path":"/w/crates/mem-pools/Cargo.toml","target":{"kind":["lib"],"name":"mem_pools","test":true},"profile":{"opt_level":"3","test":false},"executable":null}"#,
+            "\n",
+            r#"{"reason":"compiler-artifact","manifest_path":"/w/crates/gpumem/Cargo.toml","target":{"kind":["example"],"name":"budget","test":true},"profile":{"opt_level":"3","test":false},"executable":"/w/target/release/examples/budget"}"#,
             "\n",
             r#"{"reason":"build-finished","success":true}"#,
         );
+        assert_eq!(executables(out, Keep::All).len(), 2);
+        assert!(executables(out, Keep::Benches).is_empty());
         assert_eq!(
-            executables(out),
+            executables(out, Keep::Tests),
             vec![Artifact {
                 path: PathBuf::from("/w/target/release/deps/mem_pools-1a2b"),
                 name: "mem-pools__mem_pools-1a2b".into(),
