@@ -2,9 +2,11 @@
 //! counters in the report, and patterns that survive the moves.
 
 use gpumem_cli::cli::{BackendKind, PoolSettings, replay_on};
-use gpumem_cli::replay::{Program, ReplayOptions, ReplayReport};
+use gpumem_cli::replay::{PoolBackend, Program, ReplayOptions, ReplayReport};
 use gpumem_cli::trace::Event;
 use gpumem_cli::workload::{Workload, WorkloadSpec};
+use mem_pools::MemoryConfiguration;
+use mem_storage::SimulatedResource;
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
@@ -165,4 +167,33 @@ fn under_memory_pressure_the_trigger_relocates_before_a_reservation_not_only_at_
     assert_eq!(off_last - on_last, 62 * MIB, "the 2..32 MiB outdated pages");
     assert_eq!(on.failed_allocs + off.failed_allocs, 0);
     assert!(on.relocation.unwrap().moved_slices >= 5);
+}
+
+#[test]
+fn after_the_final_reclaim_every_page_held_holds_live_data() {
+    let serving = Workload::Serving
+        .generate(&WorkloadSpec {
+            seed: 9,
+            scale: 0.05,
+        })
+        .unwrap();
+    for events in [serving, growth_trace(10, false)] {
+        let program = Program::compile(&events).unwrap();
+        let mut backend = PoolBackend::new(
+            "sim",
+            SimulatedResource::new(80 * GIB),
+            80 * GIB,
+            MemoryConfiguration::SubSlices,
+            false,
+            false,
+        )
+        .with_relocation(true);
+        let run = gpumem_cli::replay::replay("t", &program, &mut backend, &Default::default());
+        let report = run.unwrap().report;
+        // Read before the engine drains the frees of what was live at the end.
+        let usage = backend.memory(0).unwrap().memory_usage();
+        assert!(usage.pages > 0 && report.final_live_bytes > 0);
+        assert_eq!(usage.pages, usage.pages_with_live_data, "{report}");
+        assert_eq!(usage.bytes_reserved, report.final_reserved_bytes);
+    }
 }
