@@ -223,3 +223,43 @@ pub fn human_approx(bytes: u64) -> String {
     }
     format!("{bytes} B")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tiny_suite_times_every_peer_on_every_row() {
+        let config = QuickConfig::tiny();
+        let mut rows = size_rows(&config).unwrap();
+        rows.extend(depth_rows(&config).unwrap());
+        rows.extend(replay_rows(&config).unwrap());
+        let expected = SIZE_CLASSES.len() + 2 * config.depths.len() + workloads().len();
+        assert_eq!(rows.len(), expected);
+        for row in &rows {
+            assert!(row.gpumem > 0.0, "{}", row.name);
+            assert!(row.offset.is_some_and(|v| v > 0.0), "{}", row.name);
+            assert!(row.system.is_some_and(|v| v > 0.0), "{}", row.name);
+        }
+    }
+
+    #[test]
+    fn counts_and_sizes_print_the_way_the_tables_name_them() {
+        assert_eq!(count(1_000_000), "1M");
+        assert_eq!(count(100_000), "100k");
+        assert_eq!(count(1_500), "1500");
+        assert_eq!(human(512), "512 B");
+        assert_eq!(human(64 * crate::KIB), "64 KiB");
+        assert_eq!(human(256 * crate::MIB), "256 MiB");
+        assert_eq!(human_approx(3 * crate::GIB / 2), "1.50 GiB");
+        assert_eq!(human_approx(712 * crate::MIB), "712 MiB");
+        assert_eq!(human_approx(100), "100 B");
+    }
+
+    #[test]
+    fn the_median_of_an_odd_number_of_runs_is_the_middle_one() {
+        let mut samples = [(30, 1), (10, 1), (20, 1)].into_iter();
+        let median = median_ns_per_op(3, || Ok(samples.next().unwrap())).unwrap();
+        assert_eq!(median, 20.0);
+    }
+}

@@ -169,3 +169,54 @@ impl AllocBackend for MallocBackend {
         self.allocs
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpumem_cli::replay::{ReplayOptions, replay};
+    use gpumem_cli::workload::{Workload, WorkloadSpec};
+
+    fn program() -> gpumem_cli::replay::Program {
+        let spec = WorkloadSpec {
+            seed: 3,
+            scale: 0.02,
+        };
+        crate::fragmentation::program(Workload::Random, &spec).unwrap()
+    }
+
+    #[test]
+    fn the_system_backend_holds_exactly_what_is_live() {
+        let program = program();
+        let mut backend = MallocBackend::new();
+        let report = replay("t", &program, &mut backend, &ReplayOptions::default())
+            .unwrap()
+            .report;
+        assert_eq!(report.failed_allocs, 0);
+        assert_eq!(report.peak_reserved_bytes, report.peak_live_bytes);
+        assert_eq!(backend.live_bytes(), 0, "the replay frees what is left");
+    }
+
+    #[test]
+    fn the_offset_backends_extent_never_shrinks_and_covers_the_peak() {
+        let program = program();
+        let mut backend = OffsetBackend::new(program.slots);
+        let report = replay("t", &program, &mut backend, &ReplayOptions::default())
+            .unwrap()
+            .report;
+        assert_eq!(report.failed_allocs, 0);
+        assert!(report.peak_reserved_bytes >= report.peak_live_bytes);
+        assert_eq!(report.final_reserved_bytes, report.peak_reserved_bytes);
+        assert_eq!(backend.live_bytes(), 0);
+    }
+
+    #[test]
+    fn a_request_past_u32_units_is_a_typed_error() {
+        let mut backend = OffsetBackend::new(4);
+        let err = match backend.reserve(u64::MAX, 0) {
+            Err(err) => err.to_string(),
+            Ok(_) => panic!("u64::MAX bytes fitted an 80 GiB heap"),
+        };
+        assert!(err.contains("u32::MAX units"), "{err}");
+        assert!(backend.reserve(crate::DEVICE_BYTES * 2, 0).is_err());
+    }
+}

@@ -159,3 +159,62 @@ pub fn render(speed: &[QuickRow], frag: &[FragRow], goals: &[Goal]) -> String {
     let _ = write!(out, "{}", goals_table(goals));
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fragmentation::workload_rows;
+    use gpumem_cli::workload::{Workload, WorkloadSpec};
+
+    fn row(name: &str, gpumem: f64, offset: f64) -> QuickRow {
+        QuickRow {
+            name: name.into(),
+            gpumem,
+            offset: Some(offset),
+            system: None,
+        }
+    }
+
+    #[test]
+    fn depth_goals_compare_the_deepest_row_with_the_shallowest_and_the_peer() {
+        let speed = [
+            row("reserve+drop pair, 1k live", 100.0, 50.0),
+            row("reserve+drop pair, 1M live", 140.0, 80.0),
+            row("churn (drop one, reserve one), 1k live", 100.0, 50.0),
+            row("churn (drop one, reserve one), 1M live", 200.0, 50.0),
+        ];
+        let goals = goals(&speed, &[], "1k live", "1M live");
+        let met: Vec<Option<bool>> = goals.iter().map(|g| g.met).collect();
+        // pair: 1.4× deeper (met), 1.75× the peer (met);
+        // churn: 2× deeper (not met), 4× the peer (not met);
+        // fragmentation: no rows, so not measured.
+        assert_eq!(
+            &met[..4],
+            &[Some(true), Some(true), Some(false), Some(false)]
+        );
+        assert!(met[4..].iter().all(Option::is_none));
+        assert_eq!(goals[0].measured, "1.40×");
+    }
+
+    #[test]
+    fn fragmentation_goals_name_the_worst_workload() {
+        let spec = WorkloadSpec {
+            seed: 42,
+            scale: 0.05,
+        };
+        let frag = workload_rows(Workload::Devlog, &spec).unwrap();
+        let goals = goals(&[], &frag, "1k live", "1M live");
+        let peak_off = goals
+            .iter()
+            .find(|g| g.goal.starts_with("peak reserved ÷ live, relocation off"))
+            .unwrap();
+        assert!(
+            peak_off.measured.ends_with("(devlog)"),
+            "{}",
+            peak_off.measured
+        );
+        assert!(peak_off.met.is_some());
+        let text = render(&[], &frag, &goals);
+        assert!(text.contains("| devlog"));
+    }
+}

@@ -5,9 +5,9 @@
 //!
 //! - [`alloc`]: a pool-hit reserve+drop against `cuMemAllocAsync` /
 //!   `cuMemFreeAsync` and `cuMemAlloc` / `cuMemFree`, same sizes.
-//! - [`relocation`]: relocation copy bandwidth (plan → copy → commit of
-//!   outdated pages on a copy stream) against a plain device-to-device copy
-//!   of the same bytes.
+//! - [`bandwidth`]: relocation copy bandwidth (plan → copy → commit of
+//!   outdated pages on a copy stream, the scenario of [`relocation`])
+//!   against a plain device-to-device copy of the same bytes.
 //! - [`capture`]: record a CUDA graph over pool memory with seed 000's
 //!   capture protocol, replay it many times, and count device allocations
 //!   during the replays (must be zero) and check the bytes.
@@ -17,6 +17,7 @@
 //! machine without a GPU.
 
 pub mod alloc;
+pub mod bandwidth;
 pub mod capture;
 pub mod relocation;
 
@@ -46,7 +47,7 @@ pub fn run_all(quick: bool) -> Result<String> {
     out.push_str("## Reserve+drop: pool hit vs cuMemAllocAsync vs cuMemAlloc\n\n");
     out.push_str(&alloc::table(&alloc::measure(quick)?));
     out.push_str("\n## Relocation copy bandwidth vs a plain device-to-device copy\n\n");
-    out.push_str(&relocation::cuda_table(quick)?);
+    out.push_str(&bandwidth::cuda_table(quick)?);
     out.push_str("\n## Capture replay\n\n");
     out.push_str(&capture::cuda_report(quick)?);
     Ok(out)

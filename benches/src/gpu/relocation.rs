@@ -1,4 +1,4 @@
-//! Relocation copy bandwidth against a plain device-to-device copy.
+//! The relocation scenario behind the copy-bandwidth measurement.
 //!
 //! The scenario: one growable sliced pool starting at `page` bytes is
 //! filled with `slices` slices of `slice` bytes; one allocation of twice
@@ -12,7 +12,8 @@
 //!
 //! The scenario is generic over the resource and copy queue; the tests run
 //! it on host memory with `StorageCopyQueue` and check that every slice
-//! kept its bytes.
+//! kept its bytes. The CUDA table and the plain copies are in
+//! [`super::bandwidth`].
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -22,11 +23,9 @@ use mem_pools::{
     MemoryPoolOptions, PoolType, ServerLogger,
 };
 use mem_relocate::{Planned, RelocationReason};
-use mem_storage::{DevicePtr, DeviceResource, ResourceStorage, StreamId};
+use mem_storage::{DeviceResource, ResourceStorage};
 
-use crate::quick::human;
-use crate::table::{Table, divide, ratio};
-use crate::{BenchError, MIB, Result};
+use crate::{BenchError, Result};
 
 /// Shape of the scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,105 +133,6 @@ pub fn relocate_outdated<R: DeviceResource>(
     })
 }
 
-/// Copies `bytes` from `src` to `dst` on `stream` as `pieces` equal
-/// copies (the last one takes the remainder) and waits for them.
-pub fn copy_pieces<R: DeviceResource>(
-    resource: &R,
-    (src, dst): (DevicePtr, DevicePtr),
-    bytes: u64,
-    pieces: u64,
-    stream: StreamId,
-) -> Result<()> {
-    let pieces = pieces.clamp(1, bytes.max(1));
-    let piece = bytes / pieces;
-    let at = |ptr: DevicePtr, offset: u64| {
-        ptr.checked_add(offset).ok_or(BenchError::Check(format!(
-            "address {ptr:?} + {offset} overflows"
-        )))
-    };
-    for i in 0..pieces {
-        let offset = i * piece;
-        let len = if i + 1 == pieces {
-            bytes - offset
-        } else {
-            piece
-        };
-        resource.copy(at(src, offset)?, at(dst, offset)?, len, stream)?;
-    }
-    resource.synchronize(stream)?;
-    Ok(())
-}
-
-/// Nanoseconds to copy `bytes` between two plain allocations on `stream`
-/// as `pieces` copies (one warm-up run first, untimed).
-pub fn plain_copy<R: DeviceResource>(
-    resource: &R,
-    bytes: u64,
-    pieces: u64,
-    stream: StreamId,
-) -> Result<u64> {
-    let src = resource.allocate(bytes, stream)?;
-    let dst = resource.allocate(bytes, stream)?;
-    let run = || -> Result<u64> {
-        let start = Instant::now();
-        copy_pieces(resource, (src, dst), bytes, pieces, stream)?;
-        Ok(start.elapsed().as_nanos() as u64)
-    };
-    let timed = run().and_then(|_| run());
-    resource.deallocate(src, bytes, stream)?;
-    resource.deallocate(dst, bytes, stream)?;
-    timed
-}
-
-/// GB/s for `bytes` in `ns`.
-pub fn gbps(bytes: u64, ns: u64) -> Option<f64> {
-    (ns > 0).then(|| bytes as f64 / ns as f64)
-}
-
-/// On device 0: the scenario with 64 MiB slices (1 GiB, or 256 MiB when
-/// `quick`), then the plain copies of the same bytes.
-pub fn cuda_table(quick: bool) -> Result<String> {
-    use mem_relocate::CudaCopyQueue;
-    let cuda = super::device(mem_storage::CudaAllocMode::StreamOrdered)?;
-    let scenario = Scenario {
-        page: 256 * MIB,
-        slice: 64 * MIB,
-        slices: if quick { 4 } else { 16 },
-    };
-    let mut memory = manager(cuda.clone(), &scenario);
-    let mut queue = CudaCopyQueue::new(cuda.clone())?;
-    let moved = relocate_outdated(&mut memory, &mut queue, &scenario)?;
-    let stream = cuda.create_stream()?;
-    let one = plain_copy(&*cuda, moved.bytes, 1, stream)?;
-    let sliced = plain_copy(&*cuda, moved.bytes, moved.moves as u64, stream)?;
-    let mut t = Table::new(&["copy", "bytes", "copies", "ms", "GB/s", "÷ relocation"]);
-    let relocation = gbps(moved.bytes, moved.copy_ns);
-    for (name, copies, ns) in [
-        (
-            "relocation (CudaCopyQueue)",
-            moved.moves as u64,
-            moved.copy_ns,
-        ),
-        ("plain cuMemcpyDtoDAsync, one copy", 1, one),
-        (
-            "plain cuMemcpyDtoDAsync, slice-sized copies",
-            moved.moves as u64,
-            sliced,
-        ),
-    ] {
-        let rate = gbps(moved.bytes, ns);
-        t.row(vec![
-            name.into(),
-            human(moved.bytes),
-            copies.to_string(),
-            format!("{:.3}", ns as f64 / 1e6),
-            rate.map(|r| format!("{r:.1}")).unwrap_or_default(),
-            ratio(divide(rate, relocation)),
-        ]);
-    }
-    Ok(t.render())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,7 +146,7 @@ mod tests {
             slice: 64 * 1024,
             slices: 8,
         };
-        let mut memory = manager(HostResource::with_capacity(64 * MIB), &scenario);
+        let mut memory = manager(HostResource::with_capacity(64 * crate::MIB), &scenario);
         let moved = relocate_outdated(&mut memory, &mut StorageCopyQueue, &scenario).unwrap();
         assert_eq!(moved.moves, 8);
         assert_eq!(moved.bytes, 8 * 64 * 1024);
@@ -254,24 +154,5 @@ mod tests {
             !memory.has_outdated(),
             "the commit gave the outdated pages back"
         );
-    }
-
-    #[test]
-    fn a_copy_in_uneven_pieces_copies_every_byte_on_host_memory() {
-        let host = HostResource::with_capacity(MIB);
-        let s = StreamId::DEFAULT;
-        let bytes = 10_007;
-        let (src, dst) = (
-            host.allocate(bytes, s).unwrap(),
-            host.allocate(bytes, s).unwrap(),
-        );
-        let data: Vec<u8> = (0..bytes).map(|i| (i * 7 % 251) as u8).collect();
-        host.write(src, &data, s).unwrap();
-        copy_pieces(&host, (src, dst), bytes, 16, s).unwrap();
-        let mut out = vec![0u8; bytes as usize];
-        host.read(dst, &mut out, s).unwrap();
-        assert_eq!(out, data);
-        assert!(plain_copy(&host, 64 * 1024, 16, s).unwrap() > 0);
-        assert!(gbps(1, 0).is_none());
     }
 }
