@@ -84,8 +84,9 @@ pub enum RelocationError {
         /// The manager that planned.
         found: u64,
     },
-    /// The pool engine refused a step for another reason.
-    #[error("pool engine refused the relocation: {0}")]
+    /// The pool engine refused a call made through the set: a reservation
+    /// (`StreamSet::reserve`) or a relocation step. The engine's error says why.
+    #[error("the pool engine refused: {0}")]
     Engine(IoError),
 }
 
