@@ -20,8 +20,8 @@ use criterion::{
     BenchmarkGroup, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main,
 };
 use gpumem_benches::churn::{ChurnPeer, OffsetPeer, PoolsPeer, Steps, SystemPeer, prepare};
-use gpumem_benches::quick::{count, human};
 use gpumem_benches::sizes::{ChurnPlan, SIZE_CLASSES, SizeMix, depths};
+use gpumem_benches::table::{count, human};
 
 fn configure<'c>(c: &'c mut Criterion, name: &str) -> BenchmarkGroup<'c, WallTime> {
     let mut group = c.benchmark_group(name);

@@ -17,6 +17,7 @@ use crate::fragmentation::{program, workloads};
 use crate::relocating::{Policy, RelocatingBackend};
 use crate::replay_peers::{MallocBackend, OffsetBackend};
 use crate::sizes::{ChurnPlan, SIZE_CLASSES, SizeMix};
+use crate::table::{count, human};
 use crate::{DEVICE_BYTES, Result};
 
 /// How much the quick suite does.
@@ -185,45 +186,6 @@ pub fn replay_rows(config: &QuickConfig) -> Result<Vec<QuickRow>> {
     Ok(rows)
 }
 
-/// `1_000_000` as `1M`, `100_000` as `100k`.
-pub fn count(n: usize) -> String {
-    match n {
-        n if n >= 1_000_000 && n % 1_000_000 == 0 => format!("{}M", n / 1_000_000),
-        n if n >= 1_000 && n % 1_000 == 0 => format!("{}k", n / 1_000),
-        n => n.to_string(),
-    }
-}
-
-/// Bytes as `512 B`, `64 KiB`, `16 MiB`.
-pub fn human(bytes: u64) -> String {
-    match bytes {
-        b if b >= crate::GIB && b % crate::GIB == 0 => format!("{} GiB", b / crate::GIB),
-        b if b >= crate::MIB && b % crate::MIB == 0 => format!("{} MiB", b / crate::MIB),
-        b if b >= crate::KIB && b % crate::KIB == 0 => format!("{} KiB", b / crate::KIB),
-        b => format!("{b} B"),
-    }
-}
-
-/// Bytes to three significant digits: `1.50 GiB`, `712 MiB`, `96.0 KiB`.
-pub fn human_approx(bytes: u64) -> String {
-    let units = [
-        ("GiB", crate::GIB),
-        ("MiB", crate::MIB),
-        ("KiB", crate::KIB),
-    ];
-    for (name, size) in units {
-        if bytes >= size {
-            let v = bytes as f64 / size as f64;
-            return match v {
-                v if v >= 100.0 => format!("{v:.0} {name}"),
-                v if v >= 10.0 => format!("{v:.1} {name}"),
-                v => format!("{v:.2} {name}"),
-            };
-        }
-    }
-    format!("{bytes} B")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,19 +203,6 @@ mod tests {
             assert!(row.offset.is_some_and(|v| v > 0.0), "{}", row.name);
             assert!(row.system.is_some_and(|v| v > 0.0), "{}", row.name);
         }
-    }
-
-    #[test]
-    fn counts_and_sizes_print_the_way_the_tables_name_them() {
-        assert_eq!(count(1_000_000), "1M");
-        assert_eq!(count(100_000), "100k");
-        assert_eq!(count(1_500), "1500");
-        assert_eq!(human(512), "512 B");
-        assert_eq!(human(64 * crate::KIB), "64 KiB");
-        assert_eq!(human(256 * crate::MIB), "256 MiB");
-        assert_eq!(human_approx(3 * crate::GIB / 2), "1.50 GiB");
-        assert_eq!(human_approx(712 * crate::MIB), "712 MiB");
-        assert_eq!(human_approx(100), "100 B");
     }
 
     #[test]

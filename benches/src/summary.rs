@@ -50,7 +50,7 @@ pub fn fragmentation_table(rows: &[FragRow]) -> String {
             Some(t) if t.runs > 0 => format!(
                 "{} runs, {} moved, {} pages freed",
                 t.runs,
-                crate::quick::human_approx(t.moved_bytes),
+                crate::table::human_approx(t.moved_bytes),
                 t.pages_freed
             ),
             Some(_) => "nothing".into(),
@@ -59,8 +59,8 @@ pub fn fragmentation_table(rows: &[FragRow]) -> String {
         table.row(vec![
             row.workload.to_string(),
             row.backend.clone(),
-            crate::quick::human_approx(r.peak_live_bytes),
-            crate::quick::human_approx(r.peak_reserved_bytes),
+            crate::table::human_approx(r.peak_live_bytes),
+            crate::table::human_approx(r.peak_reserved_bytes),
             ratio(r.fragmentation.peak),
             ratio(r.fragmentation.end),
             r.storage_allocs.to_string(),

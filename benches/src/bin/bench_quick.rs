@@ -10,8 +10,9 @@
 use std::process::ExitCode;
 
 use gpumem_benches::fragmentation::fragmentation_rows;
-use gpumem_benches::quick::{QuickConfig, count, depth_rows, replay_rows, size_rows};
+use gpumem_benches::quick::{QuickConfig, depth_rows, replay_rows, size_rows};
 use gpumem_benches::summary::{goals, render};
+use gpumem_benches::table::count;
 
 fn parse(args: &[String], config: &mut QuickConfig) -> Result<(), String> {
     let mut it = args.iter();

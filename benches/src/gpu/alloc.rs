@@ -16,7 +16,7 @@ use std::time::Instant;
 use mem_pools::{MemoryConfiguration, MemoryManagement, MemoryManagementOptions, ServerLogger};
 use mem_storage::{CudaAllocMode, CudaResource, DeviceResource, ResourceStorage, StreamId};
 
-use crate::quick::human;
+use crate::table::human;
 use crate::table::{Table, divide, ns, ratio};
 use crate::{BenchError, GIB, KIB, MIB, Result};
 

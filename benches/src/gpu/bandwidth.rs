@@ -8,7 +8,7 @@ use std::time::Instant;
 use mem_storage::{DevicePtr, DeviceResource, StreamId};
 
 use super::relocation::{Scenario, manager, relocate_outdated};
-use crate::quick::human;
+use crate::table::human;
 use crate::table::{Table, divide, ratio};
 use crate::{BenchError, MIB, Result};
 

@@ -140,7 +140,7 @@ pub fn cuda_report(quick: bool) -> Result<String> {
     let mut t = Table::new(&["check", "value"]);
     t.row(vec![
         "graph: two device-to-device copies of".into(),
-        crate::quick::human(bytes),
+        crate::table::human(bytes),
     ]);
     t.row(vec![
         "device allocations while recording".into(),
