@@ -59,7 +59,11 @@ pub struct FragRow {
     pub relocation: Option<RelocationTally>,
 }
 
-fn run<B: AllocBackend>(name: &str, program: &Program, backend: &mut B) -> Result<ReplayReport> {
+pub(crate) fn run<B: AllocBackend>(
+    name: &str,
+    program: &Program,
+    backend: &mut B,
+) -> Result<ReplayReport> {
     Ok(replay(name, program, backend, &ReplayOptions::default())?.report)
 }
 

@@ -17,7 +17,10 @@
 //!   outdated pages between ops (mem-relocate's plan → copy → commit).
 //! - [`fragmentation`]: the fragmentation table (peak and final reserved ÷
 //!   live) of every workload, relocation off and on.
-//! - [`quick`], [`table`]: the quick suite and its printed tables.
+//! - [`tight`]: relocation on a device sized just above each workload's
+//!   peak (where the trigger policy acts), counting failed allocations.
+//! - [`quick`], [`summary`], [`table`]: the quick suite and its printed
+//!   tables and goals.
 //! - [`gpu`]: measurements that need a CUDA device (skipped with a printed
 //!   reason when [`mem_storage::cuda_available`] is false).
 //!
@@ -43,6 +46,7 @@ pub mod replay_peers;
 pub mod sizes;
 pub mod summary;
 pub mod table;
+pub mod tight;
 
 pub use error::{BenchError, Result};
 

@@ -4,7 +4,8 @@
 //! Prints one table of median ns per op with ratios against
 //! `offset-allocator` and the system allocator, the fragmentation table of
 //! every built-in workload (relocation off, trigger, eager), and the goals
-//! read off both. `--depths 1000,100000` changes the live-set sizes;
+//! read off both, then relocation on a device just above each workload's
+//! peak. `--depths 1000,100000` changes the live-set sizes;
 //! `--runs N` the runs per row; `--ops N` the timed ops per run.
 
 use std::process::ExitCode;
@@ -12,6 +13,10 @@ use std::process::ExitCode;
 use gpumem_benches::fragmentation::fragmentation_rows;
 use gpumem_benches::quick::{QuickConfig, depth_rows, replay_rows, size_rows};
 use gpumem_benches::summary::{goals, render};
+use gpumem_benches::tight::{tight_rows, tight_table};
+
+/// Device size of the tight-device table, as a multiple of peak live bytes.
+const TIGHT: f64 = 1.10;
 use gpumem_benches::table::count;
 
 fn parse(args: &[String], config: &mut QuickConfig) -> Result<(), String> {
@@ -66,7 +71,12 @@ fn main() -> ExitCode {
             &format!("{shallow} live"),
             &format!("{deep} live"),
         );
-        Ok(render(&speed, &frag, &goals))
+        let tight = tight_rows(&config.spec, TIGHT)?;
+        Ok(format!(
+            "{}\nRelocation on a device of {TIGHT:.2}× each workload's peak live bytes:\n\n{}",
+            render(&speed, &frag, &goals),
+            tight_table(&tight)
+        ))
     };
     match run() {
         Ok(text) => {
