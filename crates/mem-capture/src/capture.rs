@@ -36,6 +36,17 @@ use crate::stage::CaptureStage;
 use crate::streams::CaptureStreams;
 
 /// One graph capture over a device's streams (see the module docs).
+///
+/// # Dropping mid-way does not abort
+/// A `Capture` borrows its streams and backend only for each step, so its
+/// `Drop` cannot reach them: dropping it in `WarmingUp` or `Recording`
+/// leaves every pool in capture mode (Persistent, priming, touching) and the
+/// stream marked recording — relocation and cleanup then refuse on every
+/// stream — until [`Capture::abort`] is called with the same streams and
+/// backend. It only logs an error. So on every way out of a manual sequence,
+/// call `abort`; or use [`Capture::run`], which aborts on an error and on a
+/// panicking pass; or gpumem's `Stream::begin_capture` type-state, whose
+/// steps own the streams and abort when dropped.
 #[derive(Debug)]
 pub struct Capture {
     pub(crate) stage: CaptureStage,

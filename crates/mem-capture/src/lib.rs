@@ -14,7 +14,10 @@
 //! - **Stages are checked.** `Idle → WarmingUp → Recording → Sealed`; a step
 //!   out of order is [`CaptureError::WrongStage`] and changes nothing;
 //!   [`Capture::abort`] from any stage restores the pools (mode, priming,
-//!   touched set) and leaves no stream in capture.
+//!   touched set) and leaves no stream in capture. **Dropping a `Capture`
+//!   mid-way does not abort** (it holds no borrow of the streams to abort
+//!   with): call `abort` on every way out, or use [`Capture::run`] (aborts
+//!   on an error or a panicking pass) or gpumem's capture type-state.
 //! - **No allocation inside the window.** A reservation the primed pool
 //!   cannot serve is [`CaptureError::WindowAllocation`], naming the size and
 //!   telling to lengthen the warmup; a CUDA graph with memory nodes is

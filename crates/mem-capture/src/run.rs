@@ -50,8 +50,9 @@ impl Capture {
     /// `warmup` should be the recorded pass itself run once for real (or
     /// anything that reserves every buffer it reserves): priming keeps every
     /// slice it touches, so the recorded pass finds its whole working set
-    /// free and never allocates. Any step or closure failing aborts the capture
-    /// (nothing stays open) and returns its error; an engine error converts
+    /// free and never allocates. Any step or closure failing — or panicking —
+    /// aborts the capture (nothing stays open) and returns its error (or
+    /// resumes the panic); an engine error converts
     /// with `?`, a reservation the window cannot serve becoming
     /// [`CaptureError::WindowAllocation`].
     ///
@@ -71,19 +72,41 @@ impl Capture {
         R: FnOnce(&mut S, &mut B::Recorder) -> Result<(), CaptureError>,
     {
         self.prepare(streams)?;
-        if let Err(err) = warmup(streams) {
-            self.abort(streams, backend);
-            return Err(err);
+        // From here the guard aborts on every way out but success — an
+        // error, and a closure that panics (unwinding drops the guard), so a
+        // panicking pass never leaves the pools in capture mode or the
+        // stream marked.
+        let mut open = AbortOnDrop {
+            capture: self,
+            streams,
+            backend,
+            sealed: false,
+        };
+        let g = &mut open;
+        warmup(g.streams)?;
+        // A step that refuses before acting leaves the capture open; the
+        // guard's abort closes whatever is (a no-op when the step aborted
+        // itself).
+        g.capture.begin(g.streams, g.backend)?;
+        record(g.streams, g.backend.recorder())?;
+        let graph = g.capture.end(g.streams, g.backend)?;
+        g.sealed = true;
+        Ok(graph)
+    }
+}
+
+/// Aborts the capture it borrows when dropped unless it sealed.
+struct AbortOnDrop<'a, S: CaptureStreams + ?Sized, B: GraphBackend> {
+    capture: &'a mut Capture,
+    streams: &'a mut S,
+    backend: &'a mut B,
+    sealed: bool,
+}
+
+impl<S: CaptureStreams + ?Sized, B: GraphBackend> Drop for AbortOnDrop<'_, S, B> {
+    fn drop(&mut self) {
+        if !self.sealed {
+            self.capture.abort(self.streams, self.backend);
         }
-        // A step that refuses before acting leaves the capture open; abort
-        // closes whatever is (a no-op when the step aborted itself).
-        let recorded = self
-            .begin(streams, backend)
-            .and_then(|()| record(streams, backend.recorder()))
-            .and_then(|()| self.end(streams, backend));
-        if recorded.is_err() {
-            self.abort(streams, backend);
-        }
-        recorded
     }
 }

@@ -5,7 +5,7 @@ mod common;
 
 use common::pass::capture_pass;
 use common::*;
-use mem_capture::{Capture, CaptureError, GraphBackend, HostGraphBackend};
+use mem_capture::{Capture, CaptureError, CaptureStage, GraphBackend, HostGraphBackend};
 
 fn setup() -> (HostDevice, HostGraphBackend, mem_pools::ManagedMemoryHandle) {
     let mut dev = HostDevice::new(1, 1);
@@ -149,4 +149,25 @@ fn a_step_refusing_inside_run_leaves_nothing_open() {
         "the other capture is not ours to stop"
     );
     backend.abort_capture();
+}
+
+#[test]
+fn a_pass_panicking_inside_run_leaves_nothing_open() {
+    for panic_in_warmup in [true, false] {
+        let (mut dev, mut backend, _inp) = setup();
+        let mut capture = Capture::new();
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            capture.run(
+                &mut dev,
+                &mut backend,
+                |_| if panic_in_warmup { panic!("warmup") } else { Ok(()) },
+                |_, _| panic!("recorded pass"),
+            )
+        }));
+        assert!(unwound.is_err(), "the pass panicked");
+        assert_eq!(capture.stage(), CaptureStage::Idle);
+        assert!(!dev.flag.is_recording(), "the stream is unmarked");
+        assert!(!dev.streams[0].capture_state().active, "the pool left capture");
+        assert!(!backend.is_capturing(), "no stream stays in capture");
+    }
 }
