@@ -54,6 +54,7 @@ fn main() -> ExitCode {
         runs: 0,
         faults: 0,
         refusals: 0,
+        released_on_refusal: 0,
         violations: Vec::new(),
     };
     println!(
@@ -83,16 +84,19 @@ fn main() -> ExitCode {
             total.runs += report.runs;
             total.faults += report.faults;
             total.refusals += report.refusals;
+            total.released_on_refusal += report.released_on_refusal;
             total.violations.extend(report.violations);
         }
     }
     println!(
-        "total: {} programs, {} runs, {} faults injected, {} typed refusals checked, {} violations, {:.1} s",
+        "total: {} programs, {} runs, {} faults injected, {} typed refusals checked, {} violations, \
+         {} refused reservations gave empty pages back (known bug 4), {:.1} s",
         programs.len(),
         total.runs,
         total.faults,
         total.refusals,
         total.violations.len(),
+        total.released_on_refusal,
         started.elapsed().as_secs_f64()
     );
     if total.violations.is_empty() {

@@ -185,8 +185,10 @@ impl World {
             Op::CaptureEnd { stream } => self.capture_end(ctx, self.stream(stream)),
             Op::DropGraphs { stream } => {
                 let s = self.stream(stream);
+                // The pins end with the graph; the memory lives on if held.
                 for e in self.model.entries.iter_mut().filter(|e| e.stream == s) {
                     e.graph.clear();
+                    e.pinned = None;
                 }
                 Ok(())
             }

@@ -24,8 +24,9 @@
 //! - Every failure is a [`Violation`] naming the step, the op and the
 //!   numbers that disagree; a panic inside the code under test is caught
 //!   and reported as [`Violation::Panic`], never propagated.
-//! - A program is deterministic: the same bytes give the same program and
-//!   (faults included) the same device calls, so every finding replays.
+//! - The same bytes always decode to the same program, so a finding
+//!   replays; the device calls it makes are the same up to the engine's
+//!   own hash-map iteration order (which can differ between processes).
 //!
 //! ## Non-goals
 //! - Timing and throughput (criterion benches live elsewhere).

@@ -87,9 +87,10 @@ pub struct Entry {
     pub contents: Option<Contents>,
     /// The raw address handed out by `get_resource`, while it is out.
     pub raw: Option<u64>,
-    /// Pinned by a captured graph (`capture_end` returned it), with the
-    /// address it had then: it lasts until the memory is freed, the memory
-    /// never moves meanwhile, and `bind` may not free it as the assigned side.
+    /// Pinned by a captured graph (`capture_end` returned a pin handle for
+    /// it), with the address it had then: the pin lasts while the graph's
+    /// pin handles do, the memory never moves meanwhile, and `bind` may not
+    /// free it as the assigned side.
     pub pinned: Option<u64>,
 }
 

@@ -81,6 +81,13 @@ impl World {
                     return Err(ctx.unexpected(&error));
                 }
                 let after = self.managers[s].memory_usage();
+                if !self.strict && gave_back_empty_pages(before, after) {
+                    // Known bug 4 (/work/team/bugs.md): growth gives empty
+                    // pages back before the allocation that then fails.
+                    // Tolerated, counted, and pinned by a strict-world test.
+                    self.summary.released_on_refusal += 1;
+                    return Ok(());
+                }
                 self.unchanged(ctx, &error, before, after)
             }
         }
@@ -197,4 +204,14 @@ pub(crate) fn read_at<S: ComputeStorage>(
             size: view.size(),
         })?;
     Ok(manager.storage().read(&narrowed, out)?)
+}
+
+/// A refusal that changed nothing but return empty pages: nothing live
+/// moved, only reserved bytes and pages without live data went down.
+fn gave_back_empty_pages(before: mem_pools::MemoryUsage, after: mem_pools::MemoryUsage) -> bool {
+    after.number_allocs == before.number_allocs
+        && after.bytes_in_use == before.bytes_in_use
+        && after.bytes_padding == before.bytes_padding
+        && after.pages_with_live_data == before.pages_with_live_data
+        && after.bytes_reserved < before.bytes_reserved
 }

@@ -37,6 +37,8 @@ pub struct SweepReport {
     pub faults: u64,
     /// Typed refusals observed over every run.
     pub refusals: u64,
+    /// Refused reservations that had given empty pages back (known bug 4).
+    pub released_on_refusal: u64,
     /// Runs that broke a promise, with their `k`.
     pub violations: Vec<(u64, Violation)>,
 }
@@ -99,6 +101,7 @@ pub fn sweep_program(
         runs: 0,
         faults: 0,
         refusals: 0,
+        released_on_refusal: 0,
         violations: Vec::new(),
     };
     let calls = match count_calls(&program) {
@@ -129,6 +132,7 @@ pub fn sweep_program(
             Ok(summary) => {
                 report.faults += summary.faults;
                 report.refusals += summary.refusals;
+                report.released_on_refusal += summary.released_on_refusal;
             }
             Err(v) => report.violations.push((k, v)),
         }

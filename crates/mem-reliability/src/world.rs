@@ -102,6 +102,9 @@ pub struct RunSummary {
     pub binds: u64,
     /// Handles returned by `capture_end`.
     pub graph_handles: u64,
+    /// Refused reservations that had given empty pages back (known bug 4,
+    /// tolerated outside a strict world).
+    pub released_on_refusal: u64,
 }
 
 impl RunSummary {
@@ -114,6 +117,7 @@ impl RunSummary {
         self.moved += other.moved;
         self.binds += other.binds;
         self.graph_handles += other.graph_handles;
+        self.released_on_refusal += other.released_on_refusal;
     }
 }
 
@@ -128,6 +132,8 @@ pub struct World {
     /// Bytes each stream reported leaked by failed relocation waits.
     pub(crate) leaked: Vec<u64>,
     pub(crate) fail_next: bool,
+    /// Refusals must change nothing at all (no tolerance for known bugs).
+    pub(crate) strict: bool,
     pub(crate) summary: RunSummary,
     step: usize,
 }
@@ -157,8 +163,19 @@ impl World {
             limits,
             leaked: vec![0; STREAMS],
             fail_next: false,
+            strict: false,
             summary: RunSummary::default(),
             step: 0,
+        }
+    }
+
+    /// A fresh world that tolerates no known bug: a refused reservation
+    /// must leave reserved bytes exactly as they were (see
+    /// [`RunSummary::released_on_refusal`] for what [`World::new`] tolerates).
+    pub fn strict(limits: Limits) -> Self {
+        Self {
+            strict: true,
+            ..Self::new(limits)
         }
     }
 

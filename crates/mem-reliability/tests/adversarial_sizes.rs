@@ -186,3 +186,21 @@ fn the_host_device_and_its_storage_refuse_impossible_sizes_and_serve_empty_ones(
     storage.flush().unwrap();
     assert_eq!(storage.bytes_allocated(), 0);
 }
+
+#[test]
+fn a_request_larger_than_the_whole_global_budget_is_too_big_never_retryable() {
+    let world = World::new(Limits::default());
+    let limit = Limits::default().global;
+    let storage = world.device().storage(0);
+    for bytes in [limit + 1, u64::MAX - ALIGN, u64::MAX] {
+        let err = storage
+            .resource()
+            .allocate(bytes, StreamId::DEFAULT)
+            .unwrap_err();
+        assert!(
+            matches!(err, StorageError::TooBig { requested, max, .. } if requested == bytes && max == limit),
+            "{bytes}: {err:?}"
+        );
+    }
+    assert_eq!(world.device().global().charged(), 0);
+}
