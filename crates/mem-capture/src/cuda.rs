@@ -88,7 +88,26 @@ impl std::fmt::Debug for CudaGraphBackend {
 
 impl CudaGraphBackend {
     /// Capture `stream`.
-    pub fn new(stream: Arc<CudaStream>) -> Self {
+    ///
+    /// Building one is `unsafe` because its captures switch cudarc's event
+    /// tracking off for the whole context (module docs): a safe constructor
+    /// would let safe code free a `CudaSlice` while another stream still
+    /// uses it.
+    ///
+    /// ```compile_fail
+    /// # fn f(stream: std::sync::Arc<cudarc::driver::CudaStream>) {
+    /// let _ = mem_capture::cuda::CudaGraphBackend::new(stream);
+    /// # }
+    /// ```
+    ///
+    /// # Safety
+    /// While a capture of this backend is open (from `begin_capture` until
+    /// `end_capture` or `abort_capture`), every `CudaSlice` any thread
+    /// creates in `stream`'s context is untracked for life, so the caller
+    /// ensures that each such slice is used only on the stream that made it
+    /// (or that the caller orders its cross-stream uses and frees itself,
+    /// as cudarc's `disable_event_tracking` requires).
+    pub unsafe fn new(stream: Arc<CudaStream>) -> Self {
         Self {
             stream,
             capturing: false,
@@ -98,16 +117,23 @@ impl CudaGraphBackend {
 
     /// Capture the stream `id` of a mem-storage CUDA resource.
     ///
+    /// # Safety
+    /// As [`CudaGraphBackend::new`].
+    ///
     /// # Errors
     /// [`CaptureError::Backend`] when the resource knows no such stream.
-    pub fn on_resource(resource: &CudaResource, id: StreamId) -> Result<Self, CaptureError> {
+    pub unsafe fn on_resource(
+        resource: &CudaResource,
+        id: StreamId,
+    ) -> Result<Self, CaptureError> {
         let stream = resource
             .cuda_stream(id)
             .map_err(|err| CaptureError::Backend {
                 op: "find the stream to capture",
                 message: err.to_string(),
             })?;
-        Ok(Self::new(stream))
+        // SAFETY: the caller took on `new`'s contract (this fn's `# Safety`).
+        Ok(unsafe { Self::new(stream) })
     }
 
     fn restore(&mut self) {
@@ -159,7 +185,8 @@ impl GraphBackend for CudaGraphBackend {
         if ctx.is_event_tracking() {
             // SAFETY: the recorded work is ordered on the one capturing
             // stream, and a slice made during the window is used only on it
-            // (module docs), so no slice needs cross-stream events; `restore`
+            // (the contract of the unsafe `CudaGraphBackend::new` that built
+            // this backend), so no slice needs cross-stream events; `restore`
             // turns tracking back on when the capture ends or aborts.
             unsafe { ctx.disable_event_tracking() };
             self.restore_tracking = true;

@@ -50,7 +50,10 @@ fn device() -> Option<(CudaDevice, CudaGraphBackend, Counted)> {
         }
     };
     let stream = resource.inner().create_stream().expect("a stream");
-    let backend = CudaGraphBackend::on_resource(resource.inner(), stream).expect("its stream");
+    // SAFETY: the only CudaSlice these tests make inside a capture is made,
+    // used and dropped on the capturing stream itself.
+    let backend =
+        unsafe { CudaGraphBackend::on_resource(resource.inner(), stream) }.expect("its stream");
     let mm = MemoryManagement::from_configuration(
         ResourceStorage::on_stream(resource.clone(), stream),
         &MemoryDeviceProperties {
