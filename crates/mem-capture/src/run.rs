@@ -30,6 +30,12 @@ impl Capture {
     /// graph refuses to replay once it was freed or rebound. It stays its
     /// owner's: the graph holds no handle to it, so keep it alive.
     ///
+    /// The no-move pin **outlives the graph**: dropping the graph does not
+    /// release it; the buffer stays unmovable until it is freed or its
+    /// owner calls `MemoryManagement::release_raw` once the graph is gone
+    /// (mem-pools keeps one raw-out flag per slice, so the graph cannot tell
+    /// whether releasing would also drop its owner's own raw address).
+    ///
     /// # Errors
     /// [`CaptureError::WrongStage`] once sealed (declare before `end`).
     pub fn uses(&mut self, pool: usize, binding: ManagedMemoryBinding) -> Result<(), CaptureError> {
