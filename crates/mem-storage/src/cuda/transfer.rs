@@ -2,7 +2,10 @@
 //!
 //! Every range is checked against the live allocations first, so a stale
 //! or overrunning view is [`StorageError::UnknownPointer`] rather than a
-//! driver fault or a write into a neighbour. Host transfers (`write`,
+//! driver fault or a write into a neighbour. The map stays locked from the
+//! check until the work is queued (and, for host transfers, done), so a
+//! `deallocate` on another thread cannot free the range in between (lock
+//! order: the live map, then the stream registry, which is only read). Host transfers (`write`,
 //! `read`) wait for their stream, since the host buffer is only borrowed
 //! for the call; device work (`fill`, `copy`) is only queued, in order on
 //! the stream, and completes before anything queued after it there.
@@ -37,15 +40,18 @@ impl CudaResource {
         data: &[u8],
         stream: StreamId,
     ) -> Result<(), StorageError> {
-        check_range(&self.lock(), dst, data.len() as u64)?;
+        let live = self.lock();
+        check_range(&live, dst, data.len() as u64)?;
         let s = self.cuda_stream(stream)?;
         if data.is_empty() {
             return Ok(());
         }
         self.bind()?;
         // SAFETY: `dst..+len` lies inside a live allocation of this context
-        // (checked above); `data` stays borrowed until the stream is
-        // synchronized below, so the asynchronous copy never outlives it.
+        // (checked above; `live` stays locked until the copy is done, so no
+        // other thread frees it meanwhile); `data` stays borrowed until the
+        // stream is synchronized below, so the asynchronous copy never
+        // outlives it.
         unsafe { result::memcpy_htod_async(dst.0, data, s.cu_stream()) }
             .map_err(driver("copying host to device"))?;
         s.synchronize()
@@ -58,13 +64,15 @@ impl CudaResource {
         out: &mut [u8],
         stream: StreamId,
     ) -> Result<(), StorageError> {
-        check_range(&self.lock(), src, out.len() as u64)?;
+        let live = self.lock();
+        check_range(&live, src, out.len() as u64)?;
         let s = self.cuda_stream(stream)?;
         if out.is_empty() {
             return Ok(());
         }
         self.bind()?;
-        // SAFETY: the source range is inside a live allocation (checked);
+        // SAFETY: the source range is inside a live allocation (checked, and
+        // kept so by holding `live` until the copy is done);
         // `out` is exclusively borrowed until the stream is synchronized
         // below, so nothing else observes it while the copy runs.
         unsafe { result::memcpy_dtoh_async(out, src.0, s.cu_stream()) }
@@ -80,13 +88,16 @@ impl CudaResource {
         bytes: u64,
         stream: StreamId,
     ) -> Result<(), StorageError> {
-        check_range(&self.lock(), dst, bytes)?;
+        let live = self.lock();
+        check_range(&live, dst, bytes)?;
         let s = self.cuda_stream(stream)?;
         if bytes == 0 {
             return Ok(());
         }
         self.bind()?;
-        // SAFETY: the range is inside a live allocation of this context;
+        // SAFETY: the range is inside a live allocation of this context
+        // (checked while `live` is held, until the memset is queued, so no
+        // free on another thread comes between);
         // the memset is ordered on `s` after earlier work there. `bytes`
         // fits in usize: it is bounded by a live allocation's size.
         unsafe { result::memset_d8_async(dst.0, value, bytes as usize, s.cu_stream()) }
@@ -100,11 +111,9 @@ impl CudaResource {
         bytes: u64,
         stream: StreamId,
     ) -> Result<(), StorageError> {
-        {
-            let live = self.lock();
-            check_range(&live, src, bytes)?;
-            check_range(&live, dst, bytes)?;
-        }
+        let live = self.lock();
+        check_range(&live, src, bytes)?;
+        check_range(&live, dst, bytes)?;
         // Both ranges are inside live allocations, so the sums cannot overflow.
         if src.0 < dst.0 + bytes && dst.0 < src.0 + bytes && bytes > 0 && src != dst {
             return Err(StorageError::InvalidArgument {
@@ -119,7 +128,9 @@ impl CudaResource {
         }
         self.bind()?;
         // SAFETY: both ranges lie inside live allocations of this context
-        // and do not overlap (checked above); the copy is ordered on `s`.
+        // (checked while `live` is held, until the copy is queued, so no
+        // free on another thread comes between) and do not overlap (checked
+        // above); the copy is ordered on `s`.
         unsafe { result::memcpy_dtod_async(dst.0, src.0, bytes as usize, s.cu_stream()) }
             .map_err(driver("copying device to device"))
     }
