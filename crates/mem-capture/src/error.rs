@@ -54,6 +54,17 @@ pub enum CaptureError {
         "the streams offered no pool to capture: capture_pools must list every pool the recording touches"
     )]
     NoPools,
+    /// A [`crate::StreamSetCapture`] names a stream its set does not hold.
+    #[error(
+        "no stream {stream} to capture on: the set holds {streams} streams (0..{streams}); \
+         pass an index below {streams} to StreamSetCapture::new"
+    )]
+    UnknownStream {
+        /// The stream index asked for.
+        stream: usize,
+        /// Streams in the set.
+        streams: usize,
+    },
     /// The streams offered a different number of pools than the capture (or
     /// the shared graph pool) was made with.
     #[error(

@@ -115,3 +115,16 @@ fn a_capture_on_a_stream_the_set_lacks_is_refused() {
     );
     assert!(set.recording_streams().is_empty());
 }
+
+#[test]
+fn a_stream_the_set_lacks_is_named_with_the_set_s_stream_count() {
+    let mut set = set(2);
+    let mut streams = StreamSetCapture::new(&mut set, 5);
+    assert_eq!(
+        streams.memory().map(drop),
+        Err(CaptureError::UnknownStream {
+            stream: 5,
+            streams: 2
+        })
+    );
+}
