@@ -31,8 +31,9 @@
 //! ## Non-goals
 //! - Timing and throughput (criterion benches live elsewhere).
 //! - CUDA: the device is host memory, so contents can be checked byte for
-//!   byte; mem-relocate's and mem-capture's own queues are not driven here
-//!   (the engine's plan → copy → commit and capture windows are).
+//!   byte. mem-relocate is driven through `relocate_memory` with the
+//!   storage copy queue (its CUDA queue is not); capture is driven through
+//!   the engine's windows, not mem-capture's graph state machine.
 
 mod check;
 mod decode;
