@@ -194,6 +194,15 @@ impl World {
         &mut self.managers[stream]
     }
 
+    /// Tell the model that a relocation wait failed on `stream` outside
+    /// the ops (a test driving a manager directly, e.g. through
+    /// mem-capture), leaking `leaked_bytes`: the statistic and teardown
+    /// then expect them.
+    pub fn note_failed_wait(&mut self, stream: usize, leaked_bytes: u64) {
+        self.leaked[stream] += leaked_bytes;
+        self.model.streams[stream].quarantined |= leaked_bytes > 0;
+    }
+
     /// The budget manager and its overlay.
     pub fn budgets(&self) -> (&Arc<GpuMemoryManager>, &Arc<GpuMemoryManager>) {
         (&self.parent, &self.overlay)
