@@ -32,8 +32,9 @@
 //! - Timing and throughput (criterion benches live elsewhere).
 //! - CUDA: the device is host memory, so contents can be checked byte for
 //!   byte. mem-relocate is driven through `relocate_memory` with the
-//!   storage copy queue (its CUDA queue is not); capture is driven through
-//!   the engine's windows, not mem-capture's graph state machine.
+//!   storage copy queue (its CUDA queue is not); programs drive capture
+//!   through the engine's windows, and `tests/capture_faults.rs` drives
+//!   mem-capture's `Capture::run` with the host graph backend.
 
 mod check;
 mod decode;
