@@ -23,8 +23,9 @@ pub(crate) struct External {
 }
 
 impl External {
-    /// Resolve `binding` in `pools[pool]` and pin its page by taking its
-    /// raw address.
+    /// Resolve `binding` in `pools[pool]`, without pinning yet: a capture
+    /// resolves every declared buffer first and pins only once nothing
+    /// failed, since a pin cannot be undone safely (see [`External::pin`]).
     pub(crate) fn resolve(
         pool: usize,
         binding: ManagedMemoryBinding,
@@ -35,12 +36,23 @@ impl External {
             .get_mut(pool)
             .ok_or(CaptureError::UnknownPool { pool, pools: count })?;
         let view = p.view(binding)?;
-        p.pin_raw(binding)?;
         Ok(Self {
             pool,
             binding,
             view,
         })
+    }
+
+    /// Pin the buffer's page by taking its raw address. It is never released
+    /// here: mem-pools keeps one raw-out flag per slice, so releasing could
+    /// also drop a raw address the owner took.
+    pub(crate) fn pin(&self, pools: &mut [&mut dyn CapturePool]) -> Result<(), CaptureError> {
+        let count = pools.len();
+        let p = pools.get_mut(self.pool).ok_or(CaptureError::UnknownPool {
+            pool: self.pool,
+            pools: count,
+        })?;
+        Ok(p.pin_raw(self.binding)?)
     }
 
     /// Whether the buffer still lives where the graph recorded it.

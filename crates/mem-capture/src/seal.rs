@@ -58,6 +58,16 @@ impl Capture {
                 }
             }
         }
+        // Pin only once every handle and buffer resolved: a failed `end`
+        // must leave no outside buffer pinned for a graph that never was.
+        if failure.is_none() {
+            for external in &externals {
+                if let Err(err) = external.pin(&mut pools) {
+                    failure.get_or_insert(err);
+                    break;
+                }
+            }
+        }
         drop(pools);
         if let Some(err) = failure {
             drop((graph, pinned));

@@ -232,3 +232,24 @@ fn a_graph_dropped_on_another_thread_releases_its_memory() {
         "only the input is left"
     );
 }
+
+#[test]
+fn a_capture_that_fails_at_end_leaves_its_outside_buffers_movable() {
+    let mut dev = HostDevice::new(1, 1);
+    let mut backend = HostGraphBackend::new();
+    let inp = input(&mut dev, 10 * KIB, 5);
+    let mut capture = Capture::new();
+    capture.uses(0, inp.binding()).unwrap();
+    capture.uses(3, inp.binding()).unwrap(); // no pool 3: `end` fails
+    assert!(capture_pass(&mut capture, &mut dev, &mut backend, &inp, 10 * KIB, 9).is_err());
+    let _big = dev.streams[0].reserve(100 * KIB).unwrap();
+    assert!(dev.streams[0].has_outdated());
+    assert!(
+        dev.relocate_stream(0) > 0,
+        "no graph uses the buffer, so nothing pins its page"
+    );
+    assert_eq!(
+        read(&mut dev.streams[0], &inp, 10 * KIB as usize),
+        pattern(5, 10 * KIB as usize)
+    );
+}
