@@ -2,7 +2,7 @@
 //!
 //! Three pool managers (one per stream) share one [`TestDevice`]; a budget
 //! manager and its overlay allocate through two runtimes over the same
-//! global budget. [`World::step`] runs one op ([`crate::execute`] checks
+//! global budget. [`World::step`] runs one op (which checks
 //! its own outcome) and then every invariant ([`crate::check`]);
 //! [`World::apply`] runs an op without the invariant pass, for sweeps whose
 //! call counts must not include the checker's reads.
@@ -242,7 +242,8 @@ impl World {
         result.map(|()| step)
     }
 
-    /// Check every invariant (see [`crate::check`]); `step` labels findings.
+    /// Check every invariant (listed in docs/reliability.md: contents,
+    /// addresses, stale bindings, usage, ledgers); `step` labels findings.
     pub fn check(&mut self, step: usize) -> Result<(), Violation> {
         self.summary.checks += 1;
         let outcome = catch_unwind(AssertUnwindSafe(|| self.check_all(step)));
