@@ -107,22 +107,10 @@ pub fn read_jsonl(mut input: impl BufRead) -> Result<Trace> {
     let mut line_no = 0u64;
     let mut seen_content = false;
     loop {
-        buf.clear();
         line_no += 1;
-        let read = input.read_line(&mut buf).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::InvalidData {
-                CliError::line(NAME, line_no, "line is not valid UTF-8")
-            } else {
-                CliError::Io {
-                    what: format!("trace line {line_no}"),
-                    source: e,
-                }
-            }
-        })?;
-        if read == 0 {
+        if !sink.read_line(&mut input, &mut buf, line_no, "trace")? {
             break;
         }
-        sink.count_record();
         let text = buf.trim();
         if text.is_empty() {
             continue;

@@ -52,22 +52,10 @@ pub fn read_rmm_csv(mut input: impl BufRead) -> Result<Trace> {
     let mut line_no = 0u64;
     let mut seen_content = false;
     loop {
-        buf.clear();
         line_no += 1;
-        let read = input.read_line(&mut buf).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::InvalidData {
-                CliError::line(NAME, line_no, "line is not valid UTF-8")
-            } else {
-                CliError::Io {
-                    what: format!("CSV line {line_no}"),
-                    source: e,
-                }
-            }
-        })?;
-        if read == 0 {
+        if !sink.read_line(&mut input, &mut buf, line_no, "CSV")? {
             break;
         }
-        sink.count_record();
         let text = buf.trim().trim_start_matches('\u{feff}');
         if text.is_empty() {
             continue;

@@ -6,6 +6,7 @@
 //! traces often start mid-run (PyTorch's ring buffer, a late-attached RMM log).
 
 use std::collections::HashMap;
+use std::io::BufRead;
 
 use super::event::{
     Event, MAX_TRACE_SIZE, Mode, ReadStats, Trace, UNKNOWN_FREES_KEPT, UnknownFree,
@@ -42,6 +43,35 @@ impl TraceSink {
             number: location,
             message,
         }
+    }
+
+    /// Reads line `line` of a line-based trace into `buf` (cleared first)
+    /// and counts it; `false` at the end of the input. A line that is not
+    /// UTF-8 is a parse error naming it; any other read failure names
+    /// `what` (`"trace"`, `"CSV"`) and the line.
+    pub(crate) fn read_line(
+        &mut self,
+        input: &mut impl BufRead,
+        buf: &mut String,
+        line: u64,
+        what: &str,
+    ) -> Result<bool> {
+        buf.clear();
+        let read = input.read_line(buf).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::InvalidData {
+                CliError::line(self.format, line, "line is not valid UTF-8")
+            } else {
+                CliError::Io {
+                    what: format!("{what} line {line}"),
+                    source: e,
+                }
+            }
+        })?;
+        if read == 0 {
+            return Ok(false);
+        }
+        self.count_record();
+        Ok(true)
     }
 
     /// Counts one source line or record (including skipped ones).
