@@ -137,7 +137,12 @@ impl<B: GraphBackend> CaptureRecording<B> {
 
     /// Declare that the graph uses `handle` (weights, static inputs) that it
     /// did not reserve in the window: its page never moves while it lives,
-    /// and the graph refuses to replay once it is freed or rebound.
+    /// and the graph refuses to replay once it is freed or rebound. The
+    /// no-move pin outlives the graph: it ends when the buffer is freed
+    /// (see mem-capture's `Capture::uses`).
+    ///
+    /// # Errors
+    /// None in this stage; the `Result` is mem-capture's stage check.
     pub fn uses(&mut self, handle: &mem_pools::ManagedMemoryHandle) -> Result<()> {
         let open = self
             .open
