@@ -70,7 +70,7 @@ impl World {
                     }
                 }
             }
-            for (what, address) in [("raw-out", e.raw), ("graph-pinned", e.pinned)] {
+            for (what, address) in [("raw-out", e.raw), ("graph-pinned", e.pinned_at)] {
                 let Some(address) = address else { continue };
                 let view = manager
                     .get_storage(e.binding)
@@ -140,7 +140,16 @@ impl World {
                 usage.bytes_reserved,
                 stats.reserved_bytes.current,
             ),
-            ("storage bytes = usage reserved", usage.bytes_reserved, held),
+            (
+                // A lazy stream's unmapped pages are reserved but not held.
+                "storage bytes = usage reserved",
+                usage.bytes_reserved,
+                if model.lazy {
+                    held.max(usage.bytes_reserved)
+                } else {
+                    held
+                },
+            ),
             (
                 "stats requested = in use",
                 bytes,
@@ -172,6 +181,14 @@ impl World {
                     found,
                 ));
             }
+        }
+        if model.lazy && held > usage.bytes_reserved {
+            return Err(Violation::mismatch(
+                step,
+                format!("stream {s} storage bytes ≤ reserved (lazy)"),
+                usage.bytes_reserved,
+                held,
+            ));
         }
         if usage.bytes_in_use > usage.bytes_reserved {
             return Err(Violation::mismatch(

@@ -66,6 +66,24 @@ impl World {
         Ok(manager.storage().get(&view)?.ptr.0)
     }
 
+    /// Whether reaching an allocation's memory on `stream` may be refused
+    /// with `error`: an injected fault the op absorbed, or — on a lazy
+    /// stream, where the first dereference allocates the page — the device
+    /// or budget refusing that page, or a capture window forbidding it.
+    pub(crate) fn deref_refusal_allowed(&self, ctx: Ctx, stream: usize, error: &IoError) -> bool {
+        let model = self.model.streams[stream];
+        match error {
+            IoError::Storage(mem_storage::StorageError::Injected { .. }) => self.hit(ctx),
+            _ if !model.lazy => false,
+            IoError::Storage(
+                mem_storage::StorageError::OutOfMemory { .. }
+                | mem_storage::StorageError::TooBig { .. },
+            ) => true,
+            IoError::CaptureWouldAllocate { .. } => model.capture == CapturePhase::Recording,
+            _ => false,
+        }
+    }
+
     /// Refused calls must leave usage exactly as it was.
     pub(crate) fn unchanged(
         &self,
@@ -188,7 +206,8 @@ impl World {
                 // The pins end with the graph; the memory lives on if held.
                 for e in self.model.entries.iter_mut().filter(|e| e.stream == s) {
                     e.graph.clear();
-                    e.pinned = None;
+                    e.pinned = false;
+                    e.pinned_at = None;
                 }
                 Ok(())
             }

@@ -62,4 +62,6 @@ pub use program::{Op, Program};
 pub use scenario::Scenario;
 pub use sweep::{FaultMode, SweepReport, count_calls, run_with_fault, sweep, sweep_program};
 pub use teardown::TEARDOWN;
-pub use world::{LAYOUTS, Limits, RunSummary, STREAMS, World, layout, props, run_program};
+pub use world::{
+    LAYOUTS, LAZY_STREAM, Limits, RunSummary, STREAMS, World, layout, props, run_program,
+};

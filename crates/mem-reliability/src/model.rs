@@ -88,10 +88,12 @@ pub struct Entry {
     /// The raw address handed out by `get_resource`, while it is out.
     pub raw: Option<u64>,
     /// Pinned by a captured graph (`capture_end` returned a pin handle for
-    /// it), with the address it had then: the pin lasts while the graph's
-    /// pin handles do, the memory never moves meanwhile, and `bind` may not
-    /// free it as the assigned side.
-    pub pinned: Option<u64>,
+    /// it): the pin lasts while the graph's pin handles do, the memory
+    /// never moves meanwhile, and `bind` may not free it as the assigned side.
+    pub pinned: bool,
+    /// The address it had when pinned (unknown if a lazy page could not be
+    /// mapped then).
+    pub pinned_at: Option<u64>,
 }
 
 impl Entry {
@@ -112,6 +114,8 @@ pub struct StreamModel {
     pub layout: usize,
     /// A relocation wait failed: quarantined bytes stay in the pools.
     pub quarantined: bool,
+    /// Pages get memory only when first dereferenced (`lazy_pages`).
+    pub lazy: bool,
 }
 
 impl StreamModel {

@@ -43,7 +43,7 @@ impl World {
             None
         } else if holders > 1 {
             Some(IoError::SharedReserved { holders })
-        } else if self.model.entries[ai].pinned.is_some() {
+        } else if self.model.entries[ai].pinned {
             Some(IoError::AssignedPinned {
                 size: self.model.entries[ai].size,
             })
@@ -62,10 +62,17 @@ impl World {
         }
         self.summary.binds += 1;
         if ri != ai {
-            let (size, contents, pool, raw, pinned) = {
+            let (size, contents, pool, raw, pinned, pinned_at) = {
                 let r = &mut self.model.entries[ri];
                 r.primed = false;
-                (r.size, r.contents.take(), r.pool, r.raw.take(), r.pinned)
+                (
+                    r.size,
+                    r.contents.take(),
+                    r.pool,
+                    r.raw.take(),
+                    r.pinned,
+                    r.pinned_at,
+                )
             };
             let priming = self.model.streams[rs].capture == CapturePhase::Priming;
             let a = &mut self.model.entries[ai];
@@ -74,6 +81,7 @@ impl World {
             a.pool = pool;
             a.raw = raw;
             a.pinned = pinned;
+            a.pinned_at = pinned_at;
             a.primed |= priming;
             if let Some(h) = &a.user {
                 a.binding = h.binding();

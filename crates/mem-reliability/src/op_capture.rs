@@ -53,13 +53,16 @@ impl World {
                 }
                 Some(i) => {
                     matched.push(i);
-                    let at = self.address_of(s, binding).map_err(|e| ctx.unexpected(e))?;
+                    let at = self.pinned_address(ctx, s, binding)?;
                     let e = &mut self.model.entries[i];
                     e.graph.push(handle);
-                    e.pinned.get_or_insert(at);
+                    if !e.pinned {
+                        e.pinned = true;
+                        e.pinned_at = at;
+                    }
                 }
                 None => {
-                    let at = self.address_of(s, binding).map_err(|e| ctx.unexpected(e))?;
+                    let at = self.pinned_address(ctx, s, binding)?;
                     let id = self.model.next_id();
                     self.model.entries.push(Entry {
                         id,
@@ -72,12 +75,28 @@ impl World {
                         pool: PoolClass::Unknown,
                         contents: None,
                         raw: None,
-                        pinned: Some(at),
+                        pinned: true,
+                        pinned_at: at,
                     });
                     matched.push(self.model.entries.len() - 1);
                 }
             }
         }
         Ok(())
+    }
+
+    /// Where a just-pinned allocation lives; `None` when its lazy page
+    /// could not be mapped to find out (a refusal the model allows).
+    fn pinned_address(
+        &mut self,
+        ctx: Ctx,
+        s: usize,
+        binding: mem_pools::ManagedMemoryBinding,
+    ) -> Result<Option<u64>, Violation> {
+        match self.address_of(s, binding) {
+            Ok(at) => Ok(Some(at)),
+            Err(e) if self.deref_refusal_allowed(ctx, s, &e) => Ok(None),
+            Err(e) => Err(ctx.unexpected(e)),
+        }
     }
 }

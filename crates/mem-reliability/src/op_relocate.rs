@@ -2,7 +2,8 @@
 //! `relocate_memory`. Neither may change what is live, move anything during
 //! a capture, or (for a held-room reason) grow reserved bytes.
 
-use mem_pools::{RelocationCopyError, StorageCopyQueue, TargetRoom};
+use mem_pools::{IoError, RelocationCopyError, StorageCopyQueue, TargetRoom};
+use mem_storage::StorageError;
 
 use crate::error::Violation;
 use crate::execute::Ctx;
@@ -44,9 +45,10 @@ impl World {
                     ));
                 }
             }
-            Err(RelocationCopyError::Copy { source, .. }) if self.hit(ctx) => {
+            Err(RelocationCopyError::Copy { source, .. })
+                if self.copy_refusal_allowed(ctx, s, &source) =>
+            {
                 self.summary.refusals += 1;
-                let _ = source;
             }
             Err(RelocationCopyError::Wait { leaked_bytes, .. }) if self.hit(ctx) => {
                 self.summary.refusals += 1;
@@ -94,7 +96,11 @@ impl World {
                     return Err(ctx.succeeded("nothing moved during a capture"));
                 }
             }
-            Err(RelocationError::Copy { .. }) if self.hit(ctx) => self.summary.refusals += 1,
+            Err(RelocationError::Copy { source, .. })
+                if self.copy_refusal_allowed(ctx, s, &source) =>
+            {
+                self.summary.refusals += 1
+            }
             Err(RelocationError::Wait { leaked_bytes, .. }) if self.hit(ctx) => {
                 self.summary.refusals += 1;
                 self.leaked[s] += leaked_bytes;
@@ -129,5 +135,18 @@ impl World {
             }
         }
         Ok(())
+    }
+
+    /// A relocation copy may fail on an injected fault, or on a lazy stream
+    /// when a target's page cannot be mapped (the engine reports that as the
+    /// storage's refusal or as an unsupported "materialize target").
+    fn copy_refusal_allowed(&self, ctx: Ctx, s: usize, source: &StorageError) -> bool {
+        match source {
+            StorageError::Unsupported {
+                operation: "materialize target",
+                ..
+            } => self.model.streams[s].lazy,
+            other => self.deref_refusal_allowed(ctx, s, &IoError::Storage(other.clone())),
+        }
     }
 }

@@ -18,6 +18,13 @@ impl World {
         let alignment = props().alignment;
         let overflow = size.max(1).checked_next_multiple_of(alignment).is_none();
         let too_big = !persistent && size > route_max;
+        if !self.strict && model.lazy && persistent && !overflow && size > props().max_page_size {
+            // Known bug 5 (/work/team/bugs.md): a lazy manager reserves such
+            // a page without asking the device and its counters overflow
+            // (a panic in debug builds). Not attempted; counted.
+            self.summary.skipped_known_bug += 1;
+            return Ok(());
+        }
         let before = self.managers[s].memory_usage();
         match self.managers[s].reserve(size) {
             Ok(handle) => {
@@ -51,7 +58,8 @@ impl World {
                     },
                     contents: None,
                     raw: None,
-                    pinned: None,
+                    pinned: false,
+                    pinned_at: None,
                 });
                 let i = self.model.entries.len() - 1;
                 self.write_entry(ctx, i, id)
@@ -115,10 +123,9 @@ impl World {
         });
         match head.and(tail) {
             Ok(()) => self.model.entries[i].contents = Some(contents),
-            Err(e) if self.hit(ctx) => {
-                self.summary.refusals += 1;
+            Err(e) if self.deref_refusal_allowed(ctx, s, &e) => {
                 // Part of the pattern may have landed: the bytes are unknown now.
-                let _ = e;
+                self.summary.refusals += 1;
                 self.model.entries[i].contents = None;
             }
             Err(e) => return Err(ctx.unexpected(e)),
@@ -181,6 +188,10 @@ impl World {
                         "OutOfBounds names {s0}..{e0} of {z}, asked {lo}..{hi} of {size}"
                     )));
                 }
+                Ok(())
+            }
+            Err(e) if self.deref_refusal_allowed(ctx, s, &e) => {
+                self.summary.refusals += 1;
                 Ok(())
             }
             Err(e) => Err(ctx.unexpected(e)),
