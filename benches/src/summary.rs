@@ -43,7 +43,8 @@ pub fn fragmentation_table(rows: &[FragRow]) -> String {
         "final ratio",
         "storage allocs",
         "relocated",
-    ]);
+    ])
+    .labels(2);
     for row in rows {
         let r = &row.report;
         let moved = match row.relocation {
@@ -139,7 +140,7 @@ pub fn goals(speed: &[QuickRow], frag: &[FragRow], shallow: &str, deep: &str) ->
 
 /// The goals as a table.
 pub fn goals_table(goals: &[Goal]) -> String {
-    let mut table = Table::new(&["goal", "measured", "met"]);
+    let mut table = Table::new(&["goal", "measured", "met"]).labels(1);
     for g in goals {
         let met = match g.met {
             Some(true) => "yes",

@@ -3,11 +3,12 @@
 
 use std::fmt::Write;
 
-/// A table of right-aligned numbers under left-aligned labels.
+/// A table of right-aligned numbers beside left-aligned label columns.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Table {
     headers: Vec<String>,
     rows: Vec<Vec<String>>,
+    labels: usize,
 }
 
 impl Table {
@@ -16,7 +17,14 @@ impl Table {
         Table {
             headers: headers.iter().map(|h| h.to_string()).collect(),
             rows: Vec::new(),
+            labels: 1,
         }
+    }
+
+    /// Left-aligns the first `count` columns (labels) instead of only the first.
+    pub fn labels(mut self, count: usize) -> Self {
+        self.labels = count.max(1);
+        self
     }
 
     /// Appends a row; missing cells print empty, extra cells are dropped.
@@ -43,7 +51,7 @@ impl Table {
             out.push('|');
             for (c, cell) in cells.iter().enumerate() {
                 let pad = widths[c] - cell.chars().count();
-                if c == 0 {
+                if c < self.labels {
                     let _ = write!(out, " {cell}{} |", " ".repeat(pad));
                 } else {
                     let _ = write!(out, " {}{cell} |", " ".repeat(pad));
@@ -55,7 +63,7 @@ impl Table {
         out.push('|');
         for (c, w) in widths.iter().enumerate() {
             let dashes = "-".repeat(w.saturating_sub(1));
-            if c == 0 {
+            if c < self.labels {
                 let _ = write!(out, " {dashes}- |");
             } else {
                 let _ = write!(out, " {dashes}: |");

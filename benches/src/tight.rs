@@ -63,7 +63,8 @@ pub fn tight_table(rows: &[TightRow]) -> String {
         "peak ratio",
         "moved",
         "outdated pages freed",
-    ]);
+    ])
+    .labels(3);
     for r in rows {
         t.row(vec![
             r.workload.to_string(),
