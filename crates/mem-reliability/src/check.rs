@@ -13,7 +13,7 @@
 //!   plus reservations, within its limit; the local ledger (shared by parent
 //!   and overlay) equals reservations plus allocations plus pending frees.
 
-use mem_pools::{CaptureState, MemoryAllocationMode};
+use mem_pools::MemoryAllocationMode;
 use mem_storage::ComputeStorage;
 
 use crate::error::Violation;
@@ -198,7 +198,6 @@ impl World {
                 usage.bytes_in_use,
             ));
         }
-        let _: CaptureState = state;
         Ok(())
     }
 
