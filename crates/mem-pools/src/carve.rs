@@ -33,6 +33,17 @@ impl Core {
         allow: Allowance,
     ) -> Result<u32, IoError> {
         let cap = self.capacity(size)?;
+        // No page is ever larger than the device's largest page: a persistent
+        // or exclusive request gets a dedicated page of exactly its aligned
+        // size up to that limit, and above it can never be served (the
+        // device refuses one buffer that large), so it is typed here rather
+        // than sent to the device as a retryable out-of-memory.
+        if cap > self.max_page {
+            return Err(IoError::BufferTooBig {
+                size,
+                max: self.max_page,
+            });
+        }
         let kind = self.pool(pool).kind;
         let found = match kind {
             PoolKind::Sliced { .. } => {

@@ -30,7 +30,10 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// every copy, wait for the copies (even after an enqueue failed).
     ///
     /// # Errors
-    /// [`RelocationCopyError::Copy`]: nothing moved, targets freed.
+    /// [`RelocationCopyError::Copy`]: nothing moved, targets freed. Inside a
+    /// capture window it is refused this way before any device call (the
+    /// storage's stream is the capturing one), with `enqueued: 0` and a
+    /// [`mem_storage::StorageError::Unsupported`] source.
     /// [`RelocationCopyError::Wait`]: completion unknown — sources and
     /// targets are quarantined (leaked, logged with `tracing::error`).
     pub fn copy_relocation(
@@ -44,6 +47,21 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             return Err(RelocationCopyError::Foreign {
                 expected: self.id,
                 found: plan.manager,
+            });
+        }
+        if self.capture.is_some() {
+            // The storage's stream is the one being captured: a synchronize
+            // there invalidates the capture, and a commit inside the window
+            // moves nothing anyway. Dropping the plan frees its targets.
+            drop(plan);
+            self.drain();
+            return Err(RelocationCopyError::Copy {
+                enqueued: 0,
+                moves: total,
+                source: mem_storage::StorageError::Unsupported {
+                    operation: "relocation copy inside a graph capture window (copy after capture_end)",
+                    backend: "pool engine",
+                },
             });
         }
         let mut copies = Vec::with_capacity(total);

@@ -93,7 +93,10 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// Zero bytes is valid: it takes one alignment unit and returns a handle
     /// of size 0 whose binding resolves to an empty view. A size whose
     /// rounding overflows is [`IoError::InvalidSize`]; one no pool accepts is
-    /// [`IoError::BufferTooBig`]; inside a capture window after priming, one
+    /// [`IoError::BufferTooBig`] — in Persistent mode (and during a capture)
+    /// that is one whose aligned size exceeds the device's largest page
+    /// ([`MemoryDeviceProperties::effective_max_page`]): below it a persistent
+    /// allocation gets a page of exactly its aligned size; inside a capture window after priming, one
     /// that needs a new page is [`IoError::CaptureWouldAllocate`]. On error
     /// nothing changes.
     pub fn reserve(&mut self, size: u64) -> Result<ManagedMemoryHandle, IoError> {

@@ -12,8 +12,9 @@
 //! - **exclusive**: one allocation per page; a free page is reused for a
 //!   request it fits within a factor of two, else a page of the request's
 //!   aligned size is allocated;
-//! - **persistent**: exact fit by aligned size, one page per slice; never
-//!   replaced by `install_pools`.
+//! - **persistent**: exact fit by aligned size, one page per slice of
+//!   exactly that size, up to the device's largest page (above it
+//!   `BufferTooBig`); never replaced by `install_pools`.
 
 use std::collections::BTreeMap;
 

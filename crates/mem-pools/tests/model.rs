@@ -16,7 +16,7 @@ use common::*;
 use mem_pools::{
     InstallMemoryPoolsError, IoError, ManagedMemoryBinding, ManagedMemoryHandle,
     MemoryAllocationMode, MemoryConfiguration, MemoryManagement, MemoryPoolOptions, PoolType,
-    StorageCopyQueue, TargetRoom,
+    RelocationCopyError, StorageCopyQueue, TargetRoom,
 };
 use mem_storage::{ComputeStorage, HostStorage, StorageHandle};
 use proptest::prelude::*;
@@ -342,6 +342,12 @@ impl Model {
                 let plan = self.mm.plan_relocation(room);
                 if self.capture.is_some() {
                     assert!(plan.is_empty());
+                    let refused = self.mm.copy_relocation(plan, &mut StorageCopyQueue);
+                    assert!(
+                        matches!(refused, Err(RelocationCopyError::Copy { enqueued: 0, .. })),
+                        "a copy inside a capture window: {refused:?}"
+                    );
+                    return;
                 }
                 let landed = self
                     .mm

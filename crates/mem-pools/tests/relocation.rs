@@ -110,9 +110,9 @@ fn a_page_with_a_raw_address_out_never_moves_until_released() {
 fn nothing_moves_during_a_capture() {
     let (mut mm, _old, _big_mm) = grown();
     let plan = mm.plan_relocation(TargetRoom::MayAllocate);
+    let landed = mm.copy_relocation(plan, &mut StorageCopyQueue).unwrap();
     mm.capture_begin();
     assert!(mm.plan_relocation(TargetRoom::MayAllocate).is_empty());
-    let landed = mm.copy_relocation(plan, &mut StorageCopyQueue).unwrap();
     assert_eq!(mm.commit_relocation(landed).unwrap().moved_slices, 0);
     let _ = mm.capture_end();
     assert!(mm.has_outdated());

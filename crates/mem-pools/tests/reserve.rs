@@ -93,7 +93,7 @@ fn sizes_near_u64_max_are_typed_errors_and_change_nothing() {
     ));
     assert!(matches!(
         mm.reserve(u64::MAX - 300),
-        Err(IoError::Storage(_))
+        Err(IoError::BufferTooBig { .. })
     ));
     assert_eq!(mm.memory_usage(), Default::default());
 }
