@@ -33,7 +33,20 @@ impl Stream {
     /// Returns the stamp. See mem-pools' `bind` for what moves where.
     ///
     /// # Errors
-    /// A stale handle or one of another stream ([`mem_pools::IoError`]).
+    /// A stale handle or one of another stream ([`mem_pools::IoError`]);
+    /// `IoError::SharedReserved` when `reserved` has another holder (a
+    /// clone, a graph's pin; outside a capture's warmup the hold of a
+    /// `record_use` is kept then);
+    /// `IoError::AssignedPinned` when a captured graph pins `assigned`'s
+    /// memory.
+    ///
+    /// **A refused bind still consumes `reserved`.** mem-pools' `bind`
+    /// takes it by value and drops it on every error, and it must be the
+    /// sole holder, so on `AssignedPinned` its memory is freed — even memory
+    /// held for another stream's work by [`Stream::record_use`], whose hold
+    /// ends there, before that work completes. Never bind onto memory a
+    /// captured graph uses, and if another stream's work may still use
+    /// `reserved`, let that work complete before binding it.
     pub fn bind(
         &self,
         reserved: ManagedMemoryHandle,
