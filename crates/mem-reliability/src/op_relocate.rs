@@ -137,11 +137,18 @@ impl World {
         Ok(())
     }
 
-    /// A relocation copy may fail on an injected fault, or on a lazy stream
+    /// A relocation copy may fail on an injected fault, on a lazy stream
     /// when a target's page cannot be mapped (the engine reports that as the
     /// storage's refusal or as an unsupported "materialize target").
+    /// Inside a capture window the copy may be refused outright (the fix
+    /// of known bug 3): nothing is enqueued, nothing moves.
     fn copy_refusal_allowed(&self, ctx: Ctx, s: usize, source: &StorageError) -> bool {
         match source {
+            StorageError::Unsupported { .. }
+                if self.model.streams[s].capture != CapturePhase::Off =>
+            {
+                true
+            }
             StorageError::Unsupported {
                 operation: "materialize target",
                 ..

@@ -67,8 +67,18 @@ impl World {
             Err(error) => {
                 self.summary.refusals += 1;
                 let allowed = match &error {
+                    IoError::BufferTooBig { size: s2, max } if too_big => {
+                        *s2 == size && *max == route_max
+                    }
+                    // A persistent page above the device's largest page
+                    // (the fix of known bug 1; before it, the device refuses).
                     IoError::BufferTooBig { size: s2, max } => {
-                        too_big && *s2 == size && *max == route_max
+                        let max_page = props().effective_max_page();
+                        persistent
+                            && !overflow
+                            && *s2 == size
+                            && size > max_page
+                            && *max == max_page
                     }
                     _ if too_big => false,
                     IoError::InvalidSize {
