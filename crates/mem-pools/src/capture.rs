@@ -15,10 +15,13 @@
 //! clone of it lives: the pin ends with the graph, not with the memory.
 //! During a capture nothing is given back to the storage.
 //!
+//! `capture_abort` ends a window whose graph is thrown away: mode restored,
+//! priming clones dropped, nothing re-claimed or pinned.
+//!
 //! Wrong-order calls are documented no-ops: a second `capture_begin` keeps
 //! the first capture's record; `capture_priming_end` without a capture or
 //! after priming ended does nothing; `capture_end` without a capture returns
-//! an empty list.
+//! an empty list; `capture_abort` without a capture does nothing.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -157,7 +160,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             }
             let handle = match self.live_at(extent.page, offset) {
                 Some(handle) => Some(handle),
-                None => self.reclaim_extent(extent.page, offset, extent.cap, extent.requested),
+                None => self.claim_extent(extent.page, offset, extent.cap, extent.requested),
             };
             let Some(handle) = handle else {
                 tracing::warn!(
@@ -177,6 +180,19 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         }
         self.settle();
         out
+    }
+
+    /// End the capture without pinning anything: restore the mode (the
+    /// Persistent windows underneath are kept) and drop the priming clones,
+    /// so what the window handed out is owned by its handles alone. Unlike
+    /// [`Self::capture_end`] it re-claims no extent freed inside the window
+    /// and makes no pin handle — for a capture whose graph is thrown away.
+    /// No-op without a capture.
+    pub fn capture_abort(&mut self) {
+        if let Some(record) = self.capture.take() {
+            drop(record);
+            self.drain();
+        }
     }
 
     /// Plain data about the capture window.
@@ -214,34 +230,6 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 // free and the caller re-claims it (a slot with no holder
                 // that stays live is never freed here).
                 self.drain();
-                None
-            }
-        }
-    }
-
-    /// Claim a free touched extent back as a new allocation.
-    fn reclaim_extent(
-        &mut self,
-        page: u32,
-        offset: u64,
-        cap: u64,
-        requested: u64,
-    ) -> Option<ManagedMemoryHandle> {
-        let key = self.core.slots.claim(crate::slots::NIL).ok()?;
-        match self
-            .core
-            .carve_extent(page, offset, cap, requested, key.slot)
-        {
-            Ok(Some(slice)) => {
-                self.core.slots.fill(key, slice);
-                let handle = ManagedMemoryHandle::new(self.id, key, requested, self.queue.clone());
-                self.core
-                    .slots
-                    .set_holder(key, Arc::downgrade(&handle.inner));
-                Some(handle)
-            }
-            _ => {
-                self.core.slots.abandon(key);
                 None
             }
         }

@@ -5,6 +5,10 @@
 //! does its fallible step (an index, a storage allocation) before it changes
 //! anything, so an error leaves the state as it was.
 
+use std::collections::HashMap;
+
+use mem_storage::StorageId;
+
 use crate::arena::{Arena, Page, SliceNode};
 use crate::error::IoError;
 use crate::pool::Pool;
@@ -16,6 +20,8 @@ pub(crate) struct Core {
     pub(crate) slots: SlotTable,
     pub(crate) slices: Arena<SliceNode>,
     pub(crate) pages: Arena<Page>,
+    /// Mapped pages by storage id: a view handed out names its page in O(1).
+    pub(crate) by_storage: HashMap<StorageId, u32>,
     /// Dynamic pools, in routing order.
     pub(crate) pools: Vec<Pool>,
     pub(crate) persistent: Pool,
@@ -34,6 +40,7 @@ impl Core {
             slots: SlotTable::default(),
             slices: Arena::new("slice"),
             pages: Arena::new("page"),
+            by_storage: HashMap::new(),
             pools,
             persistent: Pool::persistent(),
             alignment,

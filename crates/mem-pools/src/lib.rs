@@ -58,6 +58,7 @@ mod logger;
 mod management;
 mod pages;
 mod pool;
+mod reclaim;
 mod relocate;
 mod relocation;
 mod report;

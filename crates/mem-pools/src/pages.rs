@@ -85,6 +85,9 @@ impl Core {
             }
         };
         self.next_page_uid += 1;
+        if let Some(h) = handle {
+            self.by_storage.insert(h.id, page);
+        }
         self.slices[node].page = page;
         let p = self.pool_mut(pool);
         p.current.push(page);
@@ -138,6 +141,7 @@ impl Core {
         }
         self.stats.on_page_release(info.size);
         if let Some(handle) = info.storage {
+            self.by_storage.remove(&handle.id);
             self.stats.storage_frees += 1;
             if let Err(err) = storage.dealloc(handle.id) {
                 tracing::warn!(%err, page = info.uid, "page release refused by the storage");
@@ -166,6 +170,7 @@ impl Core {
         let info = &mut self.pages[page];
         info.storage = Some(handle);
         let pool = info.pool;
+        self.by_storage.insert(handle.id, page);
         self.pool_mut(pool).usage.pages_unmapped -= 1;
         self.stats.storage_allocs += 1;
         Ok(handle)
