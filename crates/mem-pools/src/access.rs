@@ -1,5 +1,6 @@
 //! Reaching an allocation's memory: resolve a binding, hand out its storage
-//! view or raw resource, move bytes, read its cursor, and `bind`.
+//! view or raw resource, move bytes, read its cursor (`bind` is in
+//! `bind.rs`).
 //!
 //! Every path checks the binding first — the issuing manager, then the
 //! slot's generation — so a foreign or stale binding is an error and never
@@ -15,7 +16,7 @@
 use mem_storage::{ComputeStorage, StorageHandle, StorageUtilization};
 
 use crate::error::IoError;
-use crate::handle::{ManagedMemoryBinding, ManagedMemoryHandle};
+use crate::handle::ManagedMemoryBinding;
 use crate::management::MemoryManagement;
 
 impl<S: ComputeStorage> MemoryManagement<S> {
@@ -103,69 +104,6 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     pub fn get_cursor(&self, binding: ManagedMemoryBinding) -> Result<u64, IoError> {
         let slice = self.resolve(&binding)?;
         Ok(self.core.slices[slice].cursor)
-    }
-
-    /// Hands the memory of `reserved` to `assigned` and stamps it with `cursor`.
-    ///
-    /// What it binds: `assigned` (and every clone and binding of it) now
-    /// refers to the slice `reserved` was given; `assigned`'s previous memory
-    /// is freed (its contents are gone); `reserved`'s own name goes stale
-    /// (its clones and bindings resolve no more). The slice's cursor becomes
-    /// `cursor` — a stream's operation counter, read back by `get_cursor` for
-    /// cross-stream waits. Binding a handle to itself only stamps the cursor.
-    ///
-    /// # Errors
-    /// Both must be live handles of this manager, else a foreign or stale
-    /// binding error; `reserved` must have no other holder (a clone, a
-    /// graph's pin handle: they would be left naming no memory), else
-    /// [`IoError::SharedReserved`] — a graph pinning the reserved memory
-    /// counts as a holder even when its pin handle is the one passed, since
-    /// the pin is keyed by the reserved name that bind retires;
-    /// `assigned`'s memory must not be pinned by a captured graph (a pin
-    /// lasts while the graph holds any clone of its pin handle; freeing the
-    /// memory would hand graph memory to the next reservation), else
-    /// [`IoError::AssignedPinned`]. On error nothing changes.
-    pub fn bind(
-        &mut self,
-        reserved: ManagedMemoryHandle,
-        assigned: ManagedMemoryHandle,
-        cursor: u64,
-    ) -> Result<(), IoError> {
-        self.drain();
-        let source = self.resolve(&reserved.binding())?;
-        let old = self.resolve(&assigned.binding())?;
-        let (r_key, a_key) = (reserved.inner.key, assigned.inner.key);
-        if r_key == a_key {
-            self.core.slices[source].cursor = cursor;
-            return Ok(());
-        }
-        let holders = match self.core.slices[source].pins as usize {
-            0 => self.outside_holders(&reserved),
-            pins => self.outside_holders(&reserved).max(1 + pins),
-        };
-        if holders > 1 {
-            return Err(IoError::SharedReserved { holders });
-        }
-        if self.core.slices[old].pins > 0 {
-            return Err(IoError::AssignedPinned {
-                size: self.core.slices[old].requested,
-            });
-        }
-        self.forget_primed(r_key);
-        self.core.slots.release(r_key);
-        self.core.slots.repoint(a_key, source);
-        let node = &mut self.core.slices[source];
-        node.owner = a_key.slot;
-        node.cursor = cursor;
-        assigned
-            .allocation()
-            .size
-            .store(node.requested, std::sync::atomic::Ordering::Relaxed);
-        let release = self.capture.is_none();
-        self.core.free_slice(&mut self.storage, old, release);
-        self.settle();
-        self.touch(source, &assigned);
-        Ok(())
     }
 
     /// Write `data` at the start of the allocation (at most its size).

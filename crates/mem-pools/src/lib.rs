@@ -43,6 +43,7 @@
 
 mod access;
 mod arena;
+mod bind;
 mod capture;
 mod carve;
 mod config;

@@ -78,3 +78,62 @@ fn binding_a_handle_to_itself_only_stamps_the_cursor() {
     assert_eq!(mm.get_cursor(h.binding()).unwrap(), 9);
     assert_eq!(mm.memory_usage().number_allocs, 1);
 }
+
+#[test]
+fn bind_would_refuse_answers_as_bind_does_and_keeps_the_handles() {
+    let mut mm = manager(MemoryConfiguration::SubSlices);
+    let reserved = mm.reserve(128).unwrap();
+    let assigned = mm.reserve(64).unwrap();
+    let hold = reserved.clone();
+    assert_eq!(
+        mm.bind_would_refuse(&reserved, &assigned),
+        Some(IoError::SharedReserved { holders: 2 })
+    );
+    drop(hold);
+    assert_eq!(mm.bind_would_refuse(&reserved, &assigned), None);
+    assert_eq!(
+        mm.bind_would_refuse(&assigned, &assigned),
+        None,
+        "self-bind"
+    );
+    mm.bind(reserved, assigned.clone(), 7).unwrap();
+    assert_eq!(mm.get_cursor(assigned.binding()).unwrap(), 7);
+}
+
+#[test]
+fn bind_would_refuse_ignores_the_priming_clone_that_makes_can_mut_false() {
+    let mut mm = manager(MemoryConfiguration::SubSlices);
+    let assigned = mm.reserve(64).unwrap();
+    mm.capture_begin();
+    let reserved = mm.reserve(128).unwrap();
+    assert!(!reserved.can_mut(), "the engine retains a priming clone");
+    assert_eq!(mm.bind_would_refuse(&reserved, &assigned), None);
+    mm.bind(reserved, assigned.clone(), 1).unwrap();
+    assert_eq!(mm.capture_end().len(), 1);
+}
+
+#[test]
+fn bind_would_refuse_names_pinned_assigned_memory_and_foreign_handles() {
+    let mut mm = manager(MemoryConfiguration::SubSlices);
+    mm.capture_begin();
+    let assigned = mm.reserve(64).unwrap();
+    let pins = mm.capture_end();
+    let reserved = mm.reserve(128).unwrap();
+    assert_eq!(
+        mm.bind_would_refuse(&reserved, &assigned),
+        Some(IoError::AssignedPinned { size: 64 })
+    );
+    drop(pins);
+    assert_eq!(
+        mm.bind_would_refuse(&reserved, &assigned),
+        None,
+        "pin ended"
+    );
+    let mut elsewhere = manager(MemoryConfiguration::SubSlices);
+    let foreign = elsewhere.reserve(16).unwrap();
+    assert!(matches!(
+        mm.bind_would_refuse(&foreign, &assigned),
+        Some(IoError::ForeignBinding { .. })
+    ));
+    mm.bind(reserved, assigned, 0).unwrap();
+}

@@ -1,0 +1,116 @@
+//! `bind`: hand a reserved allocation's memory to another handle, and the
+//! question a caller asks before giving its handles away.
+//!
+//! `bind` takes both handles by value (the reserved name retires), so a
+//! refusal would cost the caller its handles; [`MemoryManagement::bind_would_refuse`]
+//! runs the very same checks without consuming anything. Both drain the
+//! drop queue first, so a pin or clone dropped on another thread counts the
+//! same way in the question and in the bind.
+
+use mem_storage::ComputeStorage;
+
+use crate::error::IoError;
+use crate::handle::ManagedMemoryHandle;
+use crate::management::MemoryManagement;
+
+impl<S: ComputeStorage> MemoryManagement<S> {
+    /// Hands the memory of `reserved` to `assigned` and stamps it with `cursor`.
+    ///
+    /// What it binds: `assigned` (and every clone and binding of it) now
+    /// refers to the slice `reserved` was given; `assigned`'s previous memory
+    /// is freed (its contents are gone); `reserved`'s own name goes stale
+    /// (its clones and bindings resolve no more). The slice's cursor becomes
+    /// `cursor` — a stream's operation counter, read back by `get_cursor` for
+    /// cross-stream waits. Binding a handle to itself only stamps the cursor.
+    ///
+    /// # Errors
+    /// Both must be live handles of this manager, else a foreign or stale
+    /// binding error; `reserved` must have no other holder (a clone, a
+    /// graph's pin handle: they would be left naming no memory), else
+    /// [`IoError::SharedReserved`] — a graph pinning the reserved memory
+    /// counts as a holder even when its pin handle is the one passed, since
+    /// the pin is keyed by the reserved name that bind retires;
+    /// `assigned`'s memory must not be pinned by a captured graph (a pin
+    /// lasts while the graph holds any clone of its pin handle; freeing the
+    /// memory would hand graph memory to the next reservation), else
+    /// [`IoError::AssignedPinned`]. On error nothing changes — but the two
+    /// handles were moved in and are dropped: ask
+    /// [`Self::bind_would_refuse`] first to keep them on a refusal.
+    pub fn bind(
+        &mut self,
+        reserved: ManagedMemoryHandle,
+        assigned: ManagedMemoryHandle,
+        cursor: u64,
+    ) -> Result<(), IoError> {
+        self.drain();
+        let (source, old) = self.bind_refusal(&reserved, &assigned)?;
+        let (r_key, a_key) = (reserved.inner.key, assigned.inner.key);
+        if r_key == a_key {
+            self.core.slices[source].cursor = cursor;
+            return Ok(());
+        }
+        self.forget_primed(r_key);
+        self.core.slots.release(r_key);
+        self.core.slots.repoint(a_key, source);
+        let node = &mut self.core.slices[source];
+        node.owner = a_key.slot;
+        node.cursor = cursor;
+        assigned
+            .allocation()
+            .size
+            .store(node.requested, std::sync::atomic::Ordering::Relaxed);
+        let release = self.capture.is_none();
+        self.core.free_slice(&mut self.storage, old, release);
+        self.settle();
+        self.touch(source, &assigned);
+        Ok(())
+    }
+
+    /// The error [`Self::bind`] would return for these handles now, or
+    /// `None` when it would succeed — the same checks in the same order,
+    /// consuming nothing.
+    ///
+    /// Holders are counted as `bind` counts them, so pass exactly what
+    /// `bind` will be given: a clone kept aside (to restore on refusal) is
+    /// a holder and makes the answer [`IoError::SharedReserved`]; drop it
+    /// first, ask, and clone `reserved` again if the answer is a refusal.
+    /// The answer holds until the engine or the handles change (another
+    /// call, a clone, a drop on another thread); `&mut self` because it
+    /// drains the drop queue as `bind` does.
+    pub fn bind_would_refuse(
+        &mut self,
+        reserved: &ManagedMemoryHandle,
+        assigned: &ManagedMemoryHandle,
+    ) -> Option<IoError> {
+        self.drain();
+        self.bind_refusal(reserved, assigned).err()
+    }
+
+    /// `bind`'s checks: both resolve; unless they are the same allocation,
+    /// `reserved` has no other holder and `assigned` is not graph-pinned.
+    /// Returns (reserved's slice, assigned's slice).
+    fn bind_refusal(
+        &self,
+        reserved: &ManagedMemoryHandle,
+        assigned: &ManagedMemoryHandle,
+    ) -> Result<(u32, u32), IoError> {
+        let source = self.resolve(&reserved.binding())?;
+        let old = self.resolve(&assigned.binding())?;
+        if reserved.inner.key == assigned.inner.key {
+            return Ok((source, old));
+        }
+        let holders = match self.core.slices[source].pins as usize {
+            0 => self.outside_holders(reserved),
+            pins => self.outside_holders(reserved).max(1 + pins),
+        };
+        if holders > 1 {
+            return Err(IoError::SharedReserved { holders });
+        }
+        if self.core.slices[old].pins > 0 {
+            return Err(IoError::AssignedPinned {
+                size: self.core.slices[old].requested,
+            });
+        }
+        Ok((source, old))
+    }
+}
