@@ -152,7 +152,8 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     }
 
     /// Hand every landed allocation to its target, then free emptied
-    /// outdated pages and flush. A page that gained a raw address or a pin
+    /// outdated pages (and the current pages a compaction plan emptied) and
+    /// flush. A page that gained a raw address or a pin
     /// since planning does not move (all or nothing); an allocation freed
     /// meanwhile is simply not moved. Moves nothing during a capture.
     ///
@@ -196,6 +197,15 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 .free_slice(&mut self.storage, m.source_slice, true);
             outcome.moved_slices += 1;
             outcome.moved_bytes += m.bytes;
+        }
+        for &(page, uid) in &plan.compacted {
+            let emptied =
+                self.core.pages.get(page).is_some_and(|p| {
+                    p.uid == uid && !p.outdated && p.live == 0 && p.quarantined == 0
+                });
+            if emptied {
+                self.core.release_page(&mut self.storage, page);
+            }
         }
         drop(plan);
         self.drain();

@@ -46,6 +46,7 @@ mod arena;
 mod bind;
 mod capture;
 mod carve;
+mod compact;
 mod config;
 mod core;
 mod error;
@@ -78,8 +79,8 @@ pub use logger::ServerLogger;
 pub use management::MemoryManagement;
 pub use pool::MAX_PAGE_SIZES;
 pub use relocation::{
-    CopyQueue, Landed, RelocationOutcome, RelocationPlan, RelocationShape, RelocationState,
-    StorageCopyQueue, TargetRoom,
+    CompactionState, CopyQueue, Landed, RelocationOutcome, RelocationPlan, RelocationShape,
+    RelocationState, StorageCopyQueue, TargetRoom,
 };
 pub use report::{MemoryReport, PoolReport, PoolReportKind};
 pub use stats::{PoolStats, Stat};

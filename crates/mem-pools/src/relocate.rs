@@ -55,6 +55,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             manager: self.id,
             moves: Vec::new(),
             pages: 0,
+            compacted: Vec::new(),
         };
         if self.capture.is_some() {
             return plan;

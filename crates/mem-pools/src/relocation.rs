@@ -107,6 +107,10 @@ pub struct RelocationPlan {
     pub(crate) manager: u64,
     pub(crate) moves: Vec<Move>,
     pub(crate) pages: usize,
+    /// Current pages a compaction plan empties, with their uids: the commit
+    /// gives each back if it is empty then (current pages are not released
+    /// by freeing their last slice, outdated ones are).
+    pub(crate) compacted: Vec<(u32, u64)>,
 }
 
 impl RelocationPlan {
@@ -118,7 +122,8 @@ impl RelocationPlan {
     pub fn bytes(&self) -> u64 {
         self.moves.iter().map(|m| m.bytes).sum()
     }
-    /// Outdated pages the plan would empty.
+    /// Pages the plan would empty: outdated pages ([`crate::MemoryManagement::plan_relocation`])
+    /// or sparse current pages ([`crate::MemoryManagement::plan_compaction`]).
     pub fn pages(&self) -> usize {
         self.pages
     }
@@ -140,6 +145,26 @@ impl Landed {
     pub fn moves(&self) -> usize {
         self.plan.moves()
     }
+}
+
+/// Plain data for a compaction trigger: how much of the sliced pools'
+/// current pages is holes between live buffers (see
+/// [`crate::MemoryManagement::compaction_state`]). Outdated pages, exclusive
+/// and persistent pools are not counted (relocation and cleanup handle them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CompactionState {
+    /// Capacity bytes of live slices on current pages.
+    pub current_live_bytes: u64,
+    /// Free bytes on current pages that hold live data: the holes a
+    /// compaction could fill (empty current pages are cleanup's, not counted).
+    pub current_free_bytes: u64,
+    /// Current pages holding live data.
+    pub current_pages_with_live_data: usize,
+    /// At most this many pages a compaction could empty: whole pages' worth
+    /// of holes, per pool. An upper bound — holes too small for the slices,
+    /// raw-out or pinned pages make the plan's [`RelocationPlan::pages`]
+    /// smaller.
+    pub compactable_pages: usize,
 }
 
 /// What a commit did.

@@ -39,6 +39,7 @@ enum Op {
     Raw(usize),
     ReleaseRaw(usize),
     Relocate(bool),
+    Compact,
 }
 
 fn size() -> impl Strategy<Value = u64> {
@@ -67,6 +68,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => any::<usize>().prop_map(Op::Raw),
         1 => any::<usize>().prop_map(Op::ReleaseRaw),
         4 => any::<bool>().prop_map(Op::Relocate),
+        2 => Just(Op::Compact),
     ]
 }
 
@@ -116,6 +118,8 @@ struct Model {
 
 const CHECKED: usize = 4096;
 static MOVED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// Pages given back by commits of compaction plans.
+static COMPACTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 static PINNED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 static WOULD: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
@@ -332,14 +336,19 @@ impl Model {
                     self.live[i].raw = false;
                 }
             }
-            Op::Relocate(may_allocate) => {
+            Op::Relocate(_) | Op::Compact => {
                 let fixed = self.fixed_views();
-                let room = if may_allocate {
-                    TargetRoom::MayAllocate
-                } else {
-                    TargetRoom::Held
+                let reserved = self.mm.memory_usage().bytes_reserved;
+                let plan = match op {
+                    Op::Relocate(true) => self.mm.plan_relocation(TargetRoom::MayAllocate),
+                    Op::Relocate(false) => self.mm.plan_relocation(TargetRoom::Held),
+                    _ => {
+                        let plan = self.mm.plan_compaction();
+                        let planned = self.mm.memory_usage().bytes_reserved;
+                        assert_eq!(planned, reserved, "a compaction plan allocated");
+                        plan
+                    }
                 };
-                let plan = self.mm.plan_relocation(room);
                 if self.capture.is_some() {
                     assert!(plan.is_empty());
                     let refused = self.mm.copy_relocation(plan, &mut StorageCopyQueue);
@@ -354,6 +363,12 @@ impl Model {
                     .copy_relocation(plan, &mut StorageCopyQueue)
                     .unwrap();
                 let outcome = self.mm.commit_relocation(landed).unwrap();
+                if matches!(op, Op::Compact) {
+                    COMPACTED.fetch_add(
+                        outcome.pages_freed as u64,
+                        std::sync::atomic::Ordering::Relaxed,
+                    );
+                }
                 MOVED.fetch_add(
                     outcome.moved_slices as u64,
                     std::sync::atomic::Ordering::Relaxed,
@@ -465,8 +480,9 @@ fn run(which: u8, lazy: bool, ops: Vec<Op>) {
     if std::env::var_os("MODEL_STATS").is_some() {
         let l = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
         eprintln!(
-            "moved {} pinned {} would-allocate {}",
+            "moved {} compacted pages {} pinned {} would-allocate {}",
             l(&MOVED),
+            l(&COMPACTED),
             l(&PINNED),
             l(&WOULD)
         );
