@@ -20,13 +20,23 @@
 //! - **Pools grow by pages; old pages become outdated** and are emptied by
 //!   relocation (plan → copy → commit, all-or-nothing per page; dropping a
 //!   plan loses nothing; a failed wait leaks instead of freeing).
+//!   `plan_compaction` sends sparse *current* pages of sliced pools down
+//!   the same path, into room other pages already hold (it never
+//!   allocates); [`CompactionState`] tells a trigger what it could gain.
+//! - **No page exceeds the device's largest page**, persistent ones
+//!   included: a larger request is [`IoError::BufferTooBig`] at the engine.
 //! - **Raw addresses pin.** `get_resource` marks the allocation raw-out
 //!   (its page never moves) until `release_raw` or its free. `capture_end`
 //!   returns *pin handles*, holders of their own: the memory does not move
 //!   while the graph holds one, and is movable again once the graph drops
 //!   them even if the user keeps the buffer. `get_storage` views do not pin:
 //!   a view of a freed page is a stale id, never an alias.
-//! - **Capture never allocates inside the window** (see [`CaptureState`]).
+//! - **Capture never allocates inside the window** (see [`CaptureState`]),
+//!   and no relocation copy runs on the capturing stream. `capture_abort`
+//!   ends a window without pinning; `reclaim_extent` re-claims one known
+//!   free extent exactly, as a pin handle.
+//! - **`bind` can be asked first**: `bind_would_refuse` runs its checks
+//!   without consuming the handles.
 //! - **Everything is a value**: [`MemoryUsage`], [`MemoryReport`], [`PoolStats`].
 //!   Reports take `&self` and so show a dropped handle only once the queue
 //!   is drained: call [`MemoryManagement::drain_drops`] before reading final
