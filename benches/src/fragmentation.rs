@@ -9,8 +9,10 @@
 //! not listed.
 
 use clap::ValueEnum;
-use gpumem_cli::replay::{AllocBackend, Program, ReplayOptions, ReplayReport, replay};
+use gpumem_cli::replay::{AllocBackend, PoolBackend, Program, ReplayOptions, ReplayReport, replay};
 use gpumem_cli::workload::{Workload, WorkloadSpec};
+use mem_pools::MemoryConfiguration;
+use mem_storage::SimulatedResource;
 
 use crate::relocating::{Policy, RelocatingBackend, RelocationTally};
 use crate::replay_peers::OffsetBackend;
@@ -46,6 +48,11 @@ pub fn variant_name(policy: Policy, reclaim: bool) -> String {
     }
 }
 
+/// The backend column of the `gpumem replay --relocate` row: the command's
+/// own pool backend with its relocation on (mem-relocate's `StreamSet`: the
+/// trigger before reservations, a reclaim at every cleanup and at the end).
+pub const COMMAND_RELOCATE: &str = "`gpumem replay --relocate`";
+
 /// One line of the table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FragRow {
@@ -67,7 +74,8 @@ pub(crate) fn run<B: AllocBackend>(
     Ok(replay(name, program, backend, &ReplayOptions::default())?.report)
 }
 
-/// The rows of one workload: gpumem with each policy, then offset-allocator.
+/// The rows of one workload: gpumem with each policy, the `gpumem` command
+/// with `--relocate`, then offset-allocator.
 pub fn workload_rows(workload: Workload, spec: &WorkloadSpec) -> Result<Vec<FragRow>> {
     let program = program(workload, spec)?;
     let mut rows = Vec::new();
@@ -87,6 +95,23 @@ pub fn workload_rows(workload: Workload, spec: &WorkloadSpec) -> Result<Vec<Frag
             relocation: Some(backend.tally()),
         });
     }
+    let resource = SimulatedResource::new(DEVICE_BYTES);
+    let config = MemoryConfiguration::SubSlices;
+    let mut command =
+        PoolBackend::new("sim", resource, DEVICE_BYTES, config, false, false).with_relocation(true);
+    let report = run(workload.name(), &program, &mut command)?;
+    let relocation = report.relocation.as_ref().map(|s| RelocationTally {
+        runs: s.relocations,
+        moved_slices: s.moved_slices,
+        moved_bytes: s.moved_bytes,
+        pages_freed: s.pages_freed,
+    });
+    rows.push(FragRow {
+        workload: workload.name(),
+        backend: COMMAND_RELOCATE.into(),
+        report,
+        relocation,
+    });
     let mut offset = OffsetBackend::new(program.slots);
     rows.push(FragRow {
         workload: workload.name(),
@@ -109,9 +134,6 @@ pub fn fragmentation_rows(spec: &WorkloadSpec) -> Result<Vec<FragRow>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpumem_cli::replay::PoolBackend;
-    use mem_pools::MemoryConfiguration;
-    use mem_storage::SimulatedResource;
 
     fn small() -> WorkloadSpec {
         WorkloadSpec {
