@@ -78,55 +78,9 @@ impl Core {
         Ok(slice)
     }
 
-    /// Claim exactly `offset..offset + cap` of `page` for `owner` if that
-    /// range lies inside one free slice (splitting it as needed). `None`
-    /// when the range is (partly) live or cannot be cut.
-    pub(crate) fn carve_extent(
-        &mut self,
-        page: u32,
-        offset: u64,
-        cap: u64,
-        requested: u64,
-        owner: u32,
-    ) -> Result<Option<u32>, IoError> {
-        let Some(info) = self.pages.get(page) else {
-            return Ok(None);
-        };
-        let sliced = matches!(self.pool(info.pool).kind, PoolKind::Sliced { .. });
-        let mut node = info.head;
-        while node != NIL {
-            let n = &self.slices[node];
-            if n.offset <= offset && offset < n.offset + n.size.max(1) {
-                break;
-            }
-            node = n.next;
-        }
-        if node == NIL {
-            return Ok(None);
-        }
-        let n = &self.slices[node];
-        let fits = n.is_free() && !n.quarantined && offset + cap <= n.offset + n.size;
-        let exact = n.offset == offset && n.size == cap;
-        if !fits || !(exact || (sliced && n.indexed)) {
-            return Ok(None);
-        }
-        if n.offset < offset {
-            let front = offset - n.offset;
-            self.split(node, front)?;
-            node = self.slices[node].next;
-        }
-        if self.slices[node].size > cap {
-            self.split(node, cap)?;
-        }
-        let pool = self.pages[page].pool;
-        self.index_remove(pool, node);
-        self.occupy(node, requested, owner);
-        Ok(Some(node))
-    }
-
     /// Cut `slice` (free, indexed) to `cap` bytes; the rest becomes a free
     /// slice right after it, indexed.
-    fn split(&mut self, slice: u32, cap: u64) -> Result<(), IoError> {
+    pub(crate) fn split(&mut self, slice: u32, cap: u64) -> Result<(), IoError> {
         let node = &self.slices[slice];
         let rest = SliceNode {
             page: node.page,
