@@ -177,3 +177,24 @@ fn nothing_is_compacted_during_a_capture() {
     drop(mm.capture_end());
     assert_eq!(mm.plan_compaction().pages(), 1);
 }
+
+#[test]
+fn a_chosen_page_that_gains_an_allocation_before_the_commit_is_kept_and_nothing_is_lost() {
+    let (mut mm, mut live) = fragmented();
+    let plan = mm.plan_compaction();
+    assert_eq!(plan.pages(), 1);
+    // Page B's three holes are back in the index (page A has one left, the
+    // other holds the target): four reservations fill both pages, so the
+    // chosen page B gains allocations.
+    for seed in 10..14 {
+        let h = mm.reserve(256 * KIB).unwrap();
+        mm.write(h.binding(), &pattern(seed, 256 * KIB as usize))
+            .unwrap();
+        live.push((h, seed));
+    }
+    let landed = mm.copy_relocation(plan, &mut StorageCopyQueue).unwrap();
+    let outcome = mm.commit_relocation(landed).unwrap();
+    assert_eq!((outcome.moved_slices, outcome.pages_freed), (1, 0));
+    assert_eq!(mm.memory_usage().bytes_reserved, 2 * MIB);
+    assert_intact(&mut mm, &live);
+}
