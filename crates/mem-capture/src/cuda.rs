@@ -122,10 +122,7 @@ impl CudaGraphBackend {
     ///
     /// # Errors
     /// [`CaptureError::Backend`] when the resource knows no such stream.
-    pub unsafe fn on_resource(
-        resource: &CudaResource,
-        id: StreamId,
-    ) -> Result<Self, CaptureError> {
+    pub unsafe fn on_resource(resource: &CudaResource, id: StreamId) -> Result<Self, CaptureError> {
         let stream = resource
             .cuda_stream(id)
             .map_err(|err| CaptureError::Backend {

@@ -160,14 +160,23 @@ fn a_pass_panicking_inside_run_leaves_nothing_open() {
             capture.run(
                 &mut dev,
                 &mut backend,
-                |_| if panic_in_warmup { panic!("warmup") } else { Ok(()) },
+                |_| {
+                    if panic_in_warmup {
+                        panic!("warmup")
+                    } else {
+                        Ok(())
+                    }
+                },
                 |_, _| panic!("recorded pass"),
             )
         }));
         assert!(unwound.is_err(), "the pass panicked");
         assert_eq!(capture.stage(), CaptureStage::Idle);
         assert!(!dev.flag.is_recording(), "the stream is unmarked");
-        assert!(!dev.streams[0].capture_state().active, "the pool left capture");
+        assert!(
+            !dev.streams[0].capture_state().active,
+            "the pool left capture"
+        );
         assert!(!backend.is_capturing(), "no stream stays in capture");
     }
 }
