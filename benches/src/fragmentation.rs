@@ -31,11 +31,12 @@ pub fn program(workload: Workload, spec: &WorkloadSpec) -> Result<Program> {
 
 /// The gpumem rows of every workload: relocation policy, and whether the
 /// final numbers are read after a reclaim.
-pub const VARIANTS: [(Policy, bool); 4] = [
+pub const VARIANTS: [(Policy, bool); 5] = [
     (Policy::Off, false),
     (Policy::Off, true),
     (Policy::Trigger, true),
     (Policy::Eager, true),
+    (Policy::Compact, true),
 ];
 
 /// The backend column of a gpumem row.

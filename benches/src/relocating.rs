@@ -18,9 +18,19 @@
 //!   room the pools already hold: relocation itself never raises reserved
 //!   bytes, it only lets emptied outdated pages go back. This is the upper
 //!   bound of what relocation can give back.
+//! - [`Policy::Compact`]: eager relocation, and after every op, when the
+//!   holes in current pages reach [`COMPACT_HOLES_PERCENT`] of their live
+//!   bytes and a whole page's worth of holes exists, mem-pools' compaction
+//!   (`plan_compaction`: empty the sparsest current pages into held room of
+//!   the others, then give them back), through the same copy and commit.
+//!   A compaction that empties nothing is not retried until the pools'
+//!   compaction state changes.
 
-use mem_pools::{ManagedMemoryHandle, MemoryAllocationMode, MemoryConfiguration, MemoryManagement};
-use mem_relocate::{RelocationReason, RelocationTrigger, StorageCopyQueue, relocate_memory};
+use mem_pools::{
+    CompactionState, ManagedMemoryHandle, MemoryAllocationMode, MemoryConfiguration,
+    MemoryManagement, StorageCopyQueue,
+};
+use mem_relocate::{RelocationReason, RelocationTrigger, relocate_memory};
 use mem_storage::SimulatedStorage;
 
 use gpumem_cli::replay::AllocBackend;
@@ -38,7 +48,15 @@ pub enum Policy {
     Trigger,
     /// Whenever movable live bytes sit on outdated pages (held room only).
     Eager,
+    /// As [`Policy::Eager`], and compaction of current pages when holes
+    /// reach [`COMPACT_HOLES_PERCENT`] of live bytes.
+    Compact,
 }
+
+/// Holes in current pages, in percent of the live bytes there, at which
+/// [`Policy::Compact`] compacts: the fragmentation goal with relocation is
+/// 1.03, so holes above 3 % are what it must take back.
+pub const COMPACT_HOLES_PERCENT: u64 = 3;
 
 impl Policy {
     /// Name in tables.
@@ -47,6 +65,7 @@ impl Policy {
             Policy::Off => "off",
             Policy::Trigger => "trigger",
             Policy::Eager => "eager",
+            Policy::Compact => "eager + compaction",
         }
     }
 }
@@ -73,6 +92,7 @@ pub struct RelocatingBackend {
     tally: RelocationTally,
     reclaim_at_end: bool,
     settle_error: Option<String>,
+    compact_stalled: Option<CompactionState>,
 }
 
 impl RelocatingBackend {
@@ -85,6 +105,7 @@ impl RelocatingBackend {
             tally: RelocationTally::default(),
             reclaim_at_end: false,
             settle_error: None,
+            compact_stalled: None,
         }
     }
 
@@ -137,8 +158,49 @@ impl RelocatingBackend {
         }
     }
 
+    fn compact(&mut self) -> Result<()> {
+        let state = self.manager.compaction_state();
+        let holes = state.current_free_bytes.saturating_mul(100);
+        let wanted = state.compactable_pages > 0
+            && holes
+                > state
+                    .current_live_bytes
+                    .saturating_mul(COMPACT_HOLES_PERCENT)
+            && self.compact_stalled != Some(state);
+        if !wanted {
+            return Ok(());
+        }
+        let error = |e: &dyn std::fmt::Display| CliError::Backend {
+            backend: "sim+compact",
+            message: format!("compaction: {e}"),
+        };
+        let plan = self.manager.plan_compaction();
+        if plan.is_empty() {
+            self.compact_stalled = Some(state);
+            return Ok(());
+        }
+        let landed = self
+            .manager
+            .copy_relocation(plan, &mut StorageCopyQueue)
+            .map_err(|e| error(&e))?;
+        let outcome = self
+            .manager
+            .commit_relocation(landed)
+            .map_err(|e| error(&e))?;
+        if outcome.pages_freed == 0 {
+            self.compact_stalled = Some(self.manager.compaction_state());
+        } else {
+            self.compact_stalled = None;
+            self.tally.runs += 1;
+            self.tally.moved_slices += outcome.moved_slices as u64;
+            self.tally.moved_bytes += outcome.moved_bytes;
+            self.tally.pages_freed += outcome.pages_freed as u64;
+        }
+        Ok(())
+    }
+
     fn after_op(&mut self) -> Result<()> {
-        if self.policy != Policy::Eager {
+        if !matches!(self.policy, Policy::Eager | Policy::Compact) {
             return Ok(());
         }
         self.manager.drain_drops();
@@ -147,6 +209,9 @@ impl RelocatingBackend {
         let movable = shape.outdated_pages > shape.outdated_pinned && shape.outdated_live_bytes > 0;
         if movable && self.trigger.stalled_shape() != Some(shape) {
             self.relocate(RelocationReason::Explicit)?;
+        }
+        if self.policy == Policy::Compact {
+            self.compact()?;
         }
         Ok(())
     }
@@ -160,6 +225,7 @@ impl AllocBackend for RelocatingBackend {
             Policy::Off => "sim",
             Policy::Trigger => "sim+trigger",
             Policy::Eager => "sim+eager",
+            Policy::Compact => "sim+compact",
         }
     }
 

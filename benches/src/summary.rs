@@ -114,6 +114,11 @@ pub fn goals(speed: &[QuickRow], frag: &[FragRow], shallow: &str, deep: &str) ->
         ),
         ("relocation eager", variant_name(Policy::Eager, true), 1.03),
         (
+            "relocation eager + compaction",
+            variant_name(Policy::Compact, true),
+            1.03,
+        ),
+        (
             "`gpumem replay --relocate`",
             COMMAND_RELOCATE.to_string(),
             1.03,

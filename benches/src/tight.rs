@@ -38,7 +38,7 @@ pub fn tight_rows(spec: &WorkloadSpec, factor: f64) -> Result<Vec<TightRow>> {
         let mut roomy = RelocatingBackend::new(DEVICE_BYTES, Policy::Off);
         let peak_live = run(workload.name(), &program, &mut roomy)?.peak_live_bytes;
         let device = (peak_live as f64 * factor) as u64;
-        for policy in [Policy::Off, Policy::Trigger, Policy::Eager] {
+        for policy in [Policy::Off, Policy::Trigger, Policy::Eager, Policy::Compact] {
             let mut backend = RelocatingBackend::new(device, policy);
             let report = run(workload.name(), &program, &mut backend)?;
             rows.push(TightRow {
@@ -62,7 +62,7 @@ pub fn tight_table(rows: &[TightRow]) -> String {
         "failed allocs",
         "peak ratio",
         "moved",
-        "outdated pages freed",
+        "pages freed",
     ])
     .labels(3);
     for r in rows {
@@ -90,7 +90,7 @@ mod tests {
             scale: 0.05,
         };
         let rows = tight_rows(&spec, 1.5).unwrap();
-        assert_eq!(rows.len(), 3 * workloads().len());
+        assert_eq!(rows.len(), 4 * workloads().len());
         for r in &rows {
             assert!(
                 r.report.peak_reserved_bytes <= r.device,
