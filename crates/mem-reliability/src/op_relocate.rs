@@ -140,8 +140,8 @@ impl World {
     /// A relocation copy may fail on an injected fault, on a lazy stream
     /// when a target's page cannot be mapped (the engine reports that as the
     /// storage's refusal or as an unsupported "materialize target").
-    /// Inside a capture window the copy may be refused outright (the fix
-    /// of known bug 3): nothing is enqueued, nothing moves.
+    /// Inside a capture window the copy is refused outright: nothing is
+    /// enqueued, nothing moves.
     fn copy_refusal_allowed(&self, ctx: Ctx, s: usize, source: &StorageError) -> bool {
         match source {
             StorageError::Unsupported { .. }

@@ -18,13 +18,6 @@ impl World {
         let alignment = props().alignment;
         let overflow = size.max(1).checked_next_multiple_of(alignment).is_none();
         let too_big = !persistent && size > route_max;
-        if !self.strict && model.lazy && persistent && !overflow && size > props().max_page_size {
-            // Known bug 5 (/work/team/bugs.md): a lazy manager reserves such
-            // a page without asking the device and its counters overflow
-            // (a panic in debug builds). Not attempted; counted.
-            self.summary.skipped_known_bug += 1;
-            return Ok(());
-        }
         let before = self.managers[s].memory_usage();
         match self.managers[s].reserve(size) {
             Ok(handle) => {
@@ -33,6 +26,12 @@ impl World {
                 }
                 if overflow {
                     return Err(ctx.succeeded("InvalidSize"));
+                }
+                let max_page = props().effective_max_page();
+                if persistent && size > max_page {
+                    return Err(ctx.succeeded(format!(
+                        "BufferTooBig (a persistent page is at most {max_page} bytes)"
+                    )));
                 }
                 if handle.size() != size {
                     return Err(Violation::mismatch(
@@ -70,8 +69,7 @@ impl World {
                     IoError::BufferTooBig { size: s2, max } if too_big => {
                         *s2 == size && *max == route_max
                     }
-                    // A persistent page above the device's largest page
-                    // (the fix of known bug 1; before it, the device refuses).
+                    // A persistent page above the device's largest page.
                     IoError::BufferTooBig { size: s2, max } => {
                         let max_page = props().effective_max_page();
                         persistent

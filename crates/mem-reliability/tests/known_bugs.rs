@@ -1,15 +1,12 @@
-//! Defects found in other crates, each pinned by a test that fails today.
-//!
-//! They are `#[ignore]`d with the reason (see /work/team/bugs.md) so the
-//! suite stays green; `cargo test -p mem-reliability --test known_bugs --
-//! --ignored` shows them failing, and once fixed they pass and the ignore
-//! goes.
+//! Defects found in other crates, each pinned by a test (see
+//! /work/team/bugs.md). An open one is `#[ignore]`d with the reason so the
+//! suite stays green (`cargo test -p mem-reliability --test known_bugs --
+//! --ignored` shows it failing); a fixed one runs as a regression test.
 
 use mem_pools::{IoError, MemoryAllocationMode, StorageCopyQueue, TargetRoom};
 use mem_reliability::{Limits, Op, World, props};
 
 #[test]
-#[ignore = "bug: mem-pools persistent pool allocates pages larger than MemoryDeviceProperties::max_page_size"]
 fn a_persistent_reservation_never_allocates_a_page_above_the_device_max_page_size() {
     let mut w = World::new(Limits::default());
     let max_page = props().max_page_size;
@@ -29,7 +26,6 @@ fn a_persistent_reservation_never_allocates_a_page_above_the_device_max_page_siz
 }
 
 #[test]
-#[ignore = "bug: mem-pools copy_relocation of a plan made before capture_begin synchronizes and copies on the capturing stream"]
 fn copying_a_relocation_inside_a_capture_window_makes_no_device_call() {
     let mut w = World::new(Limits::default());
     let m = w.manager(0);
@@ -79,7 +75,6 @@ fn a_refused_reservation_leaves_reserved_bytes_as_they_were() {
 }
 
 #[test]
-#[ignore = "bug: mem-pools lazy manager reserves a persistent page above max_page_size without the device and overflows its reserved-bytes counter (panics in debug)"]
 fn a_huge_persistent_reservation_on_a_lazy_manager_is_refused_not_a_panic() {
     let mut w = World::strict(Limits::default());
     let stream = mem_reliability::LAZY_STREAM as u8;
