@@ -2,8 +2,10 @@
 //! question a caller asks before giving its handles away.
 //!
 //! `bind` takes both handles by value (the reserved name retires), so a
-//! refusal would cost the caller its handles; [`MemoryManagement::bind_would_refuse`]
-//! runs the very same checks without consuming anything. Both drain the
+//! refusal costs the caller its handles (and frees `reserved`'s memory if
+//! that was its last holder); [`MemoryManagement::try_bind`] hands them back
+//! in a [`BindRefused`], and [`MemoryManagement::bind_would_refuse`] runs the
+//! very same checks without consuming anything. Both drain the
 //! drop queue first, so a pin or clone dropped on another thread counts the
 //! same way in the question and in the bind.
 
@@ -12,6 +14,36 @@ use mem_storage::ComputeStorage;
 use crate::error::IoError;
 use crate::handle::ManagedMemoryHandle;
 use crate::management::MemoryManagement;
+
+/// A refused [`MemoryManagement::try_bind`]: why, and both handles back,
+/// exactly as they were passed (the engine changed nothing).
+///
+/// Converts into its [`IoError`] (`?` in a function returning `IoError`),
+/// which drops the handles — the behaviour of plain `bind`.
+#[derive(Debug, thiserror::Error)]
+#[error("bind refused: {error}")]
+pub struct BindRefused {
+    /// Why the bind was refused.
+    #[source]
+    pub error: IoError,
+    /// The `reserved` handle, still naming its memory.
+    pub reserved: ManagedMemoryHandle,
+    /// The `assigned` handle, still naming its memory.
+    pub assigned: ManagedMemoryHandle,
+}
+
+impl BindRefused {
+    /// The two handles, `(reserved, assigned)`, for the caller to keep.
+    pub fn into_handles(self) -> (ManagedMemoryHandle, ManagedMemoryHandle) {
+        (self.reserved, self.assigned)
+    }
+}
+
+impl From<BindRefused> for IoError {
+    fn from(refused: BindRefused) -> Self {
+        refused.error
+    }
+}
 
 impl<S: ComputeStorage> MemoryManagement<S> {
     /// Hands the memory of `reserved` to `assigned` and stamps it with `cursor`.
@@ -24,6 +56,30 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// cross-stream waits. Binding a handle to itself only stamps the cursor.
     ///
     /// # Errors
+    /// The errors of [`Self::try_bind`]: a foreign or stale handle,
+    /// [`IoError::SharedReserved`], [`IoError::AssignedPinned`].
+    ///
+    /// **On refusal the engine's state is unchanged, but both handles are
+    /// dropped here** (they were moved in): each loses the holder that was
+    /// passed. If that was `reserved`'s last holder — the usual case, a
+    /// fresh reservation — its memory is freed at the engine's next call,
+    /// even when another stream still uses that memory through a raw
+    /// address or a cursor wait; the same for `assigned`. To keep the
+    /// handles on a refusal call [`Self::try_bind`] (gives them back inside
+    /// [`BindRefused`]) or ask [`Self::bind_would_refuse`] first.
+    pub fn bind(
+        &mut self,
+        reserved: ManagedMemoryHandle,
+        assigned: ManagedMemoryHandle,
+        cursor: u64,
+    ) -> Result<(), IoError> {
+        self.try_bind(reserved, assigned, cursor)
+            .map_err(|refused| refused.error)
+    }
+
+    /// [`Self::bind`] that gives both handles back when it refuses.
+    ///
+    /// # Errors
     /// Both must be live handles of this manager, else a foreign or stale
     /// binding error; `reserved` must have no other holder (a clone, a
     /// graph's pin handle: they would be left naming no memory), else
@@ -33,17 +89,25 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// `assigned`'s memory must not be pinned by a captured graph (a pin
     /// lasts while the graph holds any clone of its pin handle; freeing the
     /// memory would hand graph memory to the next reservation), else
-    /// [`IoError::AssignedPinned`]. On error nothing changes — but the two
-    /// handles were moved in and are dropped: ask
-    /// [`Self::bind_would_refuse`] first to keep them on a refusal.
-    pub fn bind(
+    /// [`IoError::AssignedPinned`]. On error nothing changes and the
+    /// [`BindRefused`] carries the error and both handles, untouched.
+    pub fn try_bind(
         &mut self,
         reserved: ManagedMemoryHandle,
         assigned: ManagedMemoryHandle,
         cursor: u64,
-    ) -> Result<(), IoError> {
+    ) -> Result<(), BindRefused> {
         self.drain();
-        let (source, old) = self.bind_refusal(&reserved, &assigned)?;
+        let (source, old) = match self.bind_refusal(&reserved, &assigned) {
+            Ok(slices) => slices,
+            Err(error) => {
+                return Err(BindRefused {
+                    error,
+                    reserved,
+                    assigned,
+                });
+            }
+        };
         let (r_key, a_key) = (reserved.inner.key, assigned.inner.key);
         if r_key == a_key {
             self.core.slices[source].cursor = cursor;

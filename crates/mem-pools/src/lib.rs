@@ -35,8 +35,9 @@
 //!   and no relocation copy runs on the capturing stream. `capture_abort`
 //!   ends a window without pinning; `reclaim_extent` re-claims one known
 //!   free extent exactly, as a pin handle.
-//! - **`bind` can be asked first**: `bind_would_refuse` runs its checks
-//!   without consuming the handles.
+//! - **A refused bind can keep its handles**: `try_bind` gives both back
+//!   in a [`BindRefused`]; `bind_would_refuse` runs the checks without
+//!   consuming them. Plain `bind` drops them on refusal (documented there).
 //! - **Everything is a value**: [`MemoryUsage`], [`MemoryReport`], [`PoolStats`].
 //!   Reports take `&self` and so show a dropped handle only once the queue
 //!   is drained: call [`MemoryManagement::drain_drops`] before reading final
@@ -78,6 +79,7 @@ mod slots;
 mod stats;
 mod usage;
 
+pub use bind::BindRefused;
 pub use capture::CaptureState;
 pub use config::{
     MemoryAllocationMode, MemoryConfiguration, MemoryDeviceProperties, MemoryManagementOptions,

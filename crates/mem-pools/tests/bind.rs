@@ -137,3 +137,65 @@ fn bind_would_refuse_names_pinned_assigned_memory_and_foreign_handles() {
     ));
     mm.bind(reserved, assigned, 0).unwrap();
 }
+
+#[test]
+fn a_refused_try_bind_gives_both_handles_back_and_frees_nothing() {
+    let mut mm = manager(MemoryConfiguration::SubSlices);
+    mm.capture_begin();
+    let assigned = mm.reserve(64).unwrap();
+    let pins = mm.capture_end();
+    let reserved = mm.reserve(128).unwrap();
+    mm.write(reserved.binding(), &pattern(3, 128)).unwrap();
+    let view = mm.get_storage(reserved.binding()).unwrap();
+    mm.drain_drops();
+    let before = mm.memory_usage();
+    let refused = mm.try_bind(reserved, assigned, 5).unwrap_err();
+    assert_eq!(refused.error, IoError::AssignedPinned { size: 64 });
+    let (reserved, assigned) = refused.into_handles();
+    mm.drain_drops();
+    assert_eq!(mm.memory_usage(), before, "nothing was freed");
+    assert_eq!(mm.get_storage(reserved.binding()).unwrap(), view);
+    let mut out = vec![0; 128];
+    mm.read(reserved.binding(), &mut out).unwrap();
+    assert_eq!(out, pattern(3, 128));
+    assert_eq!(mm.get_cursor(assigned.binding()).unwrap(), 0);
+    drop(pins);
+    mm.try_bind(reserved, assigned.clone(), 5).unwrap();
+    assert_eq!(mm.get_storage(assigned.binding()).unwrap(), view);
+    assert_eq!(mm.get_cursor(assigned.binding()).unwrap(), 5);
+}
+
+#[test]
+fn a_refused_try_bind_converts_into_its_io_error_with_question_mark() {
+    fn bind_or_io(
+        mm: &mut mem_pools::MemoryManagement<mem_storage::HostStorage>,
+        r: mem_pools::ManagedMemoryHandle,
+        a: mem_pools::ManagedMemoryHandle,
+    ) -> Result<(), IoError> {
+        mm.try_bind(r, a, 1)?;
+        Ok(())
+    }
+    let mut mm = manager(MemoryConfiguration::SubSlices);
+    let reserved = mm.reserve(128).unwrap();
+    let assigned = mm.reserve(64).unwrap();
+    let kept = reserved.clone();
+    let err = bind_or_io(&mut mm, reserved, assigned).unwrap_err();
+    assert_eq!(err, IoError::SharedReserved { holders: 2 });
+    assert!(mm.get_storage(kept.binding()).is_ok());
+}
+
+#[test]
+fn a_refused_plain_bind_drops_its_handles_and_the_reserved_memory_is_freed() {
+    let mut mm = manager(MemoryConfiguration::SubSlices);
+    mm.capture_begin();
+    let assigned = mm.reserve(64).unwrap();
+    let _pins = mm.capture_end();
+    let reserved = mm.reserve(128).unwrap();
+    let binding = reserved.binding();
+    let err = mm.bind(reserved, assigned, 1).unwrap_err();
+    assert_eq!(err, IoError::AssignedPinned { size: 64 });
+    assert!(
+        matches!(mm.get_storage(binding), Err(IoError::StaleBinding { .. })),
+        "documented: bind consumed the reserved handle's last holder"
+    );
+}
