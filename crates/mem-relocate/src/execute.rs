@@ -63,7 +63,8 @@ use mem_storage::ComputeStorage;
 use crate::error::RelocationError;
 use crate::reason::RelocationReason;
 
-/// Targets reserved on `memory` for every movable outdated page.
+/// Targets reserved on `memory` for every movable outdated page (or, from
+/// [`Planned::compaction`], for every sparse current page that can empty).
 #[must_use = "dropping a plan abandons it (losslessly); call copy to move"]
 #[derive(Debug)]
 pub struct Planned<'m, S: ComputeStorage> {
@@ -77,6 +78,18 @@ impl<'m, S: ComputeStorage> Planned<'m, S> {
     /// [`RelocationReason::room`] allows (held room only, or new pages).
     pub fn new(memory: &'m mut MemoryManagement<S>, reason: RelocationReason) -> Self {
         let plan = memory.plan_relocation(reason.room());
+        Self {
+            memory,
+            plan,
+            reason,
+        }
+    }
+
+    /// Plan a compaction of `memory` for `reason`: sparse *current* pages
+    /// emptied into held room of other pages (never allocates, whatever the
+    /// reason; see [`crate::compact`] for which reasons compact).
+    pub fn compaction(memory: &'m mut MemoryManagement<S>, reason: RelocationReason) -> Self {
+        let plan = memory.plan_compaction();
         Self {
             memory,
             plan,
@@ -99,7 +112,8 @@ impl<'m, S: ComputeStorage> Planned<'m, S> {
         self.plan.bytes()
     }
 
-    /// Outdated pages the plan would empty.
+    /// Pages the plan would empty: outdated ones, or current ones for a
+    /// [compaction](Planned::compaction).
     pub fn pages(&self) -> usize {
         self.plan.pages()
     }
@@ -160,7 +174,7 @@ impl<S: ComputeStorage> Copied<'_, S> {
     }
 
     /// Point every moved allocation at its target, then give the emptied
-    /// outdated pages back to the storage.
+    /// pages (outdated, or current for a compaction) back to the storage.
     ///
     /// # Errors
     /// Only if the engine refuses the landed copies

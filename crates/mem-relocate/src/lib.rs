@@ -17,6 +17,13 @@
 //!   explicit relocation or one under memory pressure only uses room the
 //!   pools already hold (reserved bytes never grow); running out of page
 //!   sizes or preparing a capture may allocate new current pages.
+//! - **Compaction** ([`compact`]): for a reason whose room is held
+//!   (explicit, memory pressure) a relocation also empties sparse *current*
+//!   pages into room other pages hold, after moving what outdated pages
+//!   hold; [`StreamSet`]'s cleanup step compacts too, so
+//!   [`RelocatingStreams::reclaim`] does even with nothing outdated, and its
+//!   trigger asks for a pressure relocation when holes add up to a page.
+//!   Reserved bytes never grow for either reason.
 //! - **When** ([`RelocationTrigger`]): while the device still has a page to
 //!   spare (`allocated + next page > capacity − one page`), or before the
 //!   pools run out of page sizes; never again on an unchanged shape after a
@@ -42,8 +49,11 @@
 //!   engine does that (mem-pools).
 //! - Graph objects and the capture state machine (mem-capture); budgets
 //!   (mem-budget); wiring streams of a runtime (the gpumem facade).
-//! - Compacting *current* pages: only outdated pages are emptied.
+//! - Choosing a compaction's moves (the engine's `plan_compaction`), or
+//!   compacting for a reason that may allocate: out of page sizes or before
+//!   a capture, only outdated pages are emptied.
 
+pub mod compact;
 mod cuda;
 mod error;
 mod execute;
@@ -55,11 +65,12 @@ mod stream_set_steps;
 mod streams;
 mod trigger;
 
+pub use compact::{Compaction, compact_memory, compaction_worthwhile};
 pub use cuda::{CudaCopyQueue, CudaStreamStorage, cuda_stream_set};
 pub use error::{RelocationError, ServerError};
 pub use execute::{Copied, Planned, relocate_memory};
 pub use log::RelocationLog;
-pub use mem_pools::{CopyQueue, RelocationOutcome, StorageCopyQueue};
+pub use mem_pools::{CompactionState, CopyQueue, RelocationOutcome, StorageCopyQueue};
 pub use need::RelocationNeed;
 pub use reason::{RelocationReason, TargetRoom};
 pub use stream_set::StreamSet;

@@ -7,6 +7,7 @@
 
 use mem_pools::RelocationOutcome;
 
+use crate::compact::Compaction;
 use crate::error::RelocationError;
 use crate::reason::RelocationReason;
 
@@ -25,12 +26,22 @@ pub struct RelocationLog {
     pub moved_slices: u64,
     /// Their capacity bytes.
     pub moved_bytes: u64,
-    /// Outdated pages given back to the storage.
+    /// Outdated pages relocations gave back to the storage.
     pub pages_freed: u64,
     /// Their bytes.
     pub bytes_freed: u64,
     /// Bytes leaked by failed waits (never freed, never reused).
     pub leaked_bytes: u64,
+    /// Compaction runs that emptied at least one current page.
+    pub compactions: u64,
+    /// Allocations compactions moved, in all.
+    pub compacted_slices: u64,
+    /// Their capacity bytes.
+    pub compacted_bytes: u64,
+    /// Current pages compactions emptied and gave back to the storage.
+    pub compacted_pages_freed: u64,
+    /// Their bytes.
+    pub compacted_bytes_freed: u64,
     /// `finish` calls whose synchronize failed on some stream.
     pub finish_failures: u64,
     /// The reason of the last attempt.
@@ -40,6 +51,32 @@ pub struct RelocationLog {
 }
 
 impl RelocationLog {
+    /// Count one compaction run's result (a run that planned nothing is
+    /// not counted; a failure counts in `failures` and `last_error`).
+    pub fn record_compaction(&mut self, result: &Result<Compaction, RelocationError>) {
+        match result {
+            Ok(run) => {
+                let o = &run.outcome;
+                if o.pages_freed > 0 {
+                    self.compactions += 1;
+                }
+                self.compacted_slices += o.moved_slices as u64;
+                self.compacted_bytes += o.moved_bytes;
+                self.compacted_pages_freed += o.pages_freed as u64;
+                self.compacted_bytes_freed += o.bytes_freed;
+            }
+            Err(err) => self.fail(err),
+        }
+    }
+
+    fn fail(&mut self, err: &RelocationError) {
+        self.failures += 1;
+        if let RelocationError::Wait { leaked_bytes, .. } = err {
+            self.leaked_bytes += leaked_bytes;
+        }
+        self.last_error = Some(err.clone());
+    }
+
     /// Count one attempt's result.
     pub fn record(
         &mut self,
@@ -60,13 +97,7 @@ impl RelocationLog {
                 self.pages_freed += o.pages_freed as u64;
                 self.bytes_freed += o.bytes_freed;
             }
-            Err(err) => {
-                self.failures += 1;
-                if let RelocationError::Wait { leaked_bytes, .. } = err {
-                    self.leaked_bytes += leaked_bytes;
-                }
-                self.last_error = Some(err.clone());
-            }
+            Err(err) => self.fail(err),
         }
     }
 }

@@ -7,6 +7,16 @@
 //! - a relocation of one stream's memory updates that stream's trigger: a
 //!   relocation that moved nothing (or failed) stalls it on the shape it
 //!   left, one that moved something clears it;
+//! - `relocate_memory(reason)` moves what outdated pages hold first, then,
+//!   for a reason whose room is held (explicit, memory pressure), compacts
+//!   sparse current pages into the room the other pages hold
+//!   ([`crate::compact`]): reserved bytes never grow on either step;
+//! - `relocation_need` also asks for a pressure relocation when nothing is
+//!   outdated but current pages hold a page's worth of holes (and the
+//!   compaction memo has not settled on the same page counts);
+//! - `cleanup_memory` compacts too unless a stream records (its copy queue
+//!   waits on the device before its first copy), then gives back every
+//!   empty page: a reclaim with nothing outdated still empties sparse pages;
 //! - `refuse_while_recording` is the trait's own, but this set knows how
 //!   many streams record, so its error carries that count.
 //!
@@ -18,6 +28,7 @@
 use mem_pools::{IoError, ManagedMemoryHandle};
 use mem_storage::ComputeStorage;
 
+use crate::compact;
 use crate::error::RelocationError;
 use crate::execute;
 use crate::need::RelocationNeed;
@@ -49,8 +60,43 @@ impl<S: ComputeStorage> StreamSet<S> {
         }
     }
 
-    /// Relocate stream `index`'s memory once and record what happened.
+    /// Relocate stream `index`'s memory once (what outdated pages hold,
+    /// then a compaction for a held-room reason) and record what happened.
     fn relocate_stream(&mut self, index: usize, reason: RelocationReason) {
+        if self.streams[index].memory.has_outdated() {
+            self.relocate_outdated(index, reason);
+        }
+        self.compact_stream(index, reason);
+    }
+
+    /// Compact stream `index`'s memory for `reason` (nothing for a reason
+    /// that may allocate) and record what happened.
+    fn compact_stream(&mut self, index: usize, reason: RelocationReason) {
+        if reason.may_allocate() {
+            return;
+        }
+        let stream = &mut self.streams[index];
+        let result = compact::compact_memory(&mut stream.memory, reason, &mut *self.queue);
+        let state = stream.memory.compaction_state();
+        stream
+            .trigger
+            .record_compaction(result.as_ref().ok(), state);
+        match &result {
+            Ok(run) if run.rounds > 0 => tracing::debug!(
+                stream = index,
+                %reason,
+                moved = run.outcome.moved_slices,
+                pages_freed = run.outcome.pages_freed,
+                "compacted"
+            ),
+            Ok(_) => {}
+            Err(err) => tracing::warn!(stream = index, %reason, %err, "compaction failed"),
+        }
+        self.log.record_compaction(&result);
+    }
+
+    /// Move what stream `index`'s outdated pages hold and record it.
+    fn relocate_outdated(&mut self, index: usize, reason: RelocationReason) {
         let stream = &mut self.streams[index];
         let result = execute::relocate_memory(&mut stream.memory, reason, &mut *self.queue);
         let shape = stream.memory.relocation_state().shape;
@@ -80,7 +126,13 @@ impl<S: ComputeStorage> RelocatingStreams for StreamSet<S> {
 
     fn relocation_need(&mut self) -> RelocationNeed {
         let s = &self.streams[self.relocating];
-        s.trigger.need(&s.memory.relocation_state())
+        let state = s.memory.relocation_state();
+        match s.trigger.need(&state) {
+            RelocationNeed::Nothing => s
+                .trigger
+                .compaction_need(&s.memory.compaction_state(), state.next_page_size),
+            need => need,
+        }
     }
 
     fn bytes_allocated(&mut self) -> u64 {
@@ -122,6 +174,9 @@ impl<S: ComputeStorage> RelocatingStreams for StreamSet<S> {
     }
 
     fn cleanup_memory(&mut self) {
+        if !self.recording() {
+            self.compact_stream(self.relocating, RelocationReason::Explicit);
+        }
         self.streams[self.relocating].memory.cleanup(true);
     }
 

@@ -44,6 +44,12 @@ pub trait RelocatingStreams {
     fn finish(&mut self);
 
     /// Move what the relocating stream's memory holds on outdated pages.
+    ///
+    /// An implementation may also compact — empty sparse *current* pages
+    /// into room other pages hold — for a reason whose room is
+    /// [`Held`](crate::TargetRoom::Held) (explicit, memory pressure), after
+    /// the outdated pages: [`StreamSet`](crate::StreamSet) does. Reserved
+    /// bytes must not grow for those reasons either way.
     fn relocate_memory(&mut self, reason: RelocationReason);
 
     /// Whether a growth left pages behind in any stream's memory.
@@ -53,7 +59,9 @@ pub trait RelocatingStreams {
     fn relocate_device_memory(&mut self, reason: RelocationReason);
 
     /// Give back every page the relocating stream's memory holds and
-    /// nothing needs.
+    /// nothing needs. An implementation may first compact sparse current
+    /// pages (never while a stream records), so a reclaim with nothing
+    /// outdated still empties them: [`StreamSet`](crate::StreamSet) does.
     fn cleanup_memory(&mut self);
 
     /// Refuse while any stream records a graph: the pages a recording

@@ -14,9 +14,21 @@
 //! change the shape, so a stalled trigger stays quiet until pages come or
 //! go, a pin or raw address is released, or live bytes on outdated pages
 //! change. An explicit relocation does not consult the trigger.
+//!
+//! **Compaction under pressure** ([`RelocationTrigger::compaction_need`]):
+//! with nothing outdated to move, a pressured device may still win pages
+//! back by compacting sparse current pages ([`crate::compact`]). Its memo
+//! is the same idea on a coarser key: after a run that settled (its last
+//! plan emptied nothing), no compaction is wanted under pressure until the
+//! number of current pages with live data or of compactable pages changes.
+//! Live bytes change on every reservation, so memoizing the exact
+//! [`CompactionState`] would replan — and wait on the device — before
+//! nearly every reservation of a pressured device whose holes cannot be
+//! filled. An explicit reclaim compacts without consulting the memo.
 
-use mem_pools::{RelocationOutcome, RelocationShape, RelocationState};
+use mem_pools::{CompactionState, RelocationOutcome, RelocationShape, RelocationState};
 
+use crate::compact::{Compaction, compaction_worthwhile};
 use crate::need::RelocationNeed;
 
 /// When to relocate one stream's memory (see the module docs).
@@ -24,6 +36,7 @@ use crate::need::RelocationNeed;
 pub struct RelocationTrigger {
     capacity: Option<u64>,
     stalled: Option<RelocationShape>,
+    compaction_settled: Option<CompactionState>,
 }
 
 impl RelocationTrigger {
@@ -33,6 +46,7 @@ impl RelocationTrigger {
         Self {
             capacity,
             stalled: None,
+            compaction_settled: None,
         }
     }
 
@@ -49,6 +63,41 @@ impl RelocationTrigger {
     /// The shape a relocation that moved nothing left behind, if any.
     pub fn stalled_shape(&self) -> Option<RelocationShape> {
         self.stalled
+    }
+
+    /// The compaction state a settled compaction run left behind, if any.
+    pub fn settled_compaction(&self) -> Option<CompactionState> {
+        self.compaction_settled
+    }
+
+    /// Whether memory whose current pages are in `state` wants a
+    /// compaction for pressure: worth planning, not settled on the same
+    /// page counts, and a device capacity known. `page_size` is what the
+    /// next page costs ([`RelocationState::next_page_size`]).
+    pub fn compaction_need(&self, state: &CompactionState, page_size: u64) -> RelocationNeed {
+        let settled = self.compaction_settled.is_some_and(|s| {
+            s.current_pages_with_live_data == state.current_pages_with_live_data
+                && s.compactable_pages == state.compactable_pages
+        });
+        match self.capacity {
+            Some(capacity) if !settled && compaction_worthwhile(state) => {
+                RelocationNeed::UnderPressure {
+                    capacity,
+                    page_size,
+                }
+            }
+            _ => RelocationNeed::Nothing,
+        }
+    }
+
+    /// Record a compaction run (`None` if it failed) and the state it left:
+    /// a settled or failed run is not wanted again under pressure until the
+    /// page counts change; a run cut short by its round bound is.
+    pub fn record_compaction(&mut self, run: Option<&Compaction>, state: CompactionState) {
+        self.compaction_settled = match run {
+            Some(run) if !run.settled => None,
+            _ => Some(state),
+        };
     }
 
     /// Whether memory in `state` wants a relocation now.
@@ -109,6 +158,62 @@ mod tests {
         assert_eq!(trigger.need(&changed), RelocationNeed::OutOfPageSizes);
         trigger.moved();
         assert_eq!(trigger.need(&s), RelocationNeed::OutOfPageSizes);
+    }
+
+    fn holes(pages: usize, compactable: usize, free: u64, live: u64) -> CompactionState {
+        CompactionState {
+            current_live_bytes: live,
+            current_free_bytes: free,
+            current_pages_with_live_data: pages,
+            compactable_pages: compactable,
+        }
+    }
+
+    #[test]
+    fn a_settled_compaction_is_not_wanted_again_until_the_page_counts_change() {
+        let mut trigger = RelocationTrigger::new(Some(1024));
+        let sparse = holes(4, 2, 300, 100);
+        let want = RelocationNeed::UnderPressure {
+            capacity: 1024,
+            page_size: 64,
+        };
+        assert_eq!(trigger.compaction_need(&sparse, 64), want);
+        let settled = Compaction {
+            settled: true,
+            ..Compaction::default()
+        };
+        trigger.record_compaction(Some(&settled), sparse);
+        // Live bytes moved (a reservation), page counts did not: still quiet.
+        assert!(
+            trigger
+                .compaction_need(&holes(4, 2, 250, 150), 64)
+                .is_nothing()
+        );
+        assert_eq!(trigger.compaction_need(&holes(5, 2, 250, 150), 64), want);
+        // A run cut short by its round bound wants another.
+        trigger.record_compaction(Some(&Compaction::default()), sparse);
+        assert_eq!(trigger.compaction_need(&sparse, 64), want);
+    }
+
+    #[test]
+    fn dense_memory_or_an_unknown_capacity_wants_no_compaction() {
+        let trigger = RelocationTrigger::new(Some(1024));
+        assert!(
+            trigger
+                .compaction_need(&holes(4, 0, 300, 100), 64)
+                .is_nothing()
+        );
+        assert!(
+            trigger
+                .compaction_need(&holes(40, 1, 90, 1000), 64)
+                .is_nothing()
+        );
+        let blind = RelocationTrigger::new(None);
+        assert!(
+            blind
+                .compaction_need(&holes(4, 2, 300, 100), 64)
+                .is_nothing()
+        );
     }
 
     #[test]
