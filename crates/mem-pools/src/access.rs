@@ -11,7 +11,10 @@
 //! stale (an error), it never aliases, so it does not pin. `get_resource`
 //! hands out a raw address, which relocation cannot follow: the slice is
 //! marked *raw-out* and its page never moves until [`MemoryManagement::release_raw`]
-//! is called for it or the allocation is freed.
+//! is called for it or the allocation is freed. That flag is the owner's
+//! single pin; a second party (a graph using an outside buffer) takes a
+//! counted [`crate::RawPin`] instead (`raw_pin.rs`), which `release_raw`
+//! does not touch.
 
 use mem_storage::{ComputeStorage, StorageHandle, StorageUtilization};
 
@@ -59,13 +62,51 @@ impl<S: ComputeStorage> MemoryManagement<S> {
 
     /// Returns the resource of bytes `offset_start..offset_end` of a binding
     /// (`None` = that end of the allocation), and marks it raw-out (see the
-    /// module docs) until [`MemoryManagement::release_raw`].
+    /// module docs) until [`MemoryManagement::release_raw`]. The mark is
+    /// one flag owned by the allocation's owner: taking more addresses sets
+    /// it again, one `release_raw` clears it. To pin on behalf of someone
+    /// else, use [`MemoryManagement::raw_pin`] / [`MemoryManagement::get_resource_pinned`].
     pub fn get_resource(
         &mut self,
         binding: ManagedMemoryBinding,
         offset_start: Option<u64>,
         offset_end: Option<u64>,
     ) -> Result<S::Resource, IoError> {
+        let (resource, slice) = self.resource(binding, offset_start, offset_end)?;
+        let node = &mut self.core.slices[slice];
+        let was_raw = node.is_raw();
+        node.raw_out = true;
+        if !was_raw {
+            let page = node.page;
+            self.core.pages[page].raw_out += 1;
+        }
+        Ok(resource)
+    }
+
+    /// Declare that the owner uses no raw address of this allocation any
+    /// more: clears the raw-out flag `get_resource` set (one flag however
+    /// many addresses were taken). Relocation may move it again unless a
+    /// [`crate::RawPin`] still lives on it — those are released only by
+    /// their own drop. No-op when the flag was not set.
+    pub fn release_raw(&mut self, binding: ManagedMemoryBinding) -> Result<(), IoError> {
+        let slice = self.resolve(&binding)?;
+        let node = &mut self.core.slices[slice];
+        let was_raw = node.is_raw();
+        node.raw_out = false;
+        if was_raw && !node.is_raw() {
+            let page = node.page;
+            self.core.pages[page].raw_out -= 1;
+        }
+        Ok(())
+    }
+
+    /// The resource of a byte range of a binding, and its slice; pins nothing.
+    pub(crate) fn resource(
+        &mut self,
+        binding: ManagedMemoryBinding,
+        offset_start: Option<u64>,
+        offset_end: Option<u64>,
+    ) -> Result<(S::Resource, u32), IoError> {
         let view = self.get_storage(binding)?;
         let narrowed = view
             .narrow(offset_start, offset_end)
@@ -75,27 +116,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 size: view.size(),
             })?;
         let resource = self.storage.get(&narrowed)?;
-        let slice = self.resolve(&binding)?;
-        let node = &mut self.core.slices[slice];
-        if !node.raw_out {
-            node.raw_out = true;
-            let page = node.page;
-            self.core.pages[page].raw_out += 1;
-        }
-        Ok(resource)
-    }
-
-    /// Declare that no raw address of this allocation is in use any more, so
-    /// relocation may move it again. No-op when none was out.
-    pub fn release_raw(&mut self, binding: ManagedMemoryBinding) -> Result<(), IoError> {
-        let slice = self.resolve(&binding)?;
-        let node = &mut self.core.slices[slice];
-        if node.raw_out {
-            node.raw_out = false;
-            let page = node.page;
-            self.core.pages[page].raw_out -= 1;
-        }
-        Ok(())
+        Ok((resource, self.resolve(&binding)?))
     }
 
     /// Returns the cursor stamped on the allocation by its last `bind`

@@ -29,8 +29,13 @@ pub(crate) struct SliceNode {
     pub(crate) owner: u32,
     /// Stream cursor stamped by `bind`.
     pub(crate) cursor: u64,
-    /// A raw address of this slice is out (`get_resource`): it must not move.
+    /// The owner's raw-out flag (`get_resource` sets it, `release_raw`
+    /// clears it): one pin, however many addresses were taken.
     pub(crate) raw_out: bool,
+    /// Live [`crate::RawPin`] guards on this slice (`raw_pin`), each
+    /// released by its own drop. The slice is raw (never moves) while the
+    /// flag is set or any guard lives; a free resets both.
+    pub(crate) raw_pins: u64,
     /// Live pin handles of captured graphs (`capture_end`) on this slice:
     /// while any lives it must not move. Counted up by `capture_end`, down by
     /// each pin handle's unpin; a free resets it.
@@ -44,6 +49,11 @@ pub(crate) struct SliceNode {
 impl SliceNode {
     pub(crate) fn is_free(&self) -> bool {
         self.owner == NIL
+    }
+
+    /// A raw address of it is out, by the owner's flag or a guard.
+    pub(crate) fn is_raw(&self) -> bool {
+        self.raw_out || self.raw_pins > 0
     }
 }
 
@@ -64,7 +74,7 @@ pub(crate) struct Page {
     pub(crate) outdated: bool,
     /// Position in its pool's `current` or `outdated` list.
     pub(crate) pos: u32,
-    /// Slices with a raw address out / with pins / quarantined.
+    /// Slices that are raw (`SliceNode::is_raw`) / with pins / quarantined.
     pub(crate) raw_out: u32,
     pub(crate) pinned: u32,
     pub(crate) quarantined: u32,

@@ -89,7 +89,11 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// `assigned`'s memory must not be pinned by a captured graph (a pin
     /// lasts while the graph holds any clone of its pin handle; freeing the
     /// memory would hand graph memory to the next reservation), else
-    /// [`IoError::AssignedPinned`]. On error nothing changes and the
+    /// [`IoError::AssignedPinned`]. A [`crate::RawPin`] counts as a graph
+    /// pin on either side (it names the slot bind would retire or free).
+    /// The owner's `get_resource` flag refuses nothing: on `reserved` it
+    /// stays with the memory, on `assigned` it ends with the freed memory.
+    /// On error nothing changes and the
     /// [`BindRefused`] carries the error and both handles, untouched.
     pub fn try_bind(
         &mut self,
@@ -163,14 +167,17 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         if reserved.inner.key == assigned.inner.key {
             return Ok((source, old));
         }
-        let holders = match self.core.slices[source].pins as usize {
+        let node = &self.core.slices[source];
+        let guards = usize::try_from(node.raw_pins).unwrap_or(usize::MAX);
+        let holders = match (node.pins as usize).saturating_add(guards) {
             0 => self.outside_holders(reserved),
-            pins => self.outside_holders(reserved).max(1 + pins),
+            pins => self.outside_holders(reserved).max(pins.saturating_add(1)),
         };
         if holders > 1 {
             return Err(IoError::SharedReserved { holders });
         }
-        if self.core.slices[old].pins > 0 {
+        let node = &self.core.slices[old];
+        if node.pins > 0 || node.raw_pins > 0 {
             return Err(IoError::AssignedPinned {
                 size: self.core.slices[old].requested,
             });

@@ -94,6 +94,7 @@ impl Core {
             owner: NIL,
             cursor: 0,
             raw_out: false,
+            raw_pins: 0,
             pins: 0,
             quarantined: false,
             indexed: false,
@@ -146,10 +147,11 @@ impl Core {
             return;
         }
         let (cap, size, page) = (node.size, node.requested, node.page);
-        let (raw, pinned, quarantined) = (node.raw_out, node.pins > 0, node.quarantined);
+        let (raw, pinned, quarantined) = (node.is_raw(), node.pins > 0, node.quarantined);
         node.owner = NIL;
         node.requested = 0;
         node.raw_out = false;
+        node.raw_pins = 0;
         node.pins = 0;
         let info = &mut self.pages[page];
         info.live -= 1;

@@ -15,6 +15,7 @@ fn node(size: u64) -> SliceNode {
         owner: NIL,
         cursor: 0,
         raw_out: false,
+        raw_pins: 0,
         pins: 0,
         quarantined: false,
         indexed: false,

@@ -7,13 +7,14 @@
 //! generation already moved — `bind`, relocation — is ignored) and free the
 //! slice (coalesce, or release an emptied outdated page). A graph's pin
 //! handle queues an *unpin* instead: one pin less on the slice, O(1), and
-//! its page may move again once no pin, raw address or quarantine remains.
+//! its page may move again once no pin, raw address or quarantine remains;
+//! a dropped [`crate::RawPin`] queues an *unraw*, likewise.
 //! Nothing scans.
 
 use mem_storage::ComputeStorage;
 
 use crate::core::Core;
-use crate::handle::SlotKey;
+use crate::handle::{DropKind, SlotKey};
 use crate::management::MemoryManagement;
 
 impl Core {
@@ -60,10 +61,14 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     pub(crate) fn drain(&mut self) {
         let release = self.capture.is_none();
         while let Some(dropped) = self.queue.pop() {
-            if dropped.unpin {
-                self.core.unpin(dropped.key);
-            } else if let Some(slice) = self.core.slots.release(dropped.key) {
-                self.core.free_slice(&mut self.storage, slice, release);
+            match dropped.kind {
+                DropKind::Unpin => self.core.unpin(dropped.key),
+                DropKind::Unraw => self.core.unraw(dropped.key),
+                DropKind::Free => {
+                    if let Some(slice) = self.core.slots.release(dropped.key) {
+                        self.core.free_slice(&mut self.storage, slice, release);
+                    }
+                }
             }
         }
         self.settle();

@@ -35,13 +35,22 @@ pub(crate) struct SlotKey {
     pub(crate) generation: u32,
 }
 
-/// What a dropped handle state asks of the engine.
+/// What a dropped handle state (or raw pin) asks of the engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Dropped {
     pub(crate) key: SlotKey,
-    /// A graph's pin ended (the slice stays live); otherwise the allocation's
-    /// last holder dropped and the slot is to be freed.
-    pub(crate) unpin: bool,
+    pub(crate) kind: DropKind,
+}
+
+/// Which holder of a slot ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DropKind {
+    /// The allocation's last holder dropped: free the slot.
+    Free,
+    /// A graph's pin handle ended (the slice stays live).
+    Unpin,
+    /// A [`crate::RawPin`] ended (the slice stays live).
+    Unraw,
 }
 
 /// Slots whose last handle dropped (or whose pin ended), waiting for the
@@ -61,7 +70,7 @@ pub(crate) struct HandleInner {
     /// Requested bytes; `bind` rewrites it when the handle takes over
     /// another allocation's memory.
     pub(crate) size: AtomicU64,
-    queue: Arc<DropQueue>,
+    pub(crate) queue: Arc<DropQueue>,
     /// Set on a graph's pin handle: the allocation's own state, held so the
     /// allocation outlives every pin. `None` on the allocation's own state.
     pub(crate) pinning: Option<Arc<HandleInner>>,
@@ -73,9 +82,13 @@ impl Drop for HandleInner {
         // whose generation moved on meanwhile (bind, relocation) is ignored
         // there. A pin's unpin is queued here, before its field `pinning`
         // drops — so before the free that dropping may queue.
+        let kind = match self.pinning {
+            Some(_) => DropKind::Unpin,
+            None => DropKind::Free,
+        };
         self.queue.push(Dropped {
             key: self.key,
-            unpin: self.pinning.is_some(),
+            kind,
         });
     }
 }

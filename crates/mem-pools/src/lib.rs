@@ -26,7 +26,10 @@
 //! - **No page exceeds the device's largest page**, persistent ones
 //!   included: a larger request is [`IoError::BufferTooBig`] at the engine.
 //! - **Raw addresses pin.** `get_resource` marks the allocation raw-out
-//!   (its page never moves) until `release_raw` or its free. `capture_end`
+//!   (its page never moves) until `release_raw` or its free: one flag, the
+//!   owner's. Anyone else takes a counted [`RawPin`] (`raw_pin`,
+//!   `get_resource_pinned`), released by its drop on any thread; a page
+//!   with the flag or any guard on a slice never moves. `capture_end`
 //!   returns *pin handles*, holders of their own: the memory does not move
 //!   while the graph holds one, and is movable again once the graph drops
 //!   them even if the user keeps the buffer. `get_storage` views do not pin:
@@ -71,6 +74,7 @@ mod logger;
 mod management;
 mod pages;
 mod pool;
+mod raw_pin;
 mod reclaim;
 mod relocate;
 mod relocation;
@@ -90,6 +94,7 @@ pub use handle::{ManagedMemoryBinding, ManagedMemoryHandle};
 pub use logger::ServerLogger;
 pub use management::MemoryManagement;
 pub use pool::MAX_PAGE_SIZES;
+pub use raw_pin::RawPin;
 pub use relocation::{
     CompactionState, CopyQueue, Landed, RelocationOutcome, RelocationPlan, RelocationShape,
     RelocationState, StorageCopyQueue, TargetRoom,

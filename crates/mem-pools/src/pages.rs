@@ -43,6 +43,7 @@ impl Core {
             owner: NIL,
             cursor: 0,
             raw_out: false,
+            raw_pins: 0,
             pins: 0,
             quarantined: false,
             indexed: false,
