@@ -200,4 +200,20 @@ mod tests {
             );
         }
     }
+
+    #[test]
+    fn compaction_gives_current_pages_back_on_the_serving_workload() {
+        let rows = workload_rows(Workload::Serving, &small()).unwrap();
+        let compact = rows
+            .iter()
+            .find(|r| r.backend == variant_name(Policy::Compact, true))
+            .unwrap();
+        let tally = compact.relocation.unwrap();
+        assert!(tally.pages_freed > 0, "{tally:?}");
+        assert_eq!(compact.report.failed_allocs, 0);
+        assert_eq!(
+            compact.report.peak_live_bytes,
+            rows[0].report.peak_live_bytes
+        );
+    }
 }
