@@ -130,6 +130,8 @@ fn replay_relocate_reports_its_counters_in_json_and_text() {
         "moved_slices",
         "moved_bytes",
         "pages_freed",
+        "compactions",
+        "compacted_bytes_freed",
     ] {
         assert!(
             on["relocation"].get(field).is_some(),

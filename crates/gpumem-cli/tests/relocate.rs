@@ -88,6 +88,56 @@ fn relocation_lets_a_pool_out_of_page_sizes_grow_again_and_reports_what_moved() 
     );
 }
 
+/// 64 allocations of 1 MiB, then every one but one in eight freed, then
+/// (with `cleanup`) a cleanup event: current pages left one-eighth full,
+/// nothing outdated.
+fn sparse_trace(cleanup: bool) -> Vec<Event> {
+    let mut events: Vec<Event> = (1..=64)
+        .map(|id| Event::Alloc {
+            id,
+            size: MIB,
+            stream: 0,
+        })
+        .collect();
+    events.extend(
+        (1..=64)
+            .filter(|id| id % 8 != 0)
+            .map(|id| Event::Free { id }),
+    );
+    if cleanup {
+        events.push(Event::Cleanup);
+    }
+    events
+}
+
+#[test]
+fn a_reclaim_compacts_sparse_current_pages_and_never_raises_the_peak() {
+    let events = sparse_trace(true);
+    let off = replay(BackendKind::Sim, 80 * GIB, false, &events);
+    let on = replay(BackendKind::Sim, 80 * GIB, true, &events);
+    assert_eq!(on.final_live_bytes, 8 * MIB);
+    let r = on.relocation.clone().expect("counters with --relocate");
+    assert!(r.compactions > 0 && r.compacted_pages_freed > 0, "{r:?}");
+    assert_eq!((r.relocations, r.moved_slices), (0, 0), "nothing outdated");
+    assert!(
+        on.final_reserved_bytes < off.final_reserved_bytes,
+        "on {} off {}",
+        on.final_reserved_bytes,
+        off.final_reserved_bytes
+    );
+    assert_eq!(on.peak_reserved_bytes, off.peak_reserved_bytes, "{on}");
+    assert!(on.to_string().contains("compactions"));
+}
+
+#[test]
+fn compacted_patterns_read_back_on_host_memory() {
+    // Allocations live at the end are checked after the final reclaim.
+    let on = replay(BackendKind::Host, GIB, true, &sparse_trace(true));
+    let r = on.relocation.expect("counters with --relocate");
+    assert!(r.compacted_slices > 0, "{r:?}");
+    assert_eq!(on.failed_allocs, 0, "{:?}", on.first_failure);
+}
+
 #[test]
 fn patterns_written_before_a_relocation_read_back_after_it_on_host_memory() {
     // The host backend checks every allocation's pattern before its free;

@@ -10,8 +10,10 @@
 //! Both runs use the same reservation path ([`StreamSet::reserve`]:
 //! relocate when wanted, retry once when out of page sizes) on a simulated
 //! device (addresses and accounting, no bytes), and the same explicit
-//! cleanup at each phase's end: `reclaim` (relocate, then clean up) with
-//! relocation, a plain `cleanup(true)` without.
+//! cleanup at each phase's end: `reclaim` (relocate, compact sparse
+//! current pages, then clean up) with relocation, a plain `cleanup(true)`
+//! without. "moved" counts slices moved off outdated pages, "compacted"
+//! slices moved by compactions.
 //!
 //! `cargo run -p mem-relocate --example growth --release`
 
@@ -53,6 +55,7 @@ struct Measure {
     final_live: u64,
     final_reserved: u64,
     relocated_slices: u64,
+    compacted_slices: u64,
 }
 
 fn stream_set(device: u64) -> StreamSet<SimulatedStorage> {
@@ -164,6 +167,7 @@ fn run(seed: u64, mode: Mode) -> Measure {
         observe(&mut set, live_bytes, &mut m);
     }
     m.relocated_slices = set.log().moved_slices;
+    m.compacted_slices = set.log().compacted_slices;
     let memory = set.memory(0).expect("stream 0");
     let usage = memory.memory_usage();
     assert_eq!(usage.bytes_in_use, m.final_live);
@@ -178,7 +182,7 @@ fn main() {
          {LONG_LIVED} long-lived + {TRANSIENT} transient (working set {WORKING_SET}) per phase"
     );
     println!(
-        "{:>4} {:>16} {:>10} {:>10} {:>10} {:>10} {:>6} {:>7} {:>7}",
+        "{:>4} {:>16} {:>10} {:>10} {:>10} {:>10} {:>6} {:>9} {:>7} {:>7}",
         "seed",
         "relocation",
         "peak live",
@@ -186,6 +190,7 @@ fn main() {
         "final live",
         "final res.",
         "moved",
+        "compacted",
         "peak",
         "final"
     );
@@ -199,13 +204,14 @@ fn main() {
             worst[i] = (worst[i].0.max(peak), worst[i].1.max(fin));
             let mib = |b: u64| format!("{:.1}Mi", b as f64 / MIB as f64);
             println!(
-                "{seed:>4} {:>16} {:>10} {:>10} {:>10} {:>10} {:>6} {peak:>7.3} {fin:>7.3}",
+                "{seed:>4} {:>16} {:>10} {:>10} {:>10} {:>10} {:>6} {:>9} {peak:>7.3} {fin:>7.3}",
                 mode.name(),
                 mib(m.peak_live),
                 mib(m.peak_reserved),
                 mib(m.final_live),
                 mib(m.final_reserved),
                 m.relocated_slices,
+                m.compacted_slices,
             );
         }
     }

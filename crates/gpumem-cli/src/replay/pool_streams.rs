@@ -130,8 +130,9 @@ impl<R: DeviceResource> PoolBackend<R> {
     }
 
     /// Every stream memory, relocating or not, gives back what it can:
-    /// with relocation, a reclaim (move what outdated pages hold, then free
-    /// every empty page); without, an explicit cleanup.
+    /// with relocation, a reclaim (move what outdated pages hold, compact
+    /// sparse current pages into held room, then free every empty page);
+    /// without, an explicit cleanup.
     pub(crate) fn give_back(&mut self) {
         for index in 0..self.set.stream_count() {
             let reclaimed = self.relocate

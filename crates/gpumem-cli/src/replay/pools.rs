@@ -186,6 +186,11 @@ impl<R: DeviceResource> PoolBackend<R> {
             moved_bytes: log.moved_bytes,
             pages_freed: log.pages_freed,
             bytes_freed: log.bytes_freed,
+            compactions: log.compactions,
+            compacted_slices: log.compacted_slices,
+            compacted_bytes: log.compacted_bytes,
+            compacted_pages_freed: log.compacted_pages_freed,
+            compacted_bytes_freed: log.compacted_bytes_freed,
             last_error: log
                 .last_error
                 .as_ref()

@@ -111,6 +111,17 @@ pub struct RelocationSummary {
     pub pages_freed: u64,
     /// Their bytes.
     pub bytes_freed: u64,
+    /// Compaction runs that emptied a sparse current page (a reclaim's or
+    /// under pressure; they never raise reserved bytes).
+    pub compactions: u64,
+    /// Allocations compactions moved into held room.
+    pub compacted_slices: u64,
+    /// Their capacity bytes.
+    pub compacted_bytes: u64,
+    /// Current pages compactions emptied and gave back.
+    pub compacted_pages_freed: u64,
+    /// Their bytes.
+    pub compacted_bytes_freed: u64,
     /// The last failure's message.
     pub last_error: Option<String>,
 }

@@ -85,6 +85,15 @@ impl fmt::Display for ReplayReport {
                 r.pages_freed,
                 human_bytes(r.bytes_freed)
             )?;
+            writeln!(
+                f,
+                "  compactions        {:>14}   ({} allocations, {} moved; {} pages, {} freed)",
+                r.compactions,
+                r.compacted_slices,
+                human_bytes(r.compacted_bytes),
+                r.compacted_pages_freed,
+                human_bytes(r.compacted_bytes_freed)
+            )?;
             if let Some(err) = &r.last_error {
                 writeln!(f, "    last failure: {err}")?;
             }
