@@ -3,9 +3,14 @@
 //!
 //! Empty current pages go back to the storage first (they would be
 //! released right after the growth anyway, and holding them across it only
-//! raises the peak). The new page is then allocated before anything else
-//! changes, so a refused allocation leaves the page size as it was (the
-//! empty pages stay given back, as a cleanup would have done). Every current
+//! raises the peak) — but only once the storage says the grown page fits
+//! after the give-back (`mem_info`). When it says no, or cannot answer, the
+//! page is asked for while they are still held, so that refusal changes
+//! nothing (bug #4: a refused reserve had already given them back). The
+//! one refusal that still finds them given back is a storage that said the
+//! page fits and then refused it (a fault, or another stream taking the
+//! room in between). The new page is allocated before anything else
+//! changes, so a refused allocation leaves the page size as it was. Every current
 //! page then turns outdated: its free slices leave the free index (it serves no new
 //! reservation) and an empty one is released at once unless releasing is
 //! held (during a capture). A pool keeps at most
@@ -20,7 +25,8 @@ use crate::slots::NIL;
 
 impl Core {
     /// Make `pool`'s page size big enough for `needed` bytes: give back
-    /// empty current pages (unless releasing is held), allocate a page of
+    /// empty current pages (unless releasing is held, or the storage says
+    /// the grown page would not fit even then), allocate a page of
     /// the grown size (a refusal changes nothing else), then turn every
     /// current page outdated.
     pub(crate) fn grow<S: ComputeStorage>(
@@ -47,7 +53,7 @@ impl Core {
                 generations: pool.page_sizes_alive(),
             });
         }
-        if may_release {
+        if may_release && self.room_after_give_back(storage, pool_id, size) {
             self.release_empty_current(storage, pool_id);
         }
         let old = std::mem::take(&mut self.pool_mut(pool_id).current);
@@ -60,6 +66,35 @@ impl Core {
             self.outdate(storage, page, may_release);
         }
         Ok(())
+    }
+
+    /// Whether giving back `pool`'s empty current pages is both useful and
+    /// safe before asking for a `size`-byte page: there are some, and the
+    /// storage says the page fits once they are back (a lazy manager asks
+    /// the device nothing for a new page, so it always fits). When the
+    /// storage says it would not fit — or cannot say — the growth asks for
+    /// the page while still holding them, so its refusal changes nothing.
+    fn room_after_give_back<S: ComputeStorage>(
+        &self,
+        storage: &S,
+        pool_id: u32,
+        size: u64,
+    ) -> bool {
+        let empty: u64 = self
+            .pool(pool_id)
+            .current
+            .iter()
+            .map(|&pg| &self.pages[pg])
+            .filter(|p| p.live == 0 && p.quarantined == 0)
+            .map(|p| p.size)
+            .sum();
+        if empty == 0 {
+            return false;
+        }
+        self.lazy
+            || storage
+                .mem_info()
+                .is_ok_and(|info| info.free.saturating_add(empty) >= size)
     }
 
     /// Give back every empty current page of `pool` and flush, so the

@@ -98,7 +98,11 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// ([`MemoryDeviceProperties::effective_max_page`]): below it a persistent
     /// allocation gets a page of exactly its aligned size; inside a capture window after priming, one
     /// that needs a new page is [`IoError::CaptureWouldAllocate`]. On error
-    /// nothing changes.
+    /// nothing changes — with one exception: a page-size growth gives the
+    /// pool's empty current pages back before asking for the grown page
+    /// when the storage's `mem_info` says it fits only then, and a storage
+    /// that refuses it anyway (a fault, another stream taking the room)
+    /// finds them given back, as a cleanup would have.
     pub fn reserve(&mut self, size: u64) -> Result<ManagedMemoryHandle, IoError> {
         self.drain();
         self.core.clock += 1;

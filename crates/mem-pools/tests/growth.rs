@@ -68,3 +68,35 @@ fn a_refused_growth_keeps_the_page_size_and_the_live_pages() {
     assert_eq!(mm.memory_usage().bytes_reserved, 192 * KIB);
     assert_eq!(mm.memory_usage().number_allocs, live.len() as u64);
 }
+
+#[test]
+fn a_growth_the_device_cannot_take_even_after_the_give_back_keeps_the_empty_pages() {
+    let storage = ResourceStorage::new(HostResource::with_capacity(300 * KIB));
+    let mut mm = MemoryManagement::from_configuration(
+        storage,
+        &props(),
+        growable(),
+        Arc::new(ServerLogger::default()),
+        MemoryManagementOptions::default(),
+    );
+    four_empty_pages(&mut mm);
+    let before = mm.memory_usage();
+    let frees = mm.stats().storage_frees;
+    // 400 KiB needs a 512 KiB page: 44 KiB free + 256 KiB given back < 512 KiB.
+    let err = mm.reserve(400 * KIB).unwrap_err();
+    assert!(matches!(err, IoError::Storage(_)), "{err}");
+    assert_eq!(
+        mm.memory_usage(),
+        before,
+        "a refused reserve changes nothing"
+    );
+    assert_eq!(mm.stats().storage_frees, frees);
+    assert_eq!(mm.storage().bytes_allocated(), 256 * KIB);
+    let small = mm.reserve(40 * KIB).unwrap();
+    assert_eq!(
+        mm.stats().storage_allocs,
+        4,
+        "the kept pages serve again without a device call"
+    );
+    drop(small);
+}
