@@ -50,6 +50,9 @@ impl CapturePool for StreamPool {
     fn capture_end(&mut self) -> Vec<ManagedMemoryHandle> {
         self.device.run(self.index, |st| st.engine.capture_end())
     }
+    fn capture_abort(&mut self) {
+        self.device.run(self.index, |st| st.engine.capture_abort());
+    }
     fn capture_state(&self) -> CaptureState {
         self.device.streams[self.index]
             .lock()
@@ -76,20 +79,9 @@ impl CapturePool for StreamPool {
             st.engine.get_resource(binding, None, None).map(drop)
         })
     }
-    fn reserve_persistent(&mut self, size: u64) -> Result<ManagedMemoryHandle, IoError> {
-        self.device.run(self.index, |st| {
-            st.engine.mode(MemoryAllocationMode::Persistent);
-            let reserved = st.engine.reserve(size);
-            st.engine.mode(MemoryAllocationMode::Auto);
-            reserved
-        })
-    }
-    fn storage_allocs(&self) -> u64 {
-        self.device.streams[self.index]
-            .lock()
-            .engine
-            .stats()
-            .storage_allocs
+    fn reclaim_extent(&mut self, view: &StorageHandle) -> Option<ManagedMemoryHandle> {
+        self.device
+            .run(self.index, |st| st.engine.reclaim_extent(view))
     }
     fn write_view(&mut self, view: &StorageHandle, data: &[u8]) -> Result<(), StorageError> {
         self.device

@@ -5,12 +5,14 @@
 //! window, so the new graph reuses them instead of growing the pool. When the
 //! window closes (seal or abort) every lent slice is pinned again: by the new
 //! graph's `capture_end` if it touched it, otherwise re-claimed from the
-//! pool. A slice someone else took meanwhile is lost to the graphs that used
+//! pool exactly (`reclaim_extent`: the same page, offset and size, as a pin
+//! handle, so it does not move under relocation either). A slice someone else took meanwhile is lost to the graphs that used
 //! it; they refuse to replay. The rule that makes lending safe: graphs of
 //! one pool never run concurrently, and a graph's outputs are read before
 //! another graph of the pool replays.
 
 use mem_pools::ManagedMemoryHandle;
+use mem_storage::{StorageHandle, StorageUtilization};
 
 use crate::pins::{GraphPool, PinKey};
 use crate::streams::CapturePool;
@@ -67,32 +69,15 @@ impl GraphPool {
     }
 }
 
-/// Reserve `size` persistent bytes until the pool hands out the slice at
-/// `key`; give back the others. `None` when that slice is not free.
+/// Re-claim exactly the extent at `key` (`size` bytes) as a pin handle:
+/// `None` when that extent is not free (someone else took it, its page went
+/// back). The engine's own exact re-claim, the one `capture_end` uses.
 fn reclaim(pool: &mut dyn CapturePool, key: PinKey, size: u64) -> Option<ManagedMemoryHandle> {
-    // Each persistent slice is its own page with an exact-size free list, so
-    // at most the free slices of this size come back before ours does.
-    const MAX_TRIES: usize = 4096;
-    let mut others = Vec::new();
-    let mut found = None;
-    for _ in 0..MAX_TRIES {
-        let allocs = pool.storage_allocs();
-        let Ok(handle) = pool.reserve_persistent(size) else {
-            break;
-        };
-        let here = pool
-            .view(handle.binding())
-            .ok()
-            .map(|v| PinKey::of(key.pool, &v));
-        if here == Some(key) {
-            found = Some(handle);
-            break;
-        }
-        others.push(handle);
-        if pool.storage_allocs() != allocs {
-            break; // a fresh page: no free slice of this size is left
-        }
-    }
-    drop(others);
-    found
+    pool.reclaim_extent(&StorageHandle {
+        id: key.page,
+        utilization: StorageUtilization {
+            offset: key.offset,
+            size,
+        },
+    })
 }

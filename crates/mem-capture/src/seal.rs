@@ -96,7 +96,7 @@ impl Capture {
                 }
                 for pool in streams.capture_pools().iter_mut() {
                     if pool.capture_state().active {
-                        drop(pool.capture_end());
+                        pool.capture_abort();
                         pool.drain_frees();
                     }
                 }

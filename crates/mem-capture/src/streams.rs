@@ -22,6 +22,9 @@ pub trait CapturePool {
     fn capture_priming_end(&mut self);
     /// Close the window: restore the mode, return a handle per touched slice.
     fn capture_end(&mut self) -> Vec<ManagedMemoryHandle>;
+    /// Close the window of an abandoned capture: restore the mode, re-claim
+    /// and pin nothing (what the window freed stays free).
+    fn capture_abort(&mut self);
     /// Plain data about the window.
     fn capture_state(&self) -> CaptureState;
     /// Free every slice whose last handle dropped. Inside a window this gives
@@ -35,10 +38,9 @@ pub trait CapturePool {
     /// reserve in the window: its page never moves again until the
     /// allocation is freed (mem-pools' raw-out rule).
     fn pin_raw(&mut self, binding: ManagedMemoryBinding) -> Result<(), IoError>;
-    /// Reserve in the persistent pool, whatever the mode (exact-size slices).
-    fn reserve_persistent(&mut self, size: u64) -> Result<ManagedMemoryHandle, IoError>;
-    /// Pages allocated from the storage so far.
-    fn storage_allocs(&self) -> u64;
+    /// Re-claim exactly the free extent `view` names (page, offset, size)
+    /// as a pin handle; `None` (nothing changed) when it is not free.
+    fn reclaim_extent(&mut self, view: &StorageHandle) -> Option<ManagedMemoryHandle>;
     /// Write `data` at the start of a view.
     fn write_view(&mut self, view: &StorageHandle, data: &[u8]) -> Result<(), StorageError>;
     /// Read the first `out.len()` bytes of a view.
@@ -59,6 +61,9 @@ impl<S: ComputeStorage> CapturePool for MemoryManagement<S> {
     fn capture_end(&mut self) -> Vec<ManagedMemoryHandle> {
         MemoryManagement::capture_end(self)
     }
+    fn capture_abort(&mut self) {
+        MemoryManagement::capture_abort(self);
+    }
     fn capture_state(&self) -> CaptureState {
         MemoryManagement::capture_state(self)
     }
@@ -74,14 +79,8 @@ impl<S: ComputeStorage> CapturePool for MemoryManagement<S> {
     fn pin_raw(&mut self, binding: ManagedMemoryBinding) -> Result<(), IoError> {
         self.get_resource(binding, None, None).map(drop)
     }
-    fn reserve_persistent(&mut self, size: u64) -> Result<ManagedMemoryHandle, IoError> {
-        self.mode(MemoryAllocationMode::Persistent);
-        let reserved = self.reserve(size);
-        self.mode(MemoryAllocationMode::Auto);
-        reserved
-    }
-    fn storage_allocs(&self) -> u64 {
-        self.stats().storage_allocs
+    fn reclaim_extent(&mut self, view: &StorageHandle) -> Option<ManagedMemoryHandle> {
+        MemoryManagement::reclaim_extent(self, view)
     }
     fn write_view(&mut self, view: &StorageHandle, data: &[u8]) -> Result<(), StorageError> {
         self.storage().write(view, data)

@@ -142,3 +142,25 @@ fn a_refused_sharing_capture_gives_the_lent_memory_back_to_its_graph() {
     let want: Vec<u8> = pattern(4, KIB as usize).iter().map(|b| b + 1).collect();
     assert_eq!(replay_read(&g1, &mut dev, &mut host, &o1).unwrap(), want);
 }
+
+#[test]
+fn a_sharing_capture_aborted_after_warmup_pins_the_lent_temporary_back_in_place() {
+    let mut dev = HostDevice::new(1, 1);
+    let mut host = HostGraphBackend::new();
+    let inp = dev.streams[0].reserve(KIB).unwrap();
+    dev.streams[0]
+        .write(inp.binding(), &pattern(4, KIB as usize))
+        .unwrap();
+    let (g1, o1) = capture_pass(&mut Capture::new(), &mut dev, &mut host, &inp, KIB, 1).unwrap();
+    let mut capture = Capture::sharing(g1.graph_pool());
+    capture.prepare(&mut dev).unwrap();
+    // The warmup frees everything it reserved: the lent slice is free when
+    // the capture is abandoned, and must come back exactly.
+    drop(pass(&mut dev, &inp, KIB, 2, None).unwrap());
+    let allocs = dev.device_allocs();
+    capture.abort(&mut dev, &mut host);
+    assert_eq!(g1.graph_pool().pinned_slices(), 2, "temporary pinned again");
+    assert_eq!(dev.device_allocs(), allocs, "re-claiming allocates nothing");
+    let want: Vec<u8> = pattern(4, KIB as usize).iter().map(|b| b + 1).collect();
+    assert_eq!(replay_read(&g1, &mut dev, &mut host, &o1).unwrap(), want);
+}
