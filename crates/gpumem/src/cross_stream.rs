@@ -35,18 +35,17 @@ impl Stream {
     /// # Errors
     /// A stale handle or one of another stream ([`mem_pools::IoError`]);
     /// `IoError::SharedReserved` when `reserved` has another holder (a
-    /// clone, a graph's pin; outside a capture's warmup the hold of a
-    /// `record_use` is kept then);
+    /// clone, a graph's pin; a `record_use` hold is not counted: the bind
+    /// carries it over to `assigned`);
     /// `IoError::AssignedPinned` when a captured graph pins `assigned`'s
     /// memory.
     ///
-    /// **A refused bind still consumes `reserved`.** mem-pools' `bind`
-    /// takes it by value and drops it on every error, and it must be the
-    /// sole holder, so on `AssignedPinned` its memory is freed — even memory
-    /// held for another stream's work by [`Stream::record_use`], whose hold
-    /// ends there, before that work completes. Never bind onto memory a
-    /// captured graph uses, and if another stream's work may still use
-    /// `reserved`, let that work complete before binding it.
+    /// **A refused bind changes nothing in the engine and never ends a
+    /// hold.** The handles passed are dropped like any handle given away,
+    /// but memory held for another stream's work by [`Stream::record_use`]
+    /// stays held until that work completes (the engine's `try_bind` hands
+    /// the hold's clone back). Without such a hold, a `reserved` that was
+    /// its memory's last holder frees that memory, as dropping it would.
     pub fn bind(
         &self,
         reserved: ManagedMemoryHandle,
@@ -67,29 +66,25 @@ impl Stream {
                 Some(_) => Some(st.engine.get_storage(assigned.binding())?),
                 None => None,
             };
-            let (reserved, uses) = match st.take_held(&reserved) {
-                None => (reserved, Vec::new()),
-                Some(held) => {
-                    // Our hold is a holder too, and bind needs the reserved
-                    // handle to be the only one: pass the hold's clone.
-                    drop(reserved);
-                    let priming = st.engine.capture_state().priming;
-                    if !held.handle.can_mut() && !priming {
-                        st.held.push(held);
-                        return Err(IoError::SharedReserved { holders: 2 }.into());
-                    }
-                    (held.handle, held.uses)
-                }
+            // Our hold (a `record_use`) is a holder too, and bind needs the
+            // reserved handle to be the only one: pass the hold's clone, and
+            // on a refusal take it back — the engine hands both handles back
+            // (`try_bind`), so memory held for another stream's work is
+            // never freed by a refused bind.
+            let Some(mut held) = st.take_held(&reserved) else {
+                st.engine.bind(reserved, assigned.clone(), stamp)?;
+                return Ok(finish_bind(st, poison, old, &assigned, Vec::new(), stamp));
             };
-            st.engine.bind(reserved, assigned.clone(), stamp)?;
-            if let (Some(byte), Some(old)) = (poison, old)
-                && let Err(err) = st.engine.storage().fill(&old, byte)
-            {
-                // The page may have gone back with the freed memory.
-                tracing::debug!(%err, "the memory bind freed was not poisoned");
+            drop(reserved);
+            match st.engine.try_bind(held.handle, assigned.clone(), stamp) {
+                Ok(()) => Ok(finish_bind(st, poison, old, &assigned, held.uses, stamp)),
+                Err(refused) => {
+                    let error = refused.error;
+                    held.handle = refused.reserved;
+                    st.held.push(held);
+                    Err(error.into())
+                }
             }
-            st.transfer_uses(&assigned, uses);
-            Ok(stamp)
         })
     }
 
@@ -155,4 +150,24 @@ impl Stream {
         state.hold(handle, Some(self.index));
         Ok(())
     }
+}
+
+/// After a bind succeeded: poison the memory it freed (if configured) and
+/// carry `record_use` holds over to `assigned`. Returns the stamp.
+fn finish_bind(
+    st: &mut crate::stream_state::StreamState,
+    poison: Option<u8>,
+    old: Option<mem_storage::StorageHandle>,
+    assigned: &ManagedMemoryHandle,
+    uses: Vec<crate::stream_state::Use>,
+    stamp: u64,
+) -> u64 {
+    if let (Some(byte), Some(old)) = (poison, old)
+        && let Err(err) = st.engine.storage().fill(&old, byte)
+    {
+        // The page may have gone back with the freed memory.
+        tracing::debug!(%err, "the memory bind freed was not poisoned");
+    }
+    st.transfer_uses(assigned, uses);
+    stamp
 }

@@ -214,3 +214,34 @@ fn binding_a_reserved_handle_that_others_hold_is_refused() {
     assert_eq!(a.held_bytes(), 64, "B has not finished its operation");
     drop(y);
 }
+
+#[test]
+fn a_refused_bind_keeps_memory_held_for_another_streams_work() {
+    let device = host(2);
+    let (a, b) = (device.stream(0).unwrap(), device.stream(1).unwrap());
+    // A graph on A pins `out`: binding onto it is refused (AssignedPinned).
+    let warmup = a.begin_capture().unwrap();
+    drop(warmup.stream().reserve(4096).unwrap());
+    let mut recording = warmup.start_recording().unwrap();
+    let out = recording.stream().reserve(4096).unwrap();
+    let view = a.view(&out).unwrap();
+    recording.recorder().fill(0, view, 3).unwrap();
+    let _graph = recording.end().unwrap();
+    // B's submitted work reads `x`; its memory is held until that completes.
+    let x = a.reserve(4096).unwrap();
+    a.write(&x, &pattern(5, 4096)).unwrap();
+    b.record_use(&x).unwrap();
+    b.submit();
+    let binding = x.binding();
+    let err = a.bind(x, out.clone()).unwrap_err();
+    assert!(
+        matches!(err, GpuMemError::Pool(IoError::AssignedPinned { .. })),
+        "{err}"
+    );
+    a.cleanup();
+    assert_eq!(a.held_bytes(), 4096, "still held for B's work");
+    assert_eq!(read_binding(&a, binding).unwrap(), pattern(5, 4096));
+    b.complete_through(1).unwrap();
+    a.cleanup();
+    assert_eq!(a.held_bytes(), 0, "released once B's work completed");
+}
