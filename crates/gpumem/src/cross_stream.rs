@@ -11,7 +11,7 @@
 //!   submitted when the free was observed. So A never hands the memory to a
 //!   new owner while B's kernels may still read it.
 
-use mem_pools::{IoError, ManagedMemoryHandle};
+use mem_pools::ManagedMemoryHandle;
 use mem_storage::{ComputeStorage, DeviceResource};
 
 use crate::error::{GpuMemError, Result};
