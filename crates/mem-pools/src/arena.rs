@@ -11,6 +11,7 @@ use mem_storage::StorageHandle;
 
 use crate::error::IoError;
 use crate::slots::NIL;
+use crate::starts::SliceStarts;
 
 /// One slice of a page: free, or the memory of one live allocation.
 #[derive(Debug, Clone)]
@@ -80,6 +81,8 @@ pub(crate) struct Page {
     pub(crate) quarantined: u32,
     /// Reservation clock when the page last became empty.
     pub(crate) idle_since: u64,
+    /// Where its slices start (sliced pools only; see `starts.rs`).
+    pub(crate) starts: Option<SliceStarts>,
 }
 
 /// An arena of `T` addressed by checked `u32` indices, reused via a free list.

@@ -109,6 +109,13 @@ impl Core {
             self.slices[next].prev = rest;
         }
         self.index_insert(pool, rest);
+        let (page, unit) = (
+            self.slices[rest].page,
+            self.slices[rest].offset / self.alignment,
+        );
+        if let Some(starts) = self.pages[page].starts.as_mut() {
+            starts.insert(unit, rest);
+        }
         Ok(())
     }
 
@@ -207,6 +214,13 @@ impl Core {
         self.slices[left].next = next;
         if next != NIL {
             self.slices[next].prev = left;
+        }
+        let (page, unit) = (
+            self.slices[right].page,
+            self.slices[right].offset / self.alignment,
+        );
+        if let Some(starts) = self.pages[page].starts.as_mut() {
+            starts.remove(unit);
         }
         self.slices.remove(right);
     }

@@ -80,6 +80,7 @@ mod relocate;
 mod relocation;
 mod report;
 mod slots;
+mod starts;
 mod stats;
 mod usage;
 

@@ -10,7 +10,9 @@ use mem_storage::{ComputeStorage, StorageHandle};
 use crate::arena::{Page, SliceNode};
 use crate::core::Core;
 use crate::error::IoError;
+use crate::pool::PoolKind;
 use crate::slots::NIL;
+use crate::starts::SliceStarts;
 
 impl Core {
     /// A new page of `size` bytes in `pool`'s current list, one free slice wide.
@@ -74,6 +76,8 @@ impl Core {
             pinned: 0,
             quarantined: 0,
             idle_since: self.clock,
+            starts: matches!(self.pool(pool).kind, PoolKind::Sliced { .. })
+                .then(|| SliceStarts::new(size / self.alignment, node)),
         };
         let page = match self.pages.insert(page) {
             Ok(p) => p,

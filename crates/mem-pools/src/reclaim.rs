@@ -7,7 +7,8 @@
 //! guesswork; this is the exact call. The view names its page by storage id
 //! (a hash lookup, O(1)) and the extent by offset: on a persistent or
 //! exclusive page — one slice each — that is the page's only slice, O(1);
-//! on a sliced page the page's slices are walked, O(slices on that page).
+//! on a sliced page the page's slice-start index (`starts.rs`) names the
+//! slice holding the offset, O(1).
 //! `capture_end` uses the same carving (`Core::carve_extent`, here) for
 //! extents freed inside its window.
 
@@ -91,33 +92,38 @@ impl Core {
         let Some(info) = self.pages.get(page) else {
             return Ok(None);
         };
-        let sliced = matches!(self.pool(info.pool).kind, PoolKind::Sliced { .. });
-        let mut node = info.head;
-        while node != NIL {
-            let n = &self.slices[node];
-            if n.offset <= offset && offset < n.offset + n.size.max(1) {
-                break;
-            }
-            node = n.next;
-        }
-        if node == NIL {
+        if !offset.is_multiple_of(self.alignment) {
             return Ok(None);
         }
+        let sliced = matches!(self.pool(info.pool).kind, PoolKind::Sliced { .. });
+        let node = match &info.starts {
+            Some(starts) => starts.holding(offset / self.alignment),
+            None => Some(info.head),
+        };
+        let Some(mut node) = node else {
+            return Ok(None);
+        };
         let n = &self.slices[node];
+        if n.page != page || offset < n.offset || offset >= n.offset + n.size.max(1) {
+            return Ok(None);
+        }
         let fits = n.is_free() && !n.quarantined && offset + cap <= n.offset + n.size;
         let exact = n.offset == offset && n.size == cap;
         if !fits || !(exact || (sliced && n.indexed)) {
             return Ok(None);
         }
+        let pool = self.pages[page].pool;
         if n.offset < offset {
             let front = offset - n.offset;
             self.split(node, front)?;
+            // `split` leaves the piece it cut unindexed for its caller to
+            // occupy; the front piece stays free, so it goes back.
+            self.index_insert(pool, node);
             node = self.slices[node].next;
         }
         if self.slices[node].size > cap {
             self.split(node, cap)?;
         }
-        let pool = self.pages[page].pool;
         self.index_remove(pool, node);
         self.occupy(node, requested, owner);
         Ok(Some(node))

@@ -119,3 +119,75 @@ fn capture_abort_restores_the_mode_and_reclaims_or_pins_nothing() {
     mm.capture_abort();
     assert_eq!(mm.memory_usage().number_allocs, 1);
 }
+
+#[test]
+fn every_freed_extent_of_a_page_with_many_slices_is_reclaimed_after_coalescing() {
+    let mut mm = manager(sliced());
+    let held: Vec<_> = (0..200).map(|_| mm.reserve(1000).unwrap()).collect();
+    let views: Vec<_> = held
+        .iter()
+        .map(|h| mm.get_storage(h.binding()).unwrap())
+        .collect();
+    assert!(views.iter().all(|v| v.id == views[0].id), "one page");
+    // Free every other run of three: the runs coalesce into bigger free slices.
+    let mut kept = Vec::new();
+    let mut freed = Vec::new();
+    for (i, h) in held.into_iter().enumerate() {
+        if (i / 3) % 2 == 1 {
+            freed.push(i);
+        } else {
+            kept.push(h);
+        }
+    }
+    mm.drain_drops();
+    let pins: Vec<_> = freed
+        .iter()
+        .rev()
+        .map(|&i| mm.reclaim_extent(&views[i]).expect("free"))
+        .collect();
+    for (pin, &i) in pins.iter().zip(freed.iter().rev()) {
+        assert_eq!(mm.get_storage(pin.binding()).unwrap(), views[i]);
+    }
+    assert!(mm.reclaim_extent(&views[0]).is_none(), "live");
+    drop(kept);
+}
+
+#[test]
+fn an_extent_at_an_unaligned_offset_is_never_carved() {
+    let mut mm = manager(sliced());
+    let h = mm.reserve(4096).unwrap();
+    let view = mm.get_storage(h.binding()).unwrap();
+    drop(h);
+    mm.drain_drops();
+    let usage = mm.memory_usage();
+    let odd = StorageHandle {
+        id: view.id,
+        utilization: StorageUtilization {
+            offset: view.offset() + 100,
+            size: 512,
+        },
+    };
+    assert!(mm.reclaim_extent(&odd).is_none());
+    assert_eq!(mm.memory_usage(), usage);
+    assert!(mm.reclaim_extent(&view).is_some(), "the aligned extent is");
+}
+
+#[test]
+fn the_free_bytes_in_front_of_a_reclaimed_extent_serve_the_next_reservation() {
+    let mut mm = manager(sliced());
+    let run: Vec<_> = (0..3).map(|_| mm.reserve(1024).unwrap()).collect();
+    let _after = mm.reserve(1024).unwrap();
+    let views: Vec<_> = run
+        .iter()
+        .map(|h| mm.get_storage(h.binding()).unwrap())
+        .collect();
+    drop(run);
+    mm.drain_drops();
+    let _last = mm.reclaim_extent(&views[2]).expect("free");
+    let front = mm.reserve(2048).unwrap();
+    assert_eq!(
+        mm.get_storage(front.binding()).unwrap().offset(),
+        views[0].offset(),
+        "the 2 KiB in front of the reclaimed extent are indexed again"
+    );
+}

@@ -1,0 +1,111 @@
+//! Where each slice of a sliced page starts: the boundary index that makes
+//! `reclaim_extent` on a sliced page O(1) instead of a walk over the page.
+//!
+//! The page's slices already know their neighbours (`prev` / `next`), which
+//! is all split and coalesce need; what they cannot answer is "which slice
+//! holds byte `o`" without walking from the head. So every sliced page also
+//! keeps one bit per alignment unit, set where a slice starts, with a
+//! summary bit per 64-unit word, and a map from start unit to slice node.
+//! Split sets a bit, coalesce clears one: O(1) each, no scan, so the free
+//! path keeps its cost. The slice holding `o` is the last start at or
+//! before it: one word, then the summary — O(1) for pages up to
+//! 4096 · 64 alignment units (64 MiB at 256-byte alignment), one summary
+//! word more per further 4096 units.
+
+use std::collections::HashMap;
+
+/// Slice starts of one sliced page, in alignment units.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SliceStarts {
+    bits: Vec<u64>,
+    summary: Vec<u64>,
+    nodes: HashMap<u64, u32>,
+}
+
+impl SliceStarts {
+    /// A page of `units` alignment units whose only slice, `head`, starts at 0.
+    pub(crate) fn new(units: u64, head: u32) -> Self {
+        let words = units.div_ceil(64).max(1) as usize;
+        let mut starts = Self {
+            bits: vec![0; words],
+            summary: vec![0; words.div_ceil(64)],
+            nodes: HashMap::new(),
+        };
+        starts.insert(0, head);
+        starts
+    }
+
+    /// A slice `node` now starts at `unit`.
+    pub(crate) fn insert(&mut self, unit: u64, node: u32) {
+        let (w, b) = ((unit / 64) as usize, unit % 64);
+        if let Some(word) = self.bits.get_mut(w) {
+            *word |= 1 << b;
+            self.summary[w / 64] |= 1 << (w % 64);
+            self.nodes.insert(unit, node);
+        }
+    }
+
+    /// No slice starts at `unit` any more (it was absorbed by its left neighbour).
+    pub(crate) fn remove(&mut self, unit: u64) {
+        let (w, b) = ((unit / 64) as usize, unit % 64);
+        if let Some(word) = self.bits.get_mut(w) {
+            *word &= !(1 << b);
+            if *word == 0 {
+                self.summary[w / 64] &= !(1 << (w % 64));
+            }
+            self.nodes.remove(&unit);
+        }
+    }
+
+    /// The slice node that starts at or last before `unit`.
+    pub(crate) fn holding(&self, unit: u64) -> Option<u32> {
+        let w = (unit / 64) as usize;
+        let word = *self.bits.get(w)?;
+        let below = word & (u64::MAX >> (63 - unit % 64));
+        let start = if below != 0 {
+            w as u64 * 64 + u64::from(63 - below.leading_zeros())
+        } else {
+            let w = self.prev_word(w)?;
+            w as u64 * 64 + u64::from(63 - self.bits[w].leading_zeros())
+        };
+        self.nodes.get(&start).copied()
+    }
+
+    /// The last non-empty word before word `w`.
+    fn prev_word(&self, w: usize) -> Option<usize> {
+        let (mut s, bit) = (w / 64, w % 64);
+        let mut mask = if bit == 0 { 0 } else { u64::MAX >> (64 - bit) };
+        loop {
+            let found = self.summary[s] & mask;
+            if found != 0 {
+                return Some(s * 64 + (63 - found.leading_zeros()) as usize);
+            }
+            s = s.checked_sub(1)?;
+            mask = u64::MAX;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_slice_holding_a_unit_is_the_last_start_at_or_before_it_across_words() {
+        let mut s = SliceStarts::new(10_000, 7);
+        assert_eq!(s.holding(0), Some(7));
+        assert_eq!(s.holding(9_999), Some(7));
+        s.insert(63, 1);
+        s.insert(64, 2);
+        s.insert(5_000, 3);
+        assert_eq!(s.holding(62), Some(7));
+        assert_eq!(s.holding(63), Some(1));
+        assert_eq!(s.holding(4_999), Some(2));
+        assert_eq!(s.holding(5_000), Some(3));
+        assert_eq!(s.holding(9_999), Some(3));
+        s.remove(5_000);
+        s.remove(64);
+        assert_eq!(s.holding(9_999), Some(1), "the summary skips emptied words");
+        assert_eq!(s.holding(157 * 64), None, "past the last word");
+    }
+}
