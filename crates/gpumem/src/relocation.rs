@@ -14,6 +14,11 @@
 //! ([`RelocationReason::room`]): an explicit one, a reclaim, or the
 //! out-of-memory retry (memory pressure) never raise reserved memory; running
 //! out of page sizes and preparing a capture may allocate current pages.
+//! For the held-room reasons a relocation also compacts — empties sparse
+//! current pages into room the stream already holds — after the outdated
+//! pages, and the cleanup step of a reclaim does too (mem-relocate's rule,
+//! `mem_relocate::compact`); the trigger asks for a pressure relocation
+//! when nothing is outdated but the holes add up to a page.
 //! Every device-wide move holds the device's `moving` lock, which is also
 //! what marking a stream as recording takes, so a move and a capture never
 //! interleave.
@@ -28,7 +33,8 @@ use crate::stream::Stream;
 /// What a relocation did, summed over the streams it visited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RelocationSummary {
-    /// Allocations now living on current pages.
+    /// Allocations now living on current pages (moved off outdated pages
+    /// or out of sparse current pages by a compaction).
     pub moved_slices: usize,
     /// Their bytes.
     pub moved_bytes: u64,
@@ -101,6 +107,36 @@ impl<'a> DeviceStreams<'a> {
             }
             Err(err) => self.error = Some(err.into()),
         }
+        self.compact_stream(index, reason);
+    }
+
+    /// Compact stream `index`'s sparse current pages into room it already
+    /// holds, for a reason whose room is held (explicit, memory pressure;
+    /// nothing otherwise): mem-relocate's rule, see `mem_relocate::compact`.
+    fn compact_stream(&mut self, index: usize, reason: RelocationReason) {
+        if self.error.is_some() || reason.may_allocate() {
+            return;
+        }
+        let device = self.device;
+        let result = device.run(index, |st| {
+            let before = st.engine.stats();
+            let mut queue = device.copy_queue();
+            let result = mem_relocate::compact_memory(&mut st.engine, reason, &mut **queue);
+            let state = st.engine.compaction_state();
+            st.trigger.record_compaction(result.as_ref().ok(), state);
+            let after = st.engine.stats();
+            result.map(|run| (run, before, after))
+        });
+        match result {
+            Ok((run, before, after)) => {
+                self.summary.moved_slices += run.outcome.moved_slices;
+                self.summary.moved_bytes += run.outcome.moved_bytes;
+                self.summary.pages_freed += after.storage_frees - before.storage_frees;
+                self.summary.bytes_freed +=
+                    after.reserved_bytes.freed - before.reserved_bytes.freed;
+            }
+            Err(err) => self.error = Some(err.into()),
+        }
     }
 }
 
@@ -118,7 +154,13 @@ impl RelocatingStreams for DeviceStreams<'_> {
 
     fn relocation_need(&mut self) -> RelocationNeed {
         let st = self.device.streams[self.relocating].lock();
-        st.trigger.need(&st.engine.relocation_state())
+        let state = st.engine.relocation_state();
+        match st.trigger.need(&state) {
+            RelocationNeed::Nothing => st
+                .trigger
+                .compaction_need(&st.engine.compaction_state(), state.next_page_size),
+            need => need,
+        }
     }
 
     fn bytes_allocated(&mut self) -> u64 {
@@ -150,6 +192,9 @@ impl RelocatingStreams for DeviceStreams<'_> {
     }
 
     fn cleanup_memory(&mut self) {
+        if !self.recording() {
+            self.compact_stream(self.relocating, RelocationReason::Explicit);
+        }
         let device = self.device;
         let (frees, bytes) = device.run(self.relocating, |st| {
             let before = st.engine.stats();
@@ -198,8 +243,9 @@ impl Device {
     }
 
     /// Give back everything the device's streams hold and nothing needs:
-    /// outdated pages' live data moves first into room already held, then
-    /// every empty page of every stream goes back.
+    /// outdated pages' live data moves first into room already held, sparse
+    /// current pages are compacted into held room, then every empty page
+    /// of every stream goes back. Reserved bytes never grow.
     pub fn reclaim(&self) -> Result<RelocationSummary> {
         let _moving = self.shared.moving();
         let mut streams = DeviceStreams::new(&self.shared, 0);

@@ -218,3 +218,35 @@ fn a_pool_out_of_page_sizes_is_relocated_and_the_reservation_retried() {
     );
     drop(next);
 }
+
+#[test]
+fn a_reclaim_compacts_sparse_current_pages_and_keeps_their_bytes() {
+    let device = growable_device(1);
+    let s = device.default_stream();
+    let all: Vec<_> = (0..16u64)
+        .map(|seed| {
+            let h = s.reserve(16 * KIB).unwrap();
+            s.write(&h, &pattern(seed, 16 * KIB as usize)).unwrap();
+            (h, seed)
+        })
+        .collect();
+    let kept: Vec<_> = all.into_iter().filter(|(_, seed)| seed % 4 == 0).collect();
+    s.cleanup();
+    assert!(!s.with_memory(|mm| mm.has_outdated()), "nothing outdated");
+    let before = device.stats().reserved_bytes.current;
+    let allocs = device.stats().storage_allocs;
+    let summary = s.reclaim().unwrap();
+    assert!(
+        summary.moved_slices > 0 && summary.pages_freed > 0,
+        "{summary:?}"
+    );
+    let after = device.stats().reserved_bytes.current;
+    assert!(after < before, "reserved {before} -> {after}");
+    assert_eq!(device.stats().storage_allocs, allocs, "nothing allocated");
+    for (h, seed) in &kept {
+        assert_eq!(
+            read(&s, h, 16 * KIB as usize),
+            pattern(*seed, 16 * KIB as usize)
+        );
+    }
+}
