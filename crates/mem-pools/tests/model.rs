@@ -16,7 +16,7 @@ use common::*;
 use mem_pools::{
     InstallMemoryPoolsError, IoError, ManagedMemoryBinding, ManagedMemoryHandle,
     MemoryAllocationMode, MemoryConfiguration, MemoryManagement, MemoryPoolOptions, PoolType,
-    RelocationCopyError, StorageCopyQueue, TargetRoom,
+    RawPin, RelocationCopyError, StorageCopyQueue, TargetRoom,
 };
 use mem_storage::{ComputeStorage, HostStorage, StorageHandle};
 use proptest::prelude::*;
@@ -38,6 +38,8 @@ enum Op {
     DropClone(usize),
     Raw(usize),
     ReleaseRaw(usize),
+    RawPin(usize),
+    DropRawPin(usize),
     Relocate(bool),
     Compact,
 }
@@ -67,6 +69,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => any::<usize>().prop_map(Op::DropClone),
         1 => any::<usize>().prop_map(Op::Raw),
         1 => any::<usize>().prop_map(Op::ReleaseRaw),
+        1 => any::<usize>().prop_map(Op::RawPin),
+        1 => any::<usize>().prop_map(Op::DropRawPin),
         4 => any::<bool>().prop_map(Op::Relocate),
         2 => Just(Op::Compact),
     ]
@@ -111,6 +115,8 @@ struct Model {
     graphs: Vec<Vec<ManagedMemoryHandle>>,
     /// Extra holders (clones) of allocations.
     clones: Vec<ManagedMemoryHandle>,
+    /// Second parties' raw pins (they may outlive their memory).
+    guards: Vec<RawPin>,
     depth: u64,
     capture: Option<bool>, // Some(priming)
     next_seed: u64,
@@ -156,7 +162,14 @@ impl Model {
             .map(|l| l.handle.binding())
             .collect();
         bs.extend(self.graphs.iter().flatten().map(|h| h.binding()));
-        bs.into_iter().map(|b| (b, self.view(b))).collect()
+        let mut fixed: Vec<_> = bs.into_iter().map(|b| (b, self.view(b))).collect();
+        let guarded: Vec<_> = self.guards.iter().map(RawPin::binding).collect();
+        for b in guarded {
+            if let Ok(view) = self.mm.get_storage(b) {
+                fixed.push((b, view));
+            }
+        }
+        fixed
     }
 
     fn apply(&mut self, op: Op) {
@@ -211,10 +224,12 @@ impl Model {
                     .iter()
                     .flatten()
                     .chain(&self.clones)
-                    .any(|h| h.binding() == rb);
+                    .any(|h| h.binding() == rb)
+                    || self.guards.iter().any(|g| g.binding() == rb);
                 // A pin lasts while its graph holds the pin handle.
                 let ab = self.live[a].handle.binding();
-                let assigned_pinned = self.graphs.iter().flatten().any(|h| h.binding() == ab);
+                let assigned_pinned = self.graphs.iter().flatten().any(|h| h.binding() == ab)
+                    || self.guards.iter().any(|g| g.binding() == ab);
                 let entry = self.live.swap_remove(r);
                 let a = self
                     .live
@@ -222,7 +237,7 @@ impl Model {
                     .position(|l| l.handle.binding() == assigned.binding())
                     .unwrap();
                 let old_cursor = self.mm.get_cursor(rb).unwrap();
-                match self.mm.bind(entry.handle, assigned.clone(), cursor) {
+                match self.mm.try_bind(entry.handle, assigned.clone(), cursor) {
                     Ok(()) => {
                         assert!(!shared, "bind accepted a reserved handle a graph holds");
                         assert!(!assigned_pinned, "bind freed graph-pinned memory");
@@ -239,11 +254,20 @@ impl Model {
                             self.primed.push((assigned.binding(), entry.persistent));
                         }
                     }
-                    Err(IoError::SharedReserved { holders }) => {
-                        assert!(shared && holders > 1);
+                    Err(refused) => {
+                        match refused.error {
+                            IoError::SharedReserved { holders } => assert!(shared && holders > 1),
+                            IoError::AssignedPinned { .. } => assert!(!shared && assigned_pinned),
+                            ref e => panic!("bind failed: {e}"),
+                        }
+                        let (reserved, _) = refused.into_handles();
+                        self.live.push(Live {
+                            handle: reserved,
+                            seed: entry.seed,
+                            persistent: entry.persistent,
+                            raw: entry.raw,
+                        });
                     }
-                    Err(IoError::AssignedPinned { .. }) => assert!(!shared && assigned_pinned),
-                    Err(e) => panic!("bind failed: {e}"),
                 }
                 if self.mm.get_storage(rb).is_ok() {
                     // Refused: nothing changed, the reserved entry is still ours.
@@ -334,6 +358,18 @@ impl Model {
                 if let Some(i) = self.pick(i) {
                     self.mm.release_raw(self.live[i].handle.binding()).unwrap();
                     self.live[i].raw = false;
+                }
+            }
+            Op::RawPin(i) => {
+                if let Some(i) = self.pick(i) {
+                    let pin = self.mm.raw_pin(self.live[i].handle.binding()).unwrap();
+                    self.guards.push(pin);
+                }
+            }
+            Op::DropRawPin(i) => {
+                if !self.guards.is_empty() {
+                    let i = i % self.guards.len();
+                    self.guards.swap_remove(i);
                 }
             }
             Op::Relocate(_) | Op::Compact => {
@@ -454,6 +490,7 @@ fn run(which: u8, lazy: bool, ops: Vec<Op>) {
         primed: Vec::new(),
         graphs: Vec::new(),
         clones: Vec::new(),
+        guards: Vec::new(),
         depth: 0,
         capture: None,
         next_seed: 0,
@@ -468,6 +505,7 @@ fn run(which: u8, lazy: bool, ops: Vec<Op>) {
     model.primed.clear();
     model.graphs.clear();
     model.clones.clear();
+    model.guards.clear();
     model.mm.cleanup(true);
     let usage = model.mm.memory_usage();
     assert_eq!(usage.number_allocs, 0);
