@@ -8,9 +8,10 @@
 //! summary bit per 64-unit word, and a map from start unit to slice node.
 //! Split sets a bit, coalesce clears one: O(1) each, no scan, so the free
 //! path keeps its cost. The slice holding `o` is the last start at or
-//! before it: one word, then the summary — O(1) for pages up to
-//! 4096 · 64 alignment units (64 MiB at 256-byte alignment), one summary
-//! word more per further 4096 units.
+//! before it: its own word, then the summary words backwards — at most one
+//! per 4096 alignment units of the page (1 for a 1 MiB page at 256-byte
+//! alignment, 64 for a 64 MiB one), each a single mask test, independent of
+//! how many slices the page holds.
 
 use std::collections::HashMap;
 
