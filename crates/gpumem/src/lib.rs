@@ -62,6 +62,7 @@ mod error;
 mod graph_capture;
 mod oom;
 mod relocation;
+mod relocation_calls;
 mod report;
 mod reserve;
 mod stats;
