@@ -55,6 +55,9 @@ fn ci() -> Result<(), String> {
         "warnings",
     ]))?;
     test()?;
+    // The ledger's loom model: cheap (one small crate in release), and the
+    // only proof that no interleaving oversubscribes a budget.
+    loom()?;
     if nightly_miri_present() {
         miri(&[])
     } else {
