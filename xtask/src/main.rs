@@ -2,8 +2,8 @@
 //!
 //! Tasks:
 //! - `ci` — what CI runs: fmt --check, clippy -D warnings, tests, bench
-//!   targets in test mode, and miri on host-only tests when a nightly with
-//!   miri is present (skipped with a reason otherwise).
+//!   targets in test mode, the ledger's loom model, and miri on the host
+//!   paths when a nightly with miri is present (skipped with a reason otherwise).
 //! - `miri`   — miri over the host paths (needs nightly with miri).
 //! - `loom`   — the ledger's loom model (`RUSTFLAGS=--cfg loom`).
 //! - `fault-sweep` — every reliability scenario with each device call failed.
@@ -12,8 +12,7 @@
 //! - `gpu-bundle` — release test and bench binaries + `run.sh` in `./gpu-bundle`.
 //! - `gpu-bench` — the CUDA measurements (skips with a reason without a GPU).
 //!
-//! Further tasks (bench, gpu-bundle, fault-sweep, fuzz) live in their own
-//! modules as they are added.
+//! `tasks.rs` holds the table; the larger tasks live in modules of their own.
 
 use std::process::{Command, ExitCode};
 
