@@ -130,6 +130,30 @@ fn a_reclaim_compacts_sparse_current_pages_and_never_raises_the_peak() {
 }
 
 #[test]
+fn on_a_tight_device_pressure_compacts_before_a_reservation_that_needs_pages() {
+    // The sparse layout, then one request larger than any hole: it needs
+    // pages of its own, which a device that fits the first phase plus a
+    // little cannot give unless the sparse pages go back first.
+    let mut events = sparse_trace(false);
+    let roomy = replay(BackendKind::Sim, 80 * GIB, false, &events);
+    events.push(Event::Alloc {
+        id: 1000,
+        size: 8 * MIB,
+        stream: 0,
+    });
+    let capacity = roomy.peak_reserved_bytes + 3 * MIB;
+    let off = replay(BackendKind::Sim, capacity, false, &events);
+    let on = replay(BackendKind::Sim, capacity, true, &events);
+    assert_eq!(
+        off.failed_allocs, 1,
+        "without compaction the device is full"
+    );
+    assert_eq!(on.failed_allocs, 0, "{:?}", on.first_failure);
+    let r = on.relocation.expect("counters with --relocate");
+    assert!(r.compactions > 0 && r.compacted_pages_freed > 0, "{r:?}");
+}
+
+#[test]
 fn compacted_patterns_read_back_on_host_memory() {
     // Allocations live at the end are checked after the final reclaim.
     let on = replay(BackendKind::Host, GIB, true, &sparse_trace(true));

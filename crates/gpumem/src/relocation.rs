@@ -152,7 +152,10 @@ impl RelocatingStreams for DeviceStreams<'_> {
     }
 
     fn relocation_need(&mut self) -> RelocationNeed {
-        let st = self.device.streams[self.relocating].lock();
+        let mut st = self.device.streams[self.relocating].lock();
+        // Reports read only drained frees: without this, holes the caller
+        // just made (and the reservation's own drain would see) are missed.
+        st.engine.drain_drops();
         let state = st.engine.relocation_state();
         match st.trigger.need(&state) {
             RelocationNeed::Nothing => st

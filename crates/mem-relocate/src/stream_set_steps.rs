@@ -125,7 +125,10 @@ impl<S: ComputeStorage> RelocatingStreams for StreamSet<S> {
     }
 
     fn relocation_need(&mut self) -> RelocationNeed {
-        let s = &self.streams[self.relocating];
+        let s = &mut self.streams[self.relocating];
+        // Reports read only drained frees: without this, holes the caller
+        // just made (and the reservation's own drain would see) are missed.
+        s.memory.drain_drops();
         let state = s.memory.relocation_state();
         match s.trigger.need(&state) {
             RelocationNeed::Nothing => s
