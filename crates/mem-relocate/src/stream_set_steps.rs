@@ -13,7 +13,9 @@
 //!   ([`crate::compact`]): reserved bytes never grow on either step;
 //! - `relocation_need` also asks for a pressure relocation when nothing is
 //!   outdated but current pages hold a page's worth of holes (and the
-//!   compaction memo has not settled on the same page counts);
+//!   compaction memo has not settled on the same page counts); it drains
+//!   the stream's drop queue first, since the pools' reports only see
+//!   drained frees;
 //! - `cleanup_memory` compacts too unless a stream records (its copy queue
 //!   waits on the device before its first copy), then gives back every
 //!   empty page: a reclaim with nothing outdated still empties sparse pages;
