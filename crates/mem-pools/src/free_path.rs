@@ -2,7 +2,7 @@
 //! aging idle exclusive pages.
 //!
 //! Dropping the last holder of a handle (any thread) pushes its slot key
-//! onto a lock-free queue; the engine drains it at its next call. Each key
+//! onto the drop queue (`drop_queue.rs`); the engine drains it at its next call. Each key
 //! costs O(1): release the slot (its generation moves on; a key whose
 //! generation already moved — `bind`, relocation — is ignored) and free the
 //! slice (coalesce, or release an emptied outdated page). A graph's pin
@@ -14,6 +14,7 @@
 use mem_storage::ComputeStorage;
 
 use crate::core::Core;
+use crate::drop_queue::recycle;
 use crate::handle::{DropKind, SlotKey};
 use crate::management::MemoryManagement;
 
@@ -60,17 +61,25 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// Free every slot whose last handle dropped: O(1) each, no scan.
     pub(crate) fn drain(&mut self) {
         let release = self.capture.is_none();
-        while let Some(dropped) = self.queue.pop() {
-            match dropped.kind {
-                DropKind::Unpin => self.core.unpin(dropped.key),
-                DropKind::Unraw => self.core.unraw(dropped.key),
-                DropKind::Free => {
-                    if let Some(slice) = self.core.slots.release(dropped.key) {
-                        self.core.free_slice(&mut self.storage, slice, release);
+        let mut batch = std::mem::take(&mut self.drained);
+        // Records pushed while a batch is processed (another thread's drops)
+        // are taken by the next round, so a drain ends with the queue empty.
+        while self.queue.has_pending() {
+            self.queue.take_into(&mut batch);
+            for dropped in batch.drain(..) {
+                match dropped.kind {
+                    DropKind::Unpin => self.core.unpin(dropped.key),
+                    DropKind::Unraw => self.core.unraw(dropped.key),
+                    DropKind::Free => {
+                        if let Some(slice) = self.core.slots.release(dropped.key) {
+                            self.core.free_slice(&mut self.storage, slice, release);
+                        }
                     }
                 }
             }
+            recycle(&mut batch);
         }
+        self.drained = batch;
         self.settle();
     }
 

@@ -4,7 +4,7 @@
 //! engine's slot table (index + generation), and the slot names the slice's
 //! current location. Relocation and `bind` rewrite the slot only, so every
 //! holder follows a move with no fix-up. Dropping the last holder (on any
-//! thread) pushes the slot's key onto a lock-free drop queue that the engine
+//! thread) pushes the slot's key onto the drop queue (`drop_queue.rs`) that the engine
 //! drains at its next call: freeing costs O(1), never a scan over slices.
 //!
 //! **Graph pins are holders of their own.** `capture_end` does not hand a
@@ -26,7 +26,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crossbeam_queue::SegQueue;
+use crate::drop_queue::DropQueue;
 
 /// A slot index with the generation it was issued for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -52,10 +52,6 @@ pub(crate) enum DropKind {
     /// A [`crate::RawPin`] ended (the slice stays live).
     Unraw,
 }
-
-/// Slots whose last handle dropped (or whose pin ended), waiting for the
-/// engine to free (or unpin) them.
-pub(crate) type DropQueue = SegQueue<Dropped>;
 
 static NEXT_MANAGER: AtomicU64 = AtomicU64::new(1);
 

@@ -12,7 +12,7 @@
 //!   at its last generation is retired); a stale or foreign binding is an
 //!   [`IoError`], never another allocation's memory.
 //! - **Freeing is O(1).** Dropping the last holder of a handle, on any
-//!   thread, pushes its slot onto a lock-free queue the engine drains at its
+//!   thread, pushes its slot onto a drop queue (one short lock) the engine drains at its
 //!   next call; nothing scans slices to find free ones.
 //! - **Finding a slice is O(1).** Segregated free lists with bitmaps (TLSF)
 //!   for sliced and exclusive pools, exact-size lists for the persistent
@@ -63,6 +63,7 @@ mod carve;
 mod compact;
 mod config;
 mod core;
+mod drop_queue;
 mod error;
 mod free_index;
 mod free_path;

@@ -12,8 +12,9 @@ use crate::config::{
     MemoryAllocationMode, MemoryConfiguration, MemoryDeviceProperties, MemoryManagementOptions,
 };
 use crate::core::Core;
+use crate::drop_queue::DropQueue;
 use crate::error::IoError;
-use crate::handle::{DropQueue, ManagedMemoryHandle, next_manager_id};
+use crate::handle::{Dropped, ManagedMemoryHandle, next_manager_id};
 use crate::logger::ServerLogger;
 use crate::pool::{PERSISTENT, Pool};
 use crate::slots::NIL;
@@ -27,6 +28,8 @@ pub struct MemoryManagement<Storage> {
     pub(crate) core: Core,
     pub(crate) id: u64,
     pub(crate) queue: Arc<DropQueue>,
+    /// The drain's batch buffer, kept between drains (see `drop_queue.rs`).
+    pub(crate) drained: Vec<Dropped>,
     pub(crate) properties: MemoryDeviceProperties,
     pub(crate) config: MemoryConfiguration,
     pub(crate) options: MemoryManagementOptions,
@@ -72,6 +75,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             storage,
             id: next_manager_id(),
             queue: Arc::new(DropQueue::new()),
+            drained: Vec::new(),
             properties: *properties,
             config,
             options,

@@ -24,8 +24,9 @@ use std::sync::Arc;
 use mem_storage::ComputeStorage;
 
 use crate::core::Core;
+use crate::drop_queue::DropQueue;
 use crate::error::IoError;
-use crate::handle::{DropKind, DropQueue, Dropped, ManagedMemoryBinding, SlotKey};
+use crate::handle::{DropKind, Dropped, ManagedMemoryBinding, SlotKey};
 use crate::management::MemoryManagement;
 
 /// One raw-address pin on an allocation: while it lives the allocation's
