@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use mem_capture::CapturePool;
 use mem_pools::{
-    CaptureState, IoError, ManagedMemoryBinding, ManagedMemoryHandle, MemoryAllocationMode,
+    CaptureState, IoError, ManagedMemoryBinding, ManagedMemoryHandle, MemoryAllocationMode, RawPin,
 };
 use mem_storage::{ComputeStorage, StorageError, StorageHandle};
 
@@ -74,10 +74,8 @@ impl CapturePool for StreamPool {
         self.device
             .run(self.index, |st| st.engine.get_storage(binding))
     }
-    fn pin_raw(&mut self, binding: ManagedMemoryBinding) -> Result<(), IoError> {
-        self.device.run(self.index, |st| {
-            st.engine.get_resource(binding, None, None).map(drop)
-        })
+    fn pin_raw(&mut self, binding: ManagedMemoryBinding) -> Result<RawPin, IoError> {
+        self.device.run(self.index, |st| st.engine.raw_pin(binding))
     }
     fn reclaim_extent(&mut self, view: &StorageHandle) -> Option<ManagedMemoryHandle> {
         self.device

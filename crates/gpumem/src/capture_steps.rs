@@ -136,10 +136,11 @@ impl<B: GraphBackend> CaptureRecording<B> {
     }
 
     /// Declare that the graph uses `handle` (weights, static inputs) that it
-    /// did not reserve in the window: its page never moves while it lives,
-    /// and the graph refuses to replay once it is freed or rebound. The
-    /// no-move pin outlives the graph: it ends when the buffer is freed
-    /// (see mem-capture's `Capture::uses`).
+    /// did not reserve in the window: its page never moves while the graph
+    /// lives, and the graph refuses to replay once it is freed or rebound.
+    /// The graph holds its own pin on it, which ends when the graph drops;
+    /// the owner's `get_resource` / `release_raw` are unaffected (see
+    /// mem-capture's `Capture::uses`).
     ///
     /// # Errors
     /// None in this stage; the `Result` is mem-capture's stage check.

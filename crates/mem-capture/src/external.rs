@@ -4,11 +4,14 @@
 //! write buffers that existed before (static inputs, weights). Those are not
 //! the graph's — they keep their owner's reuse and in-place semantics — yet
 //! the graph bakes their addresses in. So a runtime declares them
-//! ([`crate::Capture::uses`]); at the end the capture takes their raw
-//! address, which keeps their page from ever moving while they live, and the
-//! graph checks before each replay that each one still lives where it was.
+//! ([`crate::Capture::uses`]); at the end the capture takes a counted raw
+//! pin ([`RawPin`]) on each, which keeps its page from moving while the
+//! graph holds the pin, and the graph checks before each replay that each
+//! one still lives where it was. The pin is the graph's own: dropping it
+//! (with the graph, or when `end` fails) ends exactly that pin — never the
+//! owner's `get_resource` flag nor another graph's pin.
 
-use mem_pools::ManagedMemoryBinding;
+use mem_pools::{ManagedMemoryBinding, RawPin};
 use mem_storage::StorageHandle;
 
 use crate::error::CaptureError;
@@ -23,36 +26,27 @@ pub(crate) struct External {
 }
 
 impl External {
-    /// Resolve `binding` in `pools[pool]`, without pinning yet: a capture
-    /// resolves every declared buffer first and pins only once nothing
-    /// failed, since a pin cannot be undone safely (see [`External::pin`]).
-    pub(crate) fn resolve(
+    /// Resolve `binding` in `pools[pool]` and pin its page with a guard of
+    /// its own. The view is read before the pin, and pinning cannot move
+    /// the memory, so the recorded view is where the pin holds it. If a
+    /// later step of `end` fails, dropping the returned guard undoes the pin.
+    pub(crate) fn pin(
         pool: usize,
         binding: ManagedMemoryBinding,
         pools: &mut [&mut dyn CapturePool],
-    ) -> Result<Self, CaptureError> {
+    ) -> Result<(Self, RawPin), CaptureError> {
         let count = pools.len();
         let p = pools
             .get_mut(pool)
             .ok_or(CaptureError::UnknownPool { pool, pools: count })?;
         let view = p.view(binding)?;
-        Ok(Self {
+        let pin = p.pin_raw(binding)?;
+        let external = Self {
             pool,
             binding,
             view,
-        })
-    }
-
-    /// Pin the buffer's page by taking its raw address. It is never released
-    /// here: mem-pools keeps one raw-out flag per slice, so releasing could
-    /// also drop a raw address the owner took.
-    pub(crate) fn pin(&self, pools: &mut [&mut dyn CapturePool]) -> Result<(), CaptureError> {
-        let count = pools.len();
-        let p = pools.get_mut(self.pool).ok_or(CaptureError::UnknownPool {
-            pool: self.pool,
-            pools: count,
-        })?;
-        Ok(p.pin_raw(self.binding)?)
+        };
+        Ok((external, pin))
     }
 
     /// Whether the buffer still lives where the graph recorded it.

@@ -6,9 +6,13 @@
 //! pool from reusing them and relocation from moving them. Dropping the
 //! graph destroys the backend graph *first* (the CUDA one waits for its
 //! stream), then releases the claim — never the other way round, which would
-//! hand memory to the pool while a launch may still write it.
+//! hand memory to the pool while a launch may still write it. The raw pins
+//! on declared outside buffers ([`crate::Capture::uses`]) go last, for the
+//! same reason: they are the graph's own, so exactly they end.
 
 use crate::backend::GraphBackend;
+use mem_pools::RawPin;
+
 use crate::error::CaptureError;
 use crate::external::External;
 use crate::pins::{GraphPool, PinClaim};
@@ -20,12 +24,17 @@ pub struct CapturedGraph<G> {
     // Field order is drop order: the graph goes before its memory.
     graph: G,
     claim: PinClaim,
-    externals: Vec<External>,
+    externals: Vec<(External, RawPin)>,
     pools: usize,
 }
 
 impl<G> CapturedGraph<G> {
-    pub(crate) fn new(graph: G, claim: PinClaim, externals: Vec<External>, pools: usize) -> Self {
+    pub(crate) fn new(
+        graph: G,
+        claim: PinClaim,
+        externals: Vec<(External, RawPin)>,
+        pools: usize,
+    ) -> Self {
         Self {
             graph,
             claim,
@@ -70,7 +79,7 @@ impl<G> CapturedGraph<G> {
 
     fn check(&self, pools: &mut [&mut dyn CapturePool]) -> Result<(), CaptureError> {
         self.claim.pool.verify(&self.claim.keys, pools)?;
-        self.externals.iter().try_for_each(|e| e.verify(pools))
+        self.externals.iter().try_for_each(|(e, _)| e.verify(pools))
     }
 
     /// Outside buffers the graph uses (declared with [`crate::Capture::uses`]).

@@ -33,9 +33,10 @@
 //!   other path (relocation, cleanup) to wait.
 //! - **Outside buffers** a graph uses without reserving them in the window
 //!   are declared ([`Capture::uses`]): their pages never move while they
-//!   live, and the graph refuses to replay once they are gone. That pin
-//!   outlives the graph: it ends when the buffer is freed or its owner
-//!   calls `release_raw` (see [`Capture::uses`]).
+//!   live, and the graph refuses to replay once they are gone. The graph
+//!   holds its own counted pin on each (`mem_pools::RawPin`): dropping the
+//!   graph ends exactly those pins, never the owner's raw address or
+//!   another graph's pin (see [`Capture::uses`]).
 //! - **Graphs may share a pool** ([`GraphPool`], [`Capture::sharing`]) if they
 //!   never run concurrently; see `docs/capture.md`.
 //!

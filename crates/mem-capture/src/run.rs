@@ -25,16 +25,17 @@ impl Capture {
     }
 
     /// Declare that the graph uses an allocation of `pools[pool]` it does
-    /// not reserve in the window (a static input, weights). At `end` its raw
-    /// address is taken, so its page never moves while it lives, and the
-    /// graph refuses to replay once it was freed or rebound. It stays its
-    /// owner's: the graph holds no handle to it, so keep it alive.
+    /// not reserve in the window (a static input, weights). At `end` the
+    /// graph takes its own counted raw pin (`mem_pools::RawPin`) on it, so
+    /// its page never moves while the graph lives, and the graph refuses to
+    /// replay once it was freed or rebound. It stays its owner's: the graph
+    /// holds no handle to it, so keep it alive.
     ///
-    /// The no-move pin **outlives the graph**: dropping the graph does not
-    /// release it; the buffer stays unmovable until it is freed or its
-    /// owner calls `MemoryManagement::release_raw` once the graph is gone
-    /// (mem-pools keeps one raw-out flag per slice, so the graph cannot tell
-    /// whether releasing would also drop its owner's own raw address).
+    /// The pin ends with the graph (or with a failing `end`): dropping the
+    /// graph releases exactly its pins — the owner's own `get_resource` /
+    /// `release_raw` flag and other graphs' pins on the same buffer are
+    /// untouched. While the graph lives, a `bind` that would retire or free
+    /// the buffer's slot is refused (`AssignedPinned` / `SharedReserved`).
     ///
     /// # Errors
     /// [`CaptureError::WrongStage`] once sealed (declare before `end`).

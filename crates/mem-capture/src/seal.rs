@@ -17,7 +17,8 @@ impl Capture {
     /// [`CaptureError::WrongStage`], [`CaptureError::PoolCountChanged`]
     /// before anything changes; after aborting the capture: the backend's
     /// refusal ([`CaptureError::MemoryNodes`], [`CaptureError::EmptyGraph`],
-    /// ...) or a pinned handle that does not resolve.
+    /// ...), a pinned handle or declared outside buffer that does not
+    /// resolve (the pins already taken on outside buffers are released).
     pub fn end<S, B>(
         &mut self,
         streams: &mut S,
@@ -49,28 +50,21 @@ impl Capture {
                 }
             }
         }
+        // Each guard is the graph's own pin: on failure dropping them undoes
+        // exactly these pins, so no outside buffer stays pinned for a graph
+        // that never was.
         let mut externals = Vec::with_capacity(self.externals.len());
         for &(pool, binding) in &self.externals {
-            match External::resolve(pool, binding, &mut pools) {
-                Ok(external) => externals.push(external),
+            match External::pin(pool, binding, &mut pools) {
+                Ok(pinned) => externals.push(pinned),
                 Err(err) => {
                     failure.get_or_insert(err);
                 }
             }
         }
-        // Pin only once every handle and buffer resolved: a failed `end`
-        // must leave no outside buffer pinned for a graph that never was.
-        if failure.is_none() {
-            for external in &externals {
-                if let Err(err) = external.pin(&mut pools) {
-                    failure.get_or_insert(err);
-                    break;
-                }
-            }
-        }
         drop(pools);
         if let Some(err) = failure {
-            drop((graph, pinned));
+            drop((graph, pinned, externals));
             self.close(streams);
             return Err(err);
         }

@@ -9,7 +9,7 @@
 
 use mem_pools::{
     CaptureState, IoError, ManagedMemoryBinding, ManagedMemoryHandle, MemoryAllocationMode,
-    MemoryManagement,
+    MemoryManagement, RawPin,
 };
 use mem_storage::{ComputeStorage, StorageError, StorageHandle};
 
@@ -34,10 +34,12 @@ pub trait CapturePool {
     fn effective_mode(&self) -> MemoryAllocationMode;
     /// The storage view of an allocation (page id, offset, size).
     fn view(&mut self, binding: ManagedMemoryBinding) -> Result<StorageHandle, IoError>;
-    /// Take the raw address of an allocation the graph uses but did not
-    /// reserve in the window: its page never moves again until the
-    /// allocation is freed (mem-pools' raw-out rule).
-    fn pin_raw(&mut self, binding: ManagedMemoryBinding) -> Result<(), IoError>;
+    /// Pin an allocation the graph uses but did not reserve in the window:
+    /// its page does not move while the returned guard lives (mem-pools'
+    /// counted raw pin). The guard is the caller's own — dropping it, on any
+    /// thread, ends that pin and no other, never the owner's
+    /// `get_resource` flag.
+    fn pin_raw(&mut self, binding: ManagedMemoryBinding) -> Result<RawPin, IoError>;
     /// Re-claim exactly the free extent `view` names (page, offset, size)
     /// as a pin handle; `None` (nothing changed) when it is not free.
     fn reclaim_extent(&mut self, view: &StorageHandle) -> Option<ManagedMemoryHandle>;
@@ -76,8 +78,8 @@ impl<S: ComputeStorage> CapturePool for MemoryManagement<S> {
     fn view(&mut self, binding: ManagedMemoryBinding) -> Result<StorageHandle, IoError> {
         self.get_storage(binding)
     }
-    fn pin_raw(&mut self, binding: ManagedMemoryBinding) -> Result<(), IoError> {
-        self.get_resource(binding, None, None).map(drop)
+    fn pin_raw(&mut self, binding: ManagedMemoryBinding) -> Result<RawPin, IoError> {
+        self.raw_pin(binding)
     }
     fn reclaim_extent(&mut self, view: &StorageHandle) -> Option<ManagedMemoryHandle> {
         MemoryManagement::reclaim_extent(self, view)
