@@ -71,9 +71,11 @@ impl Core {
             }
         };
         if matches!(kind, PoolKind::Sliced { .. }) && self.slices[slice].size > cap {
+            // Split takes the slice out of the index itself.
             self.split(slice, cap)?;
+        } else {
+            self.index_remove(pool, slice);
         }
-        self.index_remove(pool, slice);
         self.occupy(slice, size, owner);
         Ok(slice)
     }
@@ -191,12 +193,16 @@ impl Core {
         }
         let mut slice = slice;
         if matches!(self.pool(pool).kind, PoolKind::Sliced { .. }) {
+            // `slice` is live, so never indexed: only the free neighbour
+            // leaves the index.
             let next = self.slices[slice].next;
             if next != NIL && self.slices[next].indexed {
+                self.index_remove(pool, next);
                 self.merge_into(slice, next);
             }
             let prev = self.slices[slice].prev;
             if prev != NIL && self.slices[prev].indexed {
+                self.index_remove(pool, prev);
                 self.merge_into(prev, slice);
                 slice = prev;
             }
@@ -204,11 +210,10 @@ impl Core {
         self.index_insert(pool, slice);
     }
 
-    /// Absorb `right` (free) into its left neighbour `left`.
+    /// Absorb `right` into its left neighbour `left`; neither is indexed
+    /// (the caller took the free one out).
     fn merge_into(&mut self, left: u32, right: u32) {
-        let pool = self.pages[self.slices[left].page].pool;
-        self.index_remove(pool, left);
-        self.index_remove(pool, right);
+        debug_assert!(!self.slices[left].indexed && !self.slices[right].indexed);
         let (size, next) = (self.slices[right].size, self.slices[right].next);
         self.slices[left].size += size;
         self.slices[left].next = next;
