@@ -3,13 +3,12 @@
 
 mod common;
 
-use common::pass::{capture_pass, pass, replay_read};
+use common::fixtures::assert_restored;
+use common::pass::{capture_once, pass, replay_read};
 use common::*;
 use mem_capture::{
-    Capture, CaptureError, CapturePool, CaptureStage, CaptureStreams, GraphBackend, HostGraph,
-    HostGraphBackend, HostRecorder,
+    Capture, CaptureError, CapturePool, GraphBackend, HostGraph, HostGraphBackend, HostRecorder,
 };
-use mem_pools::{CaptureState, MemoryAllocationMode};
 
 /// The host backend, refusing `begin_capture` or `end_capture` on demand.
 #[derive(Default)]
@@ -61,17 +60,6 @@ impl GraphBackend for Refusing {
     }
 }
 
-fn assert_closed(dev: &mut HostDevice, backend: &Refusing, capture: &Capture, allocs: u64) {
-    assert_eq!(capture.stage(), CaptureStage::Idle);
-    assert!(!dev.flag.is_recording());
-    assert!(!backend.is_capturing());
-    for pool in dev.capture_pools() {
-        assert_eq!(pool.capture_state(), CaptureState::default());
-        assert_eq!(pool.effective_mode(), MemoryAllocationMode::Auto);
-    }
-    assert_eq!(dev.streams[0].memory_usage().number_allocs, allocs);
-}
-
 #[test]
 fn a_refused_begin_aborts_the_capture_and_restores_everything() {
     let mut dev = HostDevice::new(1, 1);
@@ -85,7 +73,7 @@ fn a_refused_begin_aborts_the_capture_and_restores_everything() {
     drop(pass(&mut dev, &inp, KIB, 1, None).unwrap());
     let err = capture.begin(&mut dev, &mut backend).unwrap_err();
     assert_eq!(err, refused("begin capture"));
-    assert_closed(&mut dev, &backend, &capture, 1);
+    assert_restored(&mut dev, &backend, &capture, 1);
 }
 
 #[test]
@@ -104,7 +92,7 @@ fn a_refused_end_aborts_the_capture_and_restores_everything() {
     drop(pass(&mut dev, &inp, KIB, 1, Some(rec)).unwrap());
     let err = capture.end(&mut dev, &mut backend).unwrap_err();
     assert_eq!(err, refused("end capture"));
-    assert_closed(&mut dev, &backend, &capture, 1);
+    assert_restored(&mut dev, &backend, &capture, 1);
 }
 
 #[test]
@@ -115,7 +103,7 @@ fn a_refused_sharing_capture_gives_the_lent_memory_back_to_its_graph() {
     dev.streams[0]
         .write(inp.binding(), &pattern(4, KIB as usize))
         .unwrap();
-    let (g1, o1) = capture_pass(&mut Capture::new(), &mut dev, &mut host, &inp, KIB, 1).unwrap();
+    let (g1, o1) = capture_once(&mut dev, &mut host, &inp, KIB, 1).unwrap();
     let mut backend = Refusing {
         refuse_end: true,
         ..Refusing::default()
@@ -151,7 +139,7 @@ fn a_sharing_capture_aborted_after_warmup_pins_the_lent_temporary_back_in_place(
     dev.streams[0]
         .write(inp.binding(), &pattern(4, KIB as usize))
         .unwrap();
-    let (g1, o1) = capture_pass(&mut Capture::new(), &mut dev, &mut host, &inp, KIB, 1).unwrap();
+    let (g1, o1) = capture_once(&mut dev, &mut host, &inp, KIB, 1).unwrap();
     let mut capture = Capture::sharing(g1.graph_pool());
     capture.prepare(&mut dev).unwrap();
     // The warmup frees everything it reserved: the lent slice is free when

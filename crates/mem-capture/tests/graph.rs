@@ -2,31 +2,15 @@
 
 mod common;
 
-use common::pass::{capture_pass, replay_read};
+use common::fixtures::device_with_input;
+use common::pass::{capture_once, capture_pass, replay_read};
 use common::*;
-use mem_capture::{Capture, CaptureError, HostGraphBackend};
-
-fn setup() -> (HostDevice, HostGraphBackend, mem_pools::ManagedMemoryHandle) {
-    let mut dev = HostDevice::new(1, 1);
-    let inp = dev.streams[0].reserve(4 * KIB).unwrap();
-    dev.streams[0]
-        .write(inp.binding(), &pattern(2, 4 * KIB as usize))
-        .unwrap();
-    (dev, HostGraphBackend::new(), inp)
-}
+use mem_capture::{Capture, CaptureError};
 
 #[test]
 fn a_host_graph_records_without_executing_and_replays_on_demand() {
-    let (mut dev, mut backend, inp) = setup();
-    let (graph, out) = capture_pass(
-        &mut Capture::new(),
-        &mut dev,
-        &mut backend,
-        &inp,
-        4 * KIB,
-        1,
-    )
-    .unwrap();
+    let (mut dev, mut backend, inp) = device_with_input(4 * KIB, 2);
+    let (graph, out) = capture_once(&mut dev, &mut backend, &inp, 4 * KIB, 1).unwrap();
     assert_eq!(graph.backend_graph().ops().len(), 2);
     assert_eq!(
         read(&mut dev.streams[0], &out, 8),
@@ -45,16 +29,8 @@ fn a_host_graph_records_without_executing_and_replays_on_demand() {
 
 #[test]
 fn graph_memory_cannot_be_rebound_or_moved_while_the_graph_lives() {
-    let (mut dev, mut backend, inp) = setup();
-    let (graph, out) = capture_pass(
-        &mut Capture::new(),
-        &mut dev,
-        &mut backend,
-        &inp,
-        4 * KIB,
-        1,
-    )
-    .unwrap();
+    let (mut dev, mut backend, inp) = device_with_input(4 * KIB, 2);
+    let (graph, out) = capture_once(&mut dev, &mut backend, &inp, 4 * KIB, 1).unwrap();
     // Handing the output's handle new memory would strand the graph: refused.
     let fresh = dev.streams[0].reserve(4 * KIB).unwrap();
     let err = dev.streams[0].bind(fresh, out.clone(), 1).unwrap_err();
@@ -75,7 +51,7 @@ fn graph_memory_cannot_be_rebound_or_moved_while_the_graph_lives() {
 
 #[test]
 fn the_graph_refuses_to_replay_after_an_outside_buffer_it_uses_was_freed() {
-    let (mut dev, mut backend, inp) = setup();
+    let (mut dev, mut backend, inp) = device_with_input(4 * KIB, 2);
     let mut capture = Capture::new();
     capture.uses(0, inp.binding()).unwrap();
     let (graph, _out) =
@@ -92,7 +68,7 @@ fn the_graph_refuses_to_replay_after_an_outside_buffer_it_uses_was_freed() {
 
 #[test]
 fn declaring_an_outside_buffer_after_sealing_is_refused() {
-    let (mut dev, mut backend, inp) = setup();
+    let (mut dev, mut backend, inp) = device_with_input(4 * KIB, 2);
     let mut capture = Capture::new();
     let (_graph, _out) =
         capture_pass(&mut capture, &mut dev, &mut backend, &inp, 4 * KIB, 1).unwrap();
@@ -105,7 +81,7 @@ fn declaring_an_outside_buffer_after_sealing_is_refused() {
 
 #[test]
 fn an_outside_buffer_in_a_pool_the_streams_lack_aborts_the_capture() {
-    let (mut dev, mut backend, inp) = setup();
+    let (mut dev, mut backend, inp) = device_with_input(4 * KIB, 2);
     let mut capture = Capture::new();
     capture.uses(3, inp.binding()).unwrap();
     let err = capture_pass(&mut capture, &mut dev, &mut backend, &inp, 4 * KIB, 1).unwrap_err();
@@ -116,16 +92,8 @@ fn an_outside_buffer_in_a_pool_the_streams_lack_aborts_the_capture() {
 
 #[test]
 fn streams_offering_other_pools_cannot_replay_the_graph() {
-    let (mut dev, mut backend, inp) = setup();
-    let (graph, _out) = capture_pass(
-        &mut Capture::new(),
-        &mut dev,
-        &mut backend,
-        &inp,
-        4 * KIB,
-        1,
-    )
-    .unwrap();
+    let (mut dev, mut backend, inp) = device_with_input(4 * KIB, 2);
+    let (graph, _out) = capture_once(&mut dev, &mut backend, &inp, 4 * KIB, 1).unwrap();
     let mut other = HostDevice::new(2, 2);
     let err = graph.replay(&mut backend, &mut other).unwrap_err();
     assert_eq!(

@@ -3,31 +3,15 @@
 
 mod common;
 
-use common::pass::capture_pass;
+use common::fixtures::device_with_input;
+use common::pass::capture_once;
 use common::*;
-use mem_capture::{Capture, CaptureError, CaptureStage, GraphBackend, HostGraphBackend};
-
-fn setup() -> (HostDevice, HostGraphBackend, mem_pools::ManagedMemoryHandle) {
-    let mut dev = HostDevice::new(1, 1);
-    let inp = dev.streams[0].reserve(4 * KIB).unwrap();
-    dev.streams[0]
-        .write(inp.binding(), &pattern(2, 4 * KIB as usize))
-        .unwrap();
-    (dev, HostGraphBackend::new(), inp)
-}
+use mem_capture::{Capture, CaptureError, CaptureStage, GraphBackend};
 
 #[test]
 fn replaying_while_the_backend_captures_is_refused() {
-    let (mut dev, mut backend, inp) = setup();
-    let (graph, _out) = capture_pass(
-        &mut Capture::new(),
-        &mut dev,
-        &mut backend,
-        &inp,
-        4 * KIB,
-        1,
-    )
-    .unwrap();
+    let (mut dev, mut backend, inp) = device_with_input(4 * KIB, 2);
+    let (graph, _out) = capture_once(&mut dev, &mut backend, &inp, 4 * KIB, 1).unwrap();
     backend.begin_capture().unwrap();
     assert_eq!(
         graph.replay(&mut backend, &mut dev),
@@ -40,7 +24,7 @@ fn replaying_while_the_backend_captures_is_refused() {
 
 #[test]
 fn recording_outside_a_capture_is_refused() {
-    let (mut dev, mut backend, inp) = setup();
+    let (mut dev, mut backend, inp) = device_with_input(4 * KIB, 2);
     let view = dev.streams[0].get_storage(inp.binding()).unwrap();
     assert_eq!(
         backend.recorder().fill(0, view, 1),
@@ -62,7 +46,7 @@ fn recording_outside_a_capture_is_refused() {
 
 #[test]
 fn a_write_longer_than_its_view_and_a_copy_between_sizes_are_refused() {
-    let (mut dev, mut backend, inp) = setup();
+    let (mut dev, mut backend, inp) = device_with_input(4 * KIB, 2);
     let view = dev.streams[0].get_storage(inp.binding()).unwrap();
     let half = view.narrow(None, Some(2 * KIB)).unwrap();
     backend.begin_capture().unwrap();
@@ -88,7 +72,7 @@ fn a_write_longer_than_its_view_and_a_copy_between_sizes_are_refused() {
 
 #[test]
 fn a_graph_naming_a_pool_the_streams_lack_changes_no_byte() {
-    let (mut dev, mut backend, inp) = setup();
+    let (mut dev, mut backend, inp) = device_with_input(4 * KIB, 2);
     let view = dev.streams[0].get_storage(inp.binding()).unwrap();
     let mut capture = Capture::new();
     let graph = capture
@@ -136,7 +120,7 @@ fn the_recording_flag_counts_streams_and_never_goes_below_zero() {
 
 #[test]
 fn a_step_refusing_inside_run_leaves_nothing_open() {
-    let (mut dev, mut backend, _inp) = setup();
+    let (mut dev, mut backend, _inp) = device_with_input(4 * KIB, 2);
     backend.begin_capture().unwrap(); // someone else records on this backend
     let err = Capture::new()
         .run(&mut dev, &mut backend, |_| Ok(()), |_, _| Ok(()))
@@ -154,7 +138,7 @@ fn a_step_refusing_inside_run_leaves_nothing_open() {
 #[test]
 fn a_pass_panicking_inside_run_leaves_nothing_open() {
     for panic_in_warmup in [true, false] {
-        let (mut dev, mut backend, _inp) = setup();
+        let (mut dev, mut backend, _inp) = device_with_input(4 * KIB, 2);
         let mut capture = Capture::new();
         let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             capture.run(

@@ -1,21 +1,15 @@
 //! Outside buffers (`Capture::uses`): each graph holds its own raw pin on
 //! them, so the page stays put exactly while some graph — or the owner's
-//! `get_resource` — still pins it, and moves again once none does.
+//! `get_resource` — still pins it, and moves again once none does; a
+//! capture that fails at `end` pins nothing.
 
 mod common;
 
+use common::fixtures::{expected, input};
+use common::pass::{capture_pass, replay_read};
 use common::*;
 use mem_capture::{Capture, CapturedGraph, HostGraph, HostGraphBackend};
 use mem_pools::ManagedMemoryHandle;
-
-/// A 10 KiB buffer alone on the recording stream's first page.
-fn input(dev: &mut HostDevice) -> ManagedMemoryHandle {
-    let mm = &mut dev.streams[0];
-    let h = mm.reserve(10 * KIB).unwrap();
-    mm.write(h.binding(), &pattern(5, 10 * KIB as usize))
-        .unwrap();
-    h
-}
 
 /// A graph that only uses `inp` (reserves nothing in its window), so the
 /// one thing keeping `inp`'s page in place is the graph's pin on it.
@@ -67,10 +61,56 @@ fn raw_pins(dev: &mut HostDevice, inp: &ManagedMemoryHandle) -> u64 {
 }
 
 #[test]
+fn an_outside_buffer_the_graph_uses_never_moves_while_it_lives() {
+    let mut dev = HostDevice::new(1, 1);
+    let mut backend = HostGraphBackend::new();
+    let inp = input(&mut dev, 10 * KIB, 5);
+    let mut capture = Capture::new();
+    capture.uses(0, inp.binding()).unwrap();
+    let (graph, out) =
+        capture_pass(&mut capture, &mut dev, &mut backend, &inp, 10 * KIB, 9).unwrap();
+    let view = dev.streams[0].get_storage(inp.binding()).unwrap();
+    let _big = dev.streams[0].reserve(100 * KIB).unwrap();
+    assert!(dev.streams[0].has_outdated());
+    assert_eq!(
+        dev.relocate_stream(0),
+        0,
+        "its page is pinned by the raw address"
+    );
+    assert_eq!(dev.streams[0].get_storage(inp.binding()).unwrap(), view);
+    let want = expected(&mut dev, &inp, 9);
+    assert_eq!(
+        replay_read(&graph, &mut dev, &mut backend, &out).unwrap(),
+        want
+    );
+}
+
+#[test]
+fn a_capture_that_fails_at_end_leaves_its_outside_buffers_movable() {
+    let mut dev = HostDevice::new(1, 1);
+    let mut backend = HostGraphBackend::new();
+    let inp = input(&mut dev, 10 * KIB, 5);
+    let mut capture = Capture::new();
+    capture.uses(0, inp.binding()).unwrap();
+    capture.uses(3, inp.binding()).unwrap(); // no pool 3: `end` fails
+    assert!(capture_pass(&mut capture, &mut dev, &mut backend, &inp, 10 * KIB, 9).is_err());
+    let _big = dev.streams[0].reserve(100 * KIB).unwrap();
+    assert!(dev.streams[0].has_outdated());
+    assert!(
+        dev.relocate_stream(0) > 0,
+        "no graph uses the buffer, so nothing pins its page"
+    );
+    assert_eq!(
+        read(&mut dev.streams[0], &inp, 10 * KIB as usize),
+        pattern(5, 10 * KIB as usize)
+    );
+}
+
+#[test]
 fn a_dropped_graph_leaves_its_outside_buffer_movable() {
     let mut dev = HostDevice::new(1, 1);
     let mut backend = HostGraphBackend::new();
-    let inp = input(&mut dev);
+    let inp = input(&mut dev, 10 * KIB, 5);
     let graph = graph_using(&mut dev, &mut backend, &inp);
     let _big = outdate(&mut dev);
     assert_eq!(raw_pins(&mut dev, &inp), 1);
@@ -84,7 +124,7 @@ fn a_dropped_graph_leaves_its_outside_buffer_movable() {
 fn an_outside_buffer_stays_in_place_while_another_graph_still_uses_it() {
     let mut dev = HostDevice::new(1, 1);
     let mut backend = HostGraphBackend::new();
-    let inp = input(&mut dev);
+    let inp = input(&mut dev, 10 * KIB, 5);
     let first = graph_using(&mut dev, &mut backend, &inp);
     let second = graph_using(&mut dev, &mut backend, &inp);
     let _big = outdate(&mut dev);
@@ -105,7 +145,7 @@ fn an_outside_buffer_stays_in_place_while_another_graph_still_uses_it() {
 fn the_owners_raw_address_and_a_graphs_pin_each_keep_the_page_in_place() {
     let mut dev = HostDevice::new(1, 1);
     let mut backend = HostGraphBackend::new();
-    let inp = input(&mut dev);
+    let inp = input(&mut dev, 10 * KIB, 5);
     take_raw_address(&mut dev, &inp);
     let graph = graph_using(&mut dev, &mut backend, &inp);
     let _big = outdate(&mut dev);
@@ -135,7 +175,7 @@ fn the_owners_raw_address_and_a_graphs_pin_each_keep_the_page_in_place() {
 fn a_graph_dropped_on_another_thread_releases_its_outside_pin() {
     let mut dev = HostDevice::new(1, 1);
     let mut backend = HostGraphBackend::new();
-    let inp = input(&mut dev);
+    let inp = input(&mut dev, 10 * KIB, 5);
     let graph = graph_using(&mut dev, &mut backend, &inp);
     let _big = outdate(&mut dev);
     std::thread::spawn(move || drop(graph)).join().unwrap();
@@ -146,7 +186,7 @@ fn a_graph_dropped_on_another_thread_releases_its_outside_pin() {
 fn binding_over_an_outside_buffer_is_refused_until_the_graph_using_it_drops() {
     let mut dev = HostDevice::new(1, 1);
     let mut backend = HostGraphBackend::new();
-    let inp = input(&mut dev);
+    let inp = input(&mut dev, 10 * KIB, 5);
     let graph = graph_using(&mut dev, &mut backend, &inp);
     let reserved = dev.streams[0].reserve(10 * KIB).unwrap();
     let refused = dev.streams[0]

@@ -3,44 +3,10 @@
 
 mod common;
 
+use common::fixtures::{assert_restored, expected, input};
 use common::pass::{pass, replay_read};
 use common::*;
-use mem_capture::{
-    Capture, CaptureError, CaptureStage, CaptureStreams, GraphBackend, HostGraphBackend,
-};
-use mem_pools::{CaptureState, MemoryAllocationMode};
-
-fn input(dev: &mut HostDevice, size: u64, seed: u64) -> mem_pools::ManagedMemoryHandle {
-    let mm = &mut dev.streams[0];
-    let h = mm.reserve(size).unwrap();
-    mm.write(h.binding(), &pattern(seed, size as usize))
-        .unwrap();
-    h
-}
-
-fn expected(dev: &mut HostDevice, input: &mem_pools::ManagedMemoryHandle, seed: u8) -> Vec<u8> {
-    let size = input.size() as usize;
-    read(&mut dev.streams[0], input, size)
-        .iter()
-        .map(|b| b.wrapping_add(seed))
-        .collect()
-}
-
-fn assert_restored(
-    dev: &mut HostDevice,
-    backend: &HostGraphBackend,
-    allocs: u64,
-    capture: &Capture,
-) {
-    assert_eq!(capture.stage(), CaptureStage::Idle);
-    assert!(!dev.flag.is_recording());
-    assert!(!backend.is_capturing());
-    for pool in dev.capture_pools() {
-        assert_eq!(pool.capture_state(), CaptureState::default());
-        assert_eq!(pool.effective_mode(), MemoryAllocationMode::Auto);
-    }
-    assert_eq!(dev.streams[0].memory_usage().number_allocs, allocs);
-}
+use mem_capture::{Capture, CaptureError, HostGraphBackend};
 
 #[test]
 fn priming_leaves_the_working_set_not_the_transient_peak() {
@@ -128,7 +94,7 @@ fn an_allocation_the_window_cannot_serve_names_the_size_and_says_lengthen_the_wa
         "{err}"
     );
     assert!(err.to_string().contains("lengthen the warmup"), "{err}");
-    assert_restored(&mut dev, &backend, 0, &capture);
+    assert_restored(&mut dev, &backend, &capture, 0);
 }
 
 #[test]

@@ -3,44 +3,10 @@
 
 mod common;
 
-use common::pass::{capture_pass, pass, replay_read};
+use common::fixtures::{assert_restored, expected, input};
+use common::pass::{capture_once, capture_pass, pass, replay_read};
 use common::*;
-use mem_capture::{
-    Capture, CaptureError, CaptureStage, CaptureStreams, GraphBackend, HostGraphBackend,
-};
-use mem_pools::{CaptureState, MemoryAllocationMode};
-
-fn input(dev: &mut HostDevice, size: u64, seed: u64) -> mem_pools::ManagedMemoryHandle {
-    let mm = &mut dev.streams[0];
-    let h = mm.reserve(size).unwrap();
-    mm.write(h.binding(), &pattern(seed, size as usize))
-        .unwrap();
-    h
-}
-
-fn expected(dev: &mut HostDevice, input: &mem_pools::ManagedMemoryHandle, seed: u8) -> Vec<u8> {
-    let size = input.size() as usize;
-    read(&mut dev.streams[0], input, size)
-        .iter()
-        .map(|b| b.wrapping_add(seed))
-        .collect()
-}
-
-fn assert_restored(
-    dev: &mut HostDevice,
-    backend: &HostGraphBackend,
-    allocs: u64,
-    capture: &Capture,
-) {
-    assert_eq!(capture.stage(), CaptureStage::Idle);
-    assert!(!dev.flag.is_recording());
-    assert!(!backend.is_capturing());
-    for pool in dev.capture_pools() {
-        assert_eq!(pool.capture_state(), CaptureState::default());
-        assert_eq!(pool.effective_mode(), MemoryAllocationMode::Auto);
-    }
-    assert_eq!(dev.streams[0].memory_usage().number_allocs, allocs);
-}
+use mem_capture::{Capture, CaptureError, CaptureStage, HostGraphBackend};
 
 #[test]
 fn prepare_relocates_every_streams_outdated_memory_first() {
@@ -53,15 +19,7 @@ fn prepare_relocates_every_streams_outdated_memory_first() {
     let _big = dev.streams[1].reserve(100 * KIB).unwrap();
     assert!(dev.streams[1].has_outdated());
     let inp = input(&mut dev, 4 * KIB, 1);
-    capture_pass(
-        &mut Capture::new(),
-        &mut dev,
-        &mut backend,
-        &inp,
-        4 * KIB,
-        2,
-    )
-    .unwrap();
+    capture_once(&mut dev, &mut backend, &inp, 4 * KIB, 2).unwrap();
     assert_eq!(dev.relocations, 1);
     assert!(
         !dev.streams[1].has_outdated(),
@@ -136,7 +94,7 @@ fn abort_restores_everything() {
     let kept = pass(&mut dev, &inp, 4 * KIB, 2, None).unwrap();
     drop(kept);
     capture.abort(&mut dev, &mut backend);
-    assert_restored(&mut dev, &backend, allocs, &capture);
+    assert_restored(&mut dev, &backend, &capture, allocs);
     // From recording.
     capture.prepare(&mut dev).unwrap();
     pass(&mut dev, &inp, 4 * KIB, 2, None).unwrap();
@@ -144,7 +102,7 @@ fn abort_restores_everything() {
     let rec = capture.recorder(&mut backend).unwrap();
     drop(pass(&mut dev, &inp, 4 * KIB, 2, Some(rec)).unwrap());
     capture.abort(&mut dev, &mut backend);
-    assert_restored(&mut dev, &backend, allocs, &capture);
+    assert_restored(&mut dev, &backend, &capture, allocs);
     // The capture is reusable and works.
     let (graph, out) =
         capture_pass(&mut capture, &mut dev, &mut backend, &inp, 4 * KIB, 2).unwrap();

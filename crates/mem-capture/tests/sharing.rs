@@ -5,21 +5,12 @@
 
 mod common;
 
-use common::pass::{capture_pass, replay_read};
+use common::fixtures::device_with_input;
+use common::pass::{capture_once, capture_pass, replay_read};
 use common::*;
-use mem_capture::{Capture, CaptureError, GraphPool, HostGraphBackend};
-use mem_pools::ManagedMemoryHandle;
+use mem_capture::{Capture, CaptureError, GraphPool};
 
 const S: u64 = 4 * KIB;
-
-fn setup() -> (HostDevice, HostGraphBackend, ManagedMemoryHandle) {
-    let mut dev = HostDevice::new(1, 1);
-    let inp = dev.streams[0].reserve(S).unwrap();
-    dev.streams[0]
-        .write(inp.binding(), &pattern(6, S as usize))
-        .unwrap();
-    (dev, HostGraphBackend::new(), inp)
-}
 
 fn plus(seed: u8) -> Vec<u8> {
     pattern(6, S as usize)
@@ -30,8 +21,8 @@ fn plus(seed: u8) -> Vec<u8> {
 
 /// Storage allocations made while capturing the second of two passes.
 fn second_capture_allocs(share: bool) -> u64 {
-    let (mut dev, mut backend, inp) = setup();
-    let (g1, _o1) = capture_pass(&mut Capture::new(), &mut dev, &mut backend, &inp, S, 1).unwrap();
+    let (mut dev, mut backend, inp) = device_with_input(S, 6);
+    let (g1, _o1) = capture_once(&mut dev, &mut backend, &inp, S, 1).unwrap();
     let before = dev.device_allocs();
     let mut capture = if share {
         Capture::sharing(g1.graph_pool())
@@ -58,8 +49,8 @@ fn a_graph_sharing_a_pool_reuses_the_first_graphs_temporaries() {
 
 #[test]
 fn graphs_of_a_shared_pool_each_read_right_when_read_after_their_own_replay() {
-    let (mut dev, mut backend, inp) = setup();
-    let (g1, o1) = capture_pass(&mut Capture::new(), &mut dev, &mut backend, &inp, S, 1).unwrap();
+    let (mut dev, mut backend, inp) = device_with_input(S, 6);
+    let (g1, o1) = capture_once(&mut dev, &mut backend, &inp, S, 1).unwrap();
     let mut capture = Capture::sharing(g1.graph_pool());
     let (g2, o2) = capture_pass(&mut capture, &mut dev, &mut backend, &inp, S, 2).unwrap();
     for _ in 0..2 {
@@ -76,8 +67,8 @@ fn graphs_of_a_shared_pool_each_read_right_when_read_after_their_own_replay() {
 
 #[test]
 fn replaying_an_earlier_graph_overwrites_a_later_graphs_output_in_its_temporary() {
-    let (mut dev, mut backend, inp) = setup();
-    let (g1, _o1) = capture_pass(&mut Capture::new(), &mut dev, &mut backend, &inp, S, 1).unwrap();
+    let (mut dev, mut backend, inp) = device_with_input(S, 6);
+    let (g1, _o1) = capture_once(&mut dev, &mut backend, &inp, S, 1).unwrap();
     // The second graph's only buffer lands on the first graph's temporary.
     let mut out = None;
     let mut capture = Capture::sharing(g1.graph_pool());
@@ -109,8 +100,8 @@ fn replaying_an_earlier_graph_overwrites_a_later_graphs_output_in_its_temporary(
 
 #[test]
 fn a_lent_temporary_the_new_graph_did_not_take_is_pinned_again() {
-    let (mut dev, mut backend, inp) = setup();
-    let (g1, o1) = capture_pass(&mut Capture::new(), &mut dev, &mut backend, &inp, S, 1).unwrap();
+    let (mut dev, mut backend, inp) = device_with_input(S, 6);
+    let (g1, o1) = capture_once(&mut dev, &mut backend, &inp, S, 1).unwrap();
     let big = dev.streams[0].reserve(2 * S).unwrap();
     dev.streams[0]
         .write(big.binding(), &pattern(6, 2 * S as usize))
@@ -132,8 +123,8 @@ fn a_lent_temporary_the_new_graph_did_not_take_is_pinned_again() {
 
 #[test]
 fn aborting_a_sharing_capture_pins_the_lent_temporaries_again() {
-    let (mut dev, mut backend, inp) = setup();
-    let (g1, o1) = capture_pass(&mut Capture::new(), &mut dev, &mut backend, &inp, S, 1).unwrap();
+    let (mut dev, mut backend, inp) = device_with_input(S, 6);
+    let (g1, o1) = capture_once(&mut dev, &mut backend, &inp, S, 1).unwrap();
     let mut capture = Capture::sharing(g1.graph_pool());
     capture.prepare(&mut dev).unwrap();
     assert_eq!(
@@ -152,8 +143,8 @@ fn aborting_a_sharing_capture_pins_the_lent_temporaries_again() {
 
 #[test]
 fn a_lent_temporary_kept_by_someone_else_invalidates_the_graph_that_used_it() {
-    let (mut dev, mut backend, inp) = setup();
-    let (g1, _o1) = capture_pass(&mut Capture::new(), &mut dev, &mut backend, &inp, S, 1).unwrap();
+    let (mut dev, mut backend, inp) = device_with_input(S, 6);
+    let (g1, _o1) = capture_once(&mut dev, &mut backend, &inp, S, 1).unwrap();
     let mut capture = Capture::sharing(g1.graph_pool());
     capture.prepare(&mut dev).unwrap();
     let kept = dev.streams[0].reserve(S).unwrap(); // takes the lent slice
@@ -169,8 +160,8 @@ fn a_lent_temporary_kept_by_someone_else_invalidates_the_graph_that_used_it() {
 
 #[test]
 fn dropping_one_graph_of_a_shared_pool_keeps_what_the_other_uses() {
-    let (mut dev, mut backend, inp) = setup();
-    let (g1, o1) = capture_pass(&mut Capture::new(), &mut dev, &mut backend, &inp, S, 1).unwrap();
+    let (mut dev, mut backend, inp) = device_with_input(S, 6);
+    let (g1, o1) = capture_once(&mut dev, &mut backend, &inp, S, 1).unwrap();
     let pool: GraphPool = g1.graph_pool().clone();
     let mut capture = Capture::sharing(&pool);
     let (g2, o2) = capture_pass(&mut capture, &mut dev, &mut backend, &inp, S, 2).unwrap();
@@ -194,8 +185,8 @@ fn dropping_one_graph_of_a_shared_pool_keeps_what_the_other_uses() {
 
 #[test]
 fn sharing_a_pool_across_streams_with_other_pools_is_refused() {
-    let (mut dev, mut backend, inp) = setup();
-    let (g1, _o1) = capture_pass(&mut Capture::new(), &mut dev, &mut backend, &inp, S, 1).unwrap();
+    let (mut dev, mut backend, inp) = device_with_input(S, 6);
+    let (g1, _o1) = capture_once(&mut dev, &mut backend, &inp, S, 1).unwrap();
     let mut other = HostDevice::new(2, 2);
     let mut capture = Capture::sharing(g1.graph_pool());
     let err = capture.prepare(&mut other).unwrap_err();

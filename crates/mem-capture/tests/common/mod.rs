@@ -142,6 +142,7 @@ pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
         .collect()
 }
 
+pub mod fixtures;
 pub mod pass;
 
 pub fn read(mm: &mut Pool, handle: &ManagedMemoryHandle, len: usize) -> Vec<u8> {

@@ -63,6 +63,17 @@ pub fn capture_pass(
     Ok((graph, out))
 }
 
+/// [`capture_pass`] with a capture of its own (not sharing a graph pool).
+pub fn capture_once(
+    dev: &mut HostDevice,
+    backend: &mut HostGraphBackend,
+    input: &ManagedMemoryHandle,
+    size: u64,
+    seed: u8,
+) -> Result<(CapturedGraph<HostGraph>, ManagedMemoryHandle), CaptureError> {
+    capture_pass(&mut Capture::new(), dev, backend, input, size, seed)
+}
+
 /// Replay and read `out`.
 pub fn replay_read(
     graph: &CapturedGraph<HostGraph>,
