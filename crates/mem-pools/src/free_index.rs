@@ -56,22 +56,24 @@ impl FreeIndex {
         }
     }
 
-    fn head_mut(&mut self, size: u64) -> &mut u32 {
-        match self {
-            Self::Segregated { heads, .. } => {
-                let (fl, sl) = class(size);
-                &mut heads[fl][sl]
-            }
-            Self::Exact { heads } => heads.entry(size).or_insert(NIL),
-        }
-    }
-
     /// Put a free slice into the index.
     pub(crate) fn insert(&mut self, slices: &mut Arena<SliceNode>, index: u32) {
         let size = slices[index].size;
-        let head = self.head_mut(size);
-        let old = *head;
-        *head = index;
+        // One dispatch and one class computation for the bitmaps and the head.
+        let head = match self {
+            Self::Segregated {
+                fl_bitmap,
+                sl_bitmaps,
+                heads,
+            } => {
+                let (fl, sl) = class(size);
+                *fl_bitmap |= 1 << fl;
+                sl_bitmaps[fl] |= 1 << sl;
+                &mut heads[fl][sl]
+            }
+            Self::Exact { heads } => heads.entry(size).or_insert(NIL),
+        };
+        let old = std::mem::replace(head, index);
         if old != NIL {
             slices[old].free_prev = index;
         }
@@ -79,16 +81,6 @@ impl FreeIndex {
         node.free_prev = NIL;
         node.free_next = old;
         node.indexed = true;
-        if let Self::Segregated {
-            fl_bitmap,
-            sl_bitmaps,
-            ..
-        } = self
-        {
-            let (fl, sl) = class(size);
-            *fl_bitmap |= 1 << fl;
-            sl_bitmaps[fl] |= 1 << sl;
-        }
     }
 
     /// Take a free slice out of the index.
@@ -108,23 +100,28 @@ impl FreeIndex {
             slices[prev].free_next = next;
             return;
         }
-        *self.head_mut(size) = next;
         match self {
             Self::Segregated {
                 fl_bitmap,
                 sl_bitmaps,
-                ..
-            } if next == NIL => {
+                heads,
+            } => {
                 let (fl, sl) = class(size);
-                sl_bitmaps[fl] &= !(1 << sl);
-                if sl_bitmaps[fl] == 0 {
-                    *fl_bitmap &= !(1 << fl);
+                heads[fl][sl] = next;
+                if next == NIL {
+                    sl_bitmaps[fl] &= !(1 << sl);
+                    if sl_bitmaps[fl] == 0 {
+                        *fl_bitmap &= !(1 << fl);
+                    }
                 }
             }
-            Self::Exact { heads } if next == NIL => {
-                heads.remove(&size);
+            Self::Exact { heads } => {
+                if next == NIL {
+                    heads.remove(&size);
+                } else {
+                    heads.insert(size, next);
+                }
             }
-            _ => {}
         }
     }
 
