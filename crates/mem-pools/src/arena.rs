@@ -48,6 +48,28 @@ pub(crate) struct SliceNode {
 }
 
 impl SliceNode {
+    /// A free, unlinked, unindexed slice of `size` bytes at `offset` of
+    /// `page`: the one place a new field gets its starting value.
+    pub(crate) fn free(page: u32, offset: u64, size: u64) -> Self {
+        SliceNode {
+            page,
+            offset,
+            size,
+            requested: 0,
+            prev: NIL,
+            next: NIL,
+            free_prev: NIL,
+            free_next: NIL,
+            owner: NIL,
+            cursor: 0,
+            raw_out: false,
+            raw_pins: 0,
+            pins: 0,
+            quarantined: false,
+            indexed: false,
+        }
+    }
+
     pub(crate) fn is_free(&self) -> bool {
         self.owner == NIL
     }

@@ -85,21 +85,9 @@ impl Core {
     pub(crate) fn split(&mut self, slice: u32, cap: u64) -> Result<(), IoError> {
         let node = &self.slices[slice];
         let rest = SliceNode {
-            page: node.page,
-            offset: node.offset + cap,
-            size: node.size - cap,
-            requested: 0,
             prev: slice,
             next: node.next,
-            free_prev: NIL,
-            free_next: NIL,
-            owner: NIL,
-            cursor: 0,
-            raw_out: false,
-            raw_pins: 0,
-            pins: 0,
-            quarantined: false,
-            indexed: false,
+            ..SliceNode::free(node.page, node.offset + cap, node.size - cap)
         };
         let next = node.next;
         let pool = self.pages[node.page].pool;

@@ -3,23 +3,7 @@
 use super::*;
 
 fn node(size: u64) -> SliceNode {
-    SliceNode {
-        page: 0,
-        offset: 0,
-        size,
-        requested: 0,
-        prev: NIL,
-        next: NIL,
-        free_prev: NIL,
-        free_next: NIL,
-        owner: NIL,
-        cursor: 0,
-        raw_out: false,
-        raw_pins: 0,
-        pins: 0,
-        quarantined: false,
-        indexed: false,
-    }
+    SliceNode::free(0, 0, size)
 }
 
 fn filled(index: &mut FreeIndex, sizes: &[u64]) -> (Arena<SliceNode>, Vec<u32>) {

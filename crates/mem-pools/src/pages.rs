@@ -33,23 +33,7 @@ impl Core {
                 page_size: size,
             });
         }
-        let node = self.slices.insert(SliceNode {
-            page: NIL,
-            offset: 0,
-            size,
-            requested: 0,
-            prev: NIL,
-            next: NIL,
-            free_prev: NIL,
-            free_next: NIL,
-            owner: NIL,
-            cursor: 0,
-            raw_out: false,
-            raw_pins: 0,
-            pins: 0,
-            quarantined: false,
-            indexed: false,
-        })?;
+        let node = self.slices.insert(SliceNode::free(NIL, 0, size))?;
         let handle = if self.lazy {
             None
         } else {
