@@ -6,6 +6,7 @@
 //! [`StorageError::TooBig`] never will, so retry loops must not spin on it.
 
 use crate::id::StorageId;
+use crate::vm::{ChunkId, RangeId};
 
 /// What went wrong in a storage or resource call.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -116,6 +117,140 @@ pub enum StorageError {
         value: u64,
         /// What would have been accepted.
         expected: &'static str,
+    },
+    /// A virtual range id that this backend never issued, or already freed.
+    #[error(
+        "unknown or stale {range} on the {backend} backend: never reserved here or already freed"
+    )]
+    UnknownRange {
+        /// Backend that refused.
+        backend: &'static str,
+        /// The id presented.
+        range: RangeId,
+    },
+    /// A chunk id that this backend never issued, or already released.
+    #[error(
+        "unknown or stale {chunk} on the {backend} backend: never created here or already released"
+    )]
+    UnknownChunk {
+        /// Backend that refused.
+        backend: &'static str,
+        /// The id presented.
+        chunk: ChunkId,
+    },
+    /// A virtual-memory size or offset that is not a multiple of the
+    /// granularity (sizes must also be positive).
+    #[error(
+        "{parameter} {value} on the {backend} backend is not a {} multiple of the granularity {granularity}; \
+         round it up to the granularity",
+        if *parameter == "offset" { "whole" } else { "positive" }
+    )]
+    NotGranular {
+        /// Backend that refused.
+        backend: &'static str,
+        /// Which argument (`"bytes"`, `"offset"`, `"granularity"`).
+        parameter: &'static str,
+        /// The value given.
+        value: u64,
+        /// The unit it must be a multiple of.
+        granularity: u64,
+    },
+    /// A map or unmap that runs past the end of its range.
+    #[error("bytes {offset}..+{bytes} run past the end of {range} of {len} bytes")]
+    OutsideRange {
+        /// The range.
+        range: RangeId,
+        /// First byte asked for, relative to the range.
+        offset: u64,
+        /// Bytes asked for.
+        bytes: u64,
+        /// Bytes the range has.
+        len: u64,
+    },
+    /// A map over part of a range that is already mapped.
+    #[error(
+        "bytes {offset}..+{bytes} of {range} overlap {mapped_chunk}, mapped at offset {mapped_offset}; unmap it first"
+    )]
+    AlreadyMapped {
+        /// The range.
+        range: RangeId,
+        /// First byte asked for, relative to the range.
+        offset: u64,
+        /// Bytes asked for (the chunk's size).
+        bytes: u64,
+        /// Where the mapping in the way starts, relative to the range.
+        mapped_offset: u64,
+        /// The chunk mapped there.
+        mapped_chunk: ChunkId,
+    },
+    /// An unmap of bytes not covered exactly by whole mappings.
+    #[error(
+        "bytes {offset}..+{bytes} of {range} are not covered exactly by whole mappings: none starts at offset {at}, \
+         or the one there runs past the end"
+    )]
+    NotMapped {
+        /// The range.
+        range: RangeId,
+        /// First byte asked for, relative to the range.
+        offset: u64,
+        /// Bytes asked for.
+        bytes: u64,
+        /// The first offset where a whole mapping was expected.
+        at: u64,
+    },
+    /// A chunk that is mapped: it cannot be mapped twice or released.
+    #[error("{chunk} is mapped at offset {offset} of {range}; unmap it first")]
+    ChunkMapped {
+        /// The chunk.
+        chunk: ChunkId,
+        /// The range it is mapped in.
+        range: RangeId,
+        /// Where, relative to the range.
+        offset: u64,
+    },
+    /// A range that still has chunks mapped in it cannot be freed.
+    #[error(
+        "{range} still has {mapped_chunks} chunks ({mapped_bytes} bytes) mapped; unmap them first"
+    )]
+    RangeInUse {
+        /// The range.
+        range: RangeId,
+        /// Chunks mapped in it.
+        mapped_chunks: u64,
+        /// Bytes mapped in it.
+        mapped_bytes: u64,
+    },
+    /// Byte access to addresses that are not mapped (never touched).
+    #[error(
+        "address range {ptr:#x}..+{bytes} on the {backend} backend is not mapped from {first_unmapped:#x} on"
+    )]
+    UnmappedAddress {
+        /// Backend that refused.
+        backend: &'static str,
+        /// First address asked for.
+        ptr: u64,
+        /// Bytes asked for.
+        bytes: u64,
+        /// The first address asked for that has no memory mapped.
+        first_unmapped: u64,
+    },
+    /// No room for a virtual range of this size in the address space.
+    #[error(
+        "no room for a virtual range of {requested} bytes on the {backend} backend; free ranges or reserve less"
+    )]
+    NoAddressSpace {
+        /// Backend that refused.
+        backend: &'static str,
+        /// Bytes asked for.
+        requested: u64,
+    },
+    /// A system call of the host backend failed.
+    #[error("{operation} failed: {}", std::io::Error::from_raw_os_error(*errno))]
+    Os {
+        /// What was being done.
+        operation: &'static str,
+        /// The OS error number (`errno`).
+        errno: i32,
     },
     /// No CUDA driver or device can be used on this machine.
     #[error("CUDA is not available: {reason}")]

@@ -61,6 +61,7 @@ mod simulated;
 mod stats;
 mod storage;
 mod tracking;
+mod vm;
 
 pub use cuda::{CudaAllocMode, CudaEventHandle, CudaResource, DriverPoolStats};
 pub use error::StorageError;
@@ -76,6 +77,10 @@ pub use simulated::SimulatedResource;
 pub use stats::{ResourceStats, StatsResource};
 pub use storage::{ComputeStorage, DeviceView};
 pub use tracking::{LeakReport, Outstanding, TrackingResource};
+pub use vm::{
+    ChunkId, DEFAULT_GRANULARITY, RangeId, SimulatedVirtualMemory, VaRange, VirtualMemory,
+    VirtualMemoryStats,
+};
 
 /// Whether the CUDA driver library can be loaded on this machine.
 ///
