@@ -237,7 +237,7 @@ impl DeviceResource for HostResource {
 }
 
 /// Physical memory of this machine from `/proc/meminfo`, if readable.
-fn physical_memory() -> Option<u64> {
+pub(crate) fn physical_memory() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

@@ -78,8 +78,8 @@ pub use stats::{ResourceStats, StatsResource};
 pub use storage::{ComputeStorage, DeviceView};
 pub use tracking::{LeakReport, Outstanding, TrackingResource};
 pub use vm::{
-    ChunkId, DEFAULT_GRANULARITY, RangeId, SimulatedVirtualMemory, VaRange, VirtualMemory,
-    VirtualMemoryStats,
+    ChunkId, DEFAULT_GRANULARITY, HostVirtualMemory, RangeId, SimulatedVirtualMemory, VaRange,
+    VirtualMemory, VirtualMemoryStats,
 };
 
 /// Whether the CUDA driver library can be loaded on this machine.

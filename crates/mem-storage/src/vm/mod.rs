@@ -19,6 +19,17 @@
 //! is a typed [`StorageError`] that changes nothing.
 
 mod forward;
+#[cfg(target_os = "linux")]
+mod host;
+#[cfg(not(target_os = "linux"))]
+#[path = "host_unsupported.rs"]
+mod host;
+#[cfg(target_os = "linux")]
+mod host_bytes;
+#[cfg(target_os = "linux")]
+mod host_ops;
+#[cfg(target_os = "linux")]
+mod host_sys;
 mod ids;
 mod simulated;
 pub(crate) mod table;
@@ -26,6 +37,7 @@ mod table_map;
 #[cfg(test)]
 mod table_tests;
 
+pub use host::HostVirtualMemory;
 pub use ids::{ChunkId, RangeId, VaRange, VirtualMemoryStats};
 pub use simulated::SimulatedVirtualMemory;
 
