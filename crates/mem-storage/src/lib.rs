@@ -63,7 +63,7 @@ mod storage;
 mod tracking;
 mod vm;
 
-pub use cuda::{CudaAllocMode, CudaEventHandle, CudaResource, DriverPoolStats};
+pub use cuda::{CudaAllocMode, CudaEventHandle, CudaResource, CudaVirtualMemory, DriverPoolStats};
 pub use error::StorageError;
 pub use event_log::{Action, CSV_HEADER, ResourceEvent, write_csv, write_trace};
 pub use fault::FaultInjection;

@@ -6,7 +6,9 @@
 //! and moves bytes with the driver's stream-ordered copies and memsets.
 //! Streams are registered in the resource and named by [`StreamId`]; events
 //! ([`CudaEventHandle`]) order one stream after another, which is what the
-//! relocation engine's copy stream needs.
+//! relocation engine's copy stream needs. [`CudaVirtualMemory`] is the
+//! driver's virtual memory management (reserve, create, map) behind
+//! [`crate::VirtualMemory`].
 //!
 //! Why raw `CUdeviceptr`s and not `CudaSlice`: a `CudaSlice` frees its memory
 //! on drop and carries per-allocation events; pages are owned by the page
@@ -27,10 +29,14 @@ mod pool;
 mod resource;
 mod streams;
 mod transfer;
+mod vm;
+mod vm_driver;
+mod vm_memory;
 
 pub use events::CudaEventHandle;
 pub use pool::DriverPoolStats;
 pub use resource::CudaResource;
+pub use vm::CudaVirtualMemory;
 
 /// How a [`CudaResource`] allocates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -148,7 +148,7 @@ impl CudaResource {
 }
 
 /// Retain the primary context of device `ordinal`, if the driver loads.
-fn open_context(ordinal: usize) -> Result<Arc<CudaContext>, StorageError> {
+pub(crate) fn open_context(ordinal: usize) -> Result<Arc<CudaContext>, StorageError> {
     if !crate::cuda_available() {
         return Err(StorageError::NoDevice {
             reason: "the CUDA driver library (libcuda) cannot be loaded".into(),

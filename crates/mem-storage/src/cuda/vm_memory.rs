@@ -1,0 +1,243 @@
+//! `VirtualMemory` for [`CudaVirtualMemory`]: the table check, then the
+//! driver call, then the table update.
+//!
+//! Costs (the driver's, per call): reserve and free are cheap address-space
+//! bookkeeping; create allocates physical memory (tens of µs to ms for
+//! large chunks); map is `cuMemMap` + `cuMemSetAccess` (µs, plus a page
+//! table update); unmap first waits for the whole device to go idle
+//! (`cuCtxSynchronize`), because `cuMemUnmap` does not order itself after
+//! queued kernels and unmapping memory in use is a device fault. That wait
+//! is why arenas keep unmaps rare. Byte access runs on the context's
+//! default stream and waits for it: it is for tests and small transfers,
+//! not the data path.
+
+use cudarc::driver::{DriverError, result, sys};
+
+use crate::cuda::driver;
+use crate::cuda::resource::BACKEND;
+use crate::cuda::vm::CudaVirtualMemory;
+use crate::cuda::vm_driver as drv;
+use crate::error::StorageError;
+use crate::id::DevicePtr;
+use crate::resource::MemInfo;
+use crate::vm::table::VmTable;
+use crate::vm::{ChunkId, RangeId, VaRange, VirtualMemory, VirtualMemoryStats};
+
+impl CudaVirtualMemory {
+    fn counted<T>(
+        &self,
+        call: impl FnOnce(&mut VmTable) -> Result<T, StorageError>,
+    ) -> Result<T, StorageError> {
+        let mut table = self.lock();
+        let result = self.bind().and_then(|()| call(&mut table));
+        table.counted(result)
+    }
+
+    /// Run a byte transfer on the default stream once `spans` are mapped,
+    /// and wait for it. The table stays locked throughout, so no unmap on
+    /// another thread can come in between.
+    fn transfer(
+        &self,
+        spans: &[(DevicePtr, u64)],
+        what: &'static str,
+        work: impl FnOnce(sys::CUstream) -> Result<(), DriverError>,
+    ) -> Result<(), StorageError> {
+        let table = self.lock();
+        for &(ptr, len) in spans {
+            table.check_access(ptr.0, len)?;
+        }
+        if spans.iter().all(|&(_, len)| len == 0) {
+            return Ok(());
+        }
+        self.bind()?;
+        let stream = self.ctx.default_stream();
+        work(stream.cu_stream()).map_err(driver(what))?;
+        stream.synchronize().map_err(driver(what))
+    }
+}
+
+impl VirtualMemory for CudaVirtualMemory {
+    fn backend(&self) -> &'static str {
+        BACKEND
+    }
+    fn granularity(&self) -> u64 {
+        self.granularity
+    }
+    fn reserve_range(&self, bytes: u64) -> Result<VaRange, StorageError> {
+        self.counted(|t| {
+            t.granular("bytes", bytes)?;
+            let no_room = || StorageError::NoAddressSpace {
+                backend: BACKEND,
+                requested: bytes,
+            };
+            let len = usize::try_from(bytes).map_err(|_| no_room())?;
+            let base = drv::reserve(len, self.granularity as usize).map_err(|e| match e.0 {
+                sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY => no_room(),
+                _ => driver("reserving a virtual range")(e),
+            })?;
+            Ok(t.add_range(base, bytes))
+        })
+    }
+    fn free_range(&self, range: RangeId) -> Result<(), StorageError> {
+        self.counted(|t| {
+            let r = t.check_free(range)?;
+            // SAFETY: the table holds this whole reservation with nothing
+            // mapped in it; it is removed below, so it is freed once.
+            unsafe { drv::free(r.base.0, r.len as usize) }
+                .map_err(driver("freeing a virtual range"))?;
+            t.remove_range(range);
+            Ok(())
+        })
+    }
+    fn range_info(&self, range: RangeId) -> Result<VaRange, StorageError> {
+        self.lock().range_info(range)
+    }
+    fn create_chunk(&self, bytes: u64) -> Result<ChunkId, StorageError> {
+        self.counted(|t| {
+            t.check_create(bytes)?;
+            // `check_create` bounded `bytes` by the device's total memory.
+            match drv::create(self.device, bytes as usize) {
+                Ok(handle) => Ok(t.add_chunk(bytes, handle)),
+                Err(DriverError(sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY)) => {
+                    Err(self.out_of_memory(t, bytes))
+                }
+                Err(e) => Err(driver("creating a physical chunk")(e)),
+            }
+        })
+    }
+    fn release_chunk(&self, chunk: ChunkId) -> Result<(), StorageError> {
+        self.counted(|t| {
+            let c = t.check_release(chunk)?;
+            // SAFETY: the handle is live and unmapped (checked), and removed
+            // from the table below, so it is released once.
+            unsafe { drv::release(c.handle) }.map_err(driver("releasing a physical chunk"))?;
+            t.remove_chunk(chunk);
+            Ok(())
+        })
+    }
+    fn chunk_bytes(&self, chunk: ChunkId) -> Result<u64, StorageError> {
+        self.lock().chunk(chunk).map(|c| c.bytes)
+    }
+    fn map(&self, range: RangeId, offset: u64, chunk: ChunkId) -> Result<DevicePtr, StorageError> {
+        self.counted(|t| {
+            let m = t.check_map(range, offset, chunk)?;
+            // SAFETY: the table proved the span is reserved and empty and the
+            // chunk live, unmapped and of exactly `m.bytes`.
+            unsafe { drv::map(m.addr, m.bytes as usize, m.handle, self.device) }
+                .map_err(driver("mapping a chunk"))?;
+            t.commit_map(range, m);
+            Ok(DevicePtr(m.addr))
+        })
+    }
+    fn unmap(&self, range: RangeId, offset: u64, bytes: u64) -> Result<Vec<ChunkId>, StorageError> {
+        self.counted(|t| {
+            let removed = t.check_unmap(range, offset, bytes)?;
+            self.ctx
+                .synchronize()
+                .map_err(driver("waiting for the device before an unmap"))?;
+            for (done, m) in removed.iter().enumerate() {
+                // SAFETY: each span is one whole live mapping (checked) and
+                // the device is idle, so no work uses it.
+                if let Err(e) = unsafe { drv::unmap(m.addr, m.bytes as usize) } {
+                    // Record what the driver did unmap before failing.
+                    t.commit_unmap(range, &removed[..done]);
+                    return Err(driver("unmapping a chunk")(e));
+                }
+            }
+            t.commit_unmap(range, &removed);
+            Ok(removed.iter().map(|m| m.chunk).collect())
+        })
+    }
+    fn physical_info(&self) -> Result<MemInfo, StorageError> {
+        let total = self.lock().capacity;
+        let (free, _) = self
+            .ctx
+            .mem_get_info()
+            .map_err(driver("reading memory info"))?;
+        Ok(MemInfo {
+            free: free as u64,
+            total,
+        })
+    }
+    fn vm_stats(&self) -> VirtualMemoryStats {
+        self.lock().stats
+    }
+    fn write_mapped(&self, dst: DevicePtr, data: &[u8]) -> Result<(), StorageError> {
+        let spans = [(dst, data.len() as u64)];
+        // SAFETY: `dst..+len` is mapped (checked under the lock held until
+        // the stream is synchronized), and `data` outlives the copy.
+        self.transfer(&spans, "copying host to device", |s| unsafe {
+            result::memcpy_htod_async(dst.0, data, s)
+        })
+    }
+    fn read_mapped(&self, src: DevicePtr, out: &mut [u8]) -> Result<(), StorageError> {
+        let spans = [(src, out.len() as u64)];
+        // SAFETY: `src..+len` is mapped (checked, lock held until the stream
+        // is synchronized); `out` is exclusively borrowed until then.
+        self.transfer(&spans, "copying device to host", |s| unsafe {
+            result::memcpy_dtoh_async(out, src.0, s)
+        })
+    }
+    fn fill_mapped(&self, dst: DevicePtr, value: u8, bytes: u64) -> Result<(), StorageError> {
+        // SAFETY: `dst..+bytes` is mapped (checked, lock held until the
+        // stream is synchronized); `bytes` fits a mapped span, so usize.
+        self.transfer(&[(dst, bytes)], "filling device memory", |s| unsafe {
+            result::memset_d8_async(dst.0, value, bytes as usize, s)
+        })
+    }
+    fn copy_mapped(&self, src: DevicePtr, dst: DevicePtr, bytes: u64) -> Result<(), StorageError> {
+        let overlap = src != dst
+            && src.0 < dst.0.saturating_add(bytes)
+            && dst.0 < src.0.saturating_add(bytes);
+        if overlap && bytes > 0 {
+            return Err(StorageError::InvalidArgument {
+                parameter: "copy length (source and destination overlap)",
+                value: bytes,
+                expected: "disjoint ranges: the driver's copies do not handle overlap",
+            });
+        }
+        // SAFETY: both spans are mapped (checked, lock held until the stream
+        // is synchronized) and disjoint or identical.
+        self.transfer(
+            &[(src, bytes), (dst, bytes)],
+            "copying device to device",
+            |s| unsafe { result::memcpy_dtod_async(dst.0, src.0, bytes as usize, s) },
+        )
+    }
+}
+
+impl Drop for CudaVirtualMemory {
+    fn drop(&mut self) {
+        let table = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
+        if table.ranges.is_empty() && table.chunks.is_empty() {
+            return;
+        }
+        if let Err(err) = self
+            .ctx
+            .bind_to_thread()
+            .and_then(|()| self.ctx.synchronize())
+        {
+            // Work may still use the memory: leaking is safer than unmapping.
+            tracing::error!(%err, "device did not synchronize; leaking virtual memory");
+            return;
+        }
+        for m in table.all_mappings() {
+            // SAFETY: a live mapping of this backend; the device is idle.
+            if let Err(err) = unsafe { drv::unmap(m.addr, m.bytes as usize) } {
+                tracing::error!(%err, chunk = %m.chunk, "unmapping while dropping failed");
+            }
+        }
+        for (id, c) in std::mem::take(&mut table.chunks) {
+            // SAFETY: a live chunk, unmapped just above, released once here.
+            if let Err(err) = unsafe { drv::release(c.handle) } {
+                tracing::error!(%err, chunk = %id, "releasing a chunk while dropping failed");
+            }
+        }
+        for (id, r) in std::mem::take(&mut table.ranges) {
+            // SAFETY: a live reservation, emptied above, freed once here.
+            if let Err(err) = unsafe { drv::free(r.base, r.len as usize) } {
+                tracing::error!(%err, range = %id, "freeing a range while dropping failed");
+            }
+        }
+    }
+}
