@@ -24,6 +24,15 @@ pub enum CliError {
         /// The operating system's reason.
         source: std::io::Error,
     },
+    /// A gzip-compressed trace cannot be decompressed: corrupt, truncated,
+    /// or named `.gz` without being gzip.
+    #[error("cannot decompress {path}: {source}; the gzip file is corrupt or truncated")]
+    Gzip {
+        /// The path as given.
+        path: PathBuf,
+        /// The decoder's reason.
+        source: std::io::Error,
+    },
     /// A line or record of a trace is malformed.
     #[error("{format} {unit} {number}: {message}")]
     Parse {

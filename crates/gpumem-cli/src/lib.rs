@@ -5,7 +5,8 @@
 //! device allocations, and time per op.
 //!
 //! - [`trace`]: the event model and its readers (gpumem JSON Lines, RMM's
-//!   logging-adaptor CSV, PyTorch memory snapshots) and the JSONL writer.
+//!   logging-adaptor CSV, PyTorch memory snapshots, each plain or gzipped)
+//!   and the JSONL writer.
 //! - [`workload`]: built-in seeded workloads (`random`, `training`,
 //!   `serving`, `devlog`).
 //! - [`replay`]: the [`replay::AllocBackend`] port and the timed loop; the

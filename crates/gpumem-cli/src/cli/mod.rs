@@ -50,7 +50,7 @@ pub enum Command {
 #[derive(Debug, Clone, Args)]
 #[group(required = true, multiple = false)]
 pub struct Source {
-    /// Trace file (gpumem JSONL, RMM CSV, or PyTorch snapshot pickle).
+    /// Trace file (gpumem JSONL, RMM CSV, or PyTorch snapshot pickle), plain or gzip-compressed (`.gz`).
     pub trace: Option<PathBuf>,
     /// Built-in workload instead of a file.
     #[arg(long, value_enum)]

@@ -1,5 +1,6 @@
 //! Traces: the event model, its readers (gpumem JSONL, RMM CSV, PyTorch
-//! snapshots) and the JSONL writer.
+//! snapshots) and the JSONL writer. Any of them may be gzip-compressed
+//! (`traces/*.jsonl.gz`): [`read_trace_file`] decompresses while reading.
 //!
 //! Every reader returns a whole [`Trace`] before replay starts, so parsing
 //! never counts toward the replay's time. Text readers stream line by line;
@@ -12,8 +13,10 @@ mod rmm_csv;
 mod sink;
 
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
+
+use flate2::bufread::MultiGzDecoder;
 
 pub use event::{Event, MAX_TRACE_SIZE, Mode, ReadStats, Trace, UNKNOWN_FREES_KEPT, UnknownFree};
 pub use jsonl::{FORMAT_NAME, FORMAT_VERSION, read_jsonl, write_jsonl};
@@ -25,7 +28,8 @@ use crate::error::{CliError, Result};
 /// Input format of a trace file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum TraceFormat {
-    /// Decide from the extension, then from the first bytes.
+    /// Decide from the extension, then from the first bytes (of a gzip
+    /// file: `.gz` dropped from the name, the decompressed bytes).
     Auto,
     /// gpumem JSON Lines.
     Jsonl,
@@ -35,9 +39,21 @@ pub enum TraceFormat {
     Pytorch,
 }
 
+/// First two bytes of every gzip member (RFC 1952).
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// How many leading bytes format detection looks at.
+const HEAD_LEN: u64 = 64;
+
 /// Picks a format from a file name and its first bytes.
 pub fn detect_format(path: &Path, head: &[u8]) -> Result<TraceFormat> {
-    let ext = path
+    detect_named(path, path, head)
+}
+
+/// [`detect_format`] deciding by `name`'s extension (for `a.jsonl.gz`, the
+/// name without `.gz`) and reporting `path` when nothing matches.
+fn detect_named(name: &Path, path: &Path, head: &[u8]) -> Result<TraceFormat> {
+    let ext = name
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
@@ -70,7 +86,21 @@ pub fn detect_format(path: &Path, head: &[u8]) -> Result<TraceFormat> {
     }
 }
 
+/// Whether a file is gzip-compressed: its name ends in `.gz` or its first
+/// bytes are the gzip magic. A `.gz` name on data that is not gzip is then
+/// refused by the decoder as [`CliError::Gzip`] rather than misread.
+pub fn is_gzip(path: &Path, head: &[u8]) -> bool {
+    head.starts_with(&GZIP_MAGIC)
+        || path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
+}
+
 /// Reads a trace file in `format` (detected when [`TraceFormat::Auto`]).
+/// Gzip-compressed files (`.gz`, or the gzip magic bytes) are decompressed
+/// while reading, whatever the format; for detection `a.jsonl.gz` counts as
+/// `a.jsonl` and the first decompressed bytes as its head.
 pub fn read_trace_file(path: &Path, format: TraceFormat) -> Result<Trace> {
     let open = || {
         File::open(path).map_err(|source| CliError::Open {
@@ -78,25 +108,97 @@ pub fn read_trace_file(path: &Path, format: TraceFormat) -> Result<Trace> {
             source,
         })
     };
+    let mut head = Vec::with_capacity(HEAD_LEN as usize);
+    open()?
+        .take(HEAD_LEN)
+        .read_to_end(&mut head)
+        .map_err(|source| CliError::Io {
+            what: path.display().to_string(),
+            source,
+        })?;
+    if is_gzip(path, &head) {
+        return read_gzip_file(path, format, open()?);
+    }
+    let format = match format {
+        TraceFormat::Auto => detect_format(path, &head)?,
+        known => known,
+    };
+    read_format(BufReader::with_capacity(1 << 16, open()?), format)
+}
+
+/// Runs the reader for `format` (Auto must be resolved first; it reads JSONL).
+fn read_format(input: impl BufRead, format: TraceFormat) -> Result<Trace> {
+    match format {
+        TraceFormat::Jsonl | TraceFormat::Auto => read_jsonl(input),
+        TraceFormat::RmmCsv => read_rmm_csv(input),
+        TraceFormat::Pytorch => read_pytorch(input, None),
+    }
+}
+
+/// A gzip decoder that keeps its first failure, so a corrupt or truncated
+/// file is reported as [`CliError::Gzip`] whichever reader hit it, and not
+/// as that reader's I/O or "not UTF-8" error.
+struct Gunzip<R: BufRead> {
+    inner: MultiGzDecoder<R>,
+    failure: Option<io::Error>,
+}
+
+impl<R: BufRead> Read for Gunzip<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.failure.is_some() {
+            return Err(io::Error::other("the gzip stream already failed"));
+        }
+        self.inner.read(buf).map_err(|err| {
+            if err.kind() == io::ErrorKind::Interrupted {
+                return err;
+            }
+            let message = format!("gzip: {err}");
+            self.failure = Some(err);
+            io::Error::other(message)
+        })
+    }
+}
+
+/// Reads a gzip-compressed trace. The whole stream is decompressed, even
+/// past where the reader stops, so the trailing checksum is always checked;
+/// when decompression fails, that failure is the error (it also explains
+/// any garbage the reader choked on first).
+fn read_gzip_file(path: &Path, format: TraceFormat, file: File) -> Result<Trace> {
+    let gzip_error = |source| CliError::Gzip {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut input = BufReader::with_capacity(
+        1 << 16,
+        Gunzip {
+            inner: MultiGzDecoder::new(BufReader::with_capacity(1 << 16, file)),
+            failure: None,
+        },
+    );
     let format = match format {
         TraceFormat::Auto => {
-            let mut head = Vec::with_capacity(64);
-            open()?
-                .take(64)
-                .read_to_end(&mut head)
-                .map_err(|source| CliError::Io {
-                    what: path.display().to_string(),
-                    source,
-                })?;
-            detect_format(path, &head)?
+            let head = match input.fill_buf() {
+                Ok(head) => head,
+                Err(err) => return Err(gzip_error(input.get_mut().failure.take().unwrap_or(err))),
+            };
+            let inner_name = match path.extension() {
+                Some(ext) if ext.eq_ignore_ascii_case("gz") => path.with_extension(""),
+                _ => path.to_path_buf(),
+            };
+            detect_named(&inner_name, path, head)?
         }
         known => known,
     };
-    let reader = BufReader::with_capacity(1 << 16, open()?);
-    match format {
-        TraceFormat::Jsonl | TraceFormat::Auto => read_jsonl(reader),
-        TraceFormat::RmmCsv => read_rmm_csv(reader),
-        TraceFormat::Pytorch => read_pytorch(reader, None),
+    let read = read_format(&mut input, format);
+    if input.get_ref().failure.is_none() {
+        // Drain what the reader left: the checksum is at the very end.
+        // Any failure here is recorded in `failure`; the copy's own error
+        // says nothing more.
+        let _ = io::copy(&mut input, &mut io::sink());
+    }
+    match input.get_mut().failure.take() {
+        Some(err) => Err(gzip_error(err)),
+        None => read,
     }
 }
 
@@ -125,6 +227,16 @@ mod tests {
             detect("t.log", b"140573,12:00").unwrap(),
             TraceFormat::RmmCsv
         );
+    }
+
+    #[test]
+    fn gzip_is_known_by_its_gz_name_or_its_magic_bytes() {
+        assert!(is_gzip(Path::new("a.jsonl.gz"), b"{"));
+        assert!(is_gzip(Path::new("a.JSONL.GZ"), b""));
+        assert!(is_gzip(Path::new("trace"), b"\x1f\x8b\x08\x00"));
+        assert!(is_gzip(Path::new("a.jsonl"), b"\x1f\x8b"));
+        assert!(!is_gzip(Path::new("a.jsonl"), b"{\"op\""));
+        assert!(!is_gzip(Path::new("a.gzip-notes"), b"\x1f"));
     }
 
     #[test]
