@@ -9,7 +9,9 @@
 //! there: exactly what the contract asks of a refusal. Which operations
 //! count is chosen with [`FaultInjection::counting`]; by default all do.
 //! The plan can be changed at any time through `&self`, so an adaptor
-//! already shared behind an `Arc` can be armed mid-scenario.
+//! already shared behind an `Arc` can be armed mid-scenario. Over a
+//! [`crate::VirtualMemory`] it gates reserve, free, create, release, map
+//! and unmap too (`vm/fault.rs`).
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -36,7 +38,7 @@ pub struct FaultInjection<R> {
     injected: AtomicU64,
 }
 
-impl<R: DeviceResource> FaultInjection<R> {
+impl<R> FaultInjection<R> {
     /// Count every call to `inner`; fail none until a plan is set.
     pub fn new(inner: R) -> Self {
         Self {
@@ -103,7 +105,7 @@ impl<R: DeviceResource> FaultInjection<R> {
     }
 
     /// Count the call if its operation is counted; fail it if the plan says so.
-    fn gate(
+    pub(crate) fn gate(
         &self,
         operation: Operation,
         bytes: u64,

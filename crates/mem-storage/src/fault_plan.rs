@@ -29,13 +29,26 @@ pub enum Operation {
     Synchronize,
     /// `stream_wait`.
     StreamWait,
-    /// `mem_info`.
+    /// `mem_info`, and `physical_info` of virtual memory.
     MemInfo,
+    /// `reserve_range` (virtual memory).
+    ReserveRange,
+    /// `free_range` (virtual memory).
+    FreeRange,
+    /// `create_chunk` (virtual memory).
+    CreateChunk,
+    /// `release_chunk` (virtual memory).
+    ReleaseChunk,
+    /// `map` (virtual memory).
+    Map,
+    /// `unmap` (virtual memory).
+    Unmap,
 }
 
 impl Operation {
-    /// Every operation.
-    pub const ALL: [Operation; 9] = [
+    /// Every operation. Byte access through virtual memory counts as
+    /// `Write`, `Read`, `Fill` and `Copy`.
+    pub const ALL: [Operation; 15] = [
         Operation::Allocate,
         Operation::Deallocate,
         Operation::Write,
@@ -45,6 +58,12 @@ impl Operation {
         Operation::Synchronize,
         Operation::StreamWait,
         Operation::MemInfo,
+        Operation::ReserveRange,
+        Operation::FreeRange,
+        Operation::CreateChunk,
+        Operation::ReleaseChunk,
+        Operation::Map,
+        Operation::Unmap,
     ];
 
     /// The method's name.
@@ -59,6 +78,12 @@ impl Operation {
             Operation::Synchronize => "synchronize",
             Operation::StreamWait => "stream_wait",
             Operation::MemInfo => "mem_info",
+            Operation::ReserveRange => "reserve_range",
+            Operation::FreeRange => "free_range",
+            Operation::CreateChunk => "create_chunk",
+            Operation::ReleaseChunk => "release_chunk",
+            Operation::Map => "map",
+            Operation::Unmap => "unmap",
         }
     }
 
@@ -74,9 +99,10 @@ pub struct Call {
     pub index: u64,
     /// What was called.
     pub operation: Operation,
-    /// Bytes involved (0 where none).
+    /// Bytes involved (0 where none; for `map`, the chunk's size).
     pub bytes: u64,
-    /// The pointer involved, if any (the destination for byte movement).
+    /// The pointer involved, if any (the destination for byte movement;
+    /// for `map` and `unmap`, the address in the range).
     pub ptr: Option<DevicePtr>,
     /// The stream of the call.
     pub stream: StreamId,

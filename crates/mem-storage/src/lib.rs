@@ -78,8 +78,9 @@ pub use stats::{ResourceStats, StatsResource};
 pub use storage::{ComputeStorage, DeviceView};
 pub use tracking::{LeakReport, Outstanding, TrackingResource};
 pub use vm::{
-    ChunkId, DEFAULT_GRANULARITY, HostVirtualMemory, RangeId, SimulatedVirtualMemory, VaRange,
-    VirtualMemory, VirtualMemoryStats,
+    ChunkId, DEFAULT_GRANULARITY, HostVirtualMemory, OutstandingChunk, OutstandingRange, RangeId,
+    SimulatedVirtualMemory, VaRange, VirtualLeakReport, VirtualMemory, VirtualMemoryStats,
+    VmAction, VmEvent,
 };
 
 /// Whether the CUDA driver library can be loaded on this machine.

@@ -6,7 +6,10 @@
 //! or as a gpumem trace ([`LoggingResource::write_trace`]). A long-running
 //! process drains the log periodically with [`LoggingResource::drain`].
 //! Byte movement is forwarded untouched and not logged: a replayer needs
-//! the allocation program, not the data.
+//! the allocation program, not the data. Over a [`crate::VirtualMemory`]
+//! the same adaptor logs reserve, free, create, release, map and unmap as
+//! [`crate::VmEvent`]s in a log of their own (see `vm/logging.rs`): they
+//! are not allocations and have no place in RMM's CSV.
 
 use std::io::{self, Write};
 use std::sync::Mutex;
@@ -22,13 +25,15 @@ use crate::resource::DeviceResource;
 pub struct LoggingResource<R> {
     inner: R,
     events: Mutex<Vec<ResourceEvent>>,
+    /// Virtual-memory calls, when the inner resource has virtual memory.
+    pub(crate) vm_events: Mutex<Vec<crate::VmEvent>>,
     /// Wall-clock time of `start`, in ns since the UNIX epoch.
     epoch_ns: u64,
     /// Monotonic clock the event times are measured with.
     start: Instant,
 }
 
-impl<R: DeviceResource> LoggingResource<R> {
+impl<R> LoggingResource<R> {
     /// Log every allocate and free made through `inner`.
     pub fn new(inner: R) -> Self {
         let epoch_ns = SystemTime::now()
@@ -37,6 +42,7 @@ impl<R: DeviceResource> LoggingResource<R> {
         Self {
             inner,
             events: Mutex::new(Vec::new()),
+            vm_events: Mutex::new(Vec::new()),
             epoch_ns,
             start: Instant::now(),
         }
@@ -77,11 +83,16 @@ impl<R: DeviceResource> LoggingResource<R> {
         self.events.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn log(&self, action: Action, ptr: u64, bytes: u64, stream: StreamId) {
+    /// Now, in ns since the UNIX epoch, on this log's monotonic clock.
+    pub(crate) fn now_ns(&self) -> u64 {
         let elapsed = u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.epoch_ns.saturating_add(elapsed)
+    }
+
+    fn log(&self, action: Action, ptr: u64, bytes: u64, stream: StreamId) {
         let event = ResourceEvent {
             thread: thread_number(),
-            time_ns: self.epoch_ns.saturating_add(elapsed),
+            time_ns: self.now_ns(),
             action,
             ptr,
             bytes,

@@ -6,7 +6,9 @@
 //! reads each counter separately, so under concurrent traffic its fields
 //! may come from slightly different instants; each one is exact by itself.
 //! Only successful calls move the byte and count figures; refusals are
-//! counted apart, so an out-of-memory storm is visible.
+//! counted apart, so an out-of-memory storm is visible. Over a
+//! [`crate::VirtualMemory`] it also counts ranges, chunks and mappings
+//! ([`StatsResource::virtual_stats`], in `vm/stats.rs`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -48,9 +50,11 @@ pub struct StatsResource<R> {
     total_count: AtomicU64,
     failed_allocations: AtomicU64,
     failed_frees: AtomicU64,
+    /// Virtual-memory counters, when the inner resource has virtual memory.
+    pub(crate) vm: crate::vm::stats::VmCounters,
 }
 
-impl<R: DeviceResource> StatsResource<R> {
+impl<R> StatsResource<R> {
     /// Count every allocate and free made through `inner`.
     pub fn new(inner: R) -> Self {
         Self {
@@ -63,6 +67,7 @@ impl<R: DeviceResource> StatsResource<R> {
             total_count: AtomicU64::new(0),
             failed_allocations: AtomicU64::new(0),
             failed_frees: AtomicU64::new(0),
+            vm: Default::default(),
         }
     }
 

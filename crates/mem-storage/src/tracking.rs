@@ -5,7 +5,9 @@
 //! thread, and (optionally) a backtrace of where it was made. Tests end with
 //! "nothing is outstanding"; a process ends with a leak report that says
 //! what was never given back and from where. Capturing backtraces costs
-//! microseconds per allocation, so it is off unless asked for.
+//! microseconds per allocation, so it is off unless asked for. Over a
+//! [`crate::VirtualMemory`] it follows ranges, chunks and their mappings
+//! too ([`TrackingResource::virtual_leak_report`], in `vm/tracking.rs`).
 
 use std::backtrace::Backtrace;
 use std::collections::HashMap;
@@ -81,11 +83,13 @@ impl fmt::Display for LeakReport {
 pub struct TrackingResource<R> {
     inner: R,
     live: Mutex<HashMap<u64, Outstanding>>,
-    sequence: AtomicU64,
-    backtraces: bool,
+    pub(crate) sequence: AtomicU64,
+    pub(crate) backtraces: bool,
+    /// Ranges and chunks, when the inner resource has virtual memory.
+    pub(crate) vm: Mutex<crate::vm::tracking::VmLive>,
 }
 
-impl<R: DeviceResource> TrackingResource<R> {
+impl<R> TrackingResource<R> {
     /// Track allocations made through `inner`, without backtraces.
     pub fn new(inner: R) -> Self {
         Self {
@@ -93,6 +97,7 @@ impl<R: DeviceResource> TrackingResource<R> {
             live: Mutex::new(HashMap::new()),
             sequence: AtomicU64::new(0),
             backtraces: false,
+            vm: Mutex::default(),
         }
     }
 

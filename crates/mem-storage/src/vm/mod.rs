@@ -18,6 +18,8 @@
 //! ([`table::VmTable`]) before any system or driver call, so every refusal
 //! is a typed [`StorageError`] that changes nothing.
 
+mod adaptor;
+mod fault;
 mod forward;
 #[cfg(target_os = "linux")]
 mod host;
@@ -31,15 +33,21 @@ mod host_ops;
 #[cfg(target_os = "linux")]
 mod host_sys;
 mod ids;
+mod logging;
 mod simulated;
+pub(crate) mod stats;
 pub(crate) mod table;
 mod table_map;
 #[cfg(test)]
 mod table_tests;
+pub(crate) mod tracking;
 
+pub(crate) use adaptor::forward_vm_to_inner;
 pub use host::HostVirtualMemory;
 pub use ids::{ChunkId, RangeId, VaRange, VirtualMemoryStats};
+pub use logging::{VmAction, VmEvent};
 pub use simulated::SimulatedVirtualMemory;
+pub use tracking::{OutstandingChunk, OutstandingRange, VirtualLeakReport};
 
 use std::fmt;
 
