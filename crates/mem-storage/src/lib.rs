@@ -16,7 +16,15 @@
 //!   [`FaultInjection`] (fail the k-th call or the calls a predicate picks);
 //! - [`ComputeStorage`]: pages with ids and offset views, provided for every
 //!   resource by [`ResourceStorage`], which is what the pool engine uses
-//!   ([`HostStorage`] and [`SimulatedStorage`] name the common two).
+//!   ([`HostStorage`] and [`SimulatedStorage`] name the common two);
+//! - [`VirtualMemory`]: CUDA-style virtual memory management beside
+//!   `DeviceResource` (reserve a range of addresses, create physical chunks,
+//!   map and unmap them), for arenas whose addresses never move while
+//!   physical memory follows live data. Backends: [`HostVirtualMemory`] (a
+//!   memfd mapped with `mmap(MAP_FIXED)`, Linux), [`SimulatedVirtualMemory`]
+//!   (addresses and counts only) and [`CudaVirtualMemory`] (`cuMemCreate`,
+//!   `cuMemMap`); every adaptor above implements it when its inner resource
+//!   does.
 //!
 //! ## Contract
 //! - No call panics on any size, pointer or id a user can produce: failures
@@ -30,12 +38,24 @@
 //!   movement is checked against the live allocations, so a stale or
 //!   overrunning range is [`StorageError::UnknownPointer`], never a write
 //!   into a neighbour.
-//! - Ids are never reused, so a stale id is detected, never aliased.
+//! - Ids are never reused, so a stale id is detected, never aliased; this
+//!   holds for storage ids, [`RangeId`]s and [`ChunkId`]s alike.
+//! - Virtual memory: every size and offset is a multiple of
+//!   [`VirtualMemory::granularity`] ([`StorageError::NotGranular`]
+//!   otherwise); a chunk is mapped at most once and only whole; a mapped
+//!   chunk cannot be released ([`StorageError::ChunkMapped`]) nor a range
+//!   with mappings freed ([`StorageError::RangeInUse`]); a chunk keeps its
+//!   bytes across unmap and remap; byte access reaches mapped addresses only
+//!   and is checked against the mapping table before memory is touched
+//!   ([`StorageError::UnmappedAddress`], never a segfault); dropping a
+//!   backend unmaps and releases everything it holds.
 //! - Sub-allocations are never wrapped in owning CUDA types: views are raw
 //!   addresses plus lengths ([`DeviceView`]).
 //! - Nothing here touches the CUDA driver unless a CUDA resource is built,
 //!   and building one first checks that the driver library can be loaded
-//!   ([`cuda_available`]), answering [`StorageError::NoDevice`] otherwise.
+//!   ([`cuda_available`]), answering [`StorageError::NoDevice`] otherwise;
+//!   a device without virtual memory management answers
+//!   [`StorageError::Unsupported`], so callers can fall back to paged pools.
 //!
 //! ## Non-goals
 //! - Slicing pages into allocations, caching, reuse: that is mem-pools.
