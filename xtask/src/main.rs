@@ -7,6 +7,9 @@
 //! - `miri`   — miri over the host paths (needs nightly with miri).
 //! - `loom`   — the ledger's loom model (`RUSTFLAGS=--cfg loom`).
 //! - `fault-sweep` — every reliability scenario with each device call failed.
+//! - `soak [--secs N] [--seed S]` — the facade's multi-threaded stress test
+//!   (`crates/gpumem/tests/stress.rs`) in release for N s (default 600);
+//!   `ci` runs it for 20 s through `cargo test`.
 //! - `fuzz --seconds N` — the cargo-fuzz program target (nightly + cargo-fuzz).
 //! - `bench [--full]` — the quick benchmark table, or every criterion target.
 //! - `gpu-bundle` — release test and bench binaries + `run.sh` in `./gpu-bundle`.
@@ -20,6 +23,7 @@ mod bench;
 mod fault_sweep;
 mod fuzz;
 mod gpu;
+mod soak;
 mod tasks;
 
 fn main() -> ExitCode {

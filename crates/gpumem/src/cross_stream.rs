@@ -1,6 +1,6 @@
 //! Cross-stream use: the cursor rule and `record_use`.
 //!
-//! - **The cursor rule (seed 000).** [`Stream::bind`] stamps an allocation
+//! - **The cursor rule** (CubeCL-compatible `MemoryManagement`). [`Stream::bind`] stamps an allocation
 //!   with the number of the operation it is bound for — the next one
 //!   submitted. Another stream asks [`Stream::must_wait`]: if that operation
 //!   was submitted and has not completed, it must wait ([`Stream::wait_for`])
@@ -40,6 +40,13 @@ impl Stream {
     /// `IoError::AssignedPinned` when a captured graph pins `assigned`'s
     /// memory.
     ///
+    /// **Memory another stream's work uses is never freed by a bind.** If
+    /// a stream recorded a use of `assigned`'s previous memory
+    /// ([`Stream::record_use`]), this stream keeps that memory (it shows in
+    /// [`Stream::held_bytes`]) until every such stream completes the work it
+    /// had submitted at the bind; only then is it freed. Uses recorded on
+    /// `reserved` stay with its memory, now `assigned`'s.
+    ///
     /// **A refused bind changes nothing in the engine and never ends a
     /// hold.** The handles passed are dropped like any handle given away,
     /// but memory held for another stream's work by [`Stream::record_use`]
@@ -60,28 +67,56 @@ impl Stream {
             }
             st.engine.get_cursor(reserved.binding())?;
             st.engine.get_cursor(assigned.binding())?;
+            // Memory another stream's work uses stays held after the bind
+            // takes it from `assigned`: the engine keeps it as a fresh
+            // allocation that this stream holds until that work completes.
+            let assigned_uses = st.take_uses(&assigned, poison.is_some());
             // Only poisoning needs `assigned`'s old view (taking it maps a
-            // lazy page).
-            let old = match poison {
-                Some(_) => Some(st.engine.get_storage(assigned.binding())?),
-                None => None,
+            // lazy page); kept memory is poisoned when its hold ends.
+            let old = match (poison, assigned_uses.is_empty()) {
+                (Some(_), true) => Some(st.engine.get_storage(assigned.binding())?),
+                _ => None,
             };
             // Our hold (a `record_use`) is a holder too, and bind needs the
             // reserved handle to be the only one: pass the hold's clone, and
             // on a refusal take it back — the engine hands both handles back
-            // (`try_bind`), so memory held for another stream's work is
-            // never freed by a refused bind.
-            let Some(mut held) = st.take_held(&reserved) else {
-                st.engine.bind(reserved, assigned.clone(), stamp)?;
-                return Ok(finish_bind(st, poison, old, &assigned, Vec::new(), stamp));
+            // (`try_bind_keeping`), so memory held for another stream's work
+            // is never freed by a refused bind.
+            let mut held = st.take_held(&reserved);
+            let source = match held.as_mut() {
+                Some(held) => {
+                    drop(reserved);
+                    held.handle.clone()
+                }
+                None => reserved,
             };
-            drop(reserved);
-            match st.engine.try_bind(held.handle, assigned.clone(), stamp) {
-                Ok(()) => Ok(finish_bind(st, poison, old, &assigned, held.uses, stamp)),
+            // `held` keeps a clone only until the bind: the reserved name
+            // retires, and a second holder would refuse it.
+            let held_uses = held.map(|h| h.uses);
+            let bound = if assigned_uses.is_empty() {
+                st.engine
+                    .try_bind(source, assigned.clone(), stamp)
+                    .map(|()| None)
+            } else {
+                st.engine.try_bind_keeping(source, assigned.clone(), stamp)
+            };
+            match bound {
+                Ok(kept) => {
+                    if let Some(kept) = kept {
+                        st.hold_kept(kept, assigned_uses, &self.device.streams);
+                    }
+                    let uses = held_uses.unwrap_or_default();
+                    Ok(finish_bind(st, poison, old, &assigned, uses, stamp))
+                }
                 Err(refused) => {
                     let error = refused.error;
-                    held.handle = refused.reserved;
-                    st.held.push(held);
+                    if let Some(uses) = held_uses {
+                        st.held.push(crate::stream_state::Held {
+                            handle: refused.reserved,
+                            uses,
+                        });
+                    }
+                    st.restore_uses(&assigned, assigned_uses);
                     Err(error.into())
                 }
             }

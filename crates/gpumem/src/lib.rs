@@ -26,10 +26,13 @@
 //! - Configuration comes from code ([`GpumemConfig`], [`DeviceBuilder`]) and
 //!   from `GPUMEM_CONF` (`key:value,…`, see [`conf`]); a bad key or value is
 //!   an error that lists what is valid, checked before any memory is touched.
-//! - Cross-stream use follows seed 000's cursor rule ([`Stream::bind`],
+//! - Cross-stream use follows the `MemoryManagement` cursor rule ([`Stream::bind`],
 //!   [`Stream::must_wait`]) and PyTorch's `record_stream`
 //!   ([`Stream::record_use`]): memory used by another stream's work is not
-//!   reused before that work completes.
+//!   reused before that work completes — on every path that takes memory
+//!   from a handle: a drop, a `bind` (the rebound memory stays held), and
+//!   every relocation, compaction and reclaim (every stream's work is
+//!   finished first).
 //! - A reservation the device or budget refuses is retried once after every
 //!   stream's cached memory is given back; then it is
 //!   [`GpuMemError::OutOfMemory`] with an [`OutOfMemoryReport`].

@@ -51,6 +51,9 @@ pub(crate) struct DeviceStreams<'a> {
     pub(crate) relocating: usize,
     summary: RelocationSummary,
     error: Option<GpuMemError>,
+    /// Every stream's work was finished during this operation: a move
+    /// after it needs no second device-wide wait.
+    finished: bool,
 }
 
 impl<'a> DeviceStreams<'a> {
@@ -60,6 +63,7 @@ impl<'a> DeviceStreams<'a> {
             relocating,
             summary: RelocationSummary::default(),
             error: None,
+            finished: false,
         }
     }
 
@@ -115,6 +119,17 @@ impl<'a> DeviceStreams<'a> {
     fn compact_stream(&mut self, index: usize, reason: RelocationReason) {
         if self.error.is_some() || reason.may_allocate() {
             return;
+        }
+        // A compaction moves bytes other streams' queued work may still
+        // read (a `record_use`, a raw address): finish that work first, as
+        // before any relocation — once per operation, and only when the
+        // compaction will plan at all, so a dense device waits on nothing.
+        let worthwhile = self.device.streams[index].lock().engine.compaction_state();
+        if !self.finished && mem_relocate::compaction_worthwhile(&worthwhile) {
+            self.finish();
+            if self.error.is_some() {
+                return;
+            }
         }
         let device = self.device;
         let result = device.run(index, |st| {
@@ -174,8 +189,11 @@ impl RelocatingStreams for DeviceStreams<'_> {
     }
 
     fn finish(&mut self) {
-        if let Err(err) = self.device.finish() {
-            self.error.get_or_insert(err);
+        match self.device.finish() {
+            Ok(()) => self.finished = true,
+            Err(err) => {
+                self.error.get_or_insert(err);
+            }
         }
     }
 

@@ -159,6 +159,48 @@ impl StreamState {
         Some(self.held.swap_remove(index))
     }
 
+    /// Take the recorded uses of `handle`'s current memory out of its hold,
+    /// for a `bind` about to take that memory away (the uses stay with the
+    /// memory, see [`Self::hold_kept`]). The hold itself stays only when
+    /// `keep_hold` (poisoning observes every free).
+    pub(crate) fn take_uses(&mut self, handle: &ManagedMemoryHandle, keep_hold: bool) -> Vec<Use> {
+        let binding = handle.binding();
+        let Some(index) = self.held.iter().position(|h| h.handle.binding() == binding) else {
+            return Vec::new();
+        };
+        if keep_hold {
+            return std::mem::take(&mut self.held[index].uses);
+        }
+        self.held.swap_remove(index).uses
+    }
+
+    /// Give `handle` back the uses [`Self::take_uses`] took (a refused bind).
+    pub(crate) fn restore_uses(&mut self, handle: &ManagedMemoryHandle, uses: Vec<Use>) {
+        for u in uses {
+            self.hold(handle, Some(u.stream));
+        }
+    }
+
+    /// Hold memory a `bind` took from a handle while other streams' recorded
+    /// work may still use it: `kept` is its only holder, so the hold ends
+    /// (and the memory is freed) once every recorded stream has completed
+    /// what it had submitted when the bind happened (the bind is the free).
+    pub(crate) fn hold_kept(
+        &mut self,
+        kept: ManagedMemoryHandle,
+        uses: Vec<Use>,
+        streams: &[StreamShared],
+    ) {
+        let uses = uses
+            .into_iter()
+            .map(|u| Use {
+                stream: u.stream,
+                until: streams.get(u.stream).map(StreamShared::submitted),
+            })
+            .collect();
+        self.held.push(Held { handle: kept, uses });
+    }
+
     /// Recorded uses of memory that `bind` handed to `assigned` now guard
     /// `assigned` (the memory is the same; its users' work still runs).
     pub(crate) fn transfer_uses(&mut self, assigned: &ManagedMemoryHandle, uses: Vec<Use>) {

@@ -101,22 +101,64 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         assigned: ManagedMemoryHandle,
         cursor: u64,
     ) -> Result<(), BindRefused> {
+        self.rebind(reserved, assigned, cursor, false).map(drop)
+    }
+
+    /// [`Self::try_bind`] that keeps `assigned`'s previous memory alive
+    /// instead of freeing it, and returns it as a fresh handle (its bytes
+    /// untouched; `None` when `reserved` and `assigned` are the same
+    /// allocation, which only stamps the cursor).
+    ///
+    /// Why: memory that another stream's queued work still reads must not
+    /// be reused before that work completes, and `bind` would free it at
+    /// once. A runtime that recorded such a use holds the returned handle
+    /// until the work completes, then drops it — the same rule as dropping
+    /// the allocation (PyTorch's `record_stream`). Dropping the returned
+    /// handle right away is exactly [`Self::try_bind`].
+    ///
+    /// # Errors
+    /// As [`Self::try_bind`], plus [`IoError::IndexExhausted`] when no slot
+    /// is left for the kept memory; on error nothing changes and both
+    /// handles come back in the [`BindRefused`].
+    pub fn try_bind_keeping(
+        &mut self,
+        reserved: ManagedMemoryHandle,
+        assigned: ManagedMemoryHandle,
+        cursor: u64,
+    ) -> Result<Option<ManagedMemoryHandle>, BindRefused> {
+        self.rebind(reserved, assigned, cursor, true)
+    }
+
+    /// The one body of `try_bind` and `try_bind_keeping`: `keep` gives
+    /// `assigned`'s old memory a fresh slot and handle instead of freeing it.
+    fn rebind(
+        &mut self,
+        reserved: ManagedMemoryHandle,
+        assigned: ManagedMemoryHandle,
+        cursor: u64,
+        keep: bool,
+    ) -> Result<Option<ManagedMemoryHandle>, BindRefused> {
         self.drain();
+        let refuse = |error, reserved, assigned| BindRefused {
+            error,
+            reserved,
+            assigned,
+        };
         let (source, old) = match self.bind_refusal(&reserved, &assigned) {
             Ok(slices) => slices,
-            Err(error) => {
-                return Err(BindRefused {
-                    error,
-                    reserved,
-                    assigned,
-                });
-            }
+            Err(error) => return Err(refuse(error, reserved, assigned)),
         };
         let (r_key, a_key) = (reserved.inner.key, assigned.inner.key);
         if r_key == a_key {
             self.core.slices[source].cursor = cursor;
-            return Ok(());
+            return Ok(None);
         }
+        // Claimed before anything changes, so a full slot table refuses
+        // the bind instead of leaving it half done.
+        let kept_key = match keep.then(|| self.core.slots.claim(old)).transpose() {
+            Ok(key) => key,
+            Err(error) => return Err(refuse(error, reserved, assigned)),
+        };
         self.forget_primed(r_key);
         self.core.slots.release(r_key);
         self.core.slots.repoint(a_key, source);
@@ -127,11 +169,27 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             .allocation()
             .size
             .store(node.requested, std::sync::atomic::Ordering::Relaxed);
-        let release = self.capture.is_none();
-        self.core.free_slice(&mut self.storage, old, release);
+        let kept = match kept_key {
+            Some(key) => {
+                let node = &mut self.core.slices[old];
+                node.owner = key.slot;
+                let size = node.requested;
+                Some(ManagedMemoryHandle::new(
+                    self.id,
+                    key,
+                    size,
+                    self.queue.clone(),
+                ))
+            }
+            None => {
+                let release = self.capture.is_none();
+                self.core.free_slice(&mut self.storage, old, release);
+                None
+            }
+        };
         self.settle();
         self.touch(source, &assigned);
-        Ok(())
+        Ok(kept)
     }
 
     /// The error [`Self::bind`] would return for these handles now, or

@@ -199,3 +199,55 @@ fn a_refused_plain_bind_drops_its_handles_and_the_reserved_memory_is_freed() {
         "documented: bind consumed the reserved handle's last holder"
     );
 }
+
+#[test]
+fn a_bind_that_keeps_the_old_memory_hands_it_back_as_a_live_allocation() {
+    let mut mm = manager(sliced());
+    let assigned = mm.reserve(64).unwrap();
+    mm.write(assigned.binding(), &pattern(3, 64)).unwrap();
+    let old_view = mm.get_storage(assigned.binding()).unwrap();
+    let reserved = mm.reserve(2000).unwrap();
+    let view = mm.get_storage(reserved.binding()).unwrap();
+    let kept = mm
+        .try_bind_keeping(reserved, assigned.clone(), 7)
+        .unwrap()
+        .expect("two allocations: the old memory comes back");
+    assert_eq!(mm.get_storage(assigned.binding()).unwrap(), view);
+    assert_eq!(mm.get_storage(kept.binding()).unwrap(), old_view);
+    assert_eq!(kept.size(), 64);
+    let mut out = vec![0; 64];
+    mm.read(kept.binding(), &mut out).unwrap();
+    assert_eq!(out, pattern(3, 64), "its bytes are untouched");
+    assert_eq!(mm.memory_usage().number_allocs, 2, "nothing freed yet");
+    let next = mm.reserve(64).unwrap();
+    assert_ne!(mm.get_storage(next.binding()).unwrap(), old_view);
+    drop(kept);
+    drop(next);
+    mm.cleanup(false);
+    assert_eq!(mm.memory_usage().number_allocs, 1, "dropping it frees it");
+}
+
+#[test]
+fn a_refused_keeping_bind_hands_both_handles_back_unchanged() {
+    let mut mm = manager(sliced());
+    let assigned = mm.reserve(64).unwrap();
+    let reserved = mm.reserve(128).unwrap();
+    let extra = reserved.clone();
+    let before = mm.get_storage(assigned.binding()).unwrap();
+    let refused = mm
+        .try_bind_keeping(reserved, assigned.clone(), 1)
+        .unwrap_err();
+    assert_eq!(refused.error, IoError::SharedReserved { holders: 2 });
+    assert_eq!(refused.reserved.binding(), extra.binding());
+    assert_eq!(mm.get_storage(assigned.binding()).unwrap(), before);
+    assert_eq!(mm.memory_usage().number_allocs, 2);
+}
+
+#[test]
+fn a_keeping_bind_of_a_handle_to_itself_only_stamps() {
+    let mut mm = manager(sliced());
+    let h = mm.reserve(64).unwrap();
+    let kept = mm.try_bind_keeping(h.clone(), h.clone(), 5).unwrap();
+    assert!(kept.is_none());
+    assert_eq!(mm.get_cursor(h.binding()).unwrap(), 5);
+}

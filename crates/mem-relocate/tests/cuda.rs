@@ -58,3 +58,47 @@ fn cuda_streams_relocate_live_bytes_through_a_copy_stream_ordered_after_every_st
     }
     set.reclaim().unwrap();
 }
+
+/// Issue 17: a relocation copy reads only after every stream's queued work.
+/// Stream `s` queues many large fills of the source, the last one 0x5A;
+/// the copy queue then copies the source without any host wait in between.
+/// Were the copy not ordered after `s`'s work it would read an earlier fill.
+#[test]
+fn a_relocation_copy_is_ordered_after_every_streams_queued_work() {
+    use mem_pools::CopyQueue;
+    use mem_relocate::CudaCopyQueue;
+    use mem_storage::{ComputeStorage, DeviceResource, ResourceStorage};
+
+    let Some(cuda) = device() else { return };
+    const BYTES: u64 = 256 << 20;
+    let s = cuda.create_stream().unwrap();
+    let mut storage = ResourceStorage::on_stream(cuda.clone(), s);
+    let src = storage.alloc(BYTES).unwrap();
+    let dst = storage.alloc(BYTES).unwrap();
+    let src_ptr = storage.get(&src).unwrap().ptr;
+    for value in 1..=24u8 {
+        cuda.fill(src_ptr, value, BYTES, s).unwrap();
+    }
+    cuda.fill(src_ptr, 0x5A, BYTES, s).unwrap();
+    let mut queue = CudaCopyQueue::new(cuda.clone()).unwrap();
+    queue.wait_device(&mut storage).unwrap();
+    queue.copy(&mut storage, &src, &dst).unwrap();
+    queue.wait_copies(&mut storage).unwrap();
+    let mut head = vec![0u8; 4096];
+    storage.read(&dst, &mut head).unwrap();
+    assert!(
+        head.iter().all(|&b| b == 0x5A),
+        "the copy saw {:?}",
+        &head[..8]
+    );
+    let mut tail = vec![0u8; 4096];
+    let end = mem_storage::StorageHandle {
+        id: dst.id,
+        utilization: mem_storage::StorageUtilization {
+            offset: BYTES - 4096,
+            size: 4096,
+        },
+    };
+    storage.read(&end, &mut tail).unwrap();
+    assert!(tail.iter().all(|&b| b == 0x5A));
+}
