@@ -105,6 +105,8 @@ pub(crate) struct Page {
     pub(crate) idle_since: u64,
     /// Where its slices start (sliced pools only; see `starts.rs`).
     pub(crate) starts: Option<SliceStarts>,
+    /// Arena pages: the physical chunks under the range (`chunks.rs`).
+    pub(crate) chunks: Option<Box<crate::chunks::ChunkMap>>,
 }
 
 /// An arena of `T` addressed by checked `u32` indices, reused via a free list.

@@ -38,13 +38,15 @@ impl Core {
         // size up to that limit, and above it can never be served (the
         // device refuses one buffer that large), so it is typed here rather
         // than sent to the device as a retryable out-of-memory.
-        if cap > self.max_page {
+        let kind = self.pool(pool).kind;
+        // An arena's limit is its range, not a page (`Pool::max_size`
+        // routed the size here already).
+        if cap > self.max_page && !matches!(kind, PoolKind::Arena { .. }) {
             return Err(IoError::BufferTooBig {
                 size,
                 max: self.max_page,
             });
         }
-        let kind = self.pool(pool).kind;
         let found = match kind {
             PoolKind::Sliced { .. } => {
                 if cap > self.pool(pool).page_size {
@@ -57,20 +59,29 @@ impl Core {
                 .index
                 .find(&self.slices, cap)
                 .filter(|&s| self.slices[s].size / 2 <= cap),
-            PoolKind::Persistent => self.pool(pool).index.find(&self.slices, cap),
+            PoolKind::Persistent | PoolKind::Arena { .. } => {
+                self.pool(pool).index.find(&self.slices, cap)
+            }
         };
         let slice = match found {
             Some(slice) => slice,
             None => {
                 let page_size = match kind {
                     PoolKind::Sliced { .. } => self.pool(pool).page_size,
+                    PoolKind::Arena { .. } => self.pool(pool).page_size.max(cap),
                     _ => cap,
                 };
                 let page = self.new_page(storage, pool, page_size, size, allow.allocate)?;
                 self.pages[page].head
             }
         };
-        if matches!(kind, PoolKind::Sliced { .. }) && self.slices[slice].size > cap {
+        // Physical memory under an arena slice, before anything is carved
+        // (the slice starts where the free one does): a refusal changes no
+        // slice.
+        let node = &self.slices[slice];
+        let (page, offset) = (node.page, node.offset);
+        self.acquire_chunks(storage, page, offset, cap, allow.allocate)?;
+        if kind.is_carved() && self.slices[slice].size > cap {
             // Split takes the slice out of the index itself.
             self.split(slice, cap)?;
         } else {
@@ -173,6 +184,8 @@ impl Core {
         if quarantined {
             return;
         }
+        let offset = self.slices[slice].offset;
+        self.release_chunks(storage, page, offset, cap, release);
         if outdated {
             if empty && release {
                 self.release_page(storage, page);
@@ -180,7 +193,7 @@ impl Core {
             return;
         }
         let mut slice = slice;
-        if matches!(self.pool(pool).kind, PoolKind::Sliced { .. }) {
+        if self.pool(pool).kind.is_carved() {
             // `slice` is live, so never indexed: only the free neighbour
             // leaves the index.
             let next = self.slices[slice].next;

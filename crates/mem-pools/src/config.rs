@@ -51,6 +51,13 @@ pub enum MemoryConfiguration {
     SubSlices,
     /// Only exclusive pages, in 24 exponentially spaced buckets.
     ExclusivePages,
+    /// Virtual-memory arenas (a storage with virtual memory only, see
+    /// [`PoolType::VirtualArena`]): one arena for allocations up to 1 MiB and
+    /// one for everything larger, each a 64 GiB range of addresses with
+    /// physical chunks only under live data. Small and large live apart, as
+    /// in PyTorch's allocator, so a long-lived small tensor does not keep a
+    /// chunk of a freed large one mapped.
+    VirtualArenas,
     /// An explicit list of pools, in routing order.
     Custom {
         /// The pools; the first that accepts a size serves it.
@@ -87,7 +94,35 @@ pub enum PoolType {
         /// The largest allocation the pool accepts.
         max_alloc_size: u64,
     },
+    /// A virtual-memory arena: a range of `range_size` addresses (rounded
+    /// up to the storage's chunk granularity, 2 MiB on every built-in
+    /// backend) carved like one sliced page, with a physical chunk mapped
+    /// under every granule a live slice touches and nowhere else. Addresses
+    /// never move; growth maps chunks in place; a chunk freed in a hole is
+    /// unmapped and mapped where the next allocation needs one before a new
+    /// chunk is created. Needs a storage with virtual memory
+    /// ([`mem_storage::ComputeStorage::chunk_granularity`]); without one a
+    /// reservation routed here is [`crate::IoError::Storage`] `Unsupported`.
+    ///
+    /// Costs: a virtual range costs no memory; each chunk mapped or
+    /// unmapped is one driver call; a slice is never larger than the range.
+    VirtualArena {
+        /// The largest allocation the pool accepts (clamped to `range_size`).
+        max_slice_size: u64,
+        /// Bytes of addresses per range (another range is reserved when
+        /// one is exhausted). At least the largest slice.
+        range_size: u64,
+        /// Bytes of mapped chunks no live slice touches that stay mapped,
+        /// so an allocation landing there costs no driver call (CUDA memory
+        /// pools' release threshold). Beyond it the oldest are unmapped and
+        /// released. It never raises peak physical memory: a new chunk is
+        /// created only when none is idle.
+        release_threshold: u64,
+    },
 }
+
+/// The default release threshold of an arena: 64 chunks of 2 MiB.
+pub const DEFAULT_RELEASE_THRESHOLD: u64 = 128 * MIB;
 
 /// Options that are not about the pool layout.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -178,6 +213,24 @@ impl MemoryConfiguration {
                     })
                     .collect()
             }
+            Self::VirtualArenas => vec![
+                PoolSpec {
+                    pool_type: PoolType::VirtualArena {
+                        max_slice_size: MIB,
+                        range_size: 64 * GIB,
+                        release_threshold: DEFAULT_RELEASE_THRESHOLD,
+                    },
+                    dealloc_period: None,
+                },
+                PoolSpec {
+                    pool_type: PoolType::VirtualArena {
+                        max_slice_size: 64 * GIB,
+                        range_size: 64 * GIB,
+                        release_threshold: DEFAULT_RELEASE_THRESHOLD,
+                    },
+                    dealloc_period: None,
+                },
+            ],
             Self::Custom { pool_options } => pool_options
                 .iter()
                 .map(|o| PoolSpec {
@@ -192,6 +245,18 @@ impl MemoryConfiguration {
                         PoolType::ExclusivePages { max_alloc_size } => PoolType::ExclusivePages {
                             max_alloc_size: max_alloc_size.min(max_page),
                         },
+                        PoolType::VirtualArena {
+                            max_slice_size,
+                            range_size,
+                            release_threshold,
+                        } => {
+                            let range_size = range_size.max(max_slice_size.min(64 * GIB)).max(a);
+                            PoolType::VirtualArena {
+                                max_slice_size: max_slice_size.min(range_size),
+                                range_size,
+                                release_threshold,
+                            }
+                        }
                     },
                     dealloc_period: o.dealloc_period,
                 })

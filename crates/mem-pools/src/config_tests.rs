@@ -35,7 +35,7 @@ fn exclusive_pages_are_distinct_aligned_buckets_up_to_the_largest_page() {
         .iter()
         .map(|p| match p.pool_type {
             PoolType::ExclusivePages { max_alloc_size } => max_alloc_size,
-            PoolType::SlicedPages { .. } => 0,
+            PoolType::SlicedPages { .. } | PoolType::VirtualArena { .. } => 0,
         })
         .collect();
     assert!(sizes.windows(2).all(|w| w[0] < w[1]));

@@ -60,6 +60,7 @@ mod arena;
 mod bind;
 mod capture;
 mod carve;
+mod chunks;
 mod compact;
 mod config;
 mod core;

@@ -40,6 +40,18 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 empty.extend(p.current.iter().copied().filter(|&pg| {
                     self.core.pages[pg].live == 0 && self.core.pages[pg].quarantined == 0
                 }));
+                // An arena still in use gives back its idle chunks.
+                let busy_arenas: Vec<u32> = p
+                    .current
+                    .iter()
+                    .copied()
+                    .filter(|&pg| {
+                        self.core.pages[pg].chunks.is_some() && self.core.pages[pg].live > 0
+                    })
+                    .collect();
+                for page in busy_arenas {
+                    self.core.trim_chunks(&mut self.storage, page, 0);
+                }
             } else if let Some(period) = p.dealloc_period {
                 let clock = self.core.clock;
                 empty.extend(p.current.iter().copied().filter(|&pg| {

@@ -8,6 +8,7 @@
 use mem_storage::{ComputeStorage, StorageHandle};
 
 use crate::arena::{Page, SliceNode};
+use crate::chunks::ChunkMap;
 use crate::core::Core;
 use crate::error::IoError;
 use crate::pool::PoolKind;
@@ -33,11 +34,27 @@ impl Core {
                 page_size: size,
             });
         }
+        let arena = matches!(self.pool(pool).kind, PoolKind::Arena { .. });
+        // An arena page is a virtual range: no memory until chunks map.
+        let granularity = match arena {
+            true => Some(storage.chunk_granularity().ok_or(IoError::Storage(
+                storage.no_virtual_memory("an arena pool (VirtualArena)"),
+            ))?),
+            false => None,
+        };
+        let size = match granularity {
+            Some(g) => size.checked_next_multiple_of(g).unwrap_or(size),
+            None => size,
+        };
         let node = self.slices.insert(SliceNode::free(NIL, 0, size))?;
-        let handle = if self.lazy {
+        let handle = if self.lazy && !arena {
             None
         } else {
-            match storage.alloc(size) {
+            let allocated = match arena {
+                true => storage.alloc_virtual(size),
+                false => storage.alloc(size),
+            };
+            match allocated {
                 Ok(h) => Some(h),
                 Err(err) => {
                     self.slices.remove(node);
@@ -60,8 +77,12 @@ impl Core {
             pinned: 0,
             quarantined: 0,
             idle_since: self.clock,
-            starts: matches!(self.pool(pool).kind, PoolKind::Sliced { .. })
+            starts: self
+                .pool(pool)
+                .kind
+                .is_carved()
                 .then(|| SliceStarts::new(size / self.alignment, node)),
+            chunks: granularity.map(|g| Box::new(ChunkMap::new(g))),
         };
         let page = match self.pages.insert(page) {
             Ok(p) => p,
@@ -81,12 +102,17 @@ impl Core {
         let p = self.pool_mut(pool);
         p.current.push(page);
         p.usage.pages += 1;
-        p.usage.bytes_reserved += size;
+        // An arena's reserved bytes are its mapped chunks (`chunks.rs`).
+        let held = if arena { 0 } else { size };
+        p.usage.bytes_reserved += held;
         if handle.is_none() {
             p.usage.pages_unmapped += 1;
         }
         p.usage.mark();
-        self.stats.on_page(size);
+        self.stats.on_page(held);
+        if arena {
+            self.stats.chunks.virtual_bytes += size;
+        }
         if handle.is_some() {
             self.stats.storage_allocs += 1;
         }
@@ -96,6 +122,13 @@ impl Core {
 
     /// Give an empty page back to the storage (deferred until `flush`).
     pub(crate) fn release_page<S: ComputeStorage>(&mut self, storage: &mut S, page: u32) {
+        if self.pages.get(page).is_none() {
+            return;
+        }
+        let arena = self.pages[page].chunks.is_some();
+        if arena && !self.unmap_all_chunks(storage, page) {
+            return; // a chunk stays mapped: the range cannot go back yet
+        }
         let Some(info) = self.pages.remove(page) else {
             return;
         };
@@ -121,14 +154,18 @@ impl Core {
         list.swap_remove(info.pos as usize);
         let moved = list.get(info.pos as usize).copied();
         pool.usage.pages -= 1;
-        pool.usage.bytes_reserved -= info.size;
+        let held = if arena { 0 } else { info.size };
+        pool.usage.bytes_reserved -= held;
         if info.storage.is_none() {
             pool.usage.pages_unmapped -= 1;
         }
         if let Some(moved) = moved {
             self.pages[moved].pos = info.pos;
         }
-        self.stats.on_page_release(info.size);
+        self.stats.on_page_release(held);
+        if arena {
+            self.stats.chunks.virtual_bytes -= info.size;
+        }
         if let Some(handle) = info.storage {
             self.by_storage.remove(&handle.id);
             self.stats.storage_frees += 1;

@@ -30,9 +30,26 @@ pub(crate) const PERSISTENT: u32 = u32::MAX - 1;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum PoolKind {
-    Sliced { max_slice: u64 },
-    Exclusive { max_alloc: u64 },
+    Sliced {
+        max_slice: u64,
+    },
+    Exclusive {
+        max_alloc: u64,
+    },
     Persistent,
+    /// A virtual-memory arena: carved like a sliced pool, over ranges
+    /// whose chunks follow live slices (`chunks.rs`).
+    Arena {
+        max_slice: u64,
+        threshold: u64,
+    },
+}
+
+impl PoolKind {
+    /// Pages split into many slices and coalesced on free.
+    pub(crate) fn is_carved(self) -> bool {
+        matches!(self, Self::Sliced { .. } | Self::Arena { .. })
+    }
 }
 
 /// Usage of a pool, kept current on every change, with high-water marks.
@@ -95,6 +112,17 @@ impl Pool {
                 },
                 0,
             ),
+            PoolType::VirtualArena {
+                max_slice_size,
+                range_size,
+                release_threshold,
+            } => (
+                PoolKind::Arena {
+                    max_slice: max_slice_size,
+                    threshold: release_threshold,
+                },
+                range_size,
+            ),
         };
         Self::new(kind, page_size, spec.dealloc_period)
     }
@@ -126,6 +154,7 @@ impl Pool {
             PoolKind::Sliced { max_slice } => max_slice,
             PoolKind::Exclusive { max_alloc } => max_alloc,
             PoolKind::Persistent => u64::MAX,
+            PoolKind::Arena { max_slice, .. } => max_slice,
         }
     }
 

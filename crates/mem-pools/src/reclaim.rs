@@ -20,7 +20,6 @@ use crate::core::Core;
 use crate::error::IoError;
 use crate::handle::ManagedMemoryHandle;
 use crate::management::MemoryManagement;
-use crate::pool::PoolKind;
 use crate::slots::NIL;
 
 impl<S: ComputeStorage> MemoryManagement<S> {
@@ -95,7 +94,7 @@ impl Core {
         if !offset.is_multiple_of(self.alignment) {
             return Ok(None);
         }
-        let sliced = matches!(self.pool(info.pool).kind, PoolKind::Sliced { .. });
+        let sliced = self.pool(info.pool).kind.is_carved();
         let node = match &info.starts {
             Some(starts) => starts.holding(offset / self.alignment),
             None => Some(info.head),
@@ -109,12 +108,18 @@ impl Core {
         }
         let fits = n.is_free() && !n.quarantined && offset + cap <= n.offset + n.size;
         let exact = n.offset == offset && n.size == cap;
+        let n_offset = n.offset;
         if !fits || !(exact || (sliced && n.indexed)) {
             return Ok(None);
         }
+        // An arena extent is re-claimed only where its chunks are still
+        // mapped (a capture window maps nothing).
+        if !self.claim_mapped_chunks(page, offset, cap) {
+            return Ok(None);
+        }
         let pool = self.pages[page].pool;
-        if n.offset < offset {
-            let front = offset - n.offset;
+        if n_offset < offset {
+            let front = offset - n_offset;
             self.split(node, front)?;
             // `split` leaves the piece it cut unindexed for its caller to
             // occupy; the front piece stays free, so it goes back.

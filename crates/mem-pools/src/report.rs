@@ -35,6 +35,17 @@ pub enum PoolReportKind {
     },
     /// Exact-fit persistent slices.
     Persistent,
+    /// A virtual-memory arena: `bytes_reserved` is its mapped chunks.
+    Arena {
+        /// Bytes of addresses per range (`pages` counts ranges).
+        range_size: u64,
+        /// Largest allocation accepted.
+        max_slice_size: u64,
+        /// Idle chunks kept mapped up to this many bytes.
+        release_threshold: u64,
+        /// Bytes of mapped chunks no live slice touches (within `bytes_reserved`).
+        cached_bytes: u64,
+    },
 }
 
 /// One pool's shape, usage and high-water marks.
@@ -95,6 +106,14 @@ impl fmt::Display for MemoryReport {
                     format!("exclusive(max {max_alloc_size} B)")
                 }
                 PoolReportKind::Persistent => "persistent".to_string(),
+                PoolReportKind::Arena {
+                    range_size,
+                    max_slice_size,
+                    cached_bytes,
+                    ..
+                } => format!(
+                    "arena(range {range_size} B, max slice {max_slice_size} B, {cached_bytes} B cached)"
+                ),
             };
             writeln!(
                 f,
@@ -129,6 +148,15 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                     max_alloc_size: max_alloc,
                 },
                 PoolKind::Persistent => PoolReportKind::Persistent,
+                PoolKind::Arena {
+                    max_slice,
+                    threshold,
+                } => PoolReportKind::Arena {
+                    range_size: pool.page_size,
+                    max_slice_size: max_slice,
+                    release_threshold: threshold,
+                    cached_bytes: self.core.cached_chunk_bytes(pool),
+                },
             },
             pages: u.pages,
             pages_unmapped: u.pages_unmapped,
@@ -200,6 +228,12 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             .map(|p| p.largest_free_block)
             .max()
             .unwrap_or(0);
+        stats.chunks.cached_bytes = self
+            .core
+            .pools
+            .iter()
+            .map(|p| self.core.cached_chunk_bytes(p))
+            .sum();
         stats
     }
 

@@ -44,20 +44,27 @@ impl Hasher for UnitHasher {
 }
 
 /// Slice starts of one sliced page, in alignment units.
+///
+/// The bitmap grows to the highest start set so far rather than the page's
+/// size: an arena page is a virtual range of tens of GiB of which only the
+/// low end is ever carved, and a full bitmap of it would cost more memory
+/// than the slices it indexes.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SliceStarts {
     bits: Vec<u64>,
     summary: Vec<u64>,
+    /// Alignment units of the page: no start lies at or past it.
+    units: u64,
     nodes: HashMap<u64, u32, BuildHasherDefault<UnitHasher>>,
 }
 
 impl SliceStarts {
     /// A page of `units` alignment units whose only slice, `head`, starts at 0.
     pub(crate) fn new(units: u64, head: u32) -> Self {
-        let words = units.div_ceil(64).max(1) as usize;
         let mut starts = Self {
-            bits: vec![0; words],
-            summary: vec![0; words.div_ceil(64)],
+            bits: Vec::new(),
+            summary: Vec::new(),
+            units,
             nodes: HashMap::default(),
         };
         starts.insert(0, head);
@@ -66,12 +73,17 @@ impl SliceStarts {
 
     /// A slice `node` now starts at `unit`.
     pub(crate) fn insert(&mut self, unit: u64, node: u32) {
-        let (w, b) = ((unit / 64) as usize, unit % 64);
-        if let Some(word) = self.bits.get_mut(w) {
-            *word |= 1 << b;
-            self.summary[w / 64] |= 1 << (w % 64);
-            self.nodes.insert(unit, node);
+        if unit >= self.units.max(1) {
+            return;
         }
+        let (w, b) = ((unit / 64) as usize, unit % 64);
+        if w >= self.bits.len() {
+            self.bits.resize(w + 1, 0);
+            self.summary.resize((w + 1).div_ceil(64), 0);
+        }
+        self.bits[w] |= 1 << b;
+        self.summary[w / 64] |= 1 << (w % 64);
+        self.nodes.insert(unit, node);
     }
 
     /// No slice starts at `unit` any more (it was absorbed by its left neighbour).
@@ -88,9 +100,17 @@ impl SliceStarts {
 
     /// The slice node that starts at or last before `unit`.
     pub(crate) fn holding(&self, unit: u64) -> Option<u32> {
+        if unit >= self.units.max(1) {
+            return None;
+        }
         let w = (unit / 64) as usize;
-        let word = *self.bits.get(w)?;
-        let below = word & (u64::MAX >> (63 - unit % 64));
+        // Past the highest word set, the holder is the last start of all.
+        let (w, mask) = match self.bits.len().checked_sub(1)? {
+            last if w > last => (last, u64::MAX),
+            _ => (w, u64::MAX >> (63 - unit % 64)),
+        };
+        let word = self.bits[w];
+        let below = word & mask;
         let start = if below != 0 {
             w as u64 * 64 + u64::from(63 - below.leading_zeros())
         } else {

@@ -59,6 +59,34 @@ pub struct PoolStats {
     pub largest_free_block: u64,
     /// Bytes quarantined after a failed relocation wait (never reused).
     pub leaked_bytes: u64,
+    /// Arena pools' physical chunks and address space (all zero without
+    /// arenas). Their mapped chunks are what `reserved_bytes` counts.
+    pub chunks: ChunkStats,
+}
+
+/// What arena pools did with physical chunks and virtual addresses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ChunkStats {
+    /// Bytes of virtual address space the arenas' ranges reserve.
+    pub virtual_bytes: u64,
+    /// Bytes of mapped chunks no live slice touches (kept for reuse up to
+    /// each pool's release threshold); part of `reserved_bytes`.
+    pub cached_bytes: u64,
+    /// Chunks created.
+    pub creates: u64,
+    /// Chunks mapped (new ones, and idle ones moved from a hole).
+    pub maps: u64,
+    /// Chunks unmapped.
+    pub unmaps: u64,
+    /// Chunks released.
+    pub releases: u64,
+}
+
+impl ChunkStats {
+    /// Driver calls made for chunks: creates + maps + unmaps + releases.
+    pub fn driver_calls(&self) -> u64 {
+        self.creates + self.maps + self.unmaps + self.releases
+    }
 }
 
 impl PoolStats {

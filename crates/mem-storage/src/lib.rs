@@ -81,6 +81,7 @@ mod simulated;
 mod stats;
 mod storage;
 mod tracking;
+mod virtual_pages;
 mod vm;
 
 pub use cuda::{CudaAllocMode, CudaEventHandle, CudaResource, CudaVirtualMemory, DriverPoolStats};

@@ -9,11 +9,14 @@
 //! into a neighbour.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::error::StorageError;
 use crate::id::{DevicePtr, StorageHandle, StorageId, StreamId};
 use crate::resource::{DeviceResource, MemInfo};
 use crate::storage::{ComputeStorage, DeviceView};
+use crate::virtual_pages::VirtualPages;
+use crate::vm::{ChunkId, VirtualMemory};
 
 #[derive(Debug, Clone, Copy)]
 struct Page {
@@ -30,6 +33,8 @@ pub struct ResourceStorage<R: DeviceResource> {
     pending: Vec<(StorageId, Page)>,
     next_id: u64,
     bytes: u64,
+    /// Virtual pages and chunks, when given a [`VirtualMemory`].
+    virt: Option<VirtualPages>,
 }
 
 impl<R: DeviceResource> ResourceStorage<R> {
@@ -47,7 +52,40 @@ impl<R: DeviceResource> ResourceStorage<R> {
             pending: Vec::new(),
             next_id: 0,
             bytes: 0,
+            virt: None,
         }
+    }
+
+    /// Also serve virtual pages (arena pools) from `vm`, which may be shared
+    /// with other storages of the same device: each storage frees only the
+    /// ranges and chunks it made.
+    pub fn with_virtual_memory(mut self, vm: Arc<dyn VirtualMemory>) -> Self {
+        self.virt = Some(VirtualPages::new(vm));
+        self
+    }
+
+    /// The virtual memory this storage's virtual pages come from.
+    pub fn virtual_memory(&self) -> Option<&Arc<dyn VirtualMemory>> {
+        self.virt.as_ref().map(|v| &v.vm)
+    }
+
+    fn virt_mut(&mut self, operation: &'static str) -> Result<&mut VirtualPages, StorageError> {
+        self.virt.as_mut().ok_or(StorageError::Unsupported {
+            operation,
+            backend: "this storage (no virtual memory)",
+        })
+    }
+
+    /// A fresh page id.
+    fn next_page_id(&mut self) -> StorageId {
+        let id = StorageId(self.next_id);
+        self.next_id += 1;
+        id
+    }
+
+    /// Whether `id` is a live virtual page.
+    fn is_virtual(&self, id: StorageId) -> bool {
+        self.virt.as_ref().is_some_and(|v| v.live.contains_key(&id))
     }
 
     /// The resource pages come from.
@@ -67,9 +105,17 @@ impl<R: DeviceResource> ResourceStorage<R> {
 
     /// Address range of a view, checked against its page.
     fn locate(&self, handle: &StorageHandle) -> Result<DeviceView, StorageError> {
-        let page = self
-            .live
-            .get(&handle.id)
+        let virtual_page = self
+            .virt
+            .as_ref()
+            .and_then(|v| v.live.get(&handle.id))
+            .map(|p| Page {
+                ptr: p.range.base,
+                size: p.range.len,
+            });
+        let page = virtual_page
+            .as_ref()
+            .or_else(|| self.live.get(&handle.id))
             .ok_or(StorageError::UnknownId { id: handle.id })?;
         let out_of_bounds = StorageError::OutOfBounds {
             id: handle.id,
@@ -88,10 +134,43 @@ impl<R: DeviceResource> ResourceStorage<R> {
     }
 }
 
+impl<R: DeviceResource> ResourceStorage<R> {
+    /// Copy `bytes` from `src` to `dst` through a host buffer of at most
+    /// 1 MiB (a copy between a virtual page and a resource page).
+    fn bounce(
+        &mut self,
+        src: &StorageHandle,
+        dst: &StorageHandle,
+        bytes: u64,
+    ) -> Result<(), StorageError> {
+        const PIECE: u64 = 1 << 20;
+        let mut buf = vec![0u8; PIECE.min(bytes) as usize];
+        let mut done = 0;
+        while done < bytes {
+            let n = PIECE.min(bytes - done);
+            let at = |h: &StorageHandle| StorageHandle {
+                id: h.id,
+                utilization: crate::id::StorageUtilization {
+                    offset: h.offset() + done,
+                    size: n,
+                },
+            };
+            let piece = &mut buf[..n as usize];
+            self.read(&at(src), piece)?;
+            self.write(&at(dst), piece)?;
+            done += n;
+        }
+        Ok(())
+    }
+}
+
 impl<R: DeviceResource> Drop for ResourceStorage<R> {
     fn drop(&mut self) {
         // Give everything back; a storage going away owns no memory after.
         let _ = self.synchronize();
+        if let Some(virt) = self.virt.as_mut() {
+            virt.release_all();
+        }
         let pages: Vec<_> = self.live.drain().chain(self.pending.drain(..)).collect();
         for (id, page) in pages {
             if let Err(err) = self.resource.deallocate(page.ptr, page.size, self.stream) {
@@ -110,8 +189,7 @@ impl<R: DeviceResource> ComputeStorage for ResourceStorage<R> {
 
     fn alloc(&mut self, size: u64) -> Result<StorageHandle, StorageError> {
         let ptr = self.resource.allocate(size, self.stream)?;
-        let id = StorageId(self.next_id);
-        self.next_id += 1;
+        let id = self.next_page_id();
         self.live.insert(id, Page { ptr, size });
         self.bytes += size;
         Ok(StorageHandle::whole(id, size))
@@ -122,6 +200,9 @@ impl<R: DeviceResource> ComputeStorage for ResourceStorage<R> {
     }
 
     fn dealloc(&mut self, id: StorageId) -> Result<(), StorageError> {
+        if self.is_virtual(id) {
+            return self.virt_mut("dealloc")?.dealloc(id);
+        }
         let page = self
             .live
             .remove(&id)
@@ -144,11 +225,16 @@ impl<R: DeviceResource> ComputeStorage for ResourceStorage<R> {
             }
         }
         self.pending = kept;
+        if let Some(virt) = self.virt.as_mut()
+            && let Err(err) = virt.flush()
+        {
+            first_error.get_or_insert(err);
+        }
         first_error.map_or(Ok(()), Err)
     }
 
     fn bytes_allocated(&self) -> u64 {
-        self.bytes
+        self.bytes + self.virt.as_ref().map_or(0, |v| v.chunk_bytes)
     }
 
     fn mem_info(&self) -> Result<MemInfo, StorageError> {
@@ -166,10 +252,13 @@ impl<R: DeviceResource> ComputeStorage for ResourceStorage<R> {
                 id: dst.id,
                 start: dst.offset(),
                 end: dst.offset().saturating_add(data.len() as u64),
-                page_size: self.live[&dst.id].size,
+                page_size: view.size,
             });
         }
-        self.resource.write(view.ptr, data, self.stream)
+        match &self.virt {
+            Some(v) if v.live.contains_key(&dst.id) => v.vm.write_mapped(view.ptr, data),
+            _ => self.resource.write(view.ptr, data, self.stream),
+        }
     }
 
     fn read(&mut self, src: &StorageHandle, out: &mut [u8]) -> Result<(), StorageError> {
@@ -179,15 +268,21 @@ impl<R: DeviceResource> ComputeStorage for ResourceStorage<R> {
                 id: src.id,
                 start: src.offset(),
                 end: src.offset().saturating_add(out.len() as u64),
-                page_size: self.live[&src.id].size,
+                page_size: view.size,
             });
         }
-        self.resource.read(view.ptr, out, self.stream)
+        match &self.virt {
+            Some(v) if v.live.contains_key(&src.id) => v.vm.read_mapped(view.ptr, out),
+            _ => self.resource.read(view.ptr, out, self.stream),
+        }
     }
 
     fn fill(&mut self, dst: &StorageHandle, value: u8) -> Result<(), StorageError> {
         let view = self.locate(dst)?;
-        self.resource.fill(view.ptr, value, view.size, self.stream)
+        match &self.virt {
+            Some(v) if v.live.contains_key(&dst.id) => v.vm.fill_mapped(view.ptr, value, view.size),
+            _ => self.resource.fill(view.ptr, value, view.size, self.stream),
+        }
     }
 
     fn copy(&mut self, src: &StorageHandle, dst: &StorageHandle) -> Result<(), StorageError> {
@@ -198,14 +293,57 @@ impl<R: DeviceResource> ComputeStorage for ResourceStorage<R> {
                 id: dst.id,
                 start: dst.offset(),
                 end: dst.offset().saturating_add(from.size),
-                page_size: self.live[&dst.id].size,
+                page_size: to.size,
             });
         }
-        self.resource.copy(from.ptr, to.ptr, from.size, self.stream)
+        match (self.is_virtual(src.id), self.is_virtual(dst.id), &self.virt) {
+            (false, false, _) => self.resource.copy(from.ptr, to.ptr, from.size, self.stream),
+            (true, true, Some(v)) => v.vm.copy_mapped(from.ptr, to.ptr, from.size),
+            // Between a virtual page and a resource page (a move between
+            // pool kinds): through the host, in bounded pieces.
+            _ => self.bounce(src, dst, from.size),
+        }
     }
 
     fn synchronize(&mut self) -> Result<(), StorageError> {
         self.resource.synchronize(self.stream)
+    }
+
+    fn chunk_granularity(&self) -> Option<u64> {
+        self.virt.as_ref().map(|v| v.vm.granularity())
+    }
+
+    fn alloc_virtual(&mut self, size: u64) -> Result<StorageHandle, StorageError> {
+        self.virt_mut("alloc_virtual")?;
+        let id = StorageId(self.next_id);
+        let len = self.virt_mut("alloc_virtual")?.reserve(id, size)?;
+        self.next_id += 1;
+        Ok(StorageHandle::whole(id, len))
+    }
+
+    fn create_chunk(&mut self) -> Result<ChunkId, StorageError> {
+        self.virt_mut("create_chunk")?.create_chunk()
+    }
+
+    fn release_chunk(&mut self, chunk: ChunkId) -> Result<(), StorageError> {
+        self.virt_mut("release_chunk")?.release_chunk(chunk)
+    }
+
+    fn map_chunk(
+        &mut self,
+        page: StorageId,
+        offset: u64,
+        chunk: ChunkId,
+    ) -> Result<(), StorageError> {
+        self.virt_mut("map_chunk")?.map(page, offset, chunk)
+    }
+
+    fn unmap_chunk(&mut self, page: StorageId, offset: u64) -> Result<ChunkId, StorageError> {
+        self.virt_mut("unmap_chunk")?.unmap(page, offset)
+    }
+
+    fn virtual_bytes(&self) -> u64 {
+        self.virt.as_ref().map_or(0, |v| v.virtual_bytes)
     }
 }
 

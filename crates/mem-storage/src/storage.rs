@@ -16,6 +16,7 @@ use std::fmt;
 use crate::error::StorageError;
 use crate::id::{DevicePtr, StorageHandle, StorageId};
 use crate::resource::MemInfo;
+use crate::vm::ChunkId;
 
 /// Page storage for the pool engine.
 pub trait ComputeStorage: Send {
@@ -70,6 +71,69 @@ pub trait ComputeStorage: Send {
 
     /// Wait until every write, fill and copy queued so far is complete.
     fn synchronize(&mut self) -> Result<(), StorageError>;
+
+    // --- Virtual pages (arena pools). A storage without virtual memory
+    // answers `None` / `Unsupported` and the engine uses paged pools. ---
+
+    /// The size of one physical chunk when this storage has virtual memory
+    /// ([`crate::VirtualMemory`]), `None` otherwise.
+    fn chunk_granularity(&self) -> Option<u64> {
+        None
+    }
+
+    /// Reserve a *virtual page* of `size` bytes (a multiple of the
+    /// granularity): addresses only, no memory. Views of it resolve like any
+    /// page's, but bytes are reachable only where chunks are mapped, and
+    /// `dealloc` of it is refused while any chunk is mapped in it.
+    fn alloc_virtual(&mut self, size: u64) -> Result<StorageHandle, StorageError> {
+        let _ = size;
+        Err(self.no_virtual_memory("alloc_virtual"))
+    }
+
+    /// Create one physical chunk of [`Self::chunk_granularity`] bytes; it
+    /// counts in [`Self::bytes_allocated`] until released.
+    fn create_chunk(&mut self) -> Result<ChunkId, StorageError> {
+        Err(self.no_virtual_memory("create_chunk"))
+    }
+
+    /// Give a chunk back (refused while mapped).
+    fn release_chunk(&mut self, chunk: ChunkId) -> Result<(), StorageError> {
+        let _ = chunk;
+        Err(self.no_virtual_memory("release_chunk"))
+    }
+
+    /// Map `chunk` at `offset` (a multiple of the granularity) of virtual
+    /// page `page`.
+    fn map_chunk(
+        &mut self,
+        page: StorageId,
+        offset: u64,
+        chunk: ChunkId,
+    ) -> Result<(), StorageError> {
+        let _ = (page, offset, chunk);
+        Err(self.no_virtual_memory("map_chunk"))
+    }
+
+    /// Unmap the chunk mapped at `offset` of virtual page `page` and return
+    /// it (it keeps its bytes). The caller makes sure no queued work still
+    /// reads it.
+    fn unmap_chunk(&mut self, page: StorageId, offset: u64) -> Result<ChunkId, StorageError> {
+        let _ = (page, offset);
+        Err(self.no_virtual_memory("unmap_chunk"))
+    }
+
+    /// Bytes of virtual address space this storage's virtual pages reserve.
+    fn virtual_bytes(&self) -> u64 {
+        0
+    }
+
+    /// The error a storage without virtual memory answers.
+    fn no_virtual_memory(&self, operation: &'static str) -> StorageError {
+        StorageError::Unsupported {
+            operation,
+            backend: "this storage (no virtual memory)",
+        }
+    }
 }
 
 /// A view resolved by [`crate::ResourceStorage::get`]: an address and a length.

@@ -1,0 +1,354 @@
+//! Physical chunks under an arena page: mapped where live slices are.
+//!
+//! An arena page is a virtual range carved exactly like a sliced page; this
+//! module decides where physical memory sits under it. Every granule of the
+//! range (a *chunk slot*) counts the live slices that overlap it:
+//! - **acquire** (a slice is about to go live): every slot it touches gets a
+//!   chunk. A slot already mapped costs nothing. Otherwise an *idle* chunk
+//!   (mapped, touched by no live slice) is unmapped from its hole and mapped
+//!   here; only when none is idle is a new chunk created. Physical memory
+//!   therefore grows only while no chunk is idle: peak physical is the peak
+//!   of chunks live slices touch, whatever the cache holds.
+//! - **release** (a slice was freed): slots no live slice touches any more
+//!   become idle — still mapped, so an allocation landing there again costs
+//!   no driver call — up to the pool's release threshold; beyond it the
+//!   oldest idle chunks are unmapped and released.
+//!
+//! All of it is O(chunks the slice touches); the idle queue is FIFO with
+//! lazy deletion (an entry whose slot went live again is skipped when met).
+//! A failed driver call leaves every slot either mapped (live or idle) or
+//! unmapped, never half: acquire maps before it counts, so a refusal leaves
+//! at most some extra idle chunks, which the threshold trims later.
+
+use std::collections::VecDeque;
+
+use mem_storage::{ChunkId, ComputeStorage, StorageId};
+
+use crate::core::Core;
+use crate::error::IoError;
+use crate::pool::PoolKind;
+
+/// A span that holds no slot (`take_idle` keeps nothing back).
+#[allow(clippy::reversed_empty_ranges)]
+const NONE: std::ops::RangeInclusive<u32> = 1..=0;
+
+/// One granule of an arena page.
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    /// Live slices overlapping it.
+    live: u32,
+    chunk: Option<ChunkId>,
+    /// Mapped, touched by no live slice, and queued in `idle`.
+    idle: bool,
+}
+
+/// The chunk slots of one arena page.
+#[derive(Debug, Clone)]
+pub(crate) struct ChunkMap {
+    pub(crate) granularity: u64,
+    /// Grown to the highest slot touched (ranges are carved from the low end).
+    slots: Vec<Slot>,
+    idle: VecDeque<u32>,
+    pub(crate) idle_count: u64,
+    pub(crate) mapped: u64,
+}
+
+impl ChunkMap {
+    pub(crate) fn new(granularity: u64) -> Self {
+        Self {
+            granularity,
+            slots: Vec::new(),
+            idle: VecDeque::new(),
+            idle_count: 0,
+            mapped: 0,
+        }
+    }
+
+    /// Slots `offset..offset + bytes` touches (`bytes > 0`).
+    fn span(&self, offset: u64, bytes: u64) -> std::ops::RangeInclusive<u32> {
+        let g = self.granularity;
+        let first = offset / g;
+        let last = (offset + bytes.max(1) - 1) / g;
+        (first as u32)..=(last as u32)
+    }
+
+    fn slot(&mut self, s: u32) -> &mut Slot {
+        if s as usize >= self.slots.len() {
+            self.slots.resize(s as usize + 1, Slot::default());
+        }
+        &mut self.slots[s as usize]
+    }
+
+    /// The oldest idle slot outside `keep`, taken off the idle queue.
+    fn take_idle(&mut self, keep: &std::ops::RangeInclusive<u32>) -> Option<u32> {
+        let mut skipped = Vec::new();
+        let found = loop {
+            let Some(s) = self.idle.pop_front() else {
+                break None;
+            };
+            let slot = self.slots[s as usize];
+            if !slot.idle {
+                continue; // went live again: a stale entry
+            }
+            if keep.contains(&s) {
+                skipped.push(s);
+                continue;
+            }
+            break Some(s);
+        };
+        for s in skipped.into_iter().rev() {
+            self.idle.push_front(s);
+        }
+        if let Some(s) = found {
+            self.slots[s as usize].idle = false;
+            self.idle_count -= 1;
+        }
+        found
+    }
+}
+
+impl Core {
+    fn chunk_map(&mut self, page: u32) -> Option<&mut ChunkMap> {
+        self.pages[page].chunks.as_deref_mut()
+    }
+
+    fn page_storage(&self, page: u32) -> Option<StorageId> {
+        self.pages[page].storage.map(|h| h.id)
+    }
+
+    /// Map chunks under every slot of `offset..offset + bytes` of arena
+    /// page `page`, then count the slice on them. Without `may_map` (a
+    /// capture window) only slots already mapped are accepted.
+    pub(crate) fn acquire_chunks<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        page: u32,
+        offset: u64,
+        bytes: u64,
+        may_map: bool,
+    ) -> Result<(), IoError> {
+        let (Some(id), Some(map)) = (self.page_storage(page), self.chunk_map(page)) else {
+            return Ok(());
+        };
+        let span = map.span(offset, bytes);
+        let g = map.granularity;
+        for s in span.clone() {
+            let map = self.pages[page]
+                .chunks
+                .as_deref_mut()
+                .expect("an arena page");
+            if map.slot(s).chunk.is_some() {
+                continue;
+            }
+            if !may_map {
+                return Err(IoError::CaptureWouldAllocate {
+                    size: bytes,
+                    page_size: g,
+                });
+            }
+            self.map_slot(storage, page, id, s, &span)?;
+        }
+        self.claim_mapped_chunks(page, offset, bytes);
+        Ok(())
+    }
+
+    /// Count a slice at `offset..offset + bytes` on the chunks of arena
+    /// page `page` if every slot it touches is mapped (no driver call);
+    /// `false`, changing nothing, when one is not. Non-arena pages: `true`.
+    pub(crate) fn claim_mapped_chunks(&mut self, page: u32, offset: u64, bytes: u64) -> bool {
+        let Some(map) = self.chunk_map(page) else {
+            return true;
+        };
+        let span = map.span(offset, bytes);
+        if span.clone().any(|s| map.slot(s).chunk.is_none()) {
+            return false;
+        }
+        for s in span {
+            let slot = map.slot(s);
+            slot.live += 1;
+            if slot.idle {
+                slot.idle = false;
+                map.idle_count -= 1;
+            }
+        }
+        true
+    }
+
+    /// Put a chunk under empty slot `s`: an idle one moved from its hole,
+    /// else a new one. On a refusal nothing is left half done.
+    fn map_slot<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        page: u32,
+        id: StorageId,
+        s: u32,
+        keep: &std::ops::RangeInclusive<u32>,
+    ) -> Result<(), IoError> {
+        let pool = self.pages[page].pool;
+        let map = self.pages[page]
+            .chunks
+            .as_deref_mut()
+            .expect("an arena page");
+        let g = map.granularity;
+        let (chunk, from) = match map.take_idle(keep) {
+            Some(from) => match storage.unmap_chunk(id, u64::from(from) * g) {
+                Ok(chunk) => {
+                    map.slots[from as usize].chunk = None;
+                    map.mapped -= 1;
+                    self.stats.chunks.unmaps += 1;
+                    (chunk, Some(from))
+                }
+                Err(err) => {
+                    // Still mapped where it was: idle again.
+                    map.slots[from as usize].idle = true;
+                    map.idle.push_front(from);
+                    map.idle_count += 1;
+                    return Err(err.into());
+                }
+            },
+            None => {
+                let chunk = storage.create_chunk()?;
+                self.stats.chunks.creates += 1;
+                self.on_chunk_bytes(pool, g, true);
+                (chunk, None)
+            }
+        };
+        let map = self.pages[page]
+            .chunks
+            .as_deref_mut()
+            .expect("an arena page");
+        match storage.map_chunk(id, u64::from(s) * g, chunk) {
+            Ok(()) => {
+                map.slot(s).chunk = Some(chunk);
+                map.mapped += 1;
+                self.stats.chunks.maps += 1;
+                Ok(())
+            }
+            Err(err) => {
+                tracing::debug!(%err, ?from, "mapping a chunk failed; it is released");
+                self.drop_chunk(storage, pool, chunk, g);
+                Err(err.into())
+            }
+        }
+    }
+
+    /// Release an unmapped chunk of `g` bytes (its bytes leave the pool).
+    pub(crate) fn drop_chunk<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        pool: u32,
+        chunk: ChunkId,
+        g: u64,
+    ) {
+        match storage.release_chunk(chunk) {
+            Ok(()) => self.stats.chunks.releases += 1,
+            Err(err) => tracing::warn!(%err, %chunk, "chunk release refused; it is leaked"),
+        }
+        self.on_chunk_bytes(pool, g, false);
+    }
+
+    /// Count `bytes` of mapped chunks in (or out of) `pool`'s reserved bytes.
+    fn on_chunk_bytes(&mut self, pool: u32, bytes: u64, added: bool) {
+        let usage = &mut self.pool_mut(pool).usage;
+        if added {
+            usage.bytes_reserved += bytes;
+            usage.mark();
+            self.stats.reserved_bytes.add(bytes);
+        } else {
+            usage.bytes_reserved -= bytes;
+            self.stats.reserved_bytes.sub(bytes);
+        }
+    }
+
+    /// Uncount a freed slice at `offset..offset + bytes` of arena page
+    /// `page`; slots it leaves untouched become idle, and beyond the pool's
+    /// threshold (when `release`) the oldest idle chunks go back.
+    pub(crate) fn release_chunks<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        page: u32,
+        offset: u64,
+        bytes: u64,
+        release: bool,
+    ) {
+        let Some(map) = self.chunk_map(page) else {
+            return;
+        };
+        for s in map.span(offset, bytes) {
+            let slot = map.slot(s);
+            slot.live -= 1;
+            if slot.live == 0 && slot.chunk.is_some() {
+                slot.idle = true;
+                map.idle.push_back(s);
+                map.idle_count += 1;
+            }
+        }
+        if release {
+            let threshold = match self.pool(self.pages[page].pool).kind {
+                PoolKind::Arena { threshold, .. } => threshold,
+                _ => 0,
+            };
+            self.trim_chunks(storage, page, threshold);
+        }
+    }
+
+    /// Unmap and release idle chunks of `page` until at most `keep_bytes`
+    /// of them stay mapped.
+    pub(crate) fn trim_chunks<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        page: u32,
+        keep_bytes: u64,
+    ) {
+        let (Some(id), pool) = (self.page_storage(page), self.pages[page].pool) else {
+            return;
+        };
+        loop {
+            let Some(map) = self.chunk_map(page) else {
+                return;
+            };
+            let g = map.granularity;
+            if map.idle_count.saturating_mul(g) <= keep_bytes {
+                return;
+            }
+            let Some(s) = map.take_idle(&NONE) else {
+                return;
+            };
+            match storage.unmap_chunk(id, u64::from(s) * g) {
+                Ok(chunk) => {
+                    map.slots[s as usize].chunk = None;
+                    map.mapped -= 1;
+                    self.stats.chunks.unmaps += 1;
+                    self.drop_chunk(storage, pool, chunk, g);
+                }
+                Err(err) => {
+                    tracing::warn!(%err, slot = s, "unmapping an idle chunk failed; it stays mapped");
+                    map.slots[s as usize].idle = true;
+                    map.idle.push_back(s);
+                    map.idle_count += 1;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Unmap and release every chunk of an empty arena page; `false` when
+    /// one stays mapped (a refusal, or a slot still live).
+    pub(crate) fn unmap_all_chunks<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        page: u32,
+    ) -> bool {
+        self.trim_chunks(storage, page, 0);
+        self.chunk_map(page).is_none_or(|map| map.mapped == 0)
+    }
+
+    /// Bytes of idle mapped chunks on `pool`'s pages.
+    pub(crate) fn cached_chunk_bytes(&self, pool: &crate::pool::Pool) -> u64 {
+        pool.current
+            .iter()
+            .filter_map(|&p| self.pages[p].chunks.as_deref())
+            .map(|m| m.idle_count * m.granularity)
+            .sum()
+    }
+}

@@ -1,0 +1,117 @@
+//! Virtual pages of a `ResourceStorage`: what arena pools are carved from.
+
+use std::sync::Arc;
+
+use mem_storage::{
+    ComputeStorage, HostResource, HostVirtualMemory, ResourceStorage, SimulatedResource,
+    SimulatedVirtualMemory, StorageError, StorageHandle, StorageUtilization, VirtualMemory,
+};
+
+const G: u64 = 2 << 20;
+
+fn view(page: &StorageHandle, offset: u64, size: u64) -> StorageHandle {
+    StorageHandle {
+        id: page.id,
+        utilization: StorageUtilization { offset, size },
+    }
+}
+
+fn host() -> (Arc<HostVirtualMemory>, ResourceStorage<HostResource>) {
+    let vm = Arc::new(HostVirtualMemory::with_capacity(64 * G).unwrap());
+    let storage = ResourceStorage::new(HostResource::new()).with_virtual_memory(vm.clone());
+    (vm, storage)
+}
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn bytes_written_through_a_view_live_in_the_chunk_mapped_under_it() {
+    let (vm, mut s) = host();
+    assert_eq!(s.chunk_granularity(), Some(G));
+    let page = s.alloc_virtual(10 * G).unwrap();
+    assert_eq!(page.size(), 10 * G);
+    assert_eq!(s.bytes_allocated(), 0, "a virtual page holds no memory");
+    assert_eq!(s.virtual_bytes(), 10 * G);
+    let (a, b) = (s.create_chunk().unwrap(), s.create_chunk().unwrap());
+    s.map_chunk(page.id, 3 * G, a).unwrap();
+    s.map_chunk(page.id, 4 * G, b).unwrap();
+    assert_eq!(s.bytes_allocated(), 2 * G);
+    // A view spanning the two chunks.
+    let across = view(&page, 4 * G - 8, 16);
+    s.write(&across, &[7; 16]).unwrap();
+    let mut out = [0; 16];
+    s.read(&across, &mut out).unwrap();
+    assert_eq!(out, [7; 16]);
+    // Unmapped: a typed error, never a fault.
+    let err = s.read(&view(&page, 0, 16), &mut out).unwrap_err();
+    assert!(matches!(err, StorageError::UnmappedAddress { .. }), "{err}");
+    // Moved: the chunk keeps its bytes wherever it is mapped next.
+    let moved = s.unmap_chunk(page.id, 4 * G).unwrap();
+    assert_eq!(moved, b);
+    s.map_chunk(page.id, 0, b).unwrap();
+    let mut head = [0; 8];
+    s.read(&view(&page, 0, 8), &mut head).unwrap();
+    assert_eq!(head, [7; 8]);
+    // The page goes back only once nothing is mapped in it.
+    assert!(matches!(
+        s.dealloc(page.id),
+        Err(StorageError::RangeInUse { .. })
+    ));
+    drop(s);
+    let stats = vm.vm_stats();
+    assert_eq!(
+        (
+            stats.physical_bytes,
+            stats.virtual_bytes,
+            stats.mapped_bytes
+        ),
+        (0, 0, 0)
+    );
+}
+
+#[test]
+fn a_dropped_storage_gives_back_only_what_it_made_of_a_shared_virtual_memory() {
+    let vm = Arc::new(SimulatedVirtualMemory::new(80 << 30));
+    let mut one =
+        ResourceStorage::new(SimulatedResource::new(1 << 30)).with_virtual_memory(vm.clone());
+    let mut two =
+        ResourceStorage::new(SimulatedResource::new(1 << 30)).with_virtual_memory(vm.clone());
+    let p1 = one.alloc_virtual(64 << 30).unwrap();
+    let p2 = two.alloc_virtual(G).unwrap();
+    let c1 = one.create_chunk().unwrap();
+    one.map_chunk(p1.id, 0, c1).unwrap();
+    let c2 = two.create_chunk().unwrap();
+    two.map_chunk(p2.id, 0, c2).unwrap();
+    assert!(
+        matches!(
+            two.release_chunk(c1),
+            Err(StorageError::UnknownChunk { .. })
+        ),
+        "a storage releases only its own chunks"
+    );
+    drop(one);
+    let stats = vm.vm_stats();
+    assert_eq!(
+        (
+            stats.physical_bytes,
+            stats.mapped_bytes,
+            stats.virtual_bytes
+        ),
+        (G, G, G)
+    );
+    drop(two);
+    assert!(vm.vm_stats().is_idle());
+}
+
+#[test]
+fn a_storage_without_virtual_memory_says_so() {
+    let mut s = ResourceStorage::new(SimulatedResource::new(1 << 30));
+    assert_eq!(s.chunk_granularity(), None);
+    assert!(matches!(
+        s.alloc_virtual(G),
+        Err(StorageError::Unsupported { .. })
+    ));
+    assert!(matches!(
+        s.create_chunk(),
+        Err(StorageError::Unsupported { .. })
+    ));
+}
