@@ -12,7 +12,8 @@ use std::sync::Arc;
 use mem_budget::{GlobalDeviceBudget, MemoryBudget};
 use mem_pools::MemoryManagement;
 use mem_storage::{
-    CudaResource, DeviceResource, HostResource, ResourceStorage, SimulatedResource, StreamId,
+    CudaResource, CudaVirtualMemory, DeviceResource, HostResource, HostVirtualMemory,
+    ResourceStorage, SimulatedResource, SimulatedVirtualMemory, StreamId, VirtualMemory,
 };
 
 use crate::config::Budget;
@@ -79,6 +80,25 @@ impl Backend {
             } => Arc::new(HostResource::with_capacity(*bytes)),
             Backend::Simulated { capacity } => Arc::new(SimulatedResource::new(*capacity)),
             Backend::Cuda { resource, .. } => resource.clone(),
+        }
+    }
+
+    /// The backend's virtual memory for arena pools, with `capacity` bytes
+    /// of physical chunks (the device's), or why there is none.
+    pub(crate) fn virtual_memory(
+        &self,
+        capacity: u64,
+    ) -> std::result::Result<Arc<dyn VirtualMemory>, String> {
+        match self {
+            Backend::Host { .. } => HostVirtualMemory::with_capacity(capacity)
+                .map(|vm| Arc::new(vm) as Arc<dyn VirtualMemory>)
+                .map_err(|e| format!("host virtual memory is unavailable: {e}")),
+            Backend::Simulated { .. } => Ok(Arc::new(SimulatedVirtualMemory::new(capacity))),
+            Backend::Cuda { resource, .. } => {
+                CudaVirtualMemory::from_context(resource.context().clone())
+                    .map(|vm| Arc::new(vm) as Arc<dyn VirtualMemory>)
+                    .map_err(|e| format!("CUDA virtual memory management is unavailable: {e}"))
+            }
         }
     }
 

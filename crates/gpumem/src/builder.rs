@@ -14,12 +14,12 @@ use mem_pools::{
     MemoryPoolOptions, PoolType, ServerLogger, StorageCopyQueue,
 };
 use mem_relocate::CudaCopyQueue;
-use mem_storage::{DeviceResource, ResourceStorage};
+use mem_storage::{DeviceResource, ResourceStorage, VirtualMemory};
 
 use crate::backend::{Backend, DeviceStorage, StreamMemory, budgeted};
 use crate::config::{Budget, GpumemConfig, PoolLayout};
 use crate::device::{CopyQueueSlot, Device, DeviceShared};
-use crate::error::Result;
+use crate::error::{GpuMemError, Result};
 use crate::stats::DeviceTally;
 use crate::stream_state::StreamShared;
 
@@ -127,6 +127,49 @@ impl DeviceBuilder {
             max_page_size: config.resolved_max_page(capacity),
             alignment: resource.alignment(),
         };
+        // Virtual memory for arena pools, charged to the same budget as pages.
+        let wants_arenas = config.pools.uses_arenas(true) && !config.bypass_caching;
+        let vm = match wants_arenas {
+            true => Some(self.backend.virtual_memory(capacity)),
+            false => None,
+        };
+        // `pools: auto` keeps paged pools where arenas cannot pay off: a
+        // device (or budget) of fewer than 16 chunks, or lazy pages (dry
+        // runs map nothing until touched; arenas map at reservation).
+        let vm = match vm {
+            Some(Ok(vm)) if config.pools == PoolLayout::Auto => {
+                let chunks = capacity / vm.granularity().max(1);
+                if chunks < 16 {
+                    Some(Err(format!(
+                        "the device or budget holds {chunks} chunks of {} B, fewer than 16",
+                        vm.granularity()
+                    )))
+                } else if config.lazy_pages {
+                    Some(Err(
+                        "lazy_pages is on (arenas map at reservation)".to_string()
+                    ))
+                } else {
+                    Some(Ok(vm))
+                }
+            }
+            other => other,
+        };
+        let (vm, fallback) = match vm {
+            Some(Ok(vm)) => (
+                Some(Arc::new(resource.charge_virtual_memory(vm)) as Arc<dyn VirtualMemory>),
+                None,
+            ),
+            Some(Err(reason)) if config.pools == PoolLayout::Arenas => {
+                tracing::warn!(%reason, "pools:arenas asked for, but no virtual memory");
+                return Err(GpuMemError::InvalidConfig {
+                    parameter: "pools",
+                    value: "arenas".into(),
+                    expected: "a backend with virtual memory (use pools:auto or pools:sub_slices)",
+                });
+            }
+            Some(Err(reason)) => (None, Some(reason)),
+            None => (None, None),
+        };
         let layout = if config.bypass_caching {
             MemoryConfiguration::Custom {
                 pool_options: vec![MemoryPoolOptions {
@@ -139,15 +182,20 @@ impl DeviceBuilder {
         } else {
             config
                 .pools
-                .to_configuration(properties.effective_max_page())
+                .to_configuration(properties.effective_max_page(), capacity, vm.is_some())
         };
         let name = self.backend.name();
         let mut streams = Vec::with_capacity(config.streams);
         for index in 0..config.streams {
             let id = self.backend.stream_id(index)?;
             let label = format!("{name}/stream{index}");
+            let storage = ResourceStorage::on_stream(resource.clone(), id);
+            let storage = match &vm {
+                Some(vm) => storage.with_virtual_memory(vm.clone()),
+                None => storage,
+            };
             let engine = StreamMemory::from_configuration(
-                ResourceStorage::on_stream(resource.clone(), id),
+                storage,
                 &properties,
                 layout.clone(),
                 Arc::new(ServerLogger::named(label.clone())),
@@ -175,6 +223,8 @@ impl DeviceBuilder {
                 retries: AtomicU64::new(0),
                 ooms: AtomicU64::new(0),
                 copy_queue: CopyQueueSlot(Mutex::new(queue)),
+                virtual_memory: vm,
+                arena_fallback: fallback,
             }),
         })
     }

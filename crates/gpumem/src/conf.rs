@@ -21,8 +21,8 @@ pub const CONF_VAR: &str = "GPUMEM_CONF";
 pub const CONF_KEYS: &[(&str, &str, &str)] = &[
     (
         "pools",
-        "sub_slices | exclusive | sliced",
-        "pool layout of every stream",
+        "auto | arenas | sub_slices | exclusive | sliced",
+        "pool layout of every stream (auto: arenas where the device has virtual memory)",
     ),
     (
         "page_size",
@@ -162,6 +162,8 @@ impl GpumemConfig {
             match key {
                 "pools" => {
                     next.pools = match value.to_ascii_lowercase().as_str() {
+                        "auto" => PoolLayout::Auto,
+                        "arenas" | "virtual_arenas" => PoolLayout::Arenas,
                         "sub_slices" => PoolLayout::SubSlices,
                         "exclusive" | "exclusive_pages" => PoolLayout::ExclusivePages,
                         "sliced" => DEFAULT_SLICED,

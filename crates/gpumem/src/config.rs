@@ -41,9 +41,19 @@ impl Budget {
 /// The layout of every stream's dynamic pools.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum PoolLayout {
-    /// mem-pools' default: a small sliced pool for metadata churn, a growable
-    /// sliced pool for mid sizes, exclusive pages for large buffers.
+    /// The default: [`PoolLayout::Arenas`] where the device has virtual
+    /// memory (host, simulated, CUDA devices that support it), else
+    /// [`PoolLayout::SubSlices`]. [`crate::DeviceReport`] says which.
     #[default]
+    Auto,
+    /// Virtual-memory arenas: per stream one arena for allocations up to
+    /// 1 MiB and one for larger ones, each a range of addresses twice the
+    /// device's memory (at least 64 GiB) with physical 2 MiB chunks mapped
+    /// only under live data (mem-pools' `PoolType::VirtualArena`). Building a
+    /// device with it fails where the backend has no virtual memory.
+    Arenas,
+    /// mem-pools' paged default: a small sliced pool for metadata churn, a
+    /// growable sliced pool for mid sizes, exclusive pages for large buffers.
     SubSlices,
     /// Exclusive pages only, in exponentially spaced buckets: no slicing,
     /// more padding, no fragmentation inside pages.
@@ -65,6 +75,8 @@ impl PoolLayout {
     /// The `pools:` name of this layout in `GPUMEM_CONF`.
     pub fn name(&self) -> &'static str {
         match self {
+            PoolLayout::Auto => "auto",
+            PoolLayout::Arenas => "arenas",
             PoolLayout::SubSlices => "sub_slices",
             PoolLayout::ExclusivePages => "exclusive",
             PoolLayout::Sliced { .. } => "sliced",
@@ -72,10 +84,32 @@ impl PoolLayout {
         }
     }
 
-    /// The mem-pools configuration for a device whose largest page is `max_page`.
-    pub fn to_configuration(&self, max_page: u64) -> MemoryConfiguration {
+    /// Whether this layout uses arenas on a device that has virtual memory
+    /// (`virtual_memory`) or not.
+    pub fn uses_arenas(&self, virtual_memory: bool) -> bool {
         match self {
-            PoolLayout::SubSlices => MemoryConfiguration::SubSlices,
+            PoolLayout::Auto => virtual_memory,
+            PoolLayout::Arenas => true,
+            _ => false,
+        }
+    }
+
+    /// The mem-pools configuration for a device whose largest page is
+    /// `max_page`, holding `capacity` bytes, with or without virtual memory.
+    pub fn to_configuration(
+        &self,
+        max_page: u64,
+        capacity: u64,
+        virtual_memory: bool,
+    ) -> MemoryConfiguration {
+        if self.uses_arenas(virtual_memory) {
+            let range = capacity.saturating_mul(2).max(64 * GIB);
+            return MemoryConfiguration::virtual_arenas(range);
+        }
+        match self {
+            PoolLayout::Auto | PoolLayout::Arenas | PoolLayout::SubSlices => {
+                MemoryConfiguration::SubSlices
+            }
             PoolLayout::ExclusivePages => MemoryConfiguration::ExclusivePages,
             PoolLayout::Sliced {
                 page_size,
@@ -143,7 +177,7 @@ pub struct GpumemConfig {
 impl Default for GpumemConfig {
     fn default() -> Self {
         Self {
-            pools: PoolLayout::SubSlices,
+            pools: PoolLayout::Auto,
             max_page_size: None,
             budget: Budget::Unlimited,
             streams: 1,

@@ -48,6 +48,11 @@ pub(crate) struct DeviceShared {
     pub(crate) retries: AtomicU64,
     pub(crate) ooms: AtomicU64,
     pub(crate) copy_queue: CopyQueueSlot,
+    /// The virtual memory arena pools map chunks from (budget-charged);
+    /// `None` when the layout uses no arenas.
+    pub(crate) virtual_memory: Option<Arc<dyn mem_storage::VirtualMemory>>,
+    /// Why `pools: auto` fell back to paged pools (no virtual memory).
+    pub(crate) arena_fallback: Option<String>,
 }
 
 impl DeviceShared {

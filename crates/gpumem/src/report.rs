@@ -8,7 +8,7 @@
 use std::fmt;
 
 use mem_pools::MemoryReport;
-use mem_storage::{DeviceResource, MemInfo};
+use mem_storage::{DeviceResource, MemInfo, VirtualMemoryStats};
 
 use crate::device::Device;
 use crate::stats::MemoryStats;
@@ -52,6 +52,12 @@ pub struct DeviceReport {
     pub stats: MemoryStats,
     /// Each stream.
     pub streams: Vec<StreamReport>,
+    /// The device's virtual memory (arena pools), when the layout uses it:
+    /// ranges, chunks, mapped bytes and their peaks, driver calls.
+    pub virtual_memory: Option<VirtualMemoryStats>,
+    /// Why the default layout fell back to paged pools (the backend has no
+    /// virtual memory); `None` when arenas are in use or were not asked for.
+    pub arena_fallback: Option<String>,
 }
 
 impl Device {
@@ -85,6 +91,8 @@ impl Device {
             budget_peak: budget.peak(),
             stats: self.stats(),
             streams,
+            virtual_memory: shared.virtual_memory.as_ref().map(|vm| vm.vm_stats()),
+            arena_fallback: shared.arena_fallback.clone(),
         }
     }
 }
@@ -111,6 +119,22 @@ impl fmt::Display for DeviceReport {
                 b(self.budget_charged),
                 b(self.budget_peak)
             )?,
+        }
+        match (&self.virtual_memory, &self.arena_fallback) {
+            (Some(vm), _) => writeln!(
+                f,
+                "arenas: {} virtual, {} mapped (peak {}), {} cached; {} chunk creates, {} maps, {} unmaps, {} releases",
+                b(vm.virtual_bytes),
+                b(vm.mapped_bytes),
+                b(vm.peak_mapped_bytes),
+                b(self.stats.chunks.cached_bytes),
+                vm.chunks_created,
+                vm.maps,
+                vm.unmaps,
+                vm.chunks_released
+            )?,
+            (None, Some(reason)) => writeln!(f, "arenas: off, paged pools instead ({reason})")?,
+            (None, None) => {}
         }
         let s = &self.stats;
         for (name, stat) in [

@@ -14,7 +14,7 @@
 //! derived, so its level is exact and its peak and totals are sampled at
 //! the end of each call.
 
-use mem_pools::{PoolStats, Stat};
+use mem_pools::{ChunkStats, PoolStats, Stat};
 
 /// Statistics in PyTorch's vocabulary (`torch.cuda.memory_stats()`).
 ///
@@ -50,6 +50,10 @@ pub struct MemoryStats {
     pub largest_free_block: u64,
     /// Bytes quarantined after a failed relocation wait (never reused).
     pub leaked_bytes: u64,
+    /// Arena pools: virtual bytes, cached chunk bytes (inside
+    /// `reserved_bytes`, which counts mapped chunks), and the driver calls
+    /// made for chunks (create / map / unmap / release). Zero without arenas.
+    pub chunks: ChunkStats,
 }
 
 /// How much of what is reserved does not serve live data, and in what shape.
@@ -149,6 +153,7 @@ pub(crate) fn fold_stream(stats: &mut MemoryStats, call: &PoolStats) {
     stats.storage_frees = call.storage_frees;
     stats.largest_free_block = call.largest_free_block;
     stats.leaked_bytes = call.leaked_bytes;
+    stats.chunks = call.chunks;
 }
 
 /// The device's statistics: each stream's last engine statistics and the
@@ -200,5 +205,16 @@ impl DeviceTally {
             .map(|p| p.largest_free_block)
             .max()
             .unwrap_or(0);
+        s.chunks = self.last.iter().fold(ChunkStats::default(), |sum, p| {
+            let c = p.chunks;
+            ChunkStats {
+                virtual_bytes: sum.virtual_bytes + c.virtual_bytes,
+                cached_bytes: sum.cached_bytes + c.cached_bytes,
+                creates: sum.creates + c.creates,
+                maps: sum.maps + c.maps,
+                unmaps: sum.unmaps + c.unmaps,
+                releases: sum.releases + c.releases,
+            }
+        });
     }
 }

@@ -123,7 +123,7 @@ fn page_size_applies_only_to_the_sliced_layout() {
         GpumemConfig::from_conf("page_size:4MiB"),
         Err(GpuMemError::ConfNotApplicable {
             key: "page_size",
-            layout: "sub_slices"
+            layout: "auto"
         })
     ));
     let config = GpumemConfig::from_conf("max_slice:8MiB,pools:sliced").unwrap();

@@ -127,12 +127,19 @@ fn the_simulated_backend_plans_more_memory_than_this_machine_has() {
     let stream = device.default_stream();
     let handles: Vec<_> = (0..30).map(|_| stream.reserve(GIB).unwrap()).collect();
     assert_eq!(device.stats().requested_bytes.current, 30 * GIB);
+    // An arena serves one allocation larger than a page; this one does not
+    // fit the budget, and the refusal leaves no chunk behind.
     let err = stream.reserve(20 * GIB).unwrap_err();
     assert!(
-        matches!(err, GpuMemError::Pool(_)),
-        "larger than a page: {err}"
+        matches!(err, GpuMemError::OutOfMemory(_)),
+        "over the budget: {err}"
     );
-    drop(handles);
+    assert_eq!(device.stats().reserved_bytes.current, 30 * GIB);
+    assert_eq!(device.budget().charged(), 30 * GIB);
+    let big = stream
+        .reserve(10 * GIB - 1)
+        .expect("what the budget leaves");
+    drop((handles, big));
 }
 
 #[test]

@@ -40,7 +40,7 @@ pub(crate) struct Shared {
 #[derive(Debug)]
 pub struct GlobalDeviceBudget<R: DeviceResource> {
     upstream: R,
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
 }
 
 impl<R: DeviceResource> GlobalDeviceBudget<R> {

@@ -66,6 +66,7 @@ mod element;
 mod error;
 mod global;
 mod global_handle;
+mod global_vm;
 mod ledger;
 #[cfg(all(test, loom))]
 mod ledger_loom;
@@ -82,6 +83,7 @@ pub use element::{AllocTag, DeviceElement};
 pub use error::{BudgetError, BudgetScope, Result};
 pub use global::{GLOBAL_BUDGET_BACKEND, GlobalDeviceBudget};
 pub use global_handle::{GlobalBudgetHandle, GlobalReservation};
+pub use global_vm::BudgetedVirtualMemory;
 pub use ledger::{Ledger, Refusal};
 pub use manager::GpuMemoryManager;
 pub use reservation::GpuMemoryReservation;

@@ -64,11 +64,14 @@ impl ChunkMap {
         }
     }
 
-    /// Slots `offset..offset + bytes` touches (`bytes > 0`).
+    /// Slots `offset..offset + bytes` touches (none for an empty slice).
     fn span(&self, offset: u64, bytes: u64) -> std::ops::RangeInclusive<u32> {
+        if bytes == 0 {
+            return NONE;
+        }
         let g = self.granularity;
         let first = offset / g;
-        let last = (offset + bytes.max(1) - 1) / g;
+        let last = (offset + bytes - 1) / g;
         (first as u32)..=(last as u32)
     }
 
@@ -132,6 +135,7 @@ impl Core {
         };
         let span = map.span(offset, bytes);
         let g = map.granularity;
+        let mut mapped_here = Vec::new();
         for s in span.clone() {
             let map = self.pages[page]
                 .chunks
@@ -140,13 +144,23 @@ impl Core {
             if map.slot(s).chunk.is_some() {
                 continue;
             }
-            if !may_map {
-                return Err(IoError::CaptureWouldAllocate {
+            let result = match may_map {
+                true => self.map_slot(storage, page, id, s, &span),
+                false => Err(IoError::CaptureWouldAllocate {
                     size: bytes,
                     page_size: g,
-                });
+                }),
+            };
+            if let Err(err) = result {
+                // Give back what this call mapped: a refused reservation
+                // leaves physical memory as it found it (less any idle
+                // chunk it moved, which goes back to the device).
+                for s in mapped_here {
+                    self.unmap_slot(storage, page, id, s);
+                }
+                return Err(err);
             }
-            self.map_slot(storage, page, id, s, &span)?;
+            mapped_here.push(s);
         }
         self.claim_mapped_chunks(page, offset, bytes);
         Ok(())
@@ -232,6 +246,40 @@ impl Core {
         }
     }
 
+    /// Unmap and release the chunk under slot `s` (no live slice touches
+    /// it and it is not queued idle); `false` when the unmap is refused
+    /// (the chunk stays mapped, idle).
+    fn unmap_slot<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        page: u32,
+        id: StorageId,
+        s: u32,
+    ) -> bool {
+        let pool = self.pages[page].pool;
+        let map = self.pages[page]
+            .chunks
+            .as_deref_mut()
+            .expect("an arena page");
+        let g = map.granularity;
+        match storage.unmap_chunk(id, u64::from(s) * g) {
+            Ok(chunk) => {
+                map.slots[s as usize].chunk = None;
+                map.mapped -= 1;
+                self.stats.chunks.unmaps += 1;
+                self.drop_chunk(storage, pool, chunk, g);
+                true
+            }
+            Err(err) => {
+                tracing::warn!(%err, slot = s, "unmapping a chunk failed; it stays mapped, idle");
+                map.slots[s as usize].idle = true;
+                map.idle.push_back(s);
+                map.idle_count += 1;
+                false
+            }
+        }
+    }
+
     /// Release an unmapped chunk of `g` bytes (its bytes leave the pool).
     pub(crate) fn drop_chunk<S: ComputeStorage>(
         &mut self,
@@ -300,7 +348,7 @@ impl Core {
         page: u32,
         keep_bytes: u64,
     ) {
-        let (Some(id), pool) = (self.page_storage(page), self.pages[page].pool) else {
+        let Some(id) = self.page_storage(page) else {
             return;
         };
         loop {
@@ -314,20 +362,8 @@ impl Core {
             let Some(s) = map.take_idle(&NONE) else {
                 return;
             };
-            match storage.unmap_chunk(id, u64::from(s) * g) {
-                Ok(chunk) => {
-                    map.slots[s as usize].chunk = None;
-                    map.mapped -= 1;
-                    self.stats.chunks.unmaps += 1;
-                    self.drop_chunk(storage, pool, chunk, g);
-                }
-                Err(err) => {
-                    tracing::warn!(%err, slot = s, "unmapping an idle chunk failed; it stays mapped");
-                    map.slots[s as usize].idle = true;
-                    map.idle.push_back(s);
-                    map.idle_count += 1;
-                    return;
-                }
+            if !self.unmap_slot(storage, page, id, s) {
+                return;
             }
         }
     }

@@ -166,6 +166,23 @@ fn default_period(size: u64) -> Option<u64> {
 }
 
 impl MemoryConfiguration {
+    /// [`MemoryConfiguration::VirtualArenas`] with ranges of `range_size`
+    /// bytes instead of 64 GiB (the gpumem facade sizes them at twice the
+    /// device's memory, so one range holds everything).
+    pub fn virtual_arenas(range_size: u64) -> Self {
+        let arena = |max_slice_size| MemoryPoolOptions {
+            pool_type: PoolType::VirtualArena {
+                max_slice_size,
+                range_size,
+                release_threshold: DEFAULT_RELEASE_THRESHOLD,
+            },
+            dealloc_period: None,
+        };
+        Self::Custom {
+            pool_options: vec![arena(MIB.min(range_size)), arena(range_size)],
+        }
+    }
+
     /// The dynamic pools of this layout for a device, in routing order.
     pub(crate) fn resolve(&self, properties: &MemoryDeviceProperties) -> Vec<PoolSpec> {
         let a = properties.effective_alignment();
@@ -250,7 +267,7 @@ impl MemoryConfiguration {
                             range_size,
                             release_threshold,
                         } => {
-                            let range_size = range_size.max(max_slice_size.min(64 * GIB)).max(a);
+                            let range_size = range_size.max(max_slice_size).max(a);
                             PoolType::VirtualArena {
                                 max_slice_size: max_slice_size.min(range_size),
                                 range_size,

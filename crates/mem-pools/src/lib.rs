@@ -89,8 +89,8 @@ mod usage;
 pub use bind::BindRefused;
 pub use capture::CaptureState;
 pub use config::{
-    MemoryAllocationMode, MemoryConfiguration, MemoryDeviceProperties, MemoryManagementOptions,
-    MemoryPoolOptions, PoolType,
+    DEFAULT_RELEASE_THRESHOLD, MemoryAllocationMode, MemoryConfiguration, MemoryDeviceProperties,
+    MemoryManagementOptions, MemoryPoolOptions, PoolType,
 };
 pub use error::{InstallMemoryPoolsError, IoError, RelocationCopyError};
 pub use handle::{ManagedMemoryBinding, ManagedMemoryHandle};
@@ -103,5 +103,5 @@ pub use relocation::{
     RelocationState, StorageCopyQueue, TargetRoom,
 };
 pub use report::{MemoryReport, PoolReport, PoolReportKind};
-pub use stats::{PoolStats, Stat};
+pub use stats::{ChunkStats, PoolStats, Stat};
 pub use usage::MemoryUsage;

@@ -1,0 +1,105 @@
+//! Virtual-memory arenas through the facade: the default where the device
+//! has virtual memory, with physical memory only under live data.
+
+mod common;
+
+use common::*;
+use gpumem::prelude::*;
+
+#[test]
+fn a_default_host_device_carves_arenas_and_maps_only_what_live_data_touches() {
+    let device = host(1);
+    let s = device.default_stream();
+    let report = device.memory_report();
+    assert!(
+        report.virtual_memory.is_some(),
+        "arenas on the host backend"
+    );
+    assert_eq!(report.arena_fallback, None);
+    let a = s.reserve(3 * MIB).unwrap();
+    s.write(&a, &pattern(1, 4096)).unwrap();
+    let b = s.reserve(64 * KIB).unwrap();
+    s.write(&b, &pattern(2, 4096)).unwrap();
+    let stats = device.stats();
+    assert!(stats.chunks.virtual_bytes >= 64 * GIB);
+    assert_eq!(stats.reserved_bytes.current, 6 * MIB, "2 chunks + 1 small");
+    let vm = device.memory_report().virtual_memory.unwrap();
+    assert_eq!(vm.mapped_bytes, stats.reserved_bytes.current);
+    assert_eq!(device.budget().charged(), 6 * MIB, "chunks are charged");
+    assert_eq!(read(&s, &a, 4096), pattern(1, 4096));
+    drop(a);
+    device.reclaim().unwrap();
+    assert_eq!(device.stats().reserved_bytes.current, 2 * MIB);
+    assert_eq!(read(&s, &b, 4096), pattern(2, 4096));
+    drop(b);
+    device.reclaim().unwrap();
+    assert_eq!(device.stats().reserved_bytes.current, 0);
+    assert_eq!(device.budget().charged(), 0);
+    let text = device.memory_report().to_string();
+    assert!(text.contains("arenas:"), "{text}");
+}
+
+#[test]
+fn an_allocation_larger_than_a_page_is_served_by_an_arena() {
+    let device = Device::simulated(80 * GIB).ignore_env().build().unwrap();
+    let s = device.default_stream();
+    let big = s.reserve(5 * GIB + 1).unwrap();
+    assert_eq!(device.stats().reserved_bytes.current, 5 * GIB + 2 * MIB);
+    drop(big);
+}
+
+#[test]
+fn a_device_too_small_for_chunks_falls_back_to_pages_and_says_why() {
+    let device = Device::host()
+        .budget(Budget::Bytes(8 * MIB))
+        .ignore_env()
+        .build()
+        .unwrap();
+    let report = device.memory_report();
+    assert!(report.virtual_memory.is_none());
+    let why = report.arena_fallback.clone().expect("a reason");
+    assert!(why.contains("fewer than 16"), "{why}");
+    assert!(report.to_string().contains("arenas: off"));
+    let h = device.default_stream().reserve(4096).unwrap();
+    drop(h);
+}
+
+#[test]
+fn the_conf_variable_names_the_arena_layouts() {
+    let config = GpumemConfig::from_conf("pools:arenas").unwrap();
+    assert_eq!(config.pools, PoolLayout::Arenas);
+    let config = GpumemConfig::from_conf("pools:auto").unwrap();
+    assert_eq!(config.pools, PoolLayout::Auto);
+    let paged = Device::host()
+        .pools(PoolLayout::SubSlices)
+        .ignore_env()
+        .build()
+        .unwrap();
+    assert!(paged.memory_report().virtual_memory.is_none());
+    assert_eq!(paged.memory_report().arena_fallback, None, "not asked for");
+}
+
+#[test]
+fn memory_held_for_another_stream_keeps_its_chunks_mapped() {
+    let device = host(2);
+    let (a, b) = (device.stream(0).unwrap(), device.stream(1).unwrap());
+    let x = a.reserve(4 * MIB).unwrap();
+    a.write(&x, &pattern(5, 4096)).unwrap();
+    b.record_use(&x).unwrap();
+    let op = b.submit();
+    let binding = x.binding();
+    drop(x);
+    a.cleanup();
+    assert_eq!(a.held_bytes(), 4 * MIB);
+    assert_eq!(
+        device.stats().reserved_bytes.current,
+        4 * MIB,
+        "still mapped"
+    );
+    let mut out = vec![0; 4096];
+    a.with_memory(|mm| mm.read(binding, &mut out)).unwrap();
+    assert_eq!(out, pattern(5, 4096));
+    b.complete_through(op).unwrap();
+    a.cleanup();
+    assert_eq!(device.stats().reserved_bytes.current, 0);
+}

@@ -1,0 +1,158 @@
+//! `BudgetedVirtualMemory`: physical chunks charged to a device budget.
+//!
+//! Arena pools take physical memory as chunks of a
+//! [`VirtualMemory`](mem_storage::VirtualMemory) rather than as resource
+//! allocations, so the [`GlobalDeviceBudget`] adaptor never sees them. This
+//! adaptor charges every `create_chunk` on the same ledger (claim, create,
+//! confirm — or roll back on a refusal) and refunds every `release_chunk`,
+//! so pages and chunks of one device share one exact cap. Reserving address
+//! space and mapping cost no memory and are forwarded untouched.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use mem_storage::{
+    ChunkId, DevicePtr, MemInfo, RangeId, StorageError, VaRange, VirtualMemory, VirtualMemoryStats,
+};
+
+use crate::global::{GLOBAL_BUDGET_BACKEND, GlobalDeviceBudget, Shared};
+
+/// A [`VirtualMemory`] whose chunks are charged to a device budget.
+#[derive(Debug)]
+pub struct BudgetedVirtualMemory {
+    upstream: Arc<dyn VirtualMemory>,
+    shared: Arc<Shared>,
+}
+
+impl<R: mem_storage::DeviceResource> GlobalDeviceBudget<R> {
+    /// `vm`'s chunks, charged to this budget beside its pages.
+    pub fn charge_virtual_memory(&self, vm: Arc<dyn VirtualMemory>) -> BudgetedVirtualMemory {
+        BudgetedVirtualMemory {
+            upstream: vm,
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl BudgetedVirtualMemory {
+    /// The virtual memory below.
+    pub fn upstream(&self) -> &Arc<dyn VirtualMemory> {
+        &self.upstream
+    }
+}
+
+impl VirtualMemory for BudgetedVirtualMemory {
+    fn backend(&self) -> &'static str {
+        self.upstream.backend()
+    }
+
+    fn granularity(&self) -> u64 {
+        self.upstream.granularity()
+    }
+
+    fn holds_memory(&self) -> bool {
+        self.upstream.holds_memory()
+    }
+
+    fn reserve_range(&self, bytes: u64) -> Result<VaRange, StorageError> {
+        self.upstream.reserve_range(bytes)
+    }
+
+    fn free_range(&self, range: RangeId) -> Result<(), StorageError> {
+        self.upstream.free_range(range)
+    }
+
+    fn range_info(&self, range: RangeId) -> Result<VaRange, StorageError> {
+        self.upstream.range_info(range)
+    }
+
+    fn create_chunk(&self, bytes: u64) -> Result<ChunkId, StorageError> {
+        let ledger = &self.shared.ledger;
+        if bytes > ledger.limit() {
+            return Err(StorageError::TooBig {
+                backend: GLOBAL_BUDGET_BACKEND,
+                requested: bytes,
+                max: ledger.limit(),
+            });
+        }
+        let total = ledger
+            .claim_tentative(bytes)
+            .map_err(|refusal| StorageError::OutOfMemory {
+                backend: GLOBAL_BUDGET_BACKEND,
+                requested: bytes,
+                free: refusal.remaining(),
+                total: refusal.limit,
+            })?;
+        match self.upstream.create_chunk(bytes) {
+            Ok(chunk) => {
+                ledger.confirm(total);
+                Ok(chunk)
+            }
+            Err(error) => {
+                let _ = ledger.release(bytes);
+                Err(error)
+            }
+        }
+    }
+
+    fn release_chunk(&self, chunk: ChunkId) -> Result<(), StorageError> {
+        let bytes = self.upstream.chunk_bytes(chunk)?;
+        match self.upstream.release_chunk(chunk) {
+            Ok(()) => {
+                if self.shared.ledger.release(bytes).is_err() {
+                    tracing::error!(%chunk, bytes, "release of a chunk never charged to this budget");
+                }
+                Ok(())
+            }
+            Err(error) => {
+                // Not proven released: the bytes stay charged (as a page's).
+                self.shared.free_failures.fetch_add(1, Ordering::Relaxed);
+                self.shared
+                    .free_failure_bytes
+                    .fetch_add(bytes, Ordering::Relaxed);
+                Err(error)
+            }
+        }
+    }
+
+    fn chunk_bytes(&self, chunk: ChunkId) -> Result<u64, StorageError> {
+        self.upstream.chunk_bytes(chunk)
+    }
+
+    fn map(&self, range: RangeId, offset: u64, chunk: ChunkId) -> Result<DevicePtr, StorageError> {
+        self.upstream.map(range, offset, chunk)
+    }
+
+    fn unmap(&self, range: RangeId, offset: u64, bytes: u64) -> Result<Vec<ChunkId>, StorageError> {
+        self.upstream.unmap(range, offset, bytes)
+    }
+
+    fn physical_info(&self) -> Result<MemInfo, StorageError> {
+        let below = self.upstream.physical_info()?;
+        let ledger = &self.shared.ledger;
+        Ok(MemInfo {
+            free: below.free.min(ledger.remaining()),
+            total: below.total.min(ledger.limit()),
+        })
+    }
+
+    fn vm_stats(&self) -> VirtualMemoryStats {
+        self.upstream.vm_stats()
+    }
+
+    fn write_mapped(&self, dst: DevicePtr, data: &[u8]) -> Result<(), StorageError> {
+        self.upstream.write_mapped(dst, data)
+    }
+
+    fn read_mapped(&self, src: DevicePtr, out: &mut [u8]) -> Result<(), StorageError> {
+        self.upstream.read_mapped(src, out)
+    }
+
+    fn fill_mapped(&self, dst: DevicePtr, value: u8, bytes: u64) -> Result<(), StorageError> {
+        self.upstream.fill_mapped(dst, value, bytes)
+    }
+
+    fn copy_mapped(&self, src: DevicePtr, dst: DevicePtr, bytes: u64) -> Result<(), StorageError> {
+        self.upstream.copy_mapped(src, dst, bytes)
+    }
+}
