@@ -1,10 +1,13 @@
 //! Pool layouts as text: what `--config` reads and `gpumem plan` writes.
 //!
 //! ```text
-//! layout := "sub-slices" | "exclusive-pages" | pool ("," pool)*
+//! layout := "arenas" | "sub-slices" | "exclusive-pages" | pool ("," pool)*
 //! pool   := "sliced:" SIZE "/" SIZE    page size / largest allocation it takes
 //!         | "exclusive:" SIZE ["@" N]  largest allocation; free pages idle for
 //!                                      N reservations go back on a periodic cleanup
+//!         | "arena:" SIZE ["@" SIZE]   a virtual-memory arena: largest allocation
+//!                                      (the range is at least 64 GiB and at least
+//!                                      this) and its release threshold (128MiB)
 //! SIZE   := digits [B | KiB | MiB | GiB | TiB]   (binary units, any case)
 //! ```
 //!
@@ -14,13 +17,14 @@
 //! exists and is not written. [`format_layout`] writes the exact form
 //! [`parse_layout`] reads back, so a measured plan replays as printed.
 
-use mem_pools::{MemoryConfiguration, MemoryPoolOptions, PoolType};
+use mem_pools::{DEFAULT_RELEASE_THRESHOLD, MemoryConfiguration, MemoryPoolOptions, PoolType};
 
 use crate::error::{CliError, Result};
 
 /// What `--config` accepts, for error messages.
-pub const LAYOUT_SYNTAX: &str = "expected `sub-slices`, `exclusive-pages`, or pools in routing \
-     order separated by commas: `sliced:PAGE/MAX` and `exclusive:MAX[@PERIOD]`, sizes like \
+pub const LAYOUT_SYNTAX: &str = "expected `arenas`, `sub-slices`, `exclusive-pages`, or pools in \
+     routing order separated by commas: `sliced:PAGE/MAX`, `exclusive:MAX[@PERIOD]` and \
+     `arena:MAX[@THRESHOLD]`, sizes like \
      4096, 64KiB, 8MiB, 20GiB (e.g. `sliced:8MiB/64KiB,sliced:512MiB/5GiB,exclusive:20GiB`), \
      or a file holding one (such as `gpumem plan --json` output)";
 
@@ -99,8 +103,23 @@ fn parse_pool(text: &str) -> std::result::Result<MemoryPoolOptions, String> {
                 dealloc_period: period,
             })
         }
+        "arena" => {
+            let (max, threshold) = match spec.split_once('@') {
+                Some((max, threshold)) => (max, parse_size(threshold)?),
+                None => (spec, DEFAULT_RELEASE_THRESHOLD),
+            };
+            let max = parse_size(max)?;
+            Ok(MemoryPoolOptions {
+                pool_type: PoolType::VirtualArena {
+                    max_slice_size: max,
+                    range_size: max.max(ARENA_RANGE),
+                    release_threshold: threshold,
+                },
+                dealloc_period: None,
+            })
+        }
         other => Err(format!(
-            "pool `{text}` has unknown kind `{other}` (use `sliced` or `exclusive`)"
+            "pool `{text}` has unknown kind `{other}` (use `sliced`, `exclusive` or `arena`)"
         )),
     }
 }
@@ -109,6 +128,21 @@ fn max_size(pool: &MemoryPoolOptions) -> u64 {
     match pool.pool_type {
         PoolType::SlicedPages { max_slice_size, .. } => max_slice_size,
         PoolType::ExclusivePages { max_alloc_size } => max_alloc_size,
+        PoolType::VirtualArena { max_slice_size, .. } => max_slice_size,
+    }
+}
+
+/// The least range of an `arena:` pool (the built-in `arenas` layout's).
+const ARENA_RANGE: u64 = 64 << 30;
+
+/// Whether `config` has a virtual-memory arena (its backend needs virtual memory).
+pub fn uses_arenas(config: &MemoryConfiguration) -> bool {
+    match config {
+        MemoryConfiguration::VirtualArenas => true,
+        MemoryConfiguration::Custom { pool_options } => pool_options
+            .iter()
+            .any(|p| matches!(p.pool_type, PoolType::VirtualArena { .. })),
+        _ => false,
     }
 }
 
@@ -120,6 +154,7 @@ fn max_size(pool: &MemoryPoolOptions) -> u64 {
 pub fn parse_layout(text: &str) -> Result<MemoryConfiguration> {
     let trimmed = text.trim();
     match trimmed {
+        "arenas" => return Ok(MemoryConfiguration::VirtualArenas),
         "sub-slices" => return Ok(MemoryConfiguration::SubSlices),
         "exclusive-pages" => return Ok(MemoryConfiguration::ExclusivePages),
         "" => return Err(invalid(text, "the layout is empty".to_string())),
@@ -171,6 +206,7 @@ pub fn format_size(bytes: u64) -> String {
 /// Writes `config` in the form [`parse_layout`] reads back.
 pub fn format_layout(config: &MemoryConfiguration) -> String {
     match config {
+        MemoryConfiguration::VirtualArenas => "arenas".to_string(),
         MemoryConfiguration::SubSlices => "sub-slices".to_string(),
         MemoryConfiguration::ExclusivePages => "exclusive-pages".to_string(),
         MemoryConfiguration::Custom { pool_options } => pool_options
@@ -195,6 +231,18 @@ pub fn format_layout(config: &MemoryConfiguration) -> String {
                 (PoolType::ExclusivePages { max_alloc_size }, Some(period)) => {
                     format!("exclusive:{}@{period}", format_size(max_alloc_size))
                 }
+                (
+                    PoolType::VirtualArena {
+                        max_slice_size,
+                        release_threshold,
+                        ..
+                    },
+                    _,
+                ) => format!(
+                    "arena:{}@{}",
+                    format_size(max_slice_size),
+                    format_size(release_threshold)
+                ),
             })
             .collect::<Vec<_>>()
             .join(","),

@@ -3,11 +3,17 @@
 //! Each arm calls the generic replay loop with a concrete backend type, so
 //! the timed loop is monomorphized per backend (no dynamic dispatch).
 
+use std::sync::Arc;
+
 use mem_pools::MemoryConfiguration;
-use mem_storage::{CudaResource, DeviceResource, HostResource, SimulatedResource};
+use mem_storage::{
+    CudaResource, CudaVirtualMemory, DeviceResource, HostResource, HostVirtualMemory,
+    SimulatedResource, SimulatedVirtualMemory, StorageError, VirtualMemory,
+};
 
 use super::BackendKind;
 use crate::error::{CliError, Result};
+use crate::layout::uses_arenas;
 use crate::replay::{
     PoolBackend, Program, ReplayOptions, ReplayRun, StreamMode, SystemBackend, replay,
 };
@@ -25,23 +31,41 @@ pub struct PoolSettings {
 }
 
 impl PoolSettings {
+    /// The pool backend over `resource`; with an arena layout, over `vm`
+    /// too (`vm` builds the backend's virtual memory for `capacity` bytes).
     fn backend<R: DeviceResource>(
         &self,
         name: &'static str,
         resource: R,
         capacity: u64,
         check_patterns: bool,
-    ) -> PoolBackend<R> {
-        PoolBackend::new(
+        vm: impl FnOnce(u64) -> Result<Arc<dyn VirtualMemory>>,
+    ) -> Result<PoolBackend<R>> {
+        let backend = PoolBackend::new(
             name,
             resource,
             capacity,
             self.config.clone(),
             false,
             check_patterns,
-        )
-        .with_relocation(self.relocate)
-        .with_streams(self.streams)
+        );
+        let backend = match uses_arenas(&self.config) {
+            true => backend.with_virtual_memory(vm(capacity)?),
+            false => backend,
+        };
+        Ok(backend
+            .with_relocation(self.relocate)
+            .with_streams(self.streams))
+    }
+}
+
+fn no_virtual_memory(backend: &'static str) -> impl Fn(StorageError) -> CliError {
+    move |e| CliError::Backend {
+        backend,
+        message: format!(
+            "arena pools need virtual memory, which this device lacks ({e}); \
+             replay with `--config sub-slices`"
+        ),
     }
 }
 
@@ -59,12 +83,18 @@ pub fn replay_on(
         BackendKind::System => replay(source, program, &mut SystemBackend::new(capacity), options),
         BackendKind::Sim => {
             let resource = SimulatedResource::new(capacity);
-            let mut backend = settings.backend("sim", resource, capacity, false);
+            let mut backend = settings.backend("sim", resource, capacity, false, |c| {
+                Ok(Arc::new(SimulatedVirtualMemory::new(c)))
+            })?;
             replay(source, program, &mut backend, options)
         }
         BackendKind::Host => {
             let resource = HostResource::with_capacity(capacity);
-            let mut backend = settings.backend("host", resource, capacity, true);
+            let mut backend = settings.backend("host", resource, capacity, true, |c| {
+                HostVirtualMemory::with_capacity(c)
+                    .map(|vm| Arc::new(vm) as Arc<dyn VirtualMemory>)
+                    .map_err(no_virtual_memory("host"))
+            })?;
             replay(source, program, &mut backend, options)
         }
         BackendKind::Cuda => {
@@ -76,7 +106,12 @@ pub fn replay_on(
                     message: format!("reading the device's memory size: {e}"),
                 })?
                 .total;
-            let mut backend = settings.backend("cuda", resource, total, false);
+            let context = resource.context().clone();
+            let mut backend = settings.backend("cuda", resource, total, false, |_| {
+                CudaVirtualMemory::from_context(context)
+                    .map(|vm| Arc::new(vm) as Arc<dyn VirtualMemory>)
+                    .map_err(no_virtual_memory("cuda"))
+            })?;
             replay(source, program, &mut backend, options)
         }
     }

@@ -105,10 +105,13 @@ pub struct ReplayArgs {
     /// Write an SVG timeline of live vs reserved bytes.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
-    /// Pool layout: `sub-slices`, `exclusive-pages`, a list such as
-    /// `sliced:8MiB/64KiB,sliced:512MiB/5GiB,exclusive:20GiB`, or a file
-    /// holding one (`gpumem plan --json` output works).
-    #[arg(long, value_name = "LAYOUT", default_value = "sub-slices")]
+    /// Pool layout: `arenas` (virtual-memory arenas: physical memory only
+    /// under live data; the default, as for `gpumem::Device`), `sub-slices`
+    /// or `exclusive-pages` (paged pools), a list such as
+    /// `sliced:8MiB/64KiB,sliced:512MiB/5GiB,exclusive:20GiB` or
+    /// `arena:1MiB,arena:64GiB`, or a file holding one (`gpumem plan
+    /// --json` output works).
+    #[arg(long, value_name = "LAYOUT", default_value = "arenas")]
     pub config: String,
     /// Relocate as a runtime would: before reservations when the device
     /// runs short or pools run out of page sizes, and a reclaim at every

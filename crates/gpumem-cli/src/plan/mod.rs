@@ -117,7 +117,30 @@ fn suggest(
                     dealloc_period: None,
                 });
             }
+            // An arena needs no sizing: physical memory follows live data.
             PoolReportKind::Persistent => {}
+            PoolReportKind::Arena {
+                max_slice_size,
+                release_threshold,
+                range_size,
+                ..
+            } => {
+                suggested.push(SuggestedPool {
+                    kind: "arena",
+                    page_size: None,
+                    max_size: max_slice_size,
+                    pages: pool.peak_pages,
+                    measured_peak_in_use: pool.peak_bytes_in_use,
+                });
+                options.push(MemoryPoolOptions {
+                    pool_type: PoolType::VirtualArena {
+                        max_slice_size,
+                        range_size,
+                        release_threshold,
+                    },
+                    dealloc_period: None,
+                });
+            }
         }
     }
     (

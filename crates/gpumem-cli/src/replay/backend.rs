@@ -5,7 +5,7 @@
 //! compared by implementing six methods.
 
 use crate::error::Result;
-use crate::report::{PoolLine, RelocationSummary, StreamLine};
+use crate::report::{ArenaSummary, PoolLine, RelocationSummary, StreamLine};
 use crate::trace::Mode;
 
 /// An allocator under replay.
@@ -61,6 +61,13 @@ pub trait AllocBackend {
 
     /// What relocation did, for backends that relocate (read after `settle`).
     fn relocation(&self) -> Option<RelocationSummary> {
+        None
+    }
+
+    /// What arena pools did (read after `settle`), for backends with arenas;
+    /// `ops` is the trace's op count, for the calls-per-100-ops figure.
+    fn arenas(&self, ops: u64) -> Option<ArenaSummary> {
+        let _ = ops;
         None
     }
 

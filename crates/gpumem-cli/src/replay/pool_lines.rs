@@ -20,6 +20,15 @@ fn pool_name(kind: &PoolReportKind) -> String {
             format!("exclusive(≤ {})", human_bytes(max_alloc_size))
         }
         PoolReportKind::Persistent => "persistent".to_string(),
+        PoolReportKind::Arena {
+            max_slice_size,
+            range_size,
+            ..
+        } => format!(
+            "arena({} range, slices ≤ {})",
+            human_bytes(range_size),
+            human_bytes(max_slice_size)
+        ),
     }
 }
 

@@ -12,7 +12,7 @@ use mem_storage::DeviceResource;
 use super::backend::AllocBackend;
 use super::pools::{PoolBackend, PoolToken, engine_mode};
 use crate::error::{CliError, Result};
-use crate::report::{PoolLine, RelocationSummary, StreamLine};
+use crate::report::{ArenaSummary, PoolLine, RelocationSummary, StreamLine};
 use crate::trace::Mode;
 
 impl<R: DeviceResource> PoolBackend<R> {
@@ -151,5 +151,19 @@ impl<R: DeviceResource> AllocBackend for PoolBackend<R> {
 
     fn stream_lines(&self) -> Vec<StreamLine> {
         self.stream_summary()
+    }
+
+    fn arenas(&self, ops: u64) -> Option<ArenaSummary> {
+        self.vm.as_ref()?;
+        let c = self.chunks;
+        Some(ArenaSummary {
+            virtual_bytes: c.virtual_bytes,
+            cached_bytes: c.cached_bytes,
+            chunk_creates: c.creates,
+            chunk_maps: c.maps,
+            chunk_unmaps: c.unmaps,
+            chunk_releases: c.releases,
+            driver_calls_per_100_ops: c.driver_calls() as f64 * 100.0 / ops.max(1) as f64,
+        })
     }
 }

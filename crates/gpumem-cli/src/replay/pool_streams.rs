@@ -40,6 +40,10 @@ impl<R: DeviceResource> PoolBackend<R> {
     /// A new memory with the backend's layout, on the shared device.
     pub(crate) fn new_memory(&self) -> MemoryManagement<PoolStorage<R>> {
         let storage = ResourceStorage::on_stream(Arc::clone(&self.resource), StreamId::DEFAULT);
+        let storage = match &self.vm {
+            Some(vm) => storage.with_virtual_memory(Arc::clone(vm)),
+            None => storage,
+        };
         let logger = Arc::new(ServerLogger::named("gpumem-cli"));
         let mut memory = MemoryManagement::from_configuration(
             storage,
@@ -163,6 +167,7 @@ impl<R: DeviceResource> PoolBackend<R> {
         }
         let single = self.set.stream_count() == 1;
         let mut reports = Vec::new();
+        self.chunks = mem_pools::ChunkStats::default();
         for index in 0..self.set.stream_count() {
             self.observe(index, None);
             let Ok(memory) = self.set.memory(index) else {
@@ -170,6 +175,13 @@ impl<R: DeviceResource> PoolBackend<R> {
             };
             let stats = memory.stats();
             reports.push(memory.memory_report());
+            let (c, sum) = (stats.chunks, &mut self.chunks);
+            sum.virtual_bytes += c.virtual_bytes;
+            sum.cached_bytes += c.cached_bytes;
+            sum.creates += c.creates;
+            sum.maps += c.maps;
+            sum.unmaps += c.unmaps;
+            sum.releases += c.releases;
             let state = &mut self.states[index];
             state.storage_allocs = stats.storage_allocs;
             if single {

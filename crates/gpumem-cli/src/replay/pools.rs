@@ -23,7 +23,7 @@ use mem_pools::{
     MemoryManagement, MemoryManagementOptions, StorageCopyQueue,
 };
 use mem_relocate::StreamSet;
-use mem_storage::{DeviceResource, ResourceStorage};
+use mem_storage::{DeviceResource, ResourceStorage, VirtualMemory};
 
 use super::pattern::Patterns;
 use super::pool_streams::StreamState;
@@ -75,6 +75,10 @@ pub struct PoolBackend<R: DeviceResource> {
     pub(crate) check_patterns: bool,
     pub(crate) next_tag: u64,
     pub(crate) patterns: Patterns,
+    /// Virtual memory for arena pools, shared by every stream memory.
+    pub(crate) vm: Option<Arc<dyn VirtualMemory>>,
+    /// Arena figures summed over the memories at `settle`.
+    pub(crate) chunks: mem_pools::ChunkStats,
 }
 
 impl<R: DeviceResource> std::fmt::Debug for PoolBackend<R> {
@@ -146,7 +150,20 @@ impl<R: DeviceResource> PoolBackend<R> {
             check_patterns,
             next_tag: 0,
             patterns: Patterns::default(),
+            vm: None,
+            chunks: mem_pools::ChunkStats::default(),
         }
+    }
+
+    /// Serve arena pools from `vm` (before the replay starts: the first
+    /// memory is rebuilt over it).
+    pub fn with_virtual_memory(mut self, vm: Arc<dyn VirtualMemory>) -> Self {
+        self.vm = Some(vm);
+        let memory = self.new_memory();
+        let mut set = StreamSet::new(memory, StorageCopyQueue);
+        set.set_capacity(self.set.capacity());
+        self.set = set;
+        self
     }
 
     /// Relocate as a runtime would: before reservations when the trigger

@@ -130,6 +130,7 @@ pub fn replay<B: AllocBackend>(
         first_failure,
         pools: backend.pool_lines(),
         relocation: backend.relocation(),
+        arenas: backend.arenas(total),
         streams: backend
             .stream_lines()
             .into_iter()

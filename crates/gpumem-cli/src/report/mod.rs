@@ -89,8 +89,31 @@ pub struct ReplayReport {
     pub pools: Vec<PoolLine>,
     /// What relocation did (`None` when the replay ran without `--relocate`).
     pub relocation: Option<RelocationSummary>,
+    /// What arena pools did with virtual memory (absent without arenas).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arenas: Option<ArenaSummary>,
     /// One line per stream memory, when the backend kept more than one.
     pub streams: Vec<StreamLine>,
+}
+
+/// What the arena pools of a replay did with virtual memory. Their
+/// `peak_reserved_bytes` is peak *physical* memory (mapped chunks).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ArenaSummary {
+    /// Bytes of virtual address space the arenas reserve at the end.
+    pub virtual_bytes: u64,
+    /// Bytes of mapped chunks no live slice touches at the end (cached).
+    pub cached_bytes: u64,
+    /// Physical chunks created.
+    pub chunk_creates: u64,
+    /// Chunk mappings made (new chunks and idle ones moved from a hole).
+    pub chunk_maps: u64,
+    /// Chunk mappings removed.
+    pub chunk_unmaps: u64,
+    /// Chunks released.
+    pub chunk_releases: u64,
+    /// Driver calls (the four counts above) per 100 trace ops.
+    pub driver_calls_per_100_ops: f64,
 }
 
 /// What the relocations of a replay did, from mem-relocate's log.

@@ -67,6 +67,24 @@ impl fmt::Display for ReplayReport {
                 writeln!(f, "    first: {first}")?;
             }
         }
+        if let Some(a) = &self.arenas {
+            writeln!(
+                f,
+                "  arenas             {:>14}   virtual; {} cached at the end (peak reserved is peak physical)",
+                human_bytes(a.virtual_bytes),
+                human_bytes(a.cached_bytes)
+            )?;
+            writeln!(
+                f,
+                "  chunk calls        {:>14}   ({} creates, {} maps, {} unmaps, {} releases; {:.2} per 100 ops)",
+                a.chunk_creates + a.chunk_maps + a.chunk_unmaps + a.chunk_releases,
+                a.chunk_creates,
+                a.chunk_maps,
+                a.chunk_unmaps,
+                a.chunk_releases,
+                a.driver_calls_per_100_ops
+            )?;
+        }
         if let Some(r) = &self.relocation {
             writeln!(
                 f,
