@@ -4,6 +4,8 @@
 //! deterministic table (`bench-quick`, run by `cargo xtask bench`) and the
 //! GPU measurements (`gpu-bench`, run by `cargo xtask gpu-bench`).
 //!
+//! - [`arenas`]: the arena table — physical memory against live data for
+//!   paged pools, arenas, offset-allocator's extent and the floor.
 //! - [`sizes`]: seeded size mixes and churn plans, so every peer replays the
 //!   very same sequence of sizes and slots.
 //! - [`churn`]: the reserve+drop pair and the steady-state churn over a set
@@ -36,6 +38,7 @@
 //! - Multi-threaded allocation (the ledger bench covers the one shared
 //!   atomic path; the pool engine is one manager per stream by design).
 
+pub mod arenas;
 pub mod churn;
 pub mod error;
 pub mod fragmentation;
