@@ -5,16 +5,21 @@
 //! range (a *chunk slot*) counts the live slices that overlap it:
 //! - **acquire** (a slice is about to go live): every slot it touches gets a
 //!   chunk. A slot already mapped costs nothing. Otherwise an *idle* chunk
-//!   (mapped, touched by no live slice) is unmapped from its hole and mapped
-//!   here; only when none is idle is a new chunk created. Physical memory
-//!   therefore grows only while no chunk is idle: peak physical is the peak
-//!   of chunks live slices touch, whatever the cache holds.
+//!   (mapped, touched by no live slice) is unmapped from its hole — in this
+//!   range, else in any other arena range of the manager, whatever its
+//!   pool — and mapped here; only when none is idle is a new chunk created.
+//!   Physical memory therefore grows only while no chunk is idle: peak
+//!   physical is the peak of chunks live slices touch, whatever the caches
+//!   hold.
 //! - **release** (a slice was freed): slots no live slice touches any more
 //!   become idle — still mapped, so an allocation landing there again costs
-//!   no driver call — up to the pool's release threshold; beyond it the
-//!   oldest idle chunks are unmapped and released.
+//!   no driver call — up to the pool's release threshold (all its ranges
+//!   together); beyond it the oldest idle chunks of the range are unmapped
+//!   and released.
 //!
-//! All of it is O(chunks the slice touches); the idle queue is FIFO with
+//! All of it is O(chunks the slice touches), plus O(arena ranges) for a
+//! chunk taken from another range and for the threshold of a pool with
+//! several ranges (one range each in practice); the idle queue is FIFO with
 //! lazy deletion (an entry whose slot went live again is skipped when met).
 //! A failed driver call leaves every slot either mapped (live or idle) or
 //! unmapped, never half: acquire maps before it counts, so a refusal leaves
@@ -220,12 +225,15 @@ impl Core {
                     return Err(err.into());
                 }
             },
-            None => {
-                let chunk = storage.create_chunk()?;
-                self.stats.chunks.creates += 1;
-                self.on_chunk_bytes(pool, g, true);
-                (chunk, None)
-            }
+            None => match self.take_idle_elsewhere(storage, page, g) {
+                Some(moved) => (moved?, None),
+                None => {
+                    let chunk = storage.create_chunk()?;
+                    self.stats.chunks.creates += 1;
+                    self.on_chunk_bytes(pool, g, true);
+                    (chunk, None)
+                }
+            },
         };
         let map = self.pages[page]
             .chunks
@@ -242,6 +250,57 @@ impl Core {
                 tracing::debug!(%err, ?from, "mapping a chunk failed; it is released");
                 self.drop_chunk(storage, pool, chunk, g);
                 Err(err.into())
+            }
+        }
+    }
+
+    /// The oldest idle chunk of another arena page of this manager (any
+    /// arena pool: chunks are the storage's, any range maps one), unmapped
+    /// from its hole and counted in `page`'s pool, so physical memory grows
+    /// only while no arena holds an idle chunk. `None` when none is idle; a
+    /// refused unmap leaves the chunk idle where it was.
+    fn take_idle_elsewhere<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        page: u32,
+        g: u64,
+    ) -> Option<Result<ChunkId, IoError>> {
+        let other = self
+            .pools
+            .iter()
+            .flat_map(|p| &p.current)
+            .copied()
+            .find(|&pg| {
+                pg != page
+                    && self.pages[pg]
+                        .chunks
+                        .as_deref()
+                        .is_some_and(|m| m.idle_count > 0 && m.granularity == g)
+            })?;
+        let (id, from_pool, to_pool) = (
+            self.page_storage(other)?,
+            self.pages[other].pool,
+            self.pages[page].pool,
+        );
+        let map = self.chunk_map(other)?;
+        let s = map.take_idle(&NONE)?;
+        match storage.unmap_chunk(id, u64::from(s) * g) {
+            Ok(chunk) => {
+                map.slots[s as usize].chunk = None;
+                map.mapped -= 1;
+                self.stats.chunks.unmaps += 1;
+                // The bytes move between pools; the manager's total stays.
+                self.pool_mut(from_pool).usage.bytes_reserved -= g;
+                let usage = &mut self.pool_mut(to_pool).usage;
+                usage.bytes_reserved += g;
+                usage.mark();
+                Some(Ok(chunk))
+            }
+            Err(err) => {
+                map.slots[s as usize].idle = true;
+                map.idle.push_front(s);
+                map.idle_count += 1;
+                Some(Err(err.into()))
             }
         }
     }
@@ -332,11 +391,15 @@ impl Core {
             }
         }
         if release {
-            let threshold = match self.pool(self.pages[page].pool).kind {
+            let pool = self.pool(self.pages[page].pool);
+            let threshold = match pool.kind {
                 PoolKind::Arena { threshold, .. } => threshold,
                 _ => 0,
             };
-            self.trim_chunks(storage, page, threshold);
+            // The threshold is the pool's: its other ranges' idle chunks
+            // count against it (O(ranges), one in practice).
+            let elsewhere = self.cached_chunk_bytes(pool) - self.cached_chunk_bytes_of(page);
+            self.trim_chunks(storage, page, threshold.saturating_sub(elsewhere));
         }
     }
 
@@ -377,6 +440,14 @@ impl Core {
     ) -> bool {
         self.trim_chunks(storage, page, 0);
         self.chunk_map(page).is_none_or(|map| map.mapped == 0)
+    }
+
+    /// Bytes of idle mapped chunks on `page`.
+    fn cached_chunk_bytes_of(&self, page: u32) -> u64 {
+        self.pages[page]
+            .chunks
+            .as_deref()
+            .map_or(0, |m| m.idle_count * m.granularity)
     }
 
     /// Bytes of idle mapped chunks on `pool`'s pages.
