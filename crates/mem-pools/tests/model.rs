@@ -7,18 +7,35 @@
 //! its own pattern; no two live allocations overlap; each lies inside its
 //! page and is aligned; Σ live ≤ reserved; the engine's usage equals the
 //! model's; memory with a raw address out or pinned by a graph never moves.
+//!
+//! The same programs run on arena pools (`PoolType::VirtualArena` alone,
+//! arenas mixed with paged pools, `MemoryConfiguration::VirtualArenas`)
+//! over a storage with virtual memory: `HostVirtualMemory` (real bytes) or
+//! `SimulatedVirtualMemory` (counts only), 64 KiB chunks. Arena invariants:
+//! the arenas' reserved bytes equal the bytes the VM maps, and no chunk
+//! exists unmapped; every granule under a live slice is mapped (a probe in
+//! every granule an allocation touches keeps its pattern; on the simulated
+//! VM, a fill of the whole allocation is accepted); outside a capture each
+//! arena pool caches at most its release threshold; peak physical memory
+//! is at most the peak of granules live slices touch (the model's own
+//! count); after everything is dropped and cleaned up the VM holds nothing.
 
 mod common;
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use common::*;
 use mem_pools::{
     InstallMemoryPoolsError, IoError, ManagedMemoryBinding, ManagedMemoryHandle,
-    MemoryAllocationMode, MemoryConfiguration, MemoryManagement, MemoryPoolOptions, PoolType,
-    RawPin, RelocationCopyError, StorageCopyQueue, TargetRoom,
+    MemoryAllocationMode, MemoryConfiguration, MemoryManagement, MemoryManagementOptions,
+    MemoryPoolOptions, PoolReportKind, PoolType, RawPin, RelocationCopyError, ServerLogger,
+    StorageCopyQueue, TargetRoom,
 };
-use mem_storage::{ComputeStorage, HostStorage, StorageHandle};
+use mem_storage::{
+    ComputeStorage, HostStorage, HostVirtualMemory, RangeId, SimulatedVirtualMemory, StorageError,
+    StorageHandle, VirtualMemory,
+};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -60,7 +77,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (any::<usize>(), any::<usize>(), any::<u64>()).prop_map(|(a, b, c)| Op::Bind(a, b, c)),
         2 => any::<bool>().prop_map(Op::Mode),
         1 => any::<bool>().prop_map(Op::Cleanup),
-        1 => (0..3u8).prop_map(Op::Install),
+        1 => (0..CONFIGS).prop_map(Op::Install),
         1 => Just(Op::CaptureBegin),
         1 => Just(Op::PrimingEnd),
         1 => Just(Op::CaptureEnd),
@@ -76,11 +93,46 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// Chunk granularity of the arena runs' virtual memory.
+const G: u64 = 64 * KIB;
+
+/// Layouts [`config`] knows: 0..3 paged, 3.. arenas.
+const CONFIGS: u8 = 6;
+
+/// What the manager's storage is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Backend {
+    /// Host pages only (no virtual memory: paged layouts only).
+    Plain,
+    /// Host pages and `HostVirtualMemory` (real bytes under arenas).
+    HostVm,
+    /// Host pages and `SimulatedVirtualMemory` (arena slices hold no bytes).
+    SimVm,
+}
+
+impl Backend {
+    /// Layouts this storage can serve: arenas need virtual memory.
+    fn configs(self) -> u8 {
+        match self {
+            Backend::Plain => 3,
+            _ => CONFIGS,
+        }
+    }
+}
+
 fn config(which: u8) -> MemoryConfiguration {
+    let arena = |max_slice_size, range_size, release_threshold| MemoryPoolOptions {
+        pool_type: PoolType::VirtualArena {
+            max_slice_size,
+            range_size,
+            release_threshold,
+        },
+        dealloc_period: None,
+    };
     match which {
         0 => MemoryConfiguration::SubSlices,
         1 => MemoryConfiguration::ExclusivePages,
-        _ => MemoryConfiguration::Custom {
+        2 => MemoryConfiguration::Custom {
             pool_options: vec![
                 MemoryPoolOptions {
                     pool_type: PoolType::SlicedPages {
@@ -97,18 +149,116 @@ fn config(which: u8) -> MemoryConfiguration {
                 },
             ],
         },
+        // One arena alone; 1 MiB ranges, so a second range is reserved when
+        // the first is too fragmented for a slice.
+        3 => MemoryConfiguration::Custom {
+            pool_options: vec![arena(MIB, MIB, 3 * G)],
+        },
+        // Arenas mixed with a growable sliced pool: small slices in an
+        // arena that caches, mid sizes paged, large ones in an arena that
+        // caches nothing.
+        4 => MemoryConfiguration::Custom {
+            pool_options: vec![
+                arena(16 * KIB, 512 * KIB, 2 * G),
+                MemoryPoolOptions {
+                    pool_type: PoolType::SlicedPages {
+                        page_size: 64 * KIB,
+                        max_slice_size: 256 * KIB,
+                    },
+                    dealloc_period: None,
+                },
+                arena(4 * MIB, 4 * MIB, 0),
+            ],
+        },
+        _ => MemoryConfiguration::VirtualArenas,
     }
+}
+
+/// Non-overlapping (offset, length) probes of an allocation of `size`
+/// bytes: its head, 16 bytes at every multiple of the granularity and its
+/// tail, so every granule a slice touches holds at least one probe.
+fn probes(size: u64) -> Vec<(u64, u64)> {
+    let head = size.min(CHECKED as u64);
+    let mut out = vec![(0, head)];
+    let mut end = head;
+    let mut at = G;
+    while at < size {
+        if at >= end {
+            let len = 16.min(size - at);
+            out.push((at, len));
+            end = at + len;
+        }
+        at += G;
+    }
+    let tail = size.saturating_sub(16).max(end);
+    if tail < size {
+        out.push((tail, size - tail));
+    }
+    out
+}
+
+fn probe_pattern(seed: u64, at: u64, len: u64) -> Vec<u8> {
+    pattern(seed.wrapping_add(at.wrapping_mul(0x9e37)), len as usize)
+}
+
+/// A manager over `backend` with layout `which`, and its virtual memory.
+fn build(
+    backend: Backend,
+    which: u8,
+    lazy: bool,
+) -> (
+    MemoryManagement<HostStorage>,
+    Option<Arc<dyn VirtualMemory>>,
+) {
+    let vm: Option<Arc<dyn VirtualMemory>> = match backend {
+        Backend::Plain => None,
+        Backend::HostVm => Some(Arc::new(
+            HostVirtualMemory::with_granularity(512 * MIB, G).expect("64 KiB host chunks"),
+        )),
+        Backend::SimVm => Some(Arc::new(
+            SimulatedVirtualMemory::with_granularity(512 * MIB, G).expect("64 KiB chunks"),
+        )),
+    };
+    let storage = match &vm {
+        Some(vm) => HostStorage::host().with_virtual_memory(vm.clone()),
+        None => HostStorage::host(),
+    };
+    let mm = MemoryManagement::from_configuration(
+        storage,
+        &props(),
+        config(which % backend.configs()),
+        Arc::new(ServerLogger::default()),
+        MemoryManagementOptions {
+            lazy_pages: lazy,
+            ..Default::default()
+        },
+    );
+    (mm, vm)
 }
 
 struct Live {
     handle: ManagedMemoryHandle,
     seed: u64,
+    /// Its probes hold `seed`'s patterns (false: an arena slice on the
+    /// simulated VM, which has no bytes).
+    bytes: bool,
     persistent: bool,
     raw: bool,
 }
 
 struct Model {
     mm: MemoryManagement<HostStorage>,
+    backend: Backend,
+    vm: Option<Arc<dyn VirtualMemory>>,
+    /// Most granules live arena slices touched at once (model's count).
+    peak_touched: u64,
+    /// A capture window ran since the arenas were last trimmed to zero:
+    /// frees inside it cache chunks beyond the threshold.
+    untrimmed: bool,
+    /// An explicit cleanup (or an install) ran outside a capture since the
+    /// last check: no chunk is idle, physical memory is exactly the
+    /// granules live slices touch.
+    cleaned: bool,
     live: Vec<Live>,
     /// Allocations the engine retains while priming (binding, persistent).
     primed: Vec<(ManagedMemoryBinding, bool)>,
@@ -128,6 +278,14 @@ static MOVED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0
 static COMPACTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 static PINNED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 static WOULD: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// Arena runs: chunks created, chunk maps, runs that reserved a second
+/// range, steps that saw arena slices live.
+static CREATES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static MAPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static MULTI_RANGE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static ARENA_STEPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// Threshold checks that found an arena caching chunks.
+static CACHING: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Model {
     fn persistent_now(&self) -> bool {
@@ -137,12 +295,30 @@ impl Model {
     fn write(&mut self, i: usize) {
         self.next_seed += 1;
         let seed = self.next_seed;
-        let entry = &mut self.live[i];
-        entry.seed = seed;
-        let len = (entry.handle.size() as usize).min(CHECKED);
-        self.mm
-            .write(entry.handle.binding(), &pattern(seed, len))
-            .unwrap();
+        let b = self.live[i].handle.binding();
+        self.live[i].seed = seed;
+        let view = self.view(b);
+        let mut result = Ok(());
+        for (at, len) in probes(b.size()) {
+            let probe = view.narrow(Some(at), Some(at + len)).unwrap();
+            result = self
+                .mm
+                .storage()
+                .write(&probe, &probe_pattern(seed, at, len));
+            if result.is_err() {
+                break;
+            }
+        }
+        self.live[i].bytes = match result {
+            Ok(()) => true,
+            // An arena slice on the simulated VM: no bytes, but a fill of
+            // the whole slice proves every granule under it is mapped.
+            Err(StorageError::Unsupported { .. }) if self.backend == Backend::SimVm => {
+                self.mm.storage().fill(&view, 0).unwrap();
+                false
+            }
+            Err(e) => panic!("writing allocation {i}: {e}"),
+        };
     }
 
     fn pick(&self, i: usize) -> Option<usize> {
@@ -183,6 +359,7 @@ impl Model {
                     self.live.push(Live {
                         handle,
                         seed: 0,
+                        bytes: false,
                         persistent,
                         raw: false,
                     });
@@ -248,6 +425,7 @@ impl Model {
                         );
                         let target = &mut self.live[a];
                         target.seed = entry.seed;
+                        target.bytes = entry.bytes;
                         target.persistent = entry.persistent;
                         target.raw = entry.raw;
                         if self.capture == Some(true) {
@@ -264,6 +442,7 @@ impl Model {
                         self.live.push(Live {
                             handle: reserved,
                             seed: entry.seed,
+                            bytes: entry.bytes,
                             persistent: entry.persistent,
                             raw: entry.raw,
                         });
@@ -283,16 +462,25 @@ impl Model {
                     self.mm.mode(MemoryAllocationMode::Auto);
                 }
             }
-            Op::Cleanup(explicit) => self.mm.cleanup(explicit),
+            Op::Cleanup(explicit) => {
+                self.mm.cleanup(explicit);
+                if explicit && self.capture.is_none() {
+                    self.untrimmed = false;
+                    self.cleaned = true;
+                }
+            }
             Op::Install(which) => {
                 let dynamic =
                     self.live.iter().any(|l| !l.persistent) || self.primed.iter().any(|(_, p)| !p);
+                let which = which % self.backend.configs();
                 match self.mm.install_pools(config(which), &props()) {
                     Ok(()) => {
                         assert!(
                             self.capture.is_none() && !dynamic,
                             "installed over live dynamic memory"
                         );
+                        self.untrimmed = false;
+                        self.cleaned = true;
                     }
                     Err(InstallMemoryPoolsError::CaptureActive) => assert!(self.capture.is_some()),
                     Err(InstallMemoryPoolsError::PoolsInUse { live_slices, .. }) => {
@@ -306,6 +494,7 @@ impl Model {
             }
             Op::CaptureBegin => {
                 self.mm.capture_begin();
+                self.untrimmed = true;
                 if self.capture.is_none() {
                     self.capture = Some(true);
                 }
@@ -418,13 +607,25 @@ impl Model {
 
     fn check(&mut self) {
         self.mm.drain_drops();
-        // Every live allocation reads back its pattern.
+        // Every live allocation reads back its patterns (every granule it
+        // touches is mapped, on arenas).
         for i in 0..self.live.len() {
             let (b, seed) = (self.live[i].handle.binding(), self.live[i].seed);
-            let len = (b.size() as usize).min(CHECKED);
-            let mut out = vec![0; len];
-            self.mm.read(b, &mut out).unwrap();
-            assert_eq!(out, pattern(seed, len), "allocation {i} lost its bytes");
+            let view = self.view(b);
+            if !self.live[i].bytes {
+                self.mm.storage().fill(&view, 0).unwrap();
+                continue;
+            }
+            for (at, len) in probes(b.size()) {
+                let probe = view.narrow(Some(at), Some(at + len)).unwrap();
+                let mut out = vec![0; len as usize];
+                self.mm.storage().read(&probe, &mut out).unwrap();
+                assert_eq!(
+                    out,
+                    probe_pattern(seed, at, len),
+                    "allocation {i} lost its bytes at {at}"
+                );
+            }
         }
         // Distinct allocations held anywhere (model, priming clones, graphs).
         let holders: Vec<ManagedMemoryHandle> =
@@ -436,12 +637,26 @@ impl Model {
         let mut seen = HashSet::new();
         let mut ranges: HashMap<u64, Vec<(u64, u64)>> = HashMap::new();
         let (mut count, mut bytes) = (0u64, 0u64);
+        // The VM's live ranges: an allocation inside one is an arena slice.
+        let vm_ranges: Vec<(u64, u64)> = self.vm.as_ref().map_or(Vec::new(), |vm| {
+            (1..=vm.vm_stats().ranges_reserved)
+                .filter_map(|id| vm.range_info(RangeId(id)).ok())
+                .map(|r| (r.base.0, r.base.0 + r.len))
+                .collect()
+        });
+        let mut touched = HashSet::new();
         for b in names {
             let Ok(view) = self.mm.get_storage(b) else {
                 continue; // a primed allocation that was freed or bound away
             };
             if !seen.insert((b.manager_id(), view.id, view.offset())) {
                 continue;
+            }
+            let ptr = self.mm.storage().get(&view).unwrap().ptr.0;
+            if vm_ranges.iter().any(|&(lo, hi)| lo <= ptr && ptr < hi) {
+                let cap = view.size().max(1).next_multiple_of(256);
+                let (first, last) = (view.offset() / G, (view.offset() + cap - 1) / G);
+                touched.extend((first..=last).map(|g| (view.id, g)));
             }
             count += 1;
             bytes += view.size();
@@ -475,17 +690,88 @@ impl Model {
         );
         assert!(usage.pages_with_live_data <= usage.pages);
         assert!(self.mm.storage().bytes_allocated() <= usage.bytes_reserved);
+        self.peak_touched = self.peak_touched.max(touched.len() as u64);
+        if !touched.is_empty() {
+            ARENA_STEPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        if let Some(vm) = self.vm.clone() {
+            self.check_arenas(vm.as_ref(), touched.len() as u64);
+        }
+        self.cleaned = false;
+    }
+
+    /// `touched`: granules under live arena slices, by the model's count.
+    fn check_arenas(&mut self, vm: &dyn VirtualMemory, touched: u64) {
+        let vs = vm.vm_stats();
+        let stats = self.mm.stats();
+        let report = self.mm.memory_report();
+        let (mut arenas, mut paged, mut cached) = (0, 0, 0);
+        for pool in &report.pools {
+            match pool.kind {
+                PoolReportKind::Arena {
+                    release_threshold,
+                    cached_bytes,
+                    ..
+                } => {
+                    arenas += pool.bytes_reserved;
+                    cached += cached_bytes;
+                    if self.capture.is_none() && !self.untrimmed {
+                        if cached_bytes > 0 {
+                            CACHING.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                        assert!(
+                            cached_bytes <= release_threshold,
+                            "an arena caches {cached_bytes} bytes, above its threshold {release_threshold}"
+                        );
+                    }
+                }
+                _ => paged += pool.bytes_reserved,
+            }
+        }
+        assert_eq!(
+            arenas, vs.mapped_bytes,
+            "arena reserved bytes = VM mapped bytes"
+        );
+        assert_eq!(
+            stats.reserved_bytes.current,
+            vs.mapped_bytes + paged,
+            "reserved bytes = VM mapped + pages"
+        );
+        assert_eq!(
+            vs.physical_bytes, vs.mapped_bytes,
+            "a chunk exists unmapped"
+        );
+        assert_eq!(stats.chunks.cached_bytes, cached);
+        assert_eq!(
+            vs.mapped_bytes,
+            touched * G + cached,
+            "mapped = granules under live slices ({touched}) + idle chunks"
+        );
+        if self.cleaned {
+            assert_eq!(cached, 0, "an explicit cleanup leaves no chunk idle");
+        }
+        assert_eq!(
+            stats.chunks.virtual_bytes, vs.virtual_bytes,
+            "arena ranges = VM ranges"
+        );
+        assert!(
+            vs.peak_physical_bytes <= self.peak_touched * G,
+            "peak physical {} above the peak of granules live slices touched ({} of {G} bytes)",
+            vs.peak_physical_bytes,
+            self.peak_touched
+        );
     }
 }
 
-fn run(which: u8, lazy: bool, ops: Vec<Op>) {
-    let mm = if lazy {
-        lazy_manager(config(which))
-    } else {
-        manager(config(which))
-    };
+fn run(backend: Backend, which: u8, lazy: bool, ops: Vec<Op>) {
+    let (mm, vm) = build(backend, which, lazy);
     let mut model = Model {
         mm,
+        backend,
+        vm,
+        peak_touched: 0,
+        untrimmed: false,
+        cleaned: false,
         live: Vec::new(),
         primed: Vec::new(),
         graphs: Vec::new(),
@@ -515,14 +801,30 @@ fn run(which: u8, lazy: bool, ops: Vec<Op>) {
         "an explicit cleanup with nothing live returns every page"
     );
     assert_eq!(model.mm.storage().bytes_allocated(), 0);
+    if let Some(vm) = &model.vm {
+        let vs = vm.vm_stats();
+        let add = |a: &std::sync::atomic::AtomicU64, n| {
+            a.fetch_add(n, std::sync::atomic::Ordering::Relaxed)
+        };
+        add(&CREATES, vs.chunks_created);
+        add(&MAPS, vs.maps);
+        add(&MULTI_RANGE, u64::from(vs.ranges_reserved > 1));
+        assert!(vs.is_idle(), "the VM still holds something: {vs:?}");
+        assert_eq!(model.mm.stats().chunks.virtual_bytes, 0);
+    }
     if std::env::var_os("MODEL_STATS").is_some() {
         let l = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
         eprintln!(
-            "moved {} compacted pages {} pinned {} would-allocate {}",
+            "moved {} compacted pages {} pinned {} would-allocate {}; arenas: chunks created {} maps {} runs with several ranges {} steps with arena slices {} threshold checks on a caching arena {}",
             l(&MOVED),
             l(&COMPACTED),
             l(&PINNED),
-            l(&WOULD)
+            l(&WOULD),
+            l(&CREATES),
+            l(&MAPS),
+            l(&MULTI_RANGE),
+            l(&ARENA_STEPS),
+            l(&CACHING)
         );
     }
 }
@@ -536,6 +838,24 @@ proptest! {
 
     #[test]
     fn random_programs_keep_every_invariant(which in prop_oneof![Just(0u8), Just(1), Just(2), Just(2)], lazy in any::<bool>(), ops in prop::collection::vec(op(), 1..60)) {
-        run(which, lazy, ops);
+        run(Backend::Plain, which, lazy, ops);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 2000,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn random_programs_on_arenas_keep_every_invariant(
+        backend in prop_oneof![2 => Just(Backend::HostVm), 1 => Just(Backend::SimVm)],
+        which in prop_oneof![3 => Just(3u8), 3 => Just(4), 1 => Just(5), 1 => 0..3u8],
+        lazy in any::<bool>(),
+        ops in prop::collection::vec(op(), 1..60),
+    ) {
+        run(backend, which, lazy, ops);
     }
 }
