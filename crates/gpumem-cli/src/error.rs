@@ -55,10 +55,11 @@ pub enum CliError {
     },
     /// An allocation event reuses an id that is still live.
     #[error(
-        "event {event}: id {id} is allocated again while still live; the trace is missing a free for it"
+        "event {}: id {id} is allocated again while still live; the trace is missing a free for it",
+        event + 1
     )]
     IdAlreadyLive {
-        /// 0-based index of the offending event in the trace.
+        /// 0-based index of the offending event in the trace (printed from 1).
         event: usize,
         /// The id.
         id: u64,
@@ -92,6 +93,30 @@ pub enum CliError {
         /// Why it is refused and what is accepted.
         reason: String,
     },
+    /// A command-line value names a file that does not exist.
+    #[error("{option}: file not found: {}{hint}", path.display())]
+    FileNotFound {
+        /// The option, e.g. `--config`.
+        option: &'static str,
+        /// The path as given.
+        path: PathBuf,
+        /// More to say (starts with `; `), or empty.
+        hint: String,
+    },
+    /// The replay finished but the backend refused allocations (the report
+    /// was printed; `--allow-failures` accepts them).
+    #[error(
+        "{failed} of {attempted} allocations failed (first: {first}); the report counts them; \
+         pass --allow-failures to replay a trace larger than the device on purpose"
+    )]
+    FailedAllocations {
+        /// Refused reservations.
+        failed: u64,
+        /// Reservations attempted.
+        attempted: u64,
+        /// The first refusal, on one line.
+        first: String,
+    },
     /// Drawing the plot failed.
     #[error("cannot draw plot {path}: {message}")]
     Plot {
@@ -106,6 +131,13 @@ pub enum CliError {
 pub type Result<T, E = CliError> = std::result::Result<T, E>;
 
 impl CliError {
+    /// Whether this is a write to stdout that failed because the reader went
+    /// away (`gpumem replay … | head -1`): not a failure of the command.
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, CliError::Io { what, source }
+            if what == "stdout" && source.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+
     /// A parse error at a 1-based line of a text trace.
     pub(crate) fn line(format: &'static str, line: u64, message: impl Into<String>) -> Self {
         CliError::Parse {

@@ -1,5 +1,7 @@
 //! The `gpumem` command. All logic lives in the library (`gpumem_cli`);
 //! this only parses arguments and turns errors into a message and exit code 1.
+//! A reader that stops reading stdout early (`gpumem replay … | head -1`)
+//! is not an error: the command ends quietly with status 0.
 
 use std::process::ExitCode;
 
@@ -13,6 +15,7 @@ fn main() -> ExitCode {
     let result = run(cli, &mut stdout.lock(), &mut stderr.lock());
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("gpumem: error: {err}");
             ExitCode::FAILURE

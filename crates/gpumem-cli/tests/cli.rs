@@ -167,9 +167,9 @@ fn a_missing_file_and_bad_options_are_clear_errors() {
         ]),
         "cannot open",
     );
-    let empty = scratch("empty.trace");
-    std::fs::write(&empty, "").unwrap();
-    assert_clean_failure(&gpumem(&["replay", empty.to_str().unwrap()]), "--format");
+    let unknown = scratch("unknown.trace");
+    std::fs::write(&unknown, "hello\n").unwrap();
+    assert_clean_failure(&gpumem(&["replay", unknown.to_str().unwrap()]), "--format");
 }
 
 #[test]

@@ -130,7 +130,65 @@ fn sizes_beyond_64_bits_or_the_trace_limit_are_errors_naming_their_line() {
         "{\"op\":\"free\",\"id\":1}\n{\"op\":\"alloc\",\"id\":1,\"size\":18446744073709551615}\n",
     );
     assert_eq!(line, 2);
-    assert!(message.contains("64 PiB"), "{message}");
+    assert!(message.contains("64 PiB"), "{message}"); // 2^64 does not fit in 64 bits: the same message, not a float type error.
+    let (line, message) =
+        error_at("{\"op\":\"alloc\",\"id\":1, \"size\" : 18446744073709551616,\"stream\":0}\n");
+    assert_eq!(line, 1);
+    assert_eq!(
+        message,
+        "size 18446744073709551616 exceeds the 64 PiB limit of a trace; the record is corrupt"
+    );
+    let (_, message) = error_at("{\"op\":\"alloc\",\"id\":1,\"size\":1.5}\n");
+    assert!(message.contains("floating point"), "{message}");
+}
+
+#[test]
+fn a_byte_order_mark_before_the_first_line_is_accepted() {
+    let trace = read("\u{feff}{\"format\":\"gpumem-trace\",\"version\":1}\n{\"op\":\"alloc\",\"id\":1,\"size\":8}\n").unwrap();
+    assert_eq!(trace.events.len(), 1);
+    let trace = read("\u{feff}{\"op\":\"alloc\",\"id\":1,\"size\":8}\n").unwrap();
+    assert_eq!(trace.events.len(), 1);
+    // Only at the very start: elsewhere it is not JSON.
+    assert_eq!(
+        error_at("{\"op\":\"cleanup\"}\n\u{feff}{\"op\":\"cleanup\"}\n").0,
+        2
+    );
+}
+
+#[test]
+fn an_optional_tag_and_frames_are_accepted_and_not_replayed() {
+    let trace = read(
+        r#"{"op":"alloc","id":1,"size":8,"tag":"kv-cache","frames":[{"filename":"a.py","line":3}]}
+{"op":"alloc","id":2,"size":16,"stream":1,"tag":null}
+{"op":"free","id":1,"frames":[],"tag":"kv-cache"}
+"#,
+    )
+    .unwrap();
+    assert_eq!(
+        trace.events,
+        vec![
+            Event::Alloc {
+                id: 1,
+                size: 8,
+                stream: 0
+            },
+            Event::Alloc {
+                id: 2,
+                size: 16,
+                stream: 1
+            },
+            Event::Free { id: 1 },
+        ]
+    );
+    // A tag must be a string; other unknown fields are still refused.
+    assert_eq!(
+        error_at("{\"op\":\"alloc\",\"id\":1,\"size\":8,\"tag\":3}").0,
+        1
+    );
+    assert_eq!(
+        error_at("{\"op\":\"alloc\",\"id\":1,\"size\":8,\"tags\":\"x\"}").0,
+        1
+    );
 }
 
 #[test]

@@ -144,7 +144,116 @@ fn a_size_beyond_64_bits_is_an_error_naming_its_record() {
     let bytes = snapshot(vec![vec![entry("alloc", 1, big)]]);
     let (record, message) = error_at(&bytes);
     assert_eq!(record, 1);
-    assert!(message.contains("64 bits"), "{message}");
+    assert!(message.contains("64 PiB limit"), "{message}");
+}
+
+#[test]
+fn a_size_of_2_pow_64_minus_1_gets_the_64_pib_message_of_the_other_readers() {
+    // Python: pickle.dumps(2**64 - 1, protocol=2), a LONG1 of 9 bytes
+    // (little-endian, with a 0 byte keeping it positive).
+    let max = [
+        0x80, 0x02, 0x8a, 0x09, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x2e,
+    ];
+    let big = serde_pickle::value_from_slice(&max, Default::default()).unwrap();
+    assert!(matches!(big, Value::Int(_)));
+    let bytes = snapshot(vec![vec![entry("alloc", 1, big)]]);
+    let (record, message) = error_at(&bytes);
+    assert_eq!(record, 1);
+    assert_eq!(
+        message,
+        "size 18446744073709551615 exceeds the 64 PiB limit of a trace; the record is corrupt"
+    );
+    // An address of 2^63 and above (a pickle long) is still an address.
+    let mut d = BTreeMap::new();
+    d.insert(key("action"), Value::String("alloc".to_string()));
+    d.insert(
+        key("addr"),
+        serde_pickle::value_from_slice(&max, Default::default()).unwrap(),
+    );
+    d.insert(key("size"), Value::I64(8));
+    let trace = read_pytorch(snapshot(vec![vec![Value::Dict(d)]]).as_slice(), None).unwrap();
+    assert_eq!(
+        trace.events,
+        vec![Event::Alloc {
+            id: u64::MAX,
+            size: 8,
+            stream: 0
+        }]
+    );
+}
+
+#[test]
+fn a_garbage_file_is_described_by_a_short_hex_preview_never_its_raw_bytes() {
+    let garbage: &[&[u8]] = &[
+        b"hello, this is not a pickle at all \x01\x02",
+        b"\x80\x02Xhi\x00\x00\x00\xff\xfe\x1b[31mred",
+        b"\x80\x02I1\x1b[31mmodule\n.",
+        b"\x80\x02L12345\x1b[31m\xff\n.",
+    ];
+    for bytes in garbage {
+        let (record, message) = error_at(bytes);
+        assert_eq!(record, 0);
+        assert!(message.starts_with("not a readable pickle"), "{message}");
+        assert!(message.contains("it starts with "), "{message}");
+        assert!(
+            message.chars().all(|c| c.is_ascii_graphic() || c == ' '),
+            "only printable ASCII: {message:?}"
+        );
+        for word in ["hello", "module", "red", "12345"] {
+            assert!(!message.contains(word), "echoes {word}: {message}");
+        }
+        assert!(message.len() < 200, "{message}");
+    }
+    let (_, message) = error_at(b"hello");
+    assert!(message.contains("68 65 6c 6c 6f"), "{message}");
+}
+
+#[test]
+fn unknown_actions_are_skipped_counted_and_named() {
+    let bytes = snapshot(vec![vec![
+        entry("alloc", 1, Value::I64(8)),
+        entry("segment_alloc", 1, Value::I64(8)),
+        entry("workspace_snapshot", 1, Value::I64(8)),
+        entry("free_completed", 1, Value::I64(8)),
+        entry("workspace_snapshot", 1, Value::I64(8)),
+        entry("future_action", 1, Value::I64(8)),
+    ]]);
+    let trace = read_pytorch(bytes.as_slice(), None).unwrap();
+    assert_eq!(trace.events.len(), 2);
+    assert_eq!(trace.stats.skipped, 4);
+    let names: Vec<(&str, u64)> = trace
+        .stats
+        .unknown_actions
+        .iter()
+        .map(|(k, v)| (k.as_str(), *v))
+        .collect();
+    assert_eq!(names, [("future_action", 1), ("workspace_snapshot", 2)]);
+
+    // Many distinct names: a few are kept, the rest counted together.
+    let many: Vec<Value> = (0..20)
+        .map(|i| entry(&format!("action_{i}"), 1, Value::I64(8)))
+        .collect();
+    let trace = read_pytorch(snapshot(vec![many]).as_slice(), None).unwrap();
+    let actions = &trace.stats.unknown_actions;
+    assert_eq!(actions.values().sum::<u64>(), 20);
+    assert!(actions.len() <= gpumem_cli::trace::UNKNOWN_ACTIONS_KEPT + 1);
+
+    // The command names them in a warning.
+    let path = std::env::temp_dir().join(format!("gpumem-unknown-{}.pkl", std::process::id()));
+    std::fs::write(&path, &bytes).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gpumem"))
+        .args(["replay", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "warning: 3 record(s) with actions this reader does not know were skipped: \
+             \"future_action\" ×1, \"workspace_snapshot\" ×2"
+        ),
+        "{stderr}"
+    );
 }
 
 #[test]

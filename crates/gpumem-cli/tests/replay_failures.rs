@@ -69,7 +69,7 @@ fn a_failed_allocation_is_counted_and_its_free_skipped() {
         r.first_failure
             .as_deref()
             .unwrap()
-            .starts_with("op 1: 60 bytes"),
+            .starts_with("op 2: 60 bytes"),
         "{:?}",
         r.first_failure
     );

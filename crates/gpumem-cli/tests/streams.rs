@@ -95,7 +95,7 @@ fn each_trace_stream_gets_its_own_memory_and_its_own_report_line() {
     assert_eq!(allocs, r.storage_allocs);
     let text = r.to_string();
     assert!(
-        text.contains("stream 7:") && text.contains("stream 139637976731648:"),
+        text.contains("stream 0x7:") && text.contains("stream 0x7f0000001000:"),
         "{text}"
     );
 }

@@ -30,21 +30,25 @@ fn io_err(what: &str) -> impl FnOnce(std::io::Error) -> CliError + '_ {
 pub fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
     match cli.command {
         Command::Replay(args) => run_replay(&args, out, err),
-        Command::Record(args) => run_record(&args, out),
+        Command::Record(args) => run_record(&args, out, err),
         Command::Plan(args) => crate::plan::run_plan(&args, out, err),
     }
 }
 
-/// Device bytes for `--device-gib`, refusing 0 and absurd sizes.
-pub fn device_bytes(gib: u64) -> Result<u64> {
-    if gib == 0 || gib > MAX_DEVICE_GIB {
+/// Device bytes for `--device-gib` (GiB, fractions allowed; rounded to
+/// whole bytes), refusing 0, negative, non-finite and absurd sizes.
+pub fn device_bytes(gib: f64) -> Result<u64> {
+    let bytes = (gib * (1u64 << 30) as f64).round();
+    if !gib.is_finite() || gib > MAX_DEVICE_GIB as f64 || bytes < 1.0 {
         return Err(CliError::InvalidArgument {
             option: "--device-gib",
             value: gib.to_string(),
-            reason: format!("must be between 1 and {MAX_DEVICE_GIB}"),
+            reason: format!(
+                "must be a size in GiB above 0 and at most {MAX_DEVICE_GIB} (fractions such as 23.5 are fine)"
+            ),
         });
     }
-    Ok(gib << 30)
+    Ok(bytes as u64)
 }
 
 fn progress_bar(json: bool) -> Option<ProgressBar> {
@@ -77,7 +81,7 @@ fn run_replay(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
         capacity = capped;
     }
     let (trace, source) = load_input(&args.input)?;
-    warn_about(&trace, err).map_err(io_err("stderr"))?;
+    warn_about(&trace, &source, err).map_err(io_err("stderr"))?;
     let program = Program::compile(&trace.events)?;
     drop(trace);
     let options = ReplayOptions {
@@ -106,30 +110,54 @@ fn run_replay(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
     } else {
         write!(out, "{}", run.report).map_err(io_err("stdout"))?;
     }
+    out.flush().map_err(io_err("stdout"))?;
     if let Some(path) = &args.plot {
         plot_timeline(path, &run.report, &run.timeline)?;
         writeln!(err, "plot written to {}", path.display()).map_err(io_err("stderr"))?;
     }
+    let report = &run.report;
+    if report.failed_allocs > 0 && !args.allow_failures {
+        let first = report.first_failure.as_deref().unwrap_or("no message");
+        return Err(CliError::FailedAllocations {
+            failed: report.failed_allocs,
+            attempted: report.allocs + report.failed_allocs,
+            first: first.split_whitespace().collect::<Vec<_>>().join(" "),
+        });
+    }
     Ok(())
 }
 
-fn run_record(args: &RecordArgs, out: &mut dyn Write) -> Result<()> {
+/// `-o` value that writes the trace to stdout.
+const STDOUT_PATH: &str = "-";
+
+fn run_record(args: &RecordArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
     let spec = WorkloadSpec {
         seed: args.seed,
         scale: args.scale,
     };
     let events = args.workload.generate(&spec)?;
-    write_trace_file(&args.output, &events)?;
+    let to_stdout = args.output.as_os_str() == STDOUT_PATH;
+    if to_stdout {
+        write_jsonl(BufWriter::with_capacity(1 << 16, &mut *out), &events)
+            .map_err(io_err("stdout"))?;
+    } else {
+        write_trace_file(&args.output, &events)?;
+    }
+    // With the trace on stdout, the note goes to stderr.
+    let note: &mut dyn Write = if to_stdout { err } else { out };
+    let target = match to_stdout {
+        true => "stdout".to_string(),
+        false => args.output.display().to_string(),
+    };
     writeln!(
-        out,
-        "wrote {} events of workload {} (seed {}, scale {}) to {}",
+        note,
+        "wrote {} events of workload {} (seed {}, scale {}) to {target}",
         events.len(),
         args.workload.name(),
         args.seed,
         args.scale,
-        args.output.display()
     )
-    .map_err(io_err("stdout"))
+    .map_err(io_err(if to_stdout { "stderr" } else { "stdout" }))
 }
 
 fn write_trace_file(path: &Path, events: &[crate::trace::Event]) -> Result<()> {

@@ -96,9 +96,10 @@ pub struct ReplayArgs {
     /// Allocator to replay against.
     #[arg(long, value_enum, default_value = "sim")]
     pub backend: BackendKind,
-    /// Device size in GiB for the sim, host and system backends.
-    #[arg(long, default_value_t = DEFAULT_DEVICE_GIB)]
-    pub device_gib: u64,
+    /// Device size in GiB for the sim, host and system backends (fractions
+    /// such as 23.5 are accepted).
+    #[arg(long, default_value_t = DEFAULT_DEVICE_GIB as f64)]
+    pub device_gib: f64,
     /// Print one JSON object instead of the text report.
     #[arg(long)]
     pub json: bool,
@@ -122,6 +123,11 @@ pub struct ReplayArgs {
     /// own memory (as CUDA runtimes do), `one` serves all from one.
     #[arg(long, value_enum, default_value = "per-trace")]
     pub streams: StreamMode,
+    /// Exit 0 even when the backend refused allocations (a trace larger
+    /// than the device replayed on purpose). Without it such a replay
+    /// prints its report, then a one-line summary, and exits 1.
+    #[arg(long)]
+    pub allow_failures: bool,
 }
 
 /// `gpumem record`.
@@ -130,7 +136,7 @@ pub struct RecordArgs {
     /// Workload to write.
     #[arg(long, value_enum)]
     pub workload: Workload,
-    /// Output trace file (JSON Lines).
+    /// Output trace file (JSON Lines); `-` writes to stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
     /// Seed of the workload.
@@ -147,9 +153,9 @@ pub struct PlanArgs {
     /// Events to measure.
     #[command(flatten)]
     pub input: InputArgs,
-    /// Simulated device size in GiB.
-    #[arg(long, default_value_t = DEFAULT_DEVICE_GIB)]
-    pub device_gib: u64,
+    /// Simulated device size in GiB (fractions such as 23.5 are accepted).
+    #[arg(long, default_value_t = DEFAULT_DEVICE_GIB as f64)]
+    pub device_gib: f64,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,

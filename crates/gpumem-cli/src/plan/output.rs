@@ -95,9 +95,9 @@ fn write_text(plan: &Plan, out: &mut dyn Write) -> std::io::Result<()> {
 pub fn run_plan(args: &PlanArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
     let capacity = crate::cli::device_bytes(args.device_gib)?;
     let (trace, source) = load_input(&args.input)?;
-    crate::cli::warn_about(&trace, err).map_err(|source| CliError::Io {
+    crate::cli::warn_about(&trace, &source, err).map_err(|e| CliError::Io {
         what: "stderr".to_string(),
-        source,
+        source: e,
     })?;
     let program = Program::compile(&trace.events)?;
     drop(trace);

@@ -74,7 +74,8 @@ pub fn replay<B: AllocBackend>(
                 Err(err) => {
                     failed += 1;
                     if first_failure.is_none() {
-                        first_failure = Some(format!("op {index}: {size} bytes: {err}"));
+                        // Ops count from 1, as the report's `ops` does.
+                        first_failure = Some(format!("op {}: {size} bytes: {err}", index + 1));
                     }
                 }
             },

@@ -83,7 +83,7 @@ pub struct ReplayReport {
     pub unknown_frees: u64,
     /// Reservations the backend refused.
     pub failed_allocs: u64,
-    /// The first refusal's message.
+    /// The first refusal: `op N: SIZE bytes: reason` (ops counted from 1).
     pub first_failure: Option<String>,
     /// Per-pool lines (pool backends only; summed over streams).
     pub pools: Vec<PoolLine>,

@@ -119,7 +119,7 @@ impl fmt::Display for ReplayReport {
         for s in &self.streams {
             writeln!(
                 f,
-                "  stream {}: {} allocs, live {} (peak {}), reserved {} (peak {}), {} storage allocs",
+                "  stream {:#x}: {} allocs, live {} (peak {}), reserved {} (peak {}), {} storage allocs",
                 s.stream,
                 s.allocs,
                 human_bytes(s.final_live_bytes),

@@ -6,12 +6,20 @@
 //! replay needs (sizes, lifetimes, stream, allocation mode, explicit
 //! cleanups) and drops the rest (threads, timestamps, stack frames).
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 /// Largest size a trace may request: 64 PiB. Anything above is taken as a
 /// corrupt record rather than a request, so sums of live bytes cannot overflow
 /// on any plausible trace.
 pub const MAX_TRACE_SIZE: u64 = 1 << 56;
+
+/// The message every reader gives for a size above [`MAX_TRACE_SIZE`]
+/// (`size` as written in the source, which may not fit in 64 bits).
+pub(crate) fn oversized(size: impl std::fmt::Display) -> String {
+    format!("size {size} exceeds the 64 PiB limit of a trace; the record is corrupt")
+}
 
 /// Allocation mode, as in the pool engine: persistent windows route to the
 /// exact-fit persistent pool (weights, optimizer state).
@@ -60,6 +68,9 @@ pub struct UnknownFree {
 /// locations while replay counts the same frees.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReadStats {
+    /// What locations count (`"line"` or `"record"`, from 1); empty for
+    /// generated traces.
+    pub unit: &'static str,
     /// Lines or records read, including skipped ones.
     pub records: u64,
     /// Frees of ids that were not live (kept in the trace; replay skips them).
@@ -70,7 +81,15 @@ pub struct ReadStats {
     pub source_failed_allocs: u64,
     /// Records of kinds that carry nothing to replay (e.g. PyTorch `segment_alloc`).
     pub skipped: u64,
+    /// Records skipped because the reader does not know their action (PyTorch
+    /// actions newer than this reader), by action name: at most
+    /// [`UNKNOWN_ACTIONS_KEPT`] names, the rest counted under `"…"`. They
+    /// are also counted in `skipped`.
+    pub unknown_actions: BTreeMap<String, u64>,
 }
+
+/// How many distinct unknown action names a reader keeps.
+pub const UNKNOWN_ACTIONS_KEPT: usize = 8;
 
 /// How many unknown frees a reader remembers by location.
 pub const UNKNOWN_FREES_KEPT: usize = 5;

@@ -9,13 +9,17 @@
 //! ```
 //!
 //! The reader streams line by line (one line buffer, reused), so memory is the
-//! events themselves. Blank lines are allowed; everything else must parse.
+//! events themselves. Blank lines are allowed, and so is a UTF-8 byte order
+//! mark before the first line; everything else must parse. An `alloc` or
+//! `free` may carry a `"tag"` (a string naming what the memory is for) and
+//! `"frames"` (a stack trace, any JSON): both are accepted and not replayed.
 
 use std::io::{BufRead, Write};
 
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 
-use super::event::{Event, Mode, Trace};
+use super::event::{Event, Mode, Trace, oversized};
 use super::sink::TraceSink;
 use crate::error::{CliError, Result};
 
@@ -34,9 +38,17 @@ enum Line {
         size: u64,
         #[serde(default)]
         stream: u64,
+        #[serde(default, rename = "tag")]
+        _tag: Option<String>,
+        #[serde(default, rename = "frames")]
+        _frames: Option<IgnoredAny>,
     },
     Free {
         id: u64,
+        #[serde(default, rename = "tag")]
+        _tag: Option<String>,
+        #[serde(default, rename = "frames")]
+        _frames: Option<IgnoredAny>,
     },
     Mode {
         mode: Mode,
@@ -67,6 +79,21 @@ fn describe(err: &serde_json::Error) -> String {
         0 => bare.to_string(),
         column => format!("{bare} (column {column})"),
     }
+}
+
+/// The digits of a `"size"` written as a whole number too large for 64
+/// bits. serde_json reads such a number as a float, so the error it gives
+/// ("invalid type: floating point") would hide the real problem.
+fn oversized_size(text: &str) -> Option<&str> {
+    let at = text.find("\"size\"")? + "\"size\"".len();
+    let rest = text[at..].trim_start().strip_prefix(':')?.trim_start();
+    let end = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    let digits = &rest[..end];
+    let follows = rest[end..].chars().next();
+    let whole = !digits.is_empty() && !matches!(follows, Some('.' | 'e' | 'E'));
+    (whole && digits.parse::<u64>().is_err()).then_some(digits)
 }
 
 fn parse_header(line_no: u64, text: &str) -> Result<bool> {
@@ -111,7 +138,10 @@ pub fn read_jsonl(mut input: impl BufRead) -> Result<Trace> {
         if !sink.read_line(&mut input, &mut buf, line_no, "trace")? {
             break;
         }
-        let text = buf.trim();
+        let mut text = buf.trim();
+        if line_no == 1 {
+            text = text.trim_start_matches('\u{feff}').trim_start();
+        }
         if text.is_empty() {
             continue;
         }
@@ -121,11 +151,18 @@ pub fn read_jsonl(mut input: impl BufRead) -> Result<Trace> {
                 continue;
             }
         }
-        let line: Line =
-            serde_json::from_str(text).map_err(|e| CliError::line(NAME, line_no, describe(&e)))?;
+        let line: Line = serde_json::from_str(text).map_err(|e| {
+            let message = match oversized_size(text) {
+                Some(digits) => oversized(digits),
+                None => describe(&e),
+            };
+            CliError::line(NAME, line_no, message)
+        })?;
         match line {
-            Line::Alloc { id, size, stream } => sink.alloc(line_no, id, size, stream)?,
-            Line::Free { id } => sink.free(line_no, id),
+            Line::Alloc {
+                id, size, stream, ..
+            } => sink.alloc(line_no, id, size, stream)?,
+            Line::Free { id, .. } => sink.free(line_no, id),
             Line::Mode { mode } => sink.mode(mode),
             Line::Cleanup => sink.cleanup(),
         }

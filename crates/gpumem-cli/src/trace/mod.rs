@@ -18,7 +18,10 @@ use std::path::Path;
 
 use flate2::bufread::MultiGzDecoder;
 
-pub use event::{Event, MAX_TRACE_SIZE, Mode, ReadStats, Trace, UNKNOWN_FREES_KEPT, UnknownFree};
+pub use event::{
+    Event, MAX_TRACE_SIZE, Mode, ReadStats, Trace, UNKNOWN_ACTIONS_KEPT, UNKNOWN_FREES_KEPT,
+    UnknownFree,
+};
 pub use jsonl::{FORMAT_NAME, FORMAT_VERSION, read_jsonl, write_jsonl};
 pub use pytorch::read_pytorch;
 pub use rmm_csv::read_rmm_csv;
@@ -42,6 +45,9 @@ pub enum TraceFormat {
 /// First two bytes of every gzip member (RFC 1952).
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
+/// Column names an RMM CSV header may start with (columns in any order).
+const CSV_COLUMNS: [&str; 6] = ["thread", "time", "action", "pointer", "size", "stream"];
+
 /// How many leading bytes format detection looks at.
 const HEAD_LEN: u64 = 64;
 
@@ -63,17 +69,22 @@ fn detect_named(name: &Path, path: &Path, head: &[u8]) -> Result<TraceFormat> {
         Some("pickle" | "pkl") => return Ok(TraceFormat::Pytorch),
         _ => {}
     }
-    // Pickle protocol 2+ starts with PROTO (0x80); text formats by first character.
+    // Pickle protocol 2+ starts with PROTO (0x80); text formats by first
+    // character, after a UTF-8 byte order mark.
     let text = String::from_utf8_lossy(head);
-    let first = text.trim_start();
+    let first = text.trim_start_matches('\u{feff}').trim_start();
+    let lower = first.to_ascii_lowercase();
     if head.first() == Some(&0x80) {
         Ok(TraceFormat::Pytorch)
     } else if first.starts_with('{') {
         Ok(TraceFormat::Jsonl)
-    } else if first.to_ascii_lowercase().starts_with("thread")
+    } else if CSV_COLUMNS.iter().any(|c| lower.starts_with(c))
         || first.chars().next().is_some_and(|c| c.is_ascii_digit())
     {
         Ok(TraceFormat::RmmCsv)
+    } else if first.is_empty() && !head.is_empty() {
+        // Blank text reads as an empty trace in any text format.
+        Ok(TraceFormat::Jsonl)
     } else {
         Err(CliError::UnknownFormat {
             path: path.to_path_buf(),
@@ -118,6 +129,10 @@ pub fn read_trace_file(path: &Path, format: TraceFormat) -> Result<Trace> {
         })?;
     if is_gzip(path, &head) {
         return read_gzip_file(path, format, open()?);
+    }
+    if head.is_empty() {
+        // An empty file is an empty trace in every format (the command warns).
+        return Ok(Trace::default());
     }
     let format = match format {
         TraceFormat::Auto => detect_format(path, &head)?,
@@ -181,6 +196,9 @@ fn read_gzip_file(path: &Path, format: TraceFormat, file: File) -> Result<Trace>
                 Ok(head) => head,
                 Err(err) => return Err(gzip_error(input.get_mut().failure.take().unwrap_or(err))),
             };
+            if head.is_empty() {
+                return Ok(Trace::default());
+            }
             let inner_name = match path.extension() {
                 Some(ext) if ext.eq_ignore_ascii_case("gz") => path.with_extension(""),
                 _ => path.to_path_buf(),
@@ -237,6 +255,23 @@ mod tests {
         assert!(is_gzip(Path::new("a.jsonl"), b"\x1f\x8b"));
         assert!(!is_gzip(Path::new("a.jsonl"), b"{\"op\""));
         assert!(!is_gzip(Path::new("a.gzip-notes"), b"\x1f"));
+    }
+
+    #[test]
+    fn a_byte_order_mark_or_a_reordered_csv_header_is_still_recognized() {
+        assert_eq!(
+            detect("t", b"\xef\xbb\xbf{\"op\":").unwrap(),
+            TraceFormat::Jsonl
+        );
+        assert_eq!(
+            detect("t", b"\xef\xbb\xbfThread,Time").unwrap(),
+            TraceFormat::RmmCsv
+        );
+        assert_eq!(
+            detect("t", b"Action,Pointer,Size").unwrap(),
+            TraceFormat::RmmCsv
+        );
+        assert_eq!(detect("t", b" \n\n").unwrap(), TraceFormat::Jsonl);
     }
 
     #[test]

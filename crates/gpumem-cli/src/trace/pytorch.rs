@@ -18,7 +18,7 @@ use std::io::Read;
 
 use serde_pickle::{DeOptions, HashableValue, Value};
 
-use super::event::Trace;
+use super::event::{Trace, oversized};
 use super::sink::TraceSink;
 use crate::error::{CliError, Result};
 
@@ -38,11 +38,24 @@ fn as_u64(value: &Value, field: &str, device: usize, record: u64) -> Result<u64>
             record,
             format!("device {device}: {field} is negative ({v})"),
         )),
-        Value::Int(v) => Err(CliError::record(
-            NAME,
-            record,
-            format!("device {device}: {field} {v} does not fit in 64 bits"),
-        )),
+        // Pickle writes integers of 2^63 and above as longs.
+        Value::Int(v) => {
+            let text = v.to_string();
+            match text.parse::<u64>() {
+                Ok(v) => Ok(v),
+                Err(_) if text.starts_with('-') => Err(CliError::record(
+                    NAME,
+                    record,
+                    format!("device {device}: {field} is negative ({text})"),
+                )),
+                Err(_) if field == "size" => Err(CliError::record(NAME, record, oversized(text))),
+                Err(_) => Err(CliError::record(
+                    NAME,
+                    record,
+                    format!("device {device}: {field} {text} does not fit in 64 bits"),
+                )),
+            }
+        }
         other => Err(CliError::record(
             NAME,
             record,
@@ -79,14 +92,64 @@ fn field<'a>(entry: &'a Dict, key: &str, device: usize, record: u64) -> Result<&
     })
 }
 
+/// How many leading bytes an unreadable pickle's message shows (in hex).
+const PREVIEW_LEN: usize = 8;
+
+/// A reader that keeps the first [`PREVIEW_LEN`] bytes it passes on.
+struct Preview<R> {
+    inner: R,
+    head: Vec<u8>,
+}
+
+impl<R: Read> Read for Preview<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let room = PREVIEW_LEN - self.head.len();
+        self.head.extend_from_slice(&buf[..n.min(room)]);
+        Ok(n)
+    }
+}
+
+/// Why a pickle could not be decoded, without echoing its bytes: the
+/// decoder's own messages quote literals and names from the file, which in
+/// a file that is not a pickle are arbitrary bytes.
+fn unreadable(err: &serde_pickle::Error, head: &[u8]) -> String {
+    use serde_pickle::{Error, ErrorCode};
+    let describe = |code: &ErrorCode| match code {
+        ErrorCode::Unsupported(op) => format!("unknown opcode 0x{:02x}", *op as u32),
+        ErrorCode::InvalidLiteral(_) => "invalid literal".to_string(),
+        ErrorCode::InvalidStackTop(what, _) => format!("invalid stack top, expected {what}"),
+        ErrorCode::UnsupportedGlobal(..) => "unsupported global reference".to_string(),
+        ErrorCode::InvalidValue(_) | ErrorCode::Structure(_) => "unexpected structure".to_string(),
+        other => other.to_string(),
+    };
+    let reason = match err {
+        Error::Io(e) => format!("read error: {}", e.kind()),
+        Error::Eval(code, offset) => format!("{} at byte {offset}", describe(code)),
+        Error::Syntax(code) => describe(code),
+    };
+    let hex: Vec<String> = head.iter().map(|b| format!("{b:02x}")).collect();
+    let start = match head.len() {
+        0 => "the input is empty".to_string(),
+        _ => format!("it starts with {}", hex.join(" ")),
+    };
+    format!(
+        "not a readable pickle: {reason} ({start}; pickles of protocol 2 to 5 start with 80 02 to 80 05)"
+    )
+}
+
 /// Reads `device_traces[device]` of a snapshot pickle. With `device: None`,
 /// the first device whose trace is not empty is read.
 pub fn read_pytorch(input: impl Read, device: Option<usize>) -> Result<Trace> {
     let options = DeOptions::new()
         .replace_unresolved_globals()
         .replace_recursive_structures();
-    let top = serde_pickle::value_from_reader(input, options)
-        .map_err(|e| CliError::record(NAME, 0, format!("not a readable pickle: {e}")))?;
+    let mut input = Preview {
+        inner: input,
+        head: Vec::with_capacity(PREVIEW_LEN),
+    };
+    let top = serde_pickle::value_from_reader(&mut input, options)
+        .map_err(|e| CliError::record(NAME, 0, unreadable(&e, &input.head)))?;
     let Value::Dict(top) = top else {
         return Err(CliError::record(
             NAME,
@@ -192,7 +255,10 @@ pub fn read_pytorch(input: impl Read, device: Option<usize>) -> Result<Trace> {
                 )?;
                 sink.free(record, addr);
             }
-            _ => sink.skip(),
+            // The caching allocator's own events: nothing the program did.
+            "free_requested" | "segment_alloc" | "segment_free" | "segment_map"
+            | "segment_unmap" | "snapshot" | "oom" => sink.skip(),
+            unknown => sink.skip_unknown_action(unknown),
         }
     }
     Ok(sink.finish())

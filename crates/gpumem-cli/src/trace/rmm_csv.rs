@@ -1,6 +1,7 @@
 //! RMM's `logging_resource_adaptor` CSV: `Thread,Time,Action,Pointer,Size,Stream`.
 //!
-//! Actions are `allocate`, `free` (older logs and docs also say
+//! A header may list the columns in another order (they are mapped by
+//! name). Actions are `allocate`, `free` (older logs and docs also say
 //! `deallocate`) and `allocate failure`. Pointers become ids: an address
 //! names an allocation until it is freed, exactly as in gpumem's model.
 //! Threads and times are not replayed (RMM's replay benchmark uses them only
@@ -11,7 +12,7 @@
 
 use std::io::BufRead;
 
-use super::event::Trace;
+use super::event::{Trace, oversized};
 use super::sink::TraceSink;
 use crate::error::{CliError, Result};
 
@@ -32,6 +33,9 @@ fn parse_number(field: &str, what: &str, line: u64) -> Result<u64> {
         field.parse::<u64>()
     };
     parsed.map_err(|_| {
+        if what == "size" && !field.is_empty() && field.bytes().all(|b| b.is_ascii_digit()) {
+            return CliError::line(NAME, line, oversized(field));
+        }
         let hint = if field.starts_with('-') {
             " (negative values are not allowed)"
         } else {
@@ -45,12 +49,94 @@ fn parse_number(field: &str, what: &str, line: u64) -> Result<u64> {
     })
 }
 
+/// Where the fields of a line sit: RMM's order unless a header says otherwise.
+struct Columns {
+    /// Fields on every line.
+    count: usize,
+    action: usize,
+    pointer: usize,
+    size: usize,
+    /// Without a `Stream` column every event is on stream 0.
+    stream: Option<usize>,
+    /// The column names, for messages.
+    names: String,
+}
+
+impl Columns {
+    /// `Thread,Time,Action,Pointer,Size,Stream`: what RMM writes.
+    fn rmm() -> Self {
+        Columns {
+            count: COLUMNS,
+            action: 2,
+            pointer: 3,
+            size: 4,
+            stream: Some(5),
+            names: RMM_HEADER.to_string(),
+        }
+    }
+
+    /// The columns a header names, in any order (names in any case; columns
+    /// other than Thread, Time, Action, Pointer, Size and Stream are read
+    /// past). Action, Pointer and Size are required.
+    fn from_header(fields: &[&str], line: u64) -> Result<Self> {
+        let find = |name: &str| -> Result<Option<usize>> {
+            let mut at = fields
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.eq_ignore_ascii_case(name));
+            match (at.next(), at.next()) {
+                (Some((i, _)), None) => Ok(Some(i)),
+                (None, _) => Ok(None),
+                (Some(_), Some(_)) => Err(CliError::line(
+                    NAME,
+                    line,
+                    format!("header names the {name} column twice"),
+                )),
+            }
+        };
+        let require = |name: &str| -> Result<usize> {
+            find(name)?.ok_or_else(|| {
+                CliError::line(
+                    NAME,
+                    line,
+                    format!(
+                        "header {:?} has no {name} column; expected the columns \
+                         {RMM_HEADER} (in any order)",
+                        fields.join(",")
+                    ),
+                )
+            })
+        };
+        Ok(Columns {
+            count: fields.len(),
+            action: require("Action")?,
+            pointer: require("Pointer")?,
+            size: require("Size")?,
+            stream: find("Stream")?,
+            names: fields.join(","),
+        })
+    }
+}
+
+/// RMM's header.
+const RMM_HEADER: &str = "Thread,Time,Action,Pointer,Size,Stream";
+
+/// Whether a first line is a header: it names an `Action` column (a log
+/// line's action is `allocate`, `free`, …, never `Action`).
+fn is_header(fields: &[&str]) -> bool {
+    fields.iter().any(|f| f.eq_ignore_ascii_case("action"))
+        || fields
+            .first()
+            .is_some_and(|f| f.eq_ignore_ascii_case("thread"))
+}
+
 /// Reads an RMM logging-adaptor CSV log. Errors name the 1-based line.
+/// A header, if present, decides the column order.
 pub fn read_rmm_csv(mut input: impl BufRead) -> Result<Trace> {
     let mut sink = TraceSink::new(NAME, "line");
     let mut buf = String::new();
     let mut line_no = 0u64;
-    let mut seen_content = false;
+    let mut columns: Option<Columns> = None;
     loop {
         line_no += 1;
         if !sink.read_line(&mut input, &mut buf, line_no, "CSV")? {
@@ -61,47 +147,43 @@ pub fn read_rmm_csv(mut input: impl BufRead) -> Result<Trace> {
             continue;
         }
         let fields: Vec<&str> = text.split(',').map(str::trim).collect();
-        if !seen_content {
-            seen_content = true;
-            if fields[0].eq_ignore_ascii_case("thread") {
-                if fields.len() != COLUMNS {
-                    return Err(CliError::line(
-                        NAME,
-                        line_no,
-                        format!(
-                            "header has {} columns, expected Thread,Time,Action,Pointer,Size,Stream",
-                            fields.len()
-                        ),
-                    ));
-                }
+        let columns = match &columns {
+            Some(columns) => columns,
+            None if is_header(&fields) => {
+                columns = Some(Columns::from_header(&fields, line_no)?);
                 continue;
             }
-        }
-        if fields.len() != COLUMNS {
+            None => columns.insert(Columns::rmm()),
+        };
+        if fields.len() != columns.count {
             return Err(CliError::line(
                 NAME,
                 line_no,
                 format!(
-                    "expected {COLUMNS} columns (Thread,Time,Action,Pointer,Size,Stream), found {}; \
-                     the line may be truncated",
+                    "expected {} columns ({}), found {}; the line may be truncated",
+                    columns.count,
+                    columns.names,
                     fields.len()
                 ),
             ));
         }
-        let action = fields[2];
+        let action = fields[columns.action];
         match action {
             "allocate" => {
-                let id = parse_number(fields[3], "pointer", line_no)?;
-                let size = parse_number(fields[4], "size", line_no)?;
-                let stream = parse_number(fields[5], "stream", line_no)?;
+                let id = parse_number(fields[columns.pointer], "pointer", line_no)?;
+                let size = parse_number(fields[columns.size], "size", line_no)?;
+                let stream = match columns.stream {
+                    Some(at) => parse_number(fields[at], "stream", line_no)?,
+                    None => 0,
+                };
                 sink.alloc(line_no, id, size, stream)?;
             }
             "free" | "deallocate" => {
-                let id = parse_number(fields[3], "pointer", line_no)?;
+                let id = parse_number(fields[columns.pointer], "pointer", line_no)?;
                 sink.free(line_no, id);
             }
             "allocate failure" => {
-                parse_number(fields[4], "size", line_no)?;
+                parse_number(fields[columns.size], "size", line_no)?;
                 sink.source_failed_alloc();
             }
             // A free the upstream refused changed nothing; gpumem's own

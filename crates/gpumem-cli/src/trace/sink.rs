@@ -9,7 +9,8 @@ use std::collections::HashMap;
 use std::io::BufRead;
 
 use super::event::{
-    Event, MAX_TRACE_SIZE, Mode, ReadStats, Trace, UNKNOWN_FREES_KEPT, UnknownFree,
+    Event, MAX_TRACE_SIZE, Mode, ReadStats, Trace, UNKNOWN_ACTIONS_KEPT, UNKNOWN_FREES_KEPT,
+    UnknownFree, oversized,
 };
 use crate::error::{CliError, Result};
 
@@ -32,7 +33,10 @@ impl TraceSink {
             unit,
             events: Vec::new(),
             live: HashMap::new(),
-            stats: ReadStats::default(),
+            stats: ReadStats {
+                unit,
+                ..ReadStats::default()
+            },
         }
     }
 
@@ -84,6 +88,22 @@ impl TraceSink {
         self.stats.skipped += 1;
     }
 
+    /// Counts a record skipped because its action is unknown to the reader,
+    /// by name (names are shortened to 40 characters; past
+    /// [`UNKNOWN_ACTIONS_KEPT`] names, the rest count under `"…"`).
+    pub(crate) fn skip_unknown_action(&mut self, action: &str) {
+        self.skip();
+        let mut name: String = action.chars().take(40).collect();
+        if name.len() < action.len() {
+            name.push('…');
+        }
+        let actions = &mut self.stats.unknown_actions;
+        if !actions.contains_key(&name) && actions.len() >= UNKNOWN_ACTIONS_KEPT {
+            name = "…".to_string();
+        }
+        *actions.entry(name).or_insert(0) += 1;
+    }
+
     /// Counts an allocation that failed in the recorded run.
     pub(crate) fn source_failed_alloc(&mut self) {
         self.stats.source_failed_allocs += 1;
@@ -92,10 +112,7 @@ impl TraceSink {
     /// Adds an allocation; refuses implausible sizes and ids still live.
     pub(crate) fn alloc(&mut self, location: u64, id: u64, size: u64, stream: u64) -> Result<()> {
         if size > MAX_TRACE_SIZE {
-            return Err(self.error(
-                location,
-                format!("size {size} exceeds the 64 PiB limit of a trace; the record is corrupt"),
-            ));
+            return Err(self.error(location, oversized(size)));
         }
         if let Some(first) = self.live.get(&id) {
             return Err(self.error(
