@@ -4,6 +4,9 @@
 //! - `ci` — what CI runs: fmt --check, clippy -D warnings, tests, bench
 //!   targets in test mode, the ledger's loom model, and miri on the host
 //!   paths when a nightly with miri is present (skipped with a reason otherwise).
+//!   Its last lines say how many tests skipped themselves (GPU tests without
+//!   a CUDA driver) and why, grouped by reason (`skips.rs`); `test` ends
+//!   the same way.
 //! - `miri`   — miri over the host paths (needs nightly with miri).
 //! - `loom`   — the ledger's loom model (`RUSTFLAGS=--cfg loom`).
 //! - `fault-sweep` — every reliability scenario with each device call failed.
@@ -23,6 +26,7 @@ mod bench;
 mod fault_sweep;
 mod fuzz;
 mod gpu;
+mod skips;
 mod soak;
 mod tasks;
 

@@ -1,5 +1,6 @@
 //! The task table.
 
+use crate::skips::{Skip, run_counting_skips, summary};
 use crate::{cargo, nightly_miri_present, run};
 use std::process::Command;
 
@@ -41,9 +42,36 @@ pub fn dispatch(task: &str, args: &[String]) -> Result<(), String> {
     }
 }
 
+/// Every test (and the benches once, in test mode), then the doc tests;
+/// returns the tests that skipped themselves (see `skips`).
+fn run_tests() -> Result<Vec<Skip>, String> {
+    let mut skips =
+        run_counting_skips(&mut cargo(&["test", "--workspace", "--all-targets", "--"]))?;
+    skips.extend(run_counting_skips(&mut cargo(&[
+        "test",
+        "--workspace",
+        "--doc",
+        "--",
+    ]))?);
+    Ok(skips)
+}
+
+/// Prints the last lines of a run: what was skipped and why.
+fn print_summary(title: &str, notes: &[String], skips: &[Skip]) {
+    eprintln!();
+    eprintln!("{title}");
+    for note in notes {
+        eprintln!("  {note}");
+    }
+    for line in summary(skips) {
+        eprintln!("  {line}");
+    }
+}
+
 fn test() -> Result<(), String> {
-    run(&mut cargo(&["test", "--workspace", "--all-targets"]))?;
-    run(&mut cargo(&["test", "--workspace", "--doc"]))
+    let skips = run_tests()?;
+    print_summary("test summary: every test passed", &[], &skips);
+    Ok(())
 }
 
 fn ci() -> Result<(), String> {
@@ -56,16 +84,24 @@ fn ci() -> Result<(), String> {
         "-D",
         "warnings",
     ]))?;
-    test()?;
+    let skips = run_tests()?;
     // The ledger's loom model: cheap (one small crate in release), and the
     // only proof that no interleaving oversubscribes a budget.
     loom()?;
+    let mut notes = Vec::new();
     if nightly_miri_present() {
-        miri(&[])
+        miri(&[])?;
     } else {
-        eprintln!("skipping miri: no nightly toolchain with miri on this machine");
-        Ok(())
+        let why = "skipping miri: no nightly toolchain with miri on this machine";
+        eprintln!("{why}");
+        notes.push(why.to_string());
     }
+    print_summary(
+        "ci summary: fmt, clippy, tests, benches in test mode and loom passed",
+        &notes,
+        &skips,
+    );
+    Ok(())
 }
 
 fn miri(_args: &[String]) -> Result<(), String> {
