@@ -22,8 +22,14 @@
 //! several ranges (one range each in practice); the idle queue is FIFO with
 //! lazy deletion (an entry whose slot went live again is skipped when met).
 //! A failed driver call leaves every slot either mapped (live or idle) or
-//! unmapped, never half: acquire maps before it counts, so a refusal leaves
-//! at most some extra idle chunks, which the threshold trims later.
+//! unmapped, never half, and a refused acquire leaves physical memory,
+//! reserved bytes and the cache as they were: acquire maps before it
+//! counts; on a refusal the chunks it created go back to the device, the
+//! idle chunks it moved stay where they now are, idle, and a moved chunk
+//! whose map is refused is mapped back where it was. Only when the device
+//! refuses that undo too does a chunk stay behind, idle, for the threshold
+//! to trim later. A chunk whose release is refused stays with the storage
+//! and its release is retried at the engine's next flush.
 
 use std::collections::VecDeque;
 
@@ -36,6 +42,9 @@ use crate::pool::PoolKind;
 /// A span that holds no slot (`take_idle` keeps nothing back).
 #[allow(clippy::reversed_empty_ranges)]
 const NONE: std::ops::RangeInclusive<u32> = 1..=0;
+
+/// Where a moved chunk was mapped: (arena page, slot).
+type Origin = (u32, u32);
 
 /// One granule of an arena page.
 #[derive(Debug, Clone, Copy, Default)]
@@ -85,6 +94,15 @@ impl ChunkMap {
             self.slots.resize(s as usize + 1, Slot::default());
         }
         &mut self.slots[s as usize]
+    }
+
+    /// Mark mapped slot `s`, touched by no live slice, idle (newest).
+    fn queue_idle(&mut self, s: u32) {
+        let slot = self.slot(s);
+        debug_assert!(slot.chunk.is_some() && slot.live == 0 && !slot.idle);
+        slot.idle = true;
+        self.idle.push_back(s);
+        self.idle_count += 1;
     }
 
     /// The oldest idle slot outside `keep`, taken off the idle queue.
@@ -156,16 +174,24 @@ impl Core {
                     page_size: g,
                 }),
             };
-            if let Err(err) = result {
-                // Give back what this call mapped: a refused reservation
-                // leaves physical memory as it found it (less any idle
-                // chunk it moved, which goes back to the device).
-                for s in mapped_here {
-                    self.unmap_slot(storage, page, id, s);
+            match result {
+                Ok(created) => mapped_here.push((s, created)),
+                Err(err) => {
+                    // Undo what this call mapped: a chunk it created goes
+                    // back to the device; one it moved from a hole stays
+                    // here, idle. Physical memory, reserved bytes and the
+                    // cache are as they were (unless the device refuses
+                    // the undo too: the chunk then stays idle).
+                    for (s, created) in mapped_here {
+                        if created {
+                            self.unmap_slot(storage, page, id, s);
+                        } else {
+                            self.chunk_map(page).expect("an arena page").queue_idle(s);
+                        }
+                    }
+                    return Err(err);
                 }
-                return Err(err);
             }
-            mapped_here.push(s);
         }
         self.claim_mapped_chunks(page, offset, bytes);
         Ok(())
@@ -194,7 +220,9 @@ impl Core {
     }
 
     /// Put a chunk under empty slot `s`: an idle one moved from its hole,
-    /// else a new one. On a refusal nothing is left half done.
+    /// else a new one; `true` when it is new. On a refusal nothing is left
+    /// half done: a moved chunk whose map is refused is mapped back where
+    /// it was, a new one is released.
     fn map_slot<S: ComputeStorage>(
         &mut self,
         storage: &mut S,
@@ -202,7 +230,7 @@ impl Core {
         id: StorageId,
         s: u32,
         keep: &std::ops::RangeInclusive<u32>,
-    ) -> Result<(), IoError> {
+    ) -> Result<bool, IoError> {
         let pool = self.pages[page].pool;
         let map = self.pages[page]
             .chunks
@@ -215,7 +243,7 @@ impl Core {
                     map.slots[from as usize].chunk = None;
                     map.mapped -= 1;
                     self.stats.chunks.unmaps += 1;
-                    (chunk, Some(from))
+                    (chunk, Some((page, from)))
                 }
                 Err(err) => {
                     // Still mapped where it was: idle again.
@@ -226,7 +254,10 @@ impl Core {
                 }
             },
             None => match self.take_idle_elsewhere(storage, page, g) {
-                Some(moved) => (moved?, None),
+                Some(moved) => {
+                    let (chunk, from) = moved?;
+                    (chunk, Some(from))
+                }
                 None => {
                     let chunk = storage.create_chunk()?;
                     self.stats.chunks.creates += 1;
@@ -244,14 +275,50 @@ impl Core {
                 map.slot(s).chunk = Some(chunk);
                 map.mapped += 1;
                 self.stats.chunks.maps += 1;
-                Ok(())
+                Ok(from.is_none())
             }
             Err(err) => {
-                tracing::debug!(%err, ?from, "mapping a chunk failed; it is released");
-                self.drop_chunk(storage, pool, chunk, g);
+                let back = from
+                    .is_some_and(|(home, slot)| self.map_back(storage, home, slot, chunk, pool, g));
+                if !back {
+                    tracing::debug!(%err, ?from, "mapping a chunk failed; it is released");
+                    self.drop_chunk(storage, pool, chunk, g);
+                }
                 Err(err.into())
             }
         }
+    }
+
+    /// Map `chunk`, moved out of idle slot `slot` of `page` and counted in
+    /// `pool` since, back there, idle again and counted in `page`'s pool;
+    /// `false` when the device refuses.
+    fn map_back<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        page: u32,
+        slot: u32,
+        chunk: ChunkId,
+        pool: u32,
+        g: u64,
+    ) -> bool {
+        let Some(id) = self.page_storage(page) else {
+            return false;
+        };
+        if let Err(err) = storage.map_chunk(id, u64::from(slot) * g, chunk) {
+            tracing::debug!(%err, "mapping a moved chunk back failed");
+            return false;
+        }
+        self.stats.chunks.maps += 1;
+        let home = self.pages[page].pool;
+        let map = self.chunk_map(page).expect("an arena page");
+        map.slot(slot).chunk = Some(chunk);
+        map.mapped += 1;
+        map.queue_idle(slot);
+        if home != pool {
+            self.pool_mut(pool).usage.bytes_reserved -= g;
+            self.pool_mut(home).usage.bytes_reserved += g;
+        }
+        true
     }
 
     /// The oldest idle chunk of another arena page of this manager (any
@@ -264,7 +331,7 @@ impl Core {
         storage: &mut S,
         page: u32,
         g: u64,
-    ) -> Option<Result<ChunkId, IoError>> {
+    ) -> Option<Result<(ChunkId, Origin), IoError>> {
         let other = self
             .pools
             .iter()
@@ -294,7 +361,7 @@ impl Core {
                 let usage = &mut self.pool_mut(to_pool).usage;
                 usage.bytes_reserved += g;
                 usage.mark();
-                Some(Ok(chunk))
+                Some(Ok((chunk, (other, s))))
             }
             Err(err) => {
                 map.slots[s as usize].idle = true;
@@ -349,9 +416,30 @@ impl Core {
     ) {
         match storage.release_chunk(chunk) {
             Ok(()) => self.stats.chunks.releases += 1,
-            Err(err) => tracing::warn!(%err, %chunk, "chunk release refused; it is leaked"),
+            Err(err) => {
+                // The storage still holds it (and counts its bytes): the
+                // release is retried at the next flush.
+                tracing::warn!(%err, %chunk, "chunk release refused; retried at the next flush");
+                self.unreleased_chunks.push(chunk);
+            }
         }
         self.on_chunk_bytes(pool, g, false);
+    }
+
+    /// Retry the releases of chunks the storage refused to release (see
+    /// `drop_chunk`); those refused again stay for the next flush.
+    pub(crate) fn retry_chunk_releases<S: ComputeStorage>(&mut self, storage: &mut S) {
+        let mut refused = Vec::new();
+        for chunk in std::mem::take(&mut self.unreleased_chunks) {
+            match storage.release_chunk(chunk) {
+                Ok(()) => self.stats.chunks.releases += 1,
+                Err(err) => {
+                    tracing::warn!(%err, %chunk, "chunk release refused again");
+                    refused.push(chunk);
+                }
+            }
+        }
+        self.unreleased_chunks = refused;
     }
 
     /// Count `bytes` of mapped chunks in (or out of) `pool`'s reserved bytes.

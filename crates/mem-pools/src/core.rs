@@ -32,6 +32,9 @@ pub(crate) struct Core {
     pub(crate) clock: u64,
     pub(crate) next_page_uid: u64,
     pub(crate) stats: PoolStats,
+    /// Arena chunks, unmapped, whose release the storage refused: retried
+    /// at each flush (their bytes already left the pools).
+    pub(crate) unreleased_chunks: Vec<mem_storage::ChunkId>,
 }
 
 impl Core {
@@ -49,6 +52,7 @@ impl Core {
             clock: 0,
             next_page_uid: 0,
             stats: PoolStats::default(),
+            unreleased_chunks: Vec::new(),
         }
     }
 

@@ -86,13 +86,19 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// Flush the storage if pages were released since the last flush, so
     /// released pages are given back as soon as they empty.
     pub(crate) fn settle(&mut self) {
-        if self.core.stats.storage_frees != self.flushed_frees {
+        let retry = !self.core.unreleased_chunks.is_empty() && self.capture.is_none();
+        if self.core.stats.storage_frees != self.flushed_frees || retry {
             self.flush();
         }
     }
 
     pub(crate) fn flush(&mut self) {
         self.flushed_frees = self.core.stats.storage_frees;
+        if self.capture.is_none() {
+            // Chunks whose release was refused (nothing is given back
+            // while a stream records).
+            self.core.retry_chunk_releases(&mut self.storage);
+        }
         if let Err(err) = self.storage.flush() {
             tracing::warn!(%err, "storage flush failed; pages stay queued and counted");
         }

@@ -7,6 +7,12 @@
 //!   the pools' caches hold.
 //! - A pool's release threshold bounds the idle chunks of all its ranges
 //!   together, not of each range.
+//! - A refused reservation leaves physical memory, reserved bytes and the
+//!   cache as they were: idle chunks it moved stay (idle) where they now
+//!   are, a moved chunk whose map is refused is mapped back, and only the
+//!   chunks it created go back to the device.
+//! - A chunk whose release the device refuses is released at the engine's
+//!   next flush, not leaked until the storage drops.
 
 mod common;
 
@@ -14,10 +20,13 @@ use std::sync::Arc;
 
 use common::*;
 use mem_pools::{
-    ManagedMemoryHandle, MemoryConfiguration, MemoryManagement, MemoryManagementOptions,
+    IoError, ManagedMemoryHandle, MemoryConfiguration, MemoryManagement, MemoryManagementOptions,
     MemoryPoolOptions, PoolReportKind, PoolType, ServerLogger,
 };
-use mem_storage::{HostResource, HostVirtualMemory, ResourceStorage, VirtualMemory};
+use mem_storage::{
+    ComputeStorage, FaultInjection, FaultPlan, HostResource, HostVirtualMemory, Operation,
+    ResourceStorage, StorageError, VirtualMemory,
+};
 
 const G: u64 = 64 * KIB;
 
@@ -155,4 +164,165 @@ fn a_pools_threshold_bounds_the_idle_chunks_of_all_its_ranges() {
     assert_eq!(vm.vm_stats().mapped_bytes, cached);
     mm.cleanup(true);
     assert!(vm.vm_stats().is_idle(), "{:?}", vm.vm_stats());
+}
+
+type Faulty = Arc<FaultInjection<HostVirtualMemory>>;
+
+/// One arena (slices to 4 MiB, 16 chunks cached) over a virtual memory
+/// whose calls can be failed.
+fn faulty_manager() -> (Faulty, Mm) {
+    let vm = Arc::new(FaultInjection::new(
+        HostVirtualMemory::with_granularity(64 * MIB, G).unwrap(),
+    ));
+    let storage = ResourceStorage::new(HostResource::new())
+        .with_virtual_memory(vm.clone() as Arc<dyn VirtualMemory>);
+    let mm = MemoryManagement::from_configuration(
+        storage,
+        &props(),
+        MemoryConfiguration::Custom {
+            pool_options: vec![arena(4 * MIB, 16 * MIB, 16 * G)],
+        },
+        Arc::new(ServerLogger::default()),
+        MemoryManagementOptions::default(),
+    );
+    (vm, mm)
+}
+
+/// Fail the `n`-th call of `operation` from now on (1-based), only it.
+fn fail_nth(vm: &Faulty, operation: Operation, n: u64) {
+    let seen = std::sync::atomic::AtomicU64::new(0);
+    vm.set_plan(FaultPlan::Matching(Arc::new(move |call| {
+        call.operation == operation
+            && seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1 == n
+    })));
+}
+
+/// (reserved, cached, VM physical, VM mapped).
+fn levels(vm: &Faulty, mm: &Mm) -> (u64, u64, u64, u64) {
+    let vs = vm.vm_stats();
+    let stats = mm.stats();
+    (
+        stats.reserved_bytes.current,
+        stats.chunks.cached_bytes,
+        vs.physical_bytes,
+        vs.mapped_bytes,
+    )
+}
+
+/// Live slices on granules 0 and 3 around a hole whose two chunks are
+/// idle, cached.
+fn with_two_idle_chunks(mm: &mut Mm) -> [ManagedMemoryHandle; 2] {
+    let keep = written(mm, G, 1); // granule 0
+    let hole = written(mm, 2 * G, 2); // granules 1-2
+    let fence = written(mm, 256, 3); // granule 3: the hole stays a hole
+    drop(hole);
+    mm.drain_drops();
+    assert_eq!(mm.stats().chunks.cached_bytes, 2 * G);
+    [keep, fence]
+}
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_refused_reservation_keeps_the_idle_chunks_it_moved() {
+    let (vm, mut mm) = faulty_manager();
+    let [keep, _fence] = with_two_idle_chunks(&mut mm);
+    let before = levels(&vm, &mm);
+    // Four granules past the end: the two idle chunks move there, then
+    // the first chunk created is refused.
+    fail_nth(&vm, Operation::CreateChunk, 1);
+    let err = mm.reserve(4 * G).unwrap_err();
+    vm.disarm();
+    assert!(
+        matches!(
+            err,
+            IoError::Storage(StorageError::Injected {
+                operation: "create_chunk",
+                ..
+            })
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        levels(&vm, &mm),
+        before,
+        "reserved, cached, physical and mapped as they were"
+    );
+    assert!(intact(&mut mm, &keep, 1));
+    // The moved chunks serve the retry: two created, none released.
+    let calls = mm.stats().chunks;
+    let h = written(&mut mm, 4 * G, 4);
+    assert_eq!(mm.stats().chunks.creates - calls.creates, 2);
+    assert_eq!(mm.stats().chunks.releases, calls.releases);
+    assert!(intact(&mut mm, &h, 4));
+}
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_moved_chunk_whose_map_is_refused_goes_back_to_its_hole() {
+    let (vm, mut mm) = faulty_manager();
+    let [keep, _fence] = with_two_idle_chunks(&mut mm);
+    let before = levels(&vm, &mm);
+    // Too big for the hole, so past the end (three granules to map): an
+    // idle chunk is unmapped from the hole, then its map there is refused.
+    fail_nth(&vm, Operation::Map, 1);
+    let err = mm.reserve(3 * G).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            IoError::Storage(StorageError::Injected {
+                operation: "map",
+                ..
+            })
+        ),
+        "{err}"
+    );
+    vm.disarm();
+    assert_eq!(levels(&vm, &mm), before, "the chunk is back, idle");
+    assert_eq!(mm.stats().chunks.releases, 0, "nothing went to the device");
+    assert!(intact(&mut mm, &keep, 1));
+    let creates = mm.stats().chunks.creates;
+    let h = written(&mut mm, 3 * G, 5);
+    assert_eq!(
+        mm.stats().chunks.creates - creates,
+        1,
+        "two granules served by the cached chunks"
+    );
+    assert!(intact(&mut mm, &h, 5));
+}
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_refused_chunk_release_is_retried_at_the_next_flush() {
+    let (vm, mut mm) = manager_with_threshold(0);
+    let h = written(&mut mm, G, 1);
+    fail_nth(&vm, Operation::ReleaseChunk, 1);
+    drop(h);
+    mm.drain_drops(); // unmapped; its release refused
+    vm.disarm();
+    // The next engine call that flushes gives it back.
+    mm.cleanup(false);
+    assert_eq!(vm.vm_stats().physical_bytes, 0, "{:?}", vm.vm_stats());
+    assert_eq!(mm.storage().bytes_allocated(), 0);
+    assert_eq!(mm.stats().chunks.releases, 1);
+    mm.cleanup(true);
+    assert!(vm.vm_stats().is_idle(), "{:?}", vm.vm_stats());
+}
+
+/// One arena caching nothing over a virtual memory whose calls can fail.
+fn manager_with_threshold(threshold: u64) -> (Faulty, Mm) {
+    let vm = Arc::new(FaultInjection::new(
+        HostVirtualMemory::with_granularity(64 * MIB, G).unwrap(),
+    ));
+    let storage = ResourceStorage::new(HostResource::new())
+        .with_virtual_memory(vm.clone() as Arc<dyn VirtualMemory>);
+    let mm = MemoryManagement::from_configuration(
+        storage,
+        &props(),
+        MemoryConfiguration::Custom {
+            pool_options: vec![arena(4 * MIB, 16 * MIB, threshold)],
+        },
+        Arc::new(ServerLogger::default()),
+        MemoryManagementOptions::default(),
+    );
+    (vm, mm)
 }
