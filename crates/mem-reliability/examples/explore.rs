@@ -2,18 +2,23 @@
 //! `cargo run --release -p mem-reliability --example explore -- [programs] [seed]`,
 //! or replay every file of a directory (a fuzzer's working corpus):
 //! `... --example explore -- --dir fuzz/target/corpus-work`.
+//! `--arenas` (anywhere) runs each program on an arena world instead
+//! (virtual memory, arena layouts; "fail the next call" fails the next
+//! virtual-memory call).
 //! Prints totals and the first violation (with its bytes) if any.
 
 use std::process::ExitCode;
 
-use mem_reliability::{decode, run_program};
+use mem_reliability::{Program, decode, run_program};
 
 fn main() -> ExitCode {
-    let all: Vec<String> = std::env::args().skip(1).collect();
+    let mut all: Vec<String> = std::env::args().skip(1).collect();
+    let arenas = all.iter().any(|a| a == "--arenas");
+    all.retain(|a| a != "--arenas");
     if let [flag, dir] = all.as_slice()
         && flag == "--dir"
     {
-        return replay_dir(dir);
+        return replay_dir(dir, arenas);
     }
     let mut args = all.into_iter();
     let programs: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(10_000);
@@ -29,7 +34,10 @@ fn main() -> ExitCode {
     for i in 0..programs {
         let len = (next() % 600) as usize;
         let bytes: Vec<u8> = (0..len).map(|_| next() as u8).collect();
-        let program = decode(&bytes);
+        let program = Program {
+            arenas,
+            ..decode(&bytes)
+        };
         match run_program(&program) {
             Ok(s) => total.add(s),
             Err(v) => {
@@ -41,7 +49,7 @@ fn main() -> ExitCode {
     println!(
         "{programs} programs, {} ops, {} checks, {} typed refusals, {} faults injected, \
          {} relocated, {} binds, {} graph handles, {} refused reservations gave empty pages back \
-         (known bug 4), 0 violations",
+         (known bug 4), {} refused arena reservations changed idle chunks, 0 violations",
         total.ops,
         total.checks,
         total.refusals,
@@ -49,13 +57,14 @@ fn main() -> ExitCode {
         total.moved,
         total.binds,
         total.graph_handles,
-        total.released_on_refusal
+        total.released_on_refusal,
+        total.idle_on_refusal
     );
     ExitCode::SUCCESS
 }
 
 /// Replay every file of `dir` as a program.
-fn replay_dir(dir: &str) -> ExitCode {
+fn replay_dir(dir: &str, arenas: bool) -> ExitCode {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) => {
@@ -69,7 +78,10 @@ fn replay_dir(dir: &str) -> ExitCode {
         let Ok(bytes) = std::fs::read(entry.path()) else {
             continue;
         };
-        let program = decode(&bytes);
+        let program = Program {
+            arenas,
+            ..decode(&bytes)
+        };
         match run_program(&program) {
             Ok(s) => total.add(s),
             Err(v) => {

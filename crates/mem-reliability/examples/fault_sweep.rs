@@ -1,7 +1,10 @@
 //! The full fault sweep (`cargo xtask fault-sweep`): every scenario and
 //! every corpus program (`fuzz/corpus/program/*`), every `k`, both fault
 //! modes; prints one line per program and mode, then every violation found,
-//! then the totals. Exits non-zero when any run broke a promise.
+//! then the totals. Exits non-zero when any run broke a promise. The corpus
+//! is swept twice: on the paged world (device calls fail) and on an arena
+//! world (`arena/corpus/*`: virtual-memory calls fail), as are the arena
+//! scenarios (`arena ...`).
 //!
 //! `--max-runs N` bounds the runs per program and mode (spread evenly).
 
@@ -26,6 +29,7 @@ fn main() -> ExitCode {
         .iter()
         .map(|s| (s.name().to_string(), s.program()))
         .collect();
+    let mut arena_corpus = Vec::new();
     let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/program");
     match std::fs::read_dir(&corpus) {
         Ok(dir) => {
@@ -33,19 +37,25 @@ fn main() -> ExitCode {
             files.sort();
             for path in files {
                 match std::fs::read(&path) {
-                    Ok(bytes) => programs.push((
-                        format!(
-                            "corpus/{}",
-                            path.file_name().unwrap_or_default().to_string_lossy()
-                        ),
-                        decode(&bytes),
-                    )),
+                    Ok(bytes) => {
+                        let name = path.file_name().unwrap_or_default().to_string_lossy();
+                        let program = decode(&bytes);
+                        arena_corpus.push((
+                            format!("arena/corpus/{name}"),
+                            Program {
+                                arenas: true,
+                                ..program.clone()
+                            },
+                        ));
+                        programs.push((format!("corpus/{name}"), program));
+                    }
                     Err(e) => eprintln!("skipping {}: {e}", path.display()),
                 }
             }
         }
         Err(e) => eprintln!("no corpus at {}: {e}", corpus.display()),
     }
+    programs.extend(arena_corpus);
     let started = std::time::Instant::now();
     let mut total = SweepReport {
         name: "total".into(),
@@ -55,6 +65,7 @@ fn main() -> ExitCode {
         faults: 0,
         refusals: 0,
         released_on_refusal: 0,
+        idle_on_refusal: 0,
         violations: Vec::new(),
     };
     println!(
@@ -85,18 +96,21 @@ fn main() -> ExitCode {
             total.faults += report.faults;
             total.refusals += report.refusals;
             total.released_on_refusal += report.released_on_refusal;
+            total.idle_on_refusal += report.idle_on_refusal;
             total.violations.extend(report.violations);
         }
     }
     println!(
         "total: {} programs, {} runs, {} faults injected, {} typed refusals checked, {} violations, \
-         {} refused reservations gave empty pages back (known bug 4), {:.1} s",
+         {} refused reservations gave empty pages back (known bug 4), \
+         {} refused arena reservations changed idle chunks (undo refused too), {:.1} s",
         programs.len(),
         total.runs,
         total.faults,
         total.refusals,
         total.violations.len(),
         total.released_on_refusal,
+        total.idle_on_refusal,
         started.elapsed().as_secs_f64()
     );
     if total.violations.is_empty() {

@@ -11,15 +11,24 @@
 //! - device: what the host holds equals the pools' pages plus the budget
 //!   allocations plus frees still pending; the global ledger equals that
 //!   plus reservations, within its limit; the local ledger (shared by parent
-//!   and overlay) equals reservations plus allocations plus pending frees.
+//!   and overlay) equals reservations plus allocations plus pending frees;
+//! - arena worlds: the storages' bytes are their pages plus the chunks the
+//!   virtual memory holds, which the global ledger charges too; the arenas'
+//!   reserved bytes (every stream) equal the bytes the virtual memory maps,
+//!   and no chunk exists unmapped; mapped bytes are exactly the granules
+//!   under live arena slices plus the idle chunks the arenas cache; every
+//!   granule of a live arena allocation is readable; the arenas' ranges
+//!   are the ranges the virtual memory holds.
 
-use mem_pools::MemoryAllocationMode;
-use mem_storage::ComputeStorage;
+use std::collections::HashSet;
+
+use mem_pools::{MemoryAllocationMode, PoolReportKind};
+use mem_storage::{ComputeStorage, RangeId, VirtualMemory};
 
 use crate::error::Violation;
 use crate::model::CapturePhase;
 use crate::op_reserve::read_at;
-use crate::world::World;
+use crate::world::{World, props};
 
 impl World {
     pub(crate) fn check_all(&mut self, step: usize) -> Result<(), Violation> {
@@ -38,7 +47,11 @@ impl World {
         for s in 0..self.managers.len() {
             self.check_stream(step, s)?;
         }
-        self.check_ledgers(step)
+        self.check_ledgers(step)?;
+        if self.arenas {
+            self.check_arenas(step)?;
+        }
+        Ok(())
     }
 
     fn check_contents(&mut self, step: usize) -> Result<(), Violation> {
@@ -141,13 +154,20 @@ impl World {
                 stats.reserved_bytes.current,
             ),
             (
-                // A lazy stream's unmapped pages are reserved but not held.
+                // A lazy stream's unmapped pages are reserved but not held;
+                // while an arena world's stream captures, chunks whose
+                // release was refused are held but no longer reserved
+                // (their release is retried once the capture ends).
                 "storage bytes = usage reserved",
                 usage.bytes_reserved,
-                if model.lazy {
-                    held.max(usage.bytes_reserved)
-                } else {
-                    held
+                match (
+                    model.lazy,
+                    self.arenas && model.capture != CapturePhase::Off,
+                ) {
+                    (true, true) => usage.bytes_reserved,
+                    (true, false) => held.max(usage.bytes_reserved),
+                    (false, true) => held.min(usage.bytes_reserved),
+                    (false, false) => held,
                 },
             ),
             (
@@ -182,7 +202,8 @@ impl World {
                 ));
             }
         }
-        if model.lazy && held > usage.bytes_reserved {
+        let capturing_arenas = self.arenas && model.capture != CapturePhase::Off;
+        if model.lazy && !capturing_arenas && held > usage.bytes_reserved {
             return Err(Violation::mismatch(
                 step,
                 format!("stream {s} storage bytes ≤ reserved (lazy)"),
@@ -213,17 +234,20 @@ impl World {
         let blocks: u64 = self.model.blocks.iter().map(|b| b.block.bytes()).sum();
         let reservations = self.model.reserved_bytes();
         let outstanding = self.device.tracking().outstanding_bytes();
+        // Chunks of the virtual memory (zero without): the storages count
+        // them in their bytes, the global ledger charges them.
+        let chunks = self.device.vm_stats().physical_bytes;
         let global = self.device.global().charged();
         let local = self.parent.allocated_bytes();
         let equal = [
             (
-                "host outstanding = pages + blocks + pending frees",
+                "host outstanding + chunks = pages + chunks + blocks + pending frees",
                 pages + blocks + pending,
-                outstanding,
+                outstanding + chunks,
             ),
             (
-                "global ledger = host outstanding + reservations",
-                outstanding + reservations,
+                "global ledger = host outstanding + chunks + reservations",
+                outstanding + chunks + reservations,
                 global,
             ),
             (
@@ -248,6 +272,98 @@ impl World {
         ] {
             if found > limit {
                 return Err(Violation::mismatch(step, what, limit, found));
+            }
+        }
+        Ok(())
+    }
+
+    /// The arena invariants (see the module docs).
+    fn check_arenas(&mut self, step: usize) -> Result<(), Violation> {
+        let vs = self.device.vm_stats();
+        let g = self.device.vm_tracking().map_or(1, |vm| vm.granularity());
+        // The virtual memory's live ranges: an allocation inside one is an
+        // arena slice.
+        let ranges: Vec<(u64, u64)> = self.device.vm_tracking().map_or(Vec::new(), |vm| {
+            (1..=vs.ranges_reserved)
+                .filter_map(|id| vm.range_info(RangeId(id)).ok())
+                .map(|r| (r.base.0, r.base.0 + r.len))
+                .collect()
+        });
+        let (mut arena_reserved, mut cached, mut virtual_bytes) = (0, 0, 0);
+        let mut quarantined = false;
+        // Chunks the storages hold beyond what the engines reserve: those
+        // whose release was refused during a capture (see `check_stream`).
+        let mut unreleased = 0;
+        for (s, manager) in self.managers.iter_mut().enumerate() {
+            quarantined |= self.model.streams[s].quarantined;
+            let reserved = manager.memory_usage().bytes_reserved;
+            unreleased += manager.storage().bytes_allocated().saturating_sub(reserved);
+            for pool in manager.memory_report().pools {
+                if let PoolReportKind::Arena { cached_bytes, .. } = pool.kind {
+                    arena_reserved += pool.bytes_reserved;
+                    cached += cached_bytes;
+                }
+            }
+            virtual_bytes += manager.stats().chunks.virtual_bytes;
+        }
+        // Granules under live arena slices, and each one readable.
+        let mut touched = HashSet::new();
+        for e in self.model.entries.iter().filter(|e| e.alive()) {
+            let manager = &mut self.managers[e.stream];
+            let unreachable = |error: String| Violation::Unreachable {
+                step,
+                entry: e.id,
+                error,
+            };
+            let view = manager
+                .get_storage(e.binding)
+                .map_err(|err| unreachable(err.to_string()))?;
+            let ptr = manager
+                .storage()
+                .get(&view)
+                .map_err(|err| unreachable(err.to_string()))?
+                .ptr
+                .0;
+            if !ranges.iter().any(|&(lo, hi)| lo <= ptr && ptr < hi) {
+                continue;
+            }
+            let cap = e.size.max(1).next_multiple_of(props().alignment);
+            let (first, last) = (view.offset() / g, (view.offset() + cap - 1) / g);
+            for granule in first..=last {
+                touched.insert((e.stream, view.id, granule));
+                // One byte in the granule, inside the allocation.
+                let at = (granule * g).max(view.offset()) - view.offset();
+                if at < e.size {
+                    let mut byte = [0u8];
+                    read_at(manager, e.binding, at, &mut byte)
+                        .map_err(|err| unreachable(format!("granule {granule}: {err}")))?;
+                }
+            }
+        }
+        let touched = touched.len() as u64 * g;
+        let mut equal = vec![
+            (
+                "arena reserved bytes = VM mapped bytes",
+                arena_reserved,
+                vs.mapped_bytes,
+            ),
+            (
+                "VM chunks = VM mapped bytes + chunks whose release waits for a capture's end",
+                vs.mapped_bytes + unreleased,
+                vs.physical_bytes,
+            ),
+            ("arena ranges = VM ranges", vs.virtual_bytes, virtual_bytes),
+        ];
+        if !quarantined {
+            equal.push((
+                "VM mapped bytes = granules under live arena slices + idle chunks",
+                touched + cached,
+                vs.mapped_bytes,
+            ));
+        }
+        for (what, expected, found) in equal {
+            if expected != found {
+                return Err(Violation::mismatch(step, what, expected, found));
             }
         }
         Ok(())

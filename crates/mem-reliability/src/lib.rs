@@ -17,8 +17,17 @@
 //!   model; [`World::check`] checks every invariant; [`World::finish`] drops
 //!   everything and proves nothing is outstanding.
 //! - [`Scenario`]s are fixed programs (growth, relocation, capture, budget
-//!   overlay, install_pools); [`sweep`] runs one once to count its device
-//!   calls, then once per `k` with the k-th call failing.
+//!   overlay, install_pools, and four on arenas); [`sweep`] runs one once to
+//!   count its device calls, then once per `k` with the k-th call failing.
+//! - An arena world ([`World::arenas`], asked for by [`Program::arenas`])
+//!   gives every storage the device's virtual memory (host memfd, real
+//!   bytes; tracked, fault-injected, its chunks charged to the global
+//!   budget) and arena layouts ([`arena_layout`]); its sweep fails each
+//!   virtual-memory call in turn (reserve / free a range, create / release
+//!   a chunk, map, unmap), and its checks add the arena invariants: the
+//!   arenas' reserved bytes are the bytes the VM maps, exactly the granules
+//!   under live slices plus idle chunks, and an explicit cleanup of an
+//!   emptied world leaves the VM holding nothing.
 //!
 //! ## Contract
 //! - Every failure is a [`Violation`] naming the step, the op and the
@@ -55,7 +64,7 @@ mod teardown;
 mod world;
 
 pub use decode::{MAX_OPS, decode};
-pub use device::{Faulty, PoolStorage, TestDevice, Tracked};
+pub use device::{Faulty, FaultyVm, PoolStorage, TestDevice, Tracked, TrackedVm, VM_CALLS};
 pub use error::Violation;
 pub use model::{CapturePhase, Contents, Entry, Model, PoolClass, pattern};
 pub use program::{Op, Program};
@@ -63,5 +72,6 @@ pub use scenario::Scenario;
 pub use sweep::{FaultMode, SweepReport, count_calls, run_with_fault, sweep, sweep_program};
 pub use teardown::TEARDOWN;
 pub use world::{
-    LAYOUTS, LAZY_STREAM, Limits, RunSummary, STREAMS, World, layout, props, run_program,
+    ARENA_GRANULARITY, ARENA_LAYOUTS, LAYOUTS, LAZY_STREAM, Limits, RunSummary, STREAMS, World,
+    arena_layout, layout, props, run_program,
 };

@@ -6,7 +6,7 @@ use mem_pools::InstallMemoryPoolsError;
 use crate::error::Violation;
 use crate::execute::Ctx;
 use crate::model::{CapturePhase, PoolClass};
-use crate::world::{World, layout, props};
+use crate::world::{World, props};
 
 impl World {
     pub(crate) fn install(&mut self, ctx: Ctx, s: usize, index: u8) -> Result<(), Violation> {
@@ -30,7 +30,8 @@ impl World {
             }
         }
         let capturing = model.capture != CapturePhase::Off;
-        match self.managers[s].install_pools(layout(index).0, &props()) {
+        let config = self.layout_of(index).0;
+        match self.managers[s].install_pools(config, &props()) {
             Ok(()) => {
                 if capturing {
                     return Err(ctx.succeeded("CaptureActive"));
@@ -45,6 +46,13 @@ impl World {
                 self.summary.refusals += 1;
                 let allowed = match &e {
                     InstallMemoryPoolsError::CaptureActive => capturing,
+                    // An arena range whose idle chunk could not be unmapped
+                    // (a fault during install's cleanup) stays: nothing is
+                    // live, the old layout is kept.
+                    InstallMemoryPoolsError::PoolsInUse {
+                        live_slices: 0,
+                        live_bytes: 0,
+                    } if self.arenas && self.hit(ctx) => !capturing,
                     InstallMemoryPoolsError::PoolsInUse {
                         live_slices,
                         live_bytes,

@@ -136,17 +136,26 @@ pub enum Op {
     FailNext,
 }
 
-/// A sequence of ops.
+/// A sequence of ops, and the world it runs in.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Program {
     /// The ops, in order.
     pub ops: Vec<Op>,
+    /// Run on an arena world ([`crate::World::arenas`]): storages with
+    /// virtual memory, arena layouts ([`crate::arena_layout`]), faults
+    /// injected into virtual-memory calls.
+    pub arenas: bool,
 }
 
 impl Program {
-    /// A program of these ops.
+    /// A program of these ops, on the paged world.
     pub fn new(ops: Vec<Op>) -> Self {
-        Self { ops }
+        Self { ops, arenas: false }
+    }
+
+    /// A program of these ops, on an arena world.
+    pub fn on_arenas(ops: Vec<Op>) -> Self {
+        Self { ops, arenas: true }
     }
 
     /// Number of ops.

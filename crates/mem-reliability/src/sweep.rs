@@ -39,13 +39,16 @@ pub struct SweepReport {
     pub refusals: u64,
     /// Refused reservations that had given empty pages back (known bug 4).
     pub released_on_refusal: u64,
+    /// Refused arena reservations that changed the idle chunks, their undo
+    /// refused too ([`RunSummary::idle_on_refusal`]).
+    pub idle_on_refusal: u64,
     /// Runs that broke a promise, with their `k`.
     pub violations: Vec<(u64, Violation)>,
 }
 
 /// Run `program` without faults; return its device-call count and summary.
 pub fn count_calls(program: &Program) -> Result<(u64, RunSummary), Violation> {
-    let mut world = World::new(Limits::default());
+    let mut world = World::for_program(program, Limits::default());
     world.device().reset_count();
     for &op in &program.ops {
         world.apply(op)?;
@@ -58,7 +61,7 @@ pub fn count_calls(program: &Program) -> Result<(u64, RunSummary), Violation> {
 
 /// Run `program` with call `k` failing (see [`FaultMode`]), then check everything.
 pub fn run_with_fault(program: &Program, k: u64, mode: FaultMode) -> Result<RunSummary, Violation> {
-    let mut world = World::new(Limits::default());
+    let mut world = World::for_program(program, Limits::default());
     world.device().reset_count();
     match mode {
         FaultMode::Nth => world.device().arm(k),
@@ -86,14 +89,15 @@ pub fn sweep_program(
     mode: FaultMode,
     max_runs: Option<u64>,
 ) -> SweepReport {
-    let program = Program::new(
-        program
+    let program = Program {
+        ops: program
             .ops
             .iter()
             .copied()
             .filter(|op| *op != Op::FailNext)
             .collect(),
-    );
+        arenas: program.arenas,
+    };
     let mut report = SweepReport {
         name: name.to_string(),
         mode,
@@ -102,6 +106,7 @@ pub fn sweep_program(
         faults: 0,
         refusals: 0,
         released_on_refusal: 0,
+        idle_on_refusal: 0,
         violations: Vec::new(),
     };
     let calls = match count_calls(&program) {
@@ -133,6 +138,7 @@ pub fn sweep_program(
                 report.faults += summary.faults;
                 report.refusals += summary.refusals;
                 report.released_on_refusal += summary.released_on_refusal;
+                report.idle_on_refusal += summary.idle_on_refusal;
             }
             Err(v) => report.violations.push((k, v)),
         }

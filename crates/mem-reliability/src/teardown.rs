@@ -11,7 +11,10 @@ impl World {
     /// Drop everything the user holds, then prove nothing is left: no live
     /// slice in any manager, no page after an explicit cleanup (bar
     /// quarantined ones), empty ledgers, and — once the managers are gone —
-    /// no device allocation outstanding.
+    /// no device allocation outstanding. On an arena world the explicit
+    /// cleanups alone must leave the virtual memory idle (no range, no
+    /// chunk, no mapping: the engine gave everything back itself, not the
+    /// storages' drops), and nothing may be outstanding through it after.
     pub fn finish(mut self) -> Result<RunSummary, Violation> {
         self.check(TEARDOWN)?;
         self.device.disarm();
@@ -52,6 +55,23 @@ impl World {
                 ));
             }
         }
+        let quarantined = self.model.streams.iter().any(|m| m.quarantined);
+        if self.arenas && !quarantined {
+            let vs = self.device.vm_stats();
+            for (what, found) in [
+                ("VM ranges after explicit cleanup", vs.live_ranges()),
+                ("VM chunks after explicit cleanup", vs.live_chunks()),
+                ("VM mappings after explicit cleanup", vs.live_mappings()),
+                (
+                    "VM physical bytes after explicit cleanup",
+                    vs.physical_bytes,
+                ),
+            ] {
+                if found != 0 {
+                    return Err(Violation::mismatch(TEARDOWN, what, 0, found));
+                }
+            }
+        }
         let local = self.parent.allocated_bytes();
         if local != 0 {
             return Err(Violation::mismatch(
@@ -77,6 +97,15 @@ impl World {
                 allocations: report.allocations.len(),
                 bytes: report.bytes,
             });
+        }
+        if let Some(vm) = device.vm_tracking() {
+            let report = vm.virtual_leak_report();
+            if !report.is_empty() {
+                return Err(Violation::Leak {
+                    allocations: report.ranges.len() + report.chunks.len(),
+                    bytes: report.chunks.iter().map(|c| c.bytes).sum(),
+                });
+            }
         }
         let global = device.global().charged();
         if global != 0 {

@@ -24,8 +24,9 @@ use crate::program::{Op, Program};
 /// Pool managers (streams) in a world.
 pub const STREAMS: usize = 3;
 
-/// The stream whose manager maps pages lazily (`lazy_pages`): pages get
-/// memory at their first dereference, which may then be refused.
+/// The stream whose manager maps pages lazily (`lazy_pages`; paged worlds
+/// only, see [`World::arenas`]): pages get memory at their first
+/// dereference, which may then be refused.
 pub const LAZY_STREAM: usize = 2;
 
 /// Device limits every slice and page obeys: 1 MiB pages, 256-byte alignment.
@@ -64,6 +65,50 @@ pub fn layout(index: usize) -> (MemoryConfiguration, u64) {
         _ => (vec![exclusive(600_000)], 600_000),
     };
     (MemoryConfiguration::Custom { pool_options }, max)
+}
+
+/// Number of layouts [`arena_layout`] knows.
+pub const ARENA_LAYOUTS: usize = 3;
+
+/// Chunk granularity of an arena world's virtual memory (64 KiB: slices
+/// of the layouts span from one to ten chunks).
+pub const ARENA_GRANULARITY: u64 = 64 << 10;
+
+/// Arena-world layout `index % ARENA_LAYOUTS` and the largest size it
+/// routes in Auto mode.
+///
+/// 0: one arena to 600 000 bytes over 1 MiB ranges (a fragmented range
+/// makes the pool reserve another), caching two chunks; 1: a small-slice
+/// arena (to 16 KiB, 256 KiB ranges, caching one chunk), the growable
+/// sliced pool of [`layout`] 0 (4 KiB pages to 64 KiB slices) and a large
+/// arena to 600 000 bytes that caches nothing; 2: [`layout`] 0 (paged
+/// only), so install moves between arenas and pages.
+pub fn arena_layout(index: usize) -> (MemoryConfiguration, u64) {
+    let arena = |max_slice_size, range_size, release_threshold| MemoryPoolOptions {
+        pool_type: PoolType::VirtualArena {
+            max_slice_size,
+            range_size,
+            release_threshold,
+        },
+        dealloc_period: None,
+    };
+    let g = ARENA_GRANULARITY;
+    let pool_options = match index % ARENA_LAYOUTS {
+        0 => vec![arena(600_000, 1 << 20, 2 * g)],
+        1 => vec![
+            arena(16_384, 256 << 10, g),
+            MemoryPoolOptions {
+                pool_type: PoolType::SlicedPages {
+                    page_size: 4096,
+                    max_slice_size: 65_536,
+                },
+                dealloc_period: None,
+            },
+            arena(600_000, 1 << 20, 0),
+        ],
+        _ => return layout(0),
+    };
+    (MemoryConfiguration::Custom { pool_options }, 600_000)
 }
 
 /// Sizes of the device and of the two budgets.
@@ -109,6 +154,12 @@ pub struct RunSummary {
     /// Refused reservations that had given empty pages back (known bug 4,
     /// tolerated outside a strict world).
     pub released_on_refusal: u64,
+    /// Refused arena reservations that changed the idle chunks because the
+    /// device refused their undo too (a later call failed as well: only in
+    /// [`crate::FaultMode::From`] runs): a chunk it created stays mapped,
+    /// idle and trimmable, or a chunk it moved is released. Nothing live
+    /// changes.
+    pub idle_on_refusal: u64,
 }
 
 impl RunSummary {
@@ -122,6 +173,7 @@ impl RunSummary {
         self.binds += other.binds;
         self.graph_handles += other.graph_handles;
         self.released_on_refusal += other.released_on_refusal;
+        self.idle_on_refusal += other.idle_on_refusal;
     }
 }
 
@@ -138,6 +190,8 @@ pub struct World {
     pub(crate) fail_next: bool,
     /// Refusals must change nothing at all (no tolerance for known bugs).
     pub(crate) strict: bool,
+    /// Storages have virtual memory and layouts are [`arena_layout`]s.
+    pub(crate) arenas: bool,
     pub(crate) summary: RunSummary,
     step: usize,
 }
@@ -145,16 +199,50 @@ pub struct World {
 impl World {
     /// A fresh world: empty managers with layout 0, empty budgets.
     pub fn new(limits: Limits) -> Self {
-        let device = TestDevice::new(limits.host_capacity, limits.global);
+        Self::build(limits, TestDevice::new(limits.host_capacity, limits.global))
+    }
+
+    /// A fresh arena world: as [`World::new`], on a device with virtual
+    /// memory ([`TestDevice::with_virtual_memory`]: as much as the host,
+    /// [`ARENA_GRANULARITY`] chunks charged to the global budget), every
+    /// manager with [`arena_layout`] 0; `Install` ops pick arena layouts.
+    /// No stream maps pages lazily (arenas never do, and the gpumem facade
+    /// gives a `lazy_pages` device paged pools), so the checker can resolve
+    /// any allocation without allocating a page.
+    pub fn arenas(limits: Limits) -> Self {
+        let device = TestDevice::with_virtual_memory(
+            limits.host_capacity,
+            limits.global,
+            limits.host_capacity,
+            ARENA_GRANULARITY,
+        );
+        Self::build(limits, device)
+    }
+
+    /// The world `program` asks for ([`Program::arenas`]).
+    pub fn for_program(program: &Program, limits: Limits) -> Self {
+        match program.arenas {
+            true => Self::arenas(limits),
+            false => Self::new(limits),
+        }
+    }
+
+    fn build(limits: Limits, device: TestDevice) -> Self {
+        let arenas = device.has_virtual_memory();
+        let lazy = |s: usize| s == LAZY_STREAM && !arenas;
+        let first = match arenas {
+            true => arena_layout(0).0,
+            false => layout(0).0,
+        };
         let managers = (0..STREAMS)
             .map(|s| {
                 MemoryManagement::from_configuration(
                     device.storage(s as u64),
                     &props(),
-                    layout(0).0,
+                    first.clone(),
                     Arc::new(ServerLogger::default()),
                     MemoryManagementOptions {
-                        lazy_pages: s == LAZY_STREAM,
+                        lazy_pages: lazy(s),
                         ..MemoryManagementOptions::named(format!("stream {s}"))
                     },
                 )
@@ -168,15 +256,25 @@ impl World {
             overlay,
             model: {
                 let mut model = Model::new(STREAMS);
-                model.streams[LAZY_STREAM].lazy = true;
+                model.streams[LAZY_STREAM].lazy = lazy(LAZY_STREAM);
                 model
             },
             limits,
             leaked: vec![0; STREAMS],
             fail_next: false,
             strict: false,
+            arenas,
             summary: RunSummary::default(),
             step: 0,
+        }
+    }
+
+    /// Layout `index` of this world's table ([`layout`], or
+    /// [`arena_layout`] on an arena world) and its largest routed size.
+    pub fn layout_of(&self, index: usize) -> (MemoryConfiguration, u64) {
+        match self.arenas {
+            true => arena_layout(index),
+            false => layout(index),
         }
     }
 
@@ -284,7 +382,7 @@ pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 /// Run `program` on a fresh world, checking after every step, then tear
 /// down and prove nothing is outstanding.
 pub fn run_program(program: &Program) -> Result<RunSummary, Violation> {
-    let mut world = World::new(Limits::default());
+    let mut world = World::for_program(program, Limits::default());
     for &op in &program.ops {
         world.step(op)?;
     }
