@@ -54,6 +54,8 @@ struct Slot {
     chunk: Option<ChunkId>,
     /// Mapped, touched by no live slice, and queued in `idle`.
     idle: bool,
+    /// Scratch flag of `compact_idle` (false outside it).
+    kept: bool,
 }
 
 /// The chunk slots of one arena page.
@@ -103,6 +105,52 @@ impl ChunkMap {
         slot.idle = true;
         self.idle.push_back(s);
         self.idle_count += 1;
+        self.compact_idle();
+    }
+
+    /// Count one more live slice on mapped slot `s` (no longer idle; its
+    /// queue entry goes stale).
+    fn claim_slot(&mut self, s: u32) {
+        let slot = self.slot(s);
+        slot.live += 1;
+        if slot.idle {
+            slot.idle = false;
+            self.idle_count -= 1;
+        }
+    }
+
+    /// One live slice less on slot `s`; idle when none is left.
+    fn release_slot(&mut self, s: u32) {
+        let slot = self.slot(s);
+        slot.live -= 1;
+        if slot.live == 0 && slot.chunk.is_some() {
+            self.queue_idle(s);
+        }
+    }
+
+    /// Drop the queue's stale entries (slots that went live again, and the
+    /// older entries of slots queued again) once they outnumber the idle
+    /// slots, keeping the rest in order. Without it a slot reused in place
+    /// (an allocation landing on cached chunks, the steady state) leaves an
+    /// entry behind at each free and the queue grows without bound; with it
+    /// the queue stays O(idle slots), and as a compaction follows at least
+    /// 64 pushes it costs O(1) per push, amortized.
+    fn compact_idle(&mut self) {
+        if self.idle.len() <= 2 * self.idle_count as usize + 64 {
+            return;
+        }
+        let mut kept = VecDeque::with_capacity(self.idle_count as usize);
+        for &s in self.idle.iter().rev() {
+            let slot = &mut self.slots[s as usize];
+            if slot.idle && !slot.kept {
+                slot.kept = true;
+                kept.push_front(s);
+            }
+        }
+        for &s in &kept {
+            self.slots[s as usize].kept = false;
+        }
+        self.idle = kept;
     }
 
     /// The oldest idle slot outside `keep`, taken off the idle queue.
@@ -209,12 +257,7 @@ impl Core {
             return false;
         }
         for s in span {
-            let slot = map.slot(s);
-            slot.live += 1;
-            if slot.idle {
-                slot.idle = false;
-                map.idle_count -= 1;
-            }
+            map.claim_slot(s);
         }
         true
     }
@@ -470,13 +513,7 @@ impl Core {
             return;
         };
         for s in map.span(offset, bytes) {
-            let slot = map.slot(s);
-            slot.live -= 1;
-            if slot.live == 0 && slot.chunk.is_some() {
-                slot.idle = true;
-                map.idle.push_back(s);
-                map.idle_count += 1;
-            }
+            map.release_slot(s);
         }
         if release {
             let pool = self.pool(self.pages[page].pool);
@@ -545,5 +582,51 @@ impl Core {
             .filter_map(|&p| self.pages[p].chunks.as_deref())
             .map(|m| m.idle_count * m.granularity)
             .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A map of `n` mapped slots, none live.
+    fn mapped(n: u32) -> ChunkMap {
+        let mut map = ChunkMap::new(1 << 16);
+        for s in 0..n {
+            map.slot(s).chunk = Some(ChunkId(u64::from(s) + 1));
+        }
+        map
+    }
+
+    #[test]
+    fn slots_reused_in_place_do_not_grow_the_idle_queue() {
+        let mut map = mapped(8);
+        for _ in 0..10_000 {
+            (0..8).for_each(|s| map.claim_slot(s));
+            (0..8).for_each(|s| map.release_slot(s));
+            assert!(map.idle.len() <= 2 * 8 + 64, "{} entries", map.idle.len());
+        }
+        assert_eq!(map.idle_count, 8);
+        // Each idle slot comes out once, oldest first, then none.
+        let order: Vec<u32> = std::iter::from_fn(|| map.take_idle(&NONE)).collect();
+        assert_eq!(order, (0..8).collect::<Vec<_>>());
+        assert!(map.slots.iter().all(|s| !s.kept));
+    }
+
+    #[test]
+    fn compaction_keeps_the_order_of_the_latest_idle_periods() {
+        let mut map = mapped(100);
+        (0..100).for_each(|s| map.claim_slot(s));
+        (0..100).for_each(|s| map.release_slot(s));
+        // Slot 0 goes live and idle again: it is now the newest.
+        for _ in 0..300 {
+            map.claim_slot(0);
+            map.release_slot(0);
+        }
+        assert!(map.idle.len() <= 2 * 100 + 64);
+        let order: Vec<u32> = std::iter::from_fn(|| map.take_idle(&NONE)).collect();
+        let mut expected: Vec<u32> = (1..100).collect();
+        expected.push(0);
+        assert_eq!(order, expected);
     }
 }
