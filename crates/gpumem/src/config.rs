@@ -46,11 +46,11 @@ pub enum PoolLayout {
     /// [`PoolLayout::SubSlices`]. [`crate::DeviceReport`] says which.
     #[default]
     Auto,
-    /// Virtual-memory arenas: per stream one arena for allocations up to
-    /// 1 MiB and one for larger ones, each a range of addresses twice the
-    /// device's memory (at least 64 GiB) with physical 2 MiB chunks mapped
-    /// only under live data (mem-pools' `PoolType::VirtualArena`). Building a
-    /// device with it fails where the backend has no virtual memory.
+    /// Virtual-memory arenas: per stream one arena for every size, a range
+    /// of addresses twice the device's memory (at least 64 GiB) with
+    /// physical 2 MiB chunks mapped only under live data (mem-pools'
+    /// `PoolType::VirtualArena`). Building a device with it fails where the
+    /// backend has no virtual memory.
     Arenas,
     /// mem-pools' paged default: a small sliced pool for metadata churn, a
     /// growable sliced pool for mid sizes, exclusive pages for large buffers.

@@ -4,13 +4,15 @@
 //! module decides where physical memory sits under it. Every granule of the
 //! range (a *chunk slot*) counts the live slices that overlap it:
 //! - **acquire** (a slice is about to go live): every slot it touches gets a
-//!   chunk. A slot already mapped costs nothing. Otherwise an *idle* chunk
-//!   (mapped, touched by no live slice) is unmapped from its hole — in this
+//!   chunk. A slot already mapped costs nothing. Otherwise, once idle
+//!   chunks (mapped, touched by no live slice) are at least 1/[`IDLE_SHARE`]
+//!   of the mapped ones, an idle chunk is unmapped from its hole — in this
 //!   range, else in any other arena range of the manager, whatever its
-//!   pool — and mapped here; only when none is idle is a new chunk created.
-//!   Physical memory therefore grows only while no chunk is idle: peak
-//!   physical is the peak of chunks live slices touch, whatever the caches
-//!   hold.
+//!   pool — and mapped here; below that share a new chunk is created and
+//!   the holes keep theirs, so an allocation landing there again costs no
+//!   driver call. Physical memory therefore stays within about
+//!   1/([`IDLE_SHARE`] − 1) of the chunks live slices touch (plus one), at
+//!   its peak too, whatever the caches hold.
 //! - **release** (a slice was freed): slots no live slice touches any more
 //!   become idle — still mapped, so an allocation landing there again costs
 //!   no driver call — up to the pool's release threshold (all its ranges
@@ -38,6 +40,11 @@ use mem_storage::{ChunkId, ComputeStorage, StorageId};
 use crate::core::Core;
 use crate::error::IoError;
 use crate::pool::PoolKind;
+
+/// Idle chunks are moved to where a slot needs one once they are at least
+/// this fraction (1/16) of an arena manager's mapped chunks; below it a new
+/// chunk is created and holes keep theirs (see `idle_worth_moving`).
+pub const IDLE_SHARE: u64 = 16;
 
 /// A span that holds no slot (`take_idle` keeps nothing back).
 #[allow(clippy::reversed_empty_ranges)]
@@ -280,7 +287,13 @@ impl Core {
             .as_deref_mut()
             .expect("an arena page");
         let g = map.granularity;
-        let (chunk, from) = match map.take_idle(keep) {
+        let move_idle = self.idle_worth_moving();
+        let map = self.pages[page]
+            .chunks
+            .as_deref_mut()
+            .expect("an arena page");
+        let idle_here = if move_idle { map.take_idle(keep) } else { None };
+        let (chunk, from) = match idle_here {
             Some(from) => match storage.unmap_chunk(id, u64::from(from) * g) {
                 Ok(chunk) => {
                     map.slots[from as usize].chunk = None;
@@ -296,7 +309,10 @@ impl Core {
                     return Err(err.into());
                 }
             },
-            None => match self.take_idle_elsewhere(storage, page, g) {
+            None => match move_idle
+                .then(|| self.take_idle_elsewhere(storage, page, g))
+                .flatten()
+            {
                 Some(moved) => {
                     let (chunk, from) = moved?;
                     (chunk, Some(from))
@@ -330,6 +346,24 @@ impl Core {
                 Err(err.into())
             }
         }
+    }
+
+    /// Whether a slot that needs a chunk takes an idle one out of its hole
+    /// rather than a new one. Both cost two driver calls (unmap + map,
+    /// create + map); moving keeps physical memory flat, creating keeps the
+    /// hole's chunk for the next allocation that lands there (no call at
+    /// all). Idle chunks move once they are at least 1/[`IDLE_SHARE`] of
+    /// the mapped ones, so physical memory stays within about
+    /// 1/([`IDLE_SHARE`] − 1) of the chunks live data touches (one more
+    /// chunk at most) while holes keep their chunks below that share.
+    fn idle_worth_moving(&self) -> bool {
+        let (idle, mapped) = self
+            .pools
+            .iter()
+            .flat_map(|p| &p.current)
+            .filter_map(|&pg| self.pages[pg].chunks.as_deref())
+            .fold((0, 0), |(i, m), map| (i + map.idle_count, m + map.mapped));
+        idle > 0 && idle.saturating_mul(IDLE_SHARE) >= mapped
     }
 
     /// Map `chunk`, moved out of idle slot `slot` of `page` and counted in

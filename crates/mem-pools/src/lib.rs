@@ -88,6 +88,7 @@ mod usage;
 
 pub use bind::BindRefused;
 pub use capture::CaptureState;
+pub use chunks::IDLE_SHARE;
 pub use config::{
     DEFAULT_RELEASE_THRESHOLD, MemoryAllocationMode, MemoryConfiguration, MemoryDeviceProperties,
     MemoryManagementOptions, MemoryPoolOptions, PoolType,

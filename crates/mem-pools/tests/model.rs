@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 use common::*;
 use mem_pools::{
-    InstallMemoryPoolsError, IoError, ManagedMemoryBinding, ManagedMemoryHandle,
+    IDLE_SHARE, InstallMemoryPoolsError, IoError, ManagedMemoryBinding, ManagedMemoryHandle,
     MemoryAllocationMode, MemoryConfiguration, MemoryManagement, MemoryManagementOptions,
     MemoryPoolOptions, PoolReportKind, PoolType, RawPin, RelocationCopyError, ServerLogger,
     StorageCopyQueue, TargetRoom,
@@ -754,9 +754,14 @@ impl Model {
             stats.chunks.virtual_bytes, vs.virtual_bytes,
             "arena ranges = VM ranges"
         );
+        // A chunk is created only while idle chunks are under
+        // 1/IDLE_SHARE of the mapped ones, so mapped stays within
+        // IDLE_SHARE/(IDLE_SHARE-1) of the granules live slices touch, plus
+        // the one chunk being created.
+        let bound = (self.peak_touched * IDLE_SHARE).div_ceil(IDLE_SHARE - 1) + 1;
         assert!(
-            vs.peak_physical_bytes <= self.peak_touched * G,
-            "peak physical {} above the peak of granules live slices touched ({} of {G} bytes)",
+            vs.peak_physical_bytes <= bound * G,
+            "peak physical {} above {bound} chunks (peak of granules live slices touched: {} of {G} bytes)",
             vs.peak_physical_bytes,
             self.peak_touched
         );
