@@ -106,7 +106,7 @@ pub(crate) struct Page {
     /// Where its slices start (sliced pools only; see `starts.rs`).
     pub(crate) starts: Option<SliceStarts>,
     /// Arena pages: the physical chunks under the range (`chunks.rs`).
-    pub(crate) chunks: Option<Box<crate::chunks::ChunkMap>>,
+    pub(crate) chunks: Option<Box<crate::chunk_map::ChunkMap>>,
 }
 
 /// An arena of `T` addressed by checked `u32` indices, reused via a free list.

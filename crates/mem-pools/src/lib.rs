@@ -60,6 +60,8 @@ mod arena;
 mod bind;
 mod capture;
 mod carve;
+mod chunk_map;
+mod chunk_moves;
 mod chunks;
 mod compact;
 mod config;

@@ -8,7 +8,7 @@
 use mem_storage::{ComputeStorage, StorageHandle};
 
 use crate::arena::{Page, SliceNode};
-use crate::chunks::ChunkMap;
+use crate::chunk_map::ChunkMap;
 use crate::core::Core;
 use crate::error::IoError;
 use crate::pool::PoolKind;
