@@ -68,6 +68,7 @@ mod relocation;
 mod relocation_calls;
 mod report;
 mod reserve;
+mod sleep;
 mod stats;
 mod stream;
 mod stream_state;
@@ -108,6 +109,6 @@ pub mod prelude {
     pub use crate::{
         Budget, Device, GpuMemError, GpumemConfig, MemoryStats, PoolLayout, Stream, StreamWait,
     };
-    pub use mem_pools::{ManagedMemoryHandle, MemoryAllocationMode};
+    pub use mem_pools::{ManagedMemoryHandle, MemoryAllocationMode, SleepContents};
     pub use mem_relocate::RelocationReason;
 }

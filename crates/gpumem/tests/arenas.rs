@@ -103,3 +103,77 @@ fn memory_held_for_another_stream_keeps_its_chunks_mapped() {
     a.cleanup();
     assert_eq!(device.stats().reserved_bytes.current, 0);
 }
+
+#[test]
+fn sleep_and_wake_keep_handles_addresses_bytes_and_captured_graphs() {
+    let device = host(2);
+    let (a, b) = (device.stream(0).unwrap(), device.stream(1).unwrap());
+    let weights = a.reserve(3 * MIB).unwrap();
+    a.write(&weights, &pattern(9, 4096)).unwrap();
+    let cache = b.reserve(6 * MIB).unwrap();
+    b.write(&cache, &pattern(10, 4096)).unwrap();
+    let addresses = (a.view(&weights).unwrap(), b.view(&cache).unwrap());
+    // A graph that writes into its own buffer and reads the weights.
+    let warmup = a.begin_capture().unwrap();
+    drop(warmup.stream().reserve(64 * KIB).unwrap());
+    let mut recording = warmup.start_recording().unwrap();
+    let out = recording.stream().reserve(64 * KIB).unwrap();
+    let out_view = a.view(&out).unwrap();
+    recording.recorder().fill(0, out_view, 0x42).unwrap();
+    recording.uses(&weights).unwrap();
+    let mut graph = recording.end().unwrap();
+    let reserved = device.stats().reserved_bytes.current;
+    assert!(reserved > 0);
+    let report = device.sleep(SleepContents::Preserve).unwrap();
+    // The capture's buffer lives in the (paged) persistent pool: kept.
+    assert_eq!(report.released_bytes + report.kept_paged_bytes, reserved);
+    assert!(report.released_bytes >= 9 * MIB);
+    assert!(device.is_asleep());
+    assert_eq!(
+        device.stats().reserved_bytes.current,
+        report.kept_paged_bytes
+    );
+    assert_eq!(
+        device.budget().charged(),
+        report.kept_paged_bytes,
+        "the arenas' budget is free for others"
+    );
+    assert!(
+        a.read(&weights, &mut [0u8; 16]).is_err(),
+        "no memory under it now"
+    );
+    assert!(matches!(
+        a.reserve(64),
+        Err(GpuMemError::Pool(gpumem::pools::IoError::Asleep { .. }))
+    ));
+    assert!(device.wake().unwrap() > 0);
+    assert!(!device.is_asleep());
+    assert_eq!(
+        (a.view(&weights).unwrap(), b.view(&cache).unwrap()),
+        addresses
+    );
+    assert_eq!(read(&a, &weights, 4096), pattern(9, 4096));
+    assert_eq!(read(&b, &cache, 4096), pattern(10, 4096));
+    graph.replay().unwrap();
+    assert_eq!(
+        read(&a, &out, 16),
+        vec![0x42; 16],
+        "the graph replays at its addresses"
+    );
+    drop(graph);
+}
+
+#[test]
+fn a_device_does_not_sleep_under_a_recording() {
+    let device = host(1);
+    let s = device.default_stream();
+    let warmup = s.begin_capture().unwrap();
+    let recording = warmup.start_recording().unwrap();
+    assert!(matches!(
+        device.sleep(SleepContents::Discard),
+        Err(GpuMemError::Recording { .. })
+    ));
+    drop(recording);
+    device.sleep(SleepContents::Discard).unwrap();
+    device.wake().unwrap();
+}

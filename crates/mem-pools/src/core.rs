@@ -35,6 +35,8 @@ pub(crate) struct Core {
     /// Arena chunks, unmapped, whose release the storage refused: retried
     /// at each flush (their bytes already left the pools).
     pub(crate) unreleased_chunks: Vec<mem_storage::ChunkId>,
+    /// Set between `sleep` and `wake` (`sleep.rs`).
+    pub(crate) asleep: Option<crate::sleep::Asleep>,
 }
 
 impl Core {
@@ -53,6 +55,7 @@ impl Core {
             next_page_uid: 0,
             stats: PoolStats::default(),
             unreleased_chunks: Vec::new(),
+            asleep: None,
         }
     }
 

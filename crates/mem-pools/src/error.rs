@@ -122,6 +122,16 @@ pub enum IoError {
         /// The id carried by the plan.
         found: u64,
     },
+    /// The arenas' physical memory was released by `sleep`: `wake` first.
+    #[error(
+        "{operation} while the memory is asleep ({sleeping_bytes} bytes of live arena data have no physical memory): call wake first"
+    )]
+    Asleep {
+        /// What was asked (`"reserve"`, `"sleep"`, `"a capture"`).
+        operation: &'static str,
+        /// Bytes of live arena slices' chunks released by the sleep.
+        sleeping_bytes: u64,
+    },
 }
 
 /// Why [`crate::MemoryManagement::install_pools`] refused a new layout.

@@ -83,6 +83,7 @@ mod reclaim;
 mod relocate;
 mod relocation;
 mod report;
+mod sleep;
 mod slots;
 mod starts;
 mod stats;
@@ -106,5 +107,6 @@ pub use relocation::{
     RelocationState, StorageCopyQueue, TargetRoom,
 };
 pub use report::{MemoryReport, PoolReport, PoolReportKind};
+pub use sleep::{SleepContents, SleepReport};
 pub use stats::{ChunkStats, PoolStats, Stat};
 pub use usage::MemoryUsage;

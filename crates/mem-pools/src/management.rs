@@ -109,6 +109,12 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// finds them given back, as a cleanup would have.
     pub fn reserve(&mut self, size: u64) -> Result<ManagedMemoryHandle, IoError> {
         self.drain();
+        if self.core.asleep.is_some() {
+            return Err(IoError::Asleep {
+                operation: "reserve",
+                sleeping_bytes: self.core.live_chunk_bytes(),
+            });
+        }
         self.core.clock += 1;
         self.age_exclusive_pools();
         let pool = if self.effective_mode() == MemoryAllocationMode::Persistent {

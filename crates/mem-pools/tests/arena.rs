@@ -203,3 +203,68 @@ fn an_arena_over_storage_without_virtual_memory_is_a_typed_error() {
     assert_eq!(mm.stats().reserved_bytes.current, 0);
     assert!(mm.storage().chunk_granularity().is_none());
 }
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn sleep_gives_every_chunk_back_and_wake_restores_bytes_at_the_same_addresses() {
+    use mem_pools::SleepContents;
+    let (vm, mut mm) = arena_manager(64 * MIB);
+    let a = written(&mut mm, 3 * MIB, 1);
+    let b = written(&mut mm, 5 * MIB + 17, 2);
+    let gone = written(&mut mm, G, 3);
+    drop(gone); // a cached chunk too
+    mm.drain_drops();
+    let (view_a, view_b) = (
+        mm.get_storage(a.binding()).unwrap(),
+        mm.get_storage(b.binding()).unwrap(),
+    );
+    let before = mm.stats().reserved_bytes.current;
+    let report = mm.sleep(SleepContents::Preserve).unwrap();
+    assert_eq!(report.released_bytes, before);
+    assert!(report.preserved_bytes >= 8 * MIB && report.preserved_bytes < before);
+    assert!(mm.is_asleep());
+    assert_eq!(mm.stats().reserved_bytes.current, 0);
+    assert_eq!(vm.vm_stats().physical_bytes, 0, "every chunk went back");
+    let mut probe = [0u8; 8];
+    assert!(
+        mm.read(a.binding(), &mut probe).is_err(),
+        "unmapped, a typed error"
+    );
+    assert!(matches!(mm.reserve(64), Err(IoError::Asleep { .. })));
+    assert!(matches!(
+        mm.sleep(SleepContents::Discard),
+        Err(IoError::Asleep { .. })
+    ));
+    let mapped = mm.wake().unwrap();
+    assert_eq!(mapped, report.preserved_bytes);
+    assert!(!mm.is_asleep());
+    assert_eq!(mm.get_storage(a.binding()).unwrap(), view_a, "same address");
+    assert_eq!(mm.get_storage(b.binding()).unwrap(), view_b);
+    assert!(intact(&mut mm, &a, 1) && intact(&mut mm, &b, 2));
+    assert_eq!(mm.wake().unwrap(), 0, "awake: nothing to do");
+    let c = written(&mut mm, MIB, 4);
+    assert!(intact(&mut mm, &c, 4));
+}
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_discarding_sleep_keeps_addresses_and_frees_during_sleep_count() {
+    use mem_pools::SleepContents;
+    let (vm, mut mm) = arena_manager(0);
+    let keep = written(&mut mm, 2 * G, 1);
+    let dropped = written(&mut mm, 2 * G, 2);
+    let report = mm.sleep(SleepContents::Discard).unwrap();
+    assert_eq!(report.preserved_bytes, 0);
+    drop(dropped);
+    mm.drain_drops();
+    assert_eq!(
+        mm.wake().unwrap(),
+        2 * G,
+        "only what is still live maps again"
+    );
+    assert_eq!(vm.vm_stats().physical_bytes, 2 * G);
+    mm.write(keep.binding(), &[7; 64]).unwrap();
+    drop(keep);
+    mm.cleanup(true);
+    assert!(vm.vm_stats().physical_bytes == 0);
+}
