@@ -65,6 +65,11 @@ impl Core {
         bytes: u64,
         may_map: bool,
     ) -> Result<(), IoError> {
+        // The common case, an allocation landing on mapped chunks: one
+        // pass to check, one to count, no driver call.
+        if self.claim_mapped_chunks(page, offset, bytes) {
+            return Ok(());
+        }
         let (Some(id), Some(map)) = (self.page_storage(page), self.chunk_map(page)) else {
             return Ok(());
         };
@@ -143,12 +148,13 @@ impl Core {
         for s in map.span(offset, bytes) {
             map.release_slot(s);
         }
-        if release {
-            let pool = self.pool(self.pages[page].pool);
-            let threshold = match pool.kind {
-                PoolKind::Arena { threshold, .. } => threshold,
-                _ => 0,
-            };
+        let pool = self.pool(self.pages[page].pool);
+        let threshold = match pool.kind {
+            PoolKind::Arena { threshold, .. } => threshold,
+            _ => 0,
+        };
+        // No threshold (the default): idle chunks wait for a cleanup.
+        if release && threshold != u64::MAX {
             // The threshold is the pool's: its other ranges' idle chunks
             // count against it (O(ranges), one in practice).
             let elsewhere = self.cached_chunk_bytes(pool) - self.cached_chunk_bytes_of(page);
