@@ -134,8 +134,7 @@ impl DeviceBuilder {
             false => None,
         };
         // `pools: auto` keeps paged pools where arenas cannot pay off: a
-        // device (or budget) of fewer than 16 chunks, or lazy pages (dry
-        // runs map nothing until touched; arenas map at reservation).
+        // device (or budget) of fewer than 16 chunks.
         let vm = match vm {
             Some(Ok(vm)) if config.pools == PoolLayout::Auto => {
                 let chunks = capacity / vm.granularity().max(1);
@@ -144,10 +143,6 @@ impl DeviceBuilder {
                         "the device or budget holds {chunks} chunks of {} B, fewer than 16",
                         vm.granularity()
                     )))
-                } else if config.lazy_pages {
-                    Some(Err(
-                        "lazy_pages is on (arenas map at reservation)".to_string()
-                    ))
                 } else {
                     Some(Ok(vm))
                 }

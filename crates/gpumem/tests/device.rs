@@ -145,6 +145,7 @@ fn the_simulated_backend_plans_more_memory_than_this_machine_has() {
 #[test]
 fn lazy_pages_cost_no_memory_until_first_touched() {
     let device = Device::host()
+        .pools(PoolLayout::SubSlices)
         .lazy_pages(true)
         .ignore_env()
         .build()
@@ -161,6 +162,27 @@ fn lazy_pages_cost_no_memory_until_first_touched() {
     assert_eq!(device.budget().charged(), 0);
     s.write(&big, &[1]).unwrap();
     assert_eq!(device.stats().storage_allocs, 1);
+    assert_eq!(device.budget().charged(), 64 * MIB);
+}
+
+#[test]
+fn lazy_arenas_map_a_buffers_chunks_at_its_first_touch() {
+    let device = Device::host()
+        .lazy_pages(true)
+        .ignore_env()
+        .build()
+        .unwrap();
+    assert!(device.memory_report().virtual_memory.is_some(), "arenas");
+    let s = device.default_stream();
+    let big = s.reserve(64 * MIB).unwrap();
+    assert_eq!(
+        device.stats().reserved_bytes.current,
+        0,
+        "nothing mapped yet"
+    );
+    assert_eq!(device.budget().charged(), 0);
+    s.write(&big, &[1]).unwrap();
+    assert_eq!(device.stats().reserved_bytes.current, 64 * MIB);
     assert_eq!(device.budget().charged(), 64 * MIB);
 }
 

@@ -80,7 +80,11 @@ impl Core {
         // slice.
         let node = &self.slices[slice];
         let (page, offset) = (node.page, node.offset);
-        self.acquire_chunks(storage, page, offset, cap, allow.allocate)?;
+        if self.lazy {
+            self.claim_lazily(page, offset, cap);
+        } else {
+            self.acquire_chunks(storage, page, offset, cap, allow.allocate)?;
+        }
         if kind.is_carved() && self.slices[slice].size > cap {
             // Split takes the slice out of the index itself.
             self.split(slice, cap)?;

@@ -114,6 +114,55 @@ impl Core {
         Ok(())
     }
 
+    /// Count a slice on arena page `page` without mapping anything (lazy
+    /// pages): its slots get chunks at its first dereference
+    /// ([`Self::map_live_slots`]).
+    pub(crate) fn claim_lazily(&mut self, page: u32, offset: u64, bytes: u64) {
+        let Some(map) = self.chunk_map(page) else {
+            return;
+        };
+        for s in map.span(offset, bytes) {
+            map.claim_slot(s);
+        }
+    }
+
+    /// Map a chunk under every slot of `offset..offset + bytes` of arena
+    /// page `page` that has none (a lazily counted slice at its first
+    /// dereference). Without `may_map` an unmapped slot is
+    /// [`IoError::CaptureWouldAllocate`]; while asleep nothing is mapped
+    /// (the storage then answers `UnmappedAddress`).
+    pub(crate) fn map_live_slots<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        page: u32,
+        offset: u64,
+        bytes: u64,
+        may_map: bool,
+    ) -> Result<(), IoError> {
+        if self.asleep.is_some() {
+            return Ok(());
+        }
+        let (Some(id), Some(map)) = (self.page_storage(page), self.chunk_map(page)) else {
+            return Ok(());
+        };
+        let span = map.span(offset, bytes);
+        let g = map.granularity;
+        for s in span.clone() {
+            let map = self.chunk_map(page).expect("an arena page");
+            if map.slot(s).chunk.is_some() {
+                continue;
+            }
+            if !may_map {
+                return Err(IoError::CaptureWouldAllocate {
+                    size: bytes,
+                    page_size: g,
+                });
+            }
+            self.map_slot(storage, page, id, s, &span)?;
+        }
+        Ok(())
+    }
+
     /// Count a slice at `offset..offset + bytes` on the chunks of arena
     /// page `page` if every slot it touches is mapped (no driver call);
     /// `false`, changing nothing, when one is not. Non-arena pages: `true`.

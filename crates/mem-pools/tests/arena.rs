@@ -268,3 +268,39 @@ fn a_discarding_sleep_keeps_addresses_and_frees_during_sleep_count() {
     mm.cleanup(true);
     assert!(vm.vm_stats().physical_bytes == 0);
 }
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_lazy_arena_maps_a_slices_chunks_at_its_first_dereference() {
+    let vm = Arc::new(HostVirtualMemory::with_capacity(256 * MIB).unwrap());
+    let storage = ResourceStorage::new(HostResource::new()).with_virtual_memory(vm.clone());
+    let mut mm = MemoryManagement::from_configuration(
+        storage,
+        &props(),
+        arena(64 * MIB),
+        Arc::new(ServerLogger::default()),
+        MemoryManagementOptions {
+            lazy_pages: true,
+            ..MemoryManagementOptions::default()
+        },
+    );
+    let touched = mm.reserve(3 * MIB).unwrap();
+    let never = mm.reserve(4 * G).unwrap();
+    assert_eq!(mm.stats().reserved_bytes.current, 0, "counted, not mapped");
+    assert_eq!(vm.vm_stats().physical_bytes, 0);
+    mm.write(touched.binding(), &pattern(5, 4096)).unwrap();
+    assert_eq!(
+        vm.vm_stats().mapped_bytes,
+        2 * G,
+        "the first dereference maps the slice's chunks"
+    );
+    let mut out = vec![0; 4096];
+    mm.read(touched.binding(), &mut out).unwrap();
+    assert_eq!(out, pattern(5, 4096));
+    drop(never); // never touched: nothing to give back
+    mm.drain_drops();
+    assert_eq!(vm.vm_stats().mapped_bytes, 2 * G);
+    drop(touched);
+    mm.cleanup(true);
+    assert_eq!(vm.vm_stats().physical_bytes, 0);
+}
