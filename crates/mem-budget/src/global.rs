@@ -36,6 +36,79 @@ pub(crate) struct Shared {
     pub(crate) free_failure_bytes: AtomicU64,
 }
 
+impl Shared {
+    /// Claim `bytes`, then run `make` (the allocation below): confirm the
+    /// claim when it succeeds, roll it back when it fails, so a failed
+    /// allocation costs nothing. Larger than the whole budget is `TooBig`
+    /// (no reclaim can ever make room, so never retried); over what is
+    /// left is a retryable `OutOfMemory` naming the budget.
+    pub(crate) fn charge<T>(
+        &self,
+        bytes: u64,
+        make: impl FnOnce() -> Result<T, StorageError>,
+    ) -> Result<T, StorageError> {
+        let ledger = &self.ledger;
+        if bytes > ledger.limit() {
+            return Err(StorageError::TooBig {
+                backend: GLOBAL_BUDGET_BACKEND,
+                requested: bytes,
+                max: ledger.limit(),
+            });
+        }
+        let total = ledger
+            .claim_tentative(bytes)
+            .map_err(|refusal| StorageError::OutOfMemory {
+                backend: GLOBAL_BUDGET_BACKEND,
+                requested: bytes,
+                free: refusal.remaining(),
+                total: refusal.limit,
+            })?;
+        match make() {
+            Ok(made) => {
+                ledger.confirm(total);
+                Ok(made)
+            }
+            Err(error) => {
+                // Roll back: the claim above is ours and is still held.
+                let _ = ledger.release(bytes);
+                Err(error)
+            }
+        }
+    }
+
+    /// Refund `bytes` after a free below: only when it succeeded (`freed`).
+    /// A failed free stays charged and is counted: the memory was not
+    /// proven released, and charging it as free could let the device be
+    /// oversubscribed. `what` names the memory in the log.
+    pub(crate) fn refund(
+        &self,
+        bytes: u64,
+        freed: Result<(), StorageError>,
+        what: impl FnOnce() -> String,
+    ) -> Result<(), StorageError> {
+        match freed {
+            Ok(()) => {
+                if self.ledger.release(bytes).is_err() {
+                    // More than is charged: it did not come through this
+                    // budget. Refuse to invent room.
+                    tracing::error!(
+                        what = what(),
+                        bytes,
+                        "free of bytes never charged to this budget"
+                    );
+                }
+                Ok(())
+            }
+            Err(error) => {
+                self.free_failures.fetch_add(1, Ordering::Relaxed);
+                self.free_failure_bytes.fetch_add(bytes, Ordering::Relaxed);
+                tracing::error!(what = what(), bytes, %error, "free failed; bytes stay charged");
+                Err(error)
+            }
+        }
+    }
+}
+
 /// A limiting resource adaptor: a hard, atomic byte cap over `R`.
 #[derive(Debug)]
 pub struct GlobalDeviceBudget<R: DeviceResource> {
@@ -88,60 +161,14 @@ impl<R: DeviceResource> DeviceResource for GlobalDeviceBudget<R> {
     }
 
     fn allocate(&self, bytes: u64, stream: StreamId) -> Result<DevicePtr, StorageError> {
-        let ledger = &self.shared.ledger;
-        if bytes > ledger.limit() {
-            // Larger than the whole budget: no reclaim can ever make room, so
-            // this is `TooBig` (never retried), not a retryable out-of-memory.
-            return Err(StorageError::TooBig {
-                backend: GLOBAL_BUDGET_BACKEND,
-                requested: bytes,
-                max: ledger.limit(),
-            });
-        }
-        let total = ledger
-            .claim_tentative(bytes)
-            .map_err(|refusal| StorageError::OutOfMemory {
-                backend: GLOBAL_BUDGET_BACKEND,
-                requested: bytes,
-                free: refusal.remaining(),
-                total: refusal.limit,
-            })?;
-        match self.upstream.allocate(bytes, stream) {
-            Ok(ptr) => {
-                ledger.confirm(total);
-                Ok(ptr)
-            }
-            Err(error) => {
-                // Roll back: the claim above is ours and is still held.
-                let _ = ledger.release(bytes);
-                Err(error)
-            }
-        }
+        self.shared
+            .charge(bytes, || self.upstream.allocate(bytes, stream))
     }
 
     fn deallocate(&self, ptr: DevicePtr, bytes: u64, stream: StreamId) -> Result<(), StorageError> {
-        match self.upstream.deallocate(ptr, bytes, stream) {
-            Ok(()) => {
-                if self.shared.ledger.release(bytes).is_err() {
-                    // A free of more than is charged: the allocation did not
-                    // come through this budget. Refuse to invent room.
-                    tracing::error!(
-                        ptr = ptr.0,
-                        bytes,
-                        "free of bytes never charged to this budget"
-                    );
-                }
-                Ok(())
-            }
-            Err(error) => {
-                self.shared.free_failures.fetch_add(1, Ordering::Relaxed);
-                self.shared
-                    .free_failure_bytes
-                    .fetch_add(bytes, Ordering::Relaxed);
-                tracing::error!(ptr = ptr.0, bytes, %error, "free failed; bytes stay charged");
-                Err(error)
-            }
-        }
+        let freed = self.upstream.deallocate(ptr, bytes, stream);
+        self.shared
+            .refund(bytes, freed, || format!("pointer {:#x}", ptr.0))
     }
 
     fn alignment(&self) -> u64 {

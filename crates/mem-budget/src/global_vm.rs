@@ -9,13 +9,12 @@
 //! space and mapping cost no memory and are forwarded untouched.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use mem_storage::{
     ChunkId, DevicePtr, MemInfo, RangeId, StorageError, VaRange, VirtualMemory, VirtualMemoryStats,
 };
 
-use crate::global::{GLOBAL_BUDGET_BACKEND, GlobalDeviceBudget, Shared};
+use crate::global::{GlobalDeviceBudget, Shared};
 
 /// A [`VirtualMemory`] whose chunks are charged to a device budget.
 #[derive(Debug)]
@@ -67,52 +66,14 @@ impl VirtualMemory for BudgetedVirtualMemory {
     }
 
     fn create_chunk(&self, bytes: u64) -> Result<ChunkId, StorageError> {
-        let ledger = &self.shared.ledger;
-        if bytes > ledger.limit() {
-            return Err(StorageError::TooBig {
-                backend: GLOBAL_BUDGET_BACKEND,
-                requested: bytes,
-                max: ledger.limit(),
-            });
-        }
-        let total = ledger
-            .claim_tentative(bytes)
-            .map_err(|refusal| StorageError::OutOfMemory {
-                backend: GLOBAL_BUDGET_BACKEND,
-                requested: bytes,
-                free: refusal.remaining(),
-                total: refusal.limit,
-            })?;
-        match self.upstream.create_chunk(bytes) {
-            Ok(chunk) => {
-                ledger.confirm(total);
-                Ok(chunk)
-            }
-            Err(error) => {
-                let _ = ledger.release(bytes);
-                Err(error)
-            }
-        }
+        self.shared
+            .charge(bytes, || self.upstream.create_chunk(bytes))
     }
 
     fn release_chunk(&self, chunk: ChunkId) -> Result<(), StorageError> {
         let bytes = self.upstream.chunk_bytes(chunk)?;
-        match self.upstream.release_chunk(chunk) {
-            Ok(()) => {
-                if self.shared.ledger.release(bytes).is_err() {
-                    tracing::error!(%chunk, bytes, "release of a chunk never charged to this budget");
-                }
-                Ok(())
-            }
-            Err(error) => {
-                // Not proven released: the bytes stay charged (as a page's).
-                self.shared.free_failures.fetch_add(1, Ordering::Relaxed);
-                self.shared
-                    .free_failure_bytes
-                    .fetch_add(bytes, Ordering::Relaxed);
-                Err(error)
-            }
-        }
+        let released = self.upstream.release_chunk(chunk);
+        self.shared.refund(bytes, released, || chunk.to_string())
     }
 
     fn chunk_bytes(&self, chunk: ChunkId) -> Result<u64, StorageError> {

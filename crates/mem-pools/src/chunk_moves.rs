@@ -25,16 +25,10 @@ impl Core {
         keep: &std::ops::RangeInclusive<u32>,
     ) -> Result<bool, IoError> {
         let pool = self.pages[page].pool;
-        let map = self.pages[page]
-            .chunks
-            .as_deref_mut()
-            .expect("an arena page");
+        let map = self.arena_map(page);
         let g = map.granularity;
         let move_idle = self.idle_worth_moving();
-        let map = self.pages[page]
-            .chunks
-            .as_deref_mut()
-            .expect("an arena page");
+        let map = self.arena_map(page);
         let idle_here = if move_idle { map.take_idle(keep) } else { None };
         let (chunk, from) = match idle_here {
             Some(from) => match storage.unmap_chunk(id, u64::from(from) * g) {
@@ -68,10 +62,7 @@ impl Core {
                 }
             },
         };
-        let map = self.pages[page]
-            .chunks
-            .as_deref_mut()
-            .expect("an arena page");
+        let map = self.arena_map(page);
         match storage.map_chunk(id, u64::from(s) * g, chunk) {
             Ok(()) => {
                 map.slot(s).chunk = Some(chunk);
@@ -130,7 +121,7 @@ impl Core {
         }
         self.stats.chunks.maps += 1;
         let home = self.pages[page].pool;
-        let map = self.chunk_map(page).expect("an arena page");
+        let map = self.arena_map(page);
         map.slot(slot).chunk = Some(chunk);
         map.mapped += 1;
         map.queue_idle(slot);
@@ -203,10 +194,7 @@ impl Core {
         s: u32,
     ) -> bool {
         let pool = self.pages[page].pool;
-        let map = self.pages[page]
-            .chunks
-            .as_deref_mut()
-            .expect("an arena page");
+        let map = self.arena_map(page);
         let g = map.granularity;
         match storage.unmap_chunk(id, u64::from(s) * g) {
             Ok(chunk) => {

@@ -50,6 +50,14 @@ impl Core {
         self.pages[page].chunks.as_deref_mut()
     }
 
+    /// The chunk map of `page`, which the caller knows is an arena page.
+    pub(crate) fn arena_map(&mut self, page: u32) -> &mut ChunkMap {
+        self.pages[page]
+            .chunks
+            .as_deref_mut()
+            .expect("an arena page")
+    }
+
     pub(crate) fn page_storage(&self, page: u32) -> Option<StorageId> {
         self.pages[page].storage.map(|h| h.id)
     }
@@ -77,10 +85,7 @@ impl Core {
         let g = map.granularity;
         let mut mapped_here = Vec::new();
         for s in span.clone() {
-            let map = self.pages[page]
-                .chunks
-                .as_deref_mut()
-                .expect("an arena page");
+            let map = self.arena_map(page);
             if map.slot(s).chunk.is_some() {
                 continue;
             }
@@ -103,7 +108,7 @@ impl Core {
                         if created {
                             self.unmap_slot(storage, page, id, s);
                         } else {
-                            self.chunk_map(page).expect("an arena page").queue_idle(s);
+                            self.arena_map(page).queue_idle(s);
                         }
                     }
                     return Err(err);
@@ -148,7 +153,7 @@ impl Core {
         let span = map.span(offset, bytes);
         let g = map.granularity;
         for s in span.clone() {
-            let map = self.chunk_map(page).expect("an arena page");
+            let map = self.arena_map(page);
             if map.slot(s).chunk.is_some() {
                 continue;
             }

@@ -46,6 +46,17 @@ pub struct SleepReport {
     pub kept_paged_bytes: u64,
 }
 
+/// The view of slot `s` (granule size `g`) of virtual page `id`.
+fn slot_view(id: mem_storage::StorageId, s: u32, g: u64) -> StorageHandle {
+    StorageHandle {
+        id,
+        utilization: StorageUtilization {
+            offset: u64::from(s) * g,
+            size: g,
+        },
+    }
+}
+
 /// The state between `sleep` and `wake`.
 #[derive(Debug, Default)]
 pub(crate) struct Asleep {
@@ -75,10 +86,7 @@ impl Core {
         s: u32,
     ) -> Result<(), IoError> {
         let pool = self.pages[page].pool;
-        let map = self.pages[page]
-            .chunks
-            .as_deref_mut()
-            .expect("an arena page");
+        let map = self.arena_map(page);
         let g = map.granularity;
         let chunk = storage.unmap_chunk(id, u64::from(s) * g)?;
         let slot = &mut map.slots[s as usize];
@@ -116,10 +124,7 @@ impl Core {
             return Err(err.into());
         }
         self.stats.chunks.maps += 1;
-        let map = self.pages[page]
-            .chunks
-            .as_deref_mut()
-            .expect("an arena page");
+        let map = self.arena_map(page);
         map.slots[s as usize].chunk = Some(chunk);
         map.mapped += 1;
         Ok(())
@@ -195,14 +200,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         for (s, live) in mapped {
             if live && contents == SleepContents::Preserve && self.storage.holds_memory() {
                 let mut bytes = vec![0u8; g as usize];
-                let view = StorageHandle {
-                    id,
-                    utilization: StorageUtilization {
-                        offset: u64::from(s) * g,
-                        size: g,
-                    },
-                };
-                self.storage.read(&view, &mut bytes)?;
+                self.storage.read(&slot_view(id, s, g), &mut bytes)?;
                 report.preserved_bytes += g;
                 if let Some(asleep) = self.core.asleep.as_mut() {
                     asleep.saved.insert((page, s), bytes);
@@ -259,14 +257,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 .as_mut()
                 .and_then(|a| a.saved.remove(&(page, s)));
             if let Some(bytes) = saved {
-                let view = StorageHandle {
-                    id,
-                    utilization: StorageUtilization {
-                        offset: u64::from(s) * g,
-                        size: g,
-                    },
-                };
-                self.storage.write(&view, &bytes)?;
+                self.storage.write(&slot_view(id, s, g), &bytes)?;
             }
         }
         Ok(mapped)
