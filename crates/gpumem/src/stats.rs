@@ -205,16 +205,9 @@ impl DeviceTally {
             .map(|p| p.largest_free_block)
             .max()
             .unwrap_or(0);
-        s.chunks = self.last.iter().fold(ChunkStats::default(), |sum, p| {
-            let c = p.chunks;
-            ChunkStats {
-                virtual_bytes: sum.virtual_bytes + c.virtual_bytes,
-                cached_bytes: sum.cached_bytes + c.cached_bytes,
-                creates: sum.creates + c.creates,
-                maps: sum.maps + c.maps,
-                unmaps: sum.unmaps + c.unmaps,
-                releases: sum.releases + c.releases,
-            }
-        });
+        s.chunks = ChunkStats::default();
+        for p in &self.last {
+            s.chunks += p.chunks;
+        }
     }
 }

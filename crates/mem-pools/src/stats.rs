@@ -82,6 +82,18 @@ pub struct ChunkStats {
     pub releases: u64,
 }
 
+impl std::ops::AddAssign for ChunkStats {
+    /// Sum two managers' figures (a device's streams).
+    fn add_assign(&mut self, other: Self) {
+        self.virtual_bytes += other.virtual_bytes;
+        self.cached_bytes += other.cached_bytes;
+        self.creates += other.creates;
+        self.maps += other.maps;
+        self.unmaps += other.unmaps;
+        self.releases += other.releases;
+    }
+}
+
 impl ChunkStats {
     /// Driver calls made for chunks: creates + maps + unmaps + releases.
     pub fn driver_calls(&self) -> u64 {

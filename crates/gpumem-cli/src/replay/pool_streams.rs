@@ -175,13 +175,7 @@ impl<R: DeviceResource> PoolBackend<R> {
             };
             let stats = memory.stats();
             reports.push(memory.memory_report());
-            let (c, sum) = (stats.chunks, &mut self.chunks);
-            sum.virtual_bytes += c.virtual_bytes;
-            sum.cached_bytes += c.cached_bytes;
-            sum.creates += c.creates;
-            sum.maps += c.maps;
-            sum.unmaps += c.unmaps;
-            sum.releases += c.releases;
+            self.chunks += stats.chunks;
             let state = &mut self.states[index];
             state.storage_allocs = stats.storage_allocs;
             if single {
