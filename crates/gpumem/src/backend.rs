@@ -39,6 +39,9 @@ pub(crate) enum Backend {
     Cuda {
         ordinal: usize,
         resource: Arc<CudaResource>,
+        /// The runtime's own streams, stream 0 first (empty: stream 0 is
+        /// the default stream and the others are created).
+        streams: Vec<Arc<cudarc::driver::CudaStream>>,
     },
 }
 
@@ -59,6 +62,28 @@ impl Backend {
         Ok(Backend::Cuda {
             ordinal,
             resource: Arc::new(resource),
+            streams: Vec::new(),
+        })
+    }
+
+    /// A runtime's own CUDA context (checked for the driver first, as
+    /// `cuda`).
+    pub(crate) fn cuda_context(ctx: Arc<cudarc::driver::CudaContext>) -> Result<Self> {
+        let ordinal = ctx.ordinal();
+        let mode = if ctx.has_async_alloc() {
+            mem_storage::CudaAllocMode::StreamOrdered
+        } else {
+            mem_storage::CudaAllocMode::Sync
+        };
+        let resource =
+            CudaResource::from_context(ctx, mode).map_err(|e| GpuMemError::CudaUnavailable {
+                ordinal,
+                reason: e.to_string(),
+            })?;
+        Ok(Backend::Cuda {
+            ordinal,
+            resource: Arc::new(resource),
+            streams: Vec::new(),
         })
     }
 
@@ -102,12 +127,27 @@ impl Backend {
         }
     }
 
-    /// The id of stream `index`: stream 0 is the default stream; CUDA
-    /// creates a non-blocking stream for each other one.
+    /// The id of stream `index`: on CUDA the runtime's own stream `index`
+    /// when it gave its streams, else stream 0 is the default stream and a
+    /// non-blocking stream is created for each other one.
     pub(crate) fn stream_id(&self, index: usize) -> Result<StreamId> {
         match self {
-            Backend::Cuda { resource, .. } if index > 0 => Ok(resource.create_stream()?),
+            Backend::Cuda {
+                resource, streams, ..
+            } => match streams.get(index) {
+                Some(stream) => Ok(resource.register_stream(stream.clone())?),
+                None if index > 0 => Ok(resource.create_stream()?),
+                None => Ok(StreamId::DEFAULT),
+            },
             _ => Ok(StreamId(index as u64)),
+        }
+    }
+
+    /// The CUDA resource, on a CUDA backend.
+    pub(crate) fn cuda_resource(&self) -> Option<Arc<CudaResource>> {
+        match self {
+            Backend::Cuda { resource, .. } => Some(resource.clone()),
+            _ => None,
         }
     }
 }

@@ -41,6 +41,18 @@ impl DeviceBuilder {
         }
     }
 
+    /// Serve the runtime's own CUDA streams, in order: stream `i` of the
+    /// device is `streams[i]` (so `streams.len()` streams at least; more
+    /// are created). Ignored off CUDA. Every stream must belong to the
+    /// device's context, else `build` fails.
+    pub fn cuda_streams(mut self, streams: Vec<Arc<cudarc::driver::CudaStream>>) -> Self {
+        if let Backend::Cuda { streams: mine, .. } = &mut self.backend {
+            self.config.streams = self.config.streams.max(streams.len());
+            *mine = streams;
+        }
+        self
+    }
+
     /// Replace the whole configuration.
     pub fn config(mut self, config: GpumemConfig) -> Self {
         self.config = config;
@@ -219,6 +231,7 @@ impl DeviceBuilder {
                 ooms: AtomicU64::new(0),
                 copy_queue: CopyQueueSlot(Mutex::new(queue)),
                 virtual_memory: vm,
+                cuda: self.backend.cuda_resource(),
                 arena_fallback: fallback,
             }),
         })

@@ -48,6 +48,8 @@ pub(crate) struct DeviceShared {
     pub(crate) retries: AtomicU64,
     pub(crate) ooms: AtomicU64,
     pub(crate) copy_queue: CopyQueueSlot,
+    /// The CUDA resource under the budget, on a CUDA device.
+    pub(crate) cuda: Option<Arc<mem_storage::CudaResource>>,
     /// The virtual memory arena pools map chunks from (budget-charged);
     /// `None` when the layout uses no arenas.
     pub(crate) virtual_memory: Option<Arc<dyn mem_storage::VirtualMemory>>,
@@ -154,6 +156,17 @@ impl Device {
     /// (checked before anything touches it) or the device cannot be opened.
     pub fn cuda(ordinal: usize) -> Result<DeviceBuilder> {
         Backend::cuda(ordinal).map(Self::builder)
+    }
+
+    /// A device on a runtime's own CUDA context (bring your own CUDA):
+    /// gpumem allocates in it, beside the runtime's kernels and modules.
+    /// Give the runtime's streams with [`DeviceBuilder::cuda_streams`].
+    ///
+    /// # Errors
+    /// [`GpuMemError::CudaUnavailable`] when the context's memory cannot be
+    /// read.
+    pub fn cuda_from_context(ctx: Arc<cudarc::driver::CudaContext>) -> Result<DeviceBuilder> {
+        Backend::cuda_context(ctx).map(Self::builder)
     }
 
     /// `"<backend>:<ordinal>"`, e.g. `"host:0"`.

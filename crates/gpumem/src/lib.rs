@@ -63,6 +63,7 @@ mod cross_stream;
 mod device;
 mod error;
 mod graph_capture;
+mod guards;
 mod oom;
 mod relocation;
 mod relocation_calls;
@@ -74,6 +75,8 @@ mod stream;
 mod stream_state;
 pub mod units;
 
+/// The cudarc the CUDA backend is built on (to bring a context and streams).
+pub use cudarc;
 /// The storage layer: `ComputeStorage`, `DeviceResource`, backends, adaptors.
 pub use mem_storage as storage;
 
@@ -97,6 +100,7 @@ pub use cross_stream::StreamWait;
 pub use device::Device;
 pub use error::{GpuMemError, Result};
 pub use graph_capture::StreamCapture;
+pub use guards::{DevicePtrGuard, PersistentWindow};
 pub use oom::{OutOfMemoryReport, Refuser};
 pub use relocation::RelocationSummary;
 pub use report::{DeviceReport, StreamReport};
