@@ -16,7 +16,8 @@ fn addresses_from_the_pools_hold_bytes_until_they_are_deallocated() {
     let a = pools.allocate(3 * MIB, StreamId::DEFAULT).unwrap();
     let b = pools.allocate(4096, s1).unwrap();
     let empty = pools.allocate(0, StreamId::DEFAULT).unwrap();
-    assert!(a.0 % pools.alignment() == 0 && b.0 % pools.alignment() == 0);
+    let align = pools.alignment();
+    assert!(a.0.is_multiple_of(align) && b.0.is_multiple_of(align));
     assert!(
         empty != a && empty != b,
         "a zero-byte request gets its own address"
