@@ -1,6 +1,6 @@
 //! Capture replay with zero device allocations, on a real CUDA graph.
 //!
-//! Seed 000's capture protocol on the pool engine, with the graph recorded
+//! The CubeCL-compatible capture protocol on the pool engine, with the graph recorded
 //! by the driver:
 //! 1. `input` is reserved and filled before the window (a pre-existing
 //!    buffer the graph reads);

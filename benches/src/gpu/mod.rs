@@ -8,7 +8,7 @@
 //! - [`bandwidth`]: relocation copy bandwidth (plan → copy → commit of
 //!   outdated pages on a copy stream, the scenario of [`relocation`])
 //!   against a plain device-to-device copy of the same bytes.
-//! - [`capture`]: record a CUDA graph over pool memory with seed 000's
+//! - [`capture`]: record a CUDA graph over pool memory with the CubeCL-compatible
 //!   capture protocol, replay it many times, and count device allocations
 //!   during the replays (must be zero) and check the bytes.
 //!

@@ -138,7 +138,7 @@ impl Stream {
         device.run(self.index, |st| device.cleanup(st));
     }
 
-    /// Run `f` on this stream's pool engine: everything seed 000 offers
+    /// Run `f` on this stream's pool engine: everything the CubeCL-compatible `MemoryManagement` offers
     /// (`get_resource`, `release_raw`, `install_pools`, ...), with the
     /// stream's statistics kept current.
     ///

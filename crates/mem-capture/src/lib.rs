@@ -1,6 +1,6 @@
 //! # mem-capture — CUDA graph capture over gpumem memory
 //!
-//! The graph side of seed 000's capture protocol: a runtime records a pass
+//! The graph side of the CubeCL-compatible capture protocol: a runtime records a pass
 //! of work into a graph and replays it, over memory from mem-pools, without
 //! ever allocating inside the capture window.
 //!

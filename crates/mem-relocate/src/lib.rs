@@ -9,7 +9,7 @@
 //!
 //! ## Contract
 //! - **The order of steps lives in one place**: [`RelocatingStreams`]'s
-//!   provided methods (seed 002). A runtime supplies the nine steps; it
+//!   provided methods (the `RelocatingStreams` protocol). A runtime supplies the nine steps; it
 //!   cannot reorder them.
 //! - **Nothing moves while any stream records a graph**, and every
 //!   stream's work is finished before a byte moves.
