@@ -56,10 +56,14 @@ impl Stream {
     /// `get_resource` / `release_raw` flag is untouched: each guard is a
     /// pin of its own.
     ///
+    /// While the device sleeps ([`Device::sleep`]) the address is handed
+    /// out as it will be after `wake` (addresses never change) but holds no
+    /// memory until then.
+    ///
     /// # Errors
     /// A stale or foreign handle; the storage's error when the memory cannot
-    /// be reached (a lazy buffer whose chunks cannot be mapped, a sleeping
-    /// device). Nothing is pinned on error.
+    /// be reached (a lazy buffer whose chunks cannot be mapped now). Nothing
+    /// is pinned on error.
     pub fn device_ptr(&self, handle: &ManagedMemoryHandle) -> Result<DevicePtrGuard> {
         let owner = self.device.owner(handle)?;
         let (view, pin) = self.device.run(owner, |st| {
