@@ -32,7 +32,7 @@ impl Device {
     /// with the room `reason` allows.
     ///
     /// # Errors
-    /// [`GpuMemError::Recording`] while any stream records a graph (nothing
+    /// [`GpuMemError::Recording`](crate::GpuMemError::Recording) while any stream records a graph (nothing
     /// moves); a copy error (see [`mem_relocate::RelocationError`] for what
     /// leaked).
     pub fn relocate(&self, reason: RelocationReason) -> Result<RelocationSummary> {
