@@ -177,3 +177,34 @@ fn a_device_does_not_sleep_under_a_recording() {
     device.sleep(SleepContents::Discard).unwrap();
     device.wake().unwrap();
 }
+
+#[test]
+fn another_streams_cached_chunks_are_given_back_before_an_arena_reservation_fails() {
+    let device = Device::host_with_capacity(64 * MIB)
+        .streams(2)
+        .ignore_env()
+        .build()
+        .unwrap();
+    assert!(device.memory_report().virtual_memory.is_some(), "arenas");
+    let (a, b) = (device.stream(0).unwrap(), device.stream(1).unwrap());
+    drop(a.reserve(40 * MIB).unwrap());
+    a.drain();
+    assert_eq!(
+        a.stats().reserved_bytes.current,
+        40 * MIB,
+        "cached on stream 0"
+    );
+    let big = b
+        .reserve(48 * MIB)
+        .expect("the retry gives stream 0's cached chunks back");
+    assert_eq!(device.stats().num_alloc_retries, 1);
+    assert_eq!(a.stats().reserved_bytes.current, 0);
+    let err = b.reserve(32 * MIB).unwrap_err();
+    assert!(matches!(err, GpuMemError::OutOfMemory(_)), "{err}");
+    assert_eq!(
+        device.stats().reserved_bytes.current,
+        48 * MIB,
+        "the refusal left no chunk behind"
+    );
+    drop(big);
+}
