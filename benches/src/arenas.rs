@@ -26,6 +26,7 @@ use gpumem_cli::workload::WorkloadSpec;
 use mem_pools::MemoryConfiguration;
 use mem_storage::{DEFAULT_GRANULARITY, SimulatedResource, SimulatedVirtualMemory};
 
+use crate::device_peer::DeviceBackend;
 use crate::fragmentation::{program, run, workloads};
 use crate::replay_peers::OffsetBackend;
 use crate::{DEVICE_BYTES, Result};
@@ -50,6 +51,10 @@ pub struct ArenaRow {
     pub arenas: u64,
     /// Arenas: ns per op.
     pub arenas_ns: f64,
+    /// `gpumem::Device` with its defaults (arenas): peak reserved.
+    pub device: u64,
+    /// `gpumem::Device`: ns per op (the facade's locks and statistics included).
+    pub device_ns: f64,
     /// Arenas: chunk driver calls per 100 ops.
     pub calls_per_100: f64,
     /// offset-allocator's heap extent, rounded up to whole chunks.
@@ -170,6 +175,13 @@ pub fn row(name: &str, program: &Program) -> Result<ArenaRow> {
         &mut pools(MemoryConfiguration::VirtualArenas, true),
     )?;
     let offset = run(name, program, &mut OffsetBackend::new(program.slots))?;
+    let mut facade = DeviceBackend::new(DEVICE_BYTES)?;
+    if !facade.uses_arenas() {
+        return Err(crate::BenchError::Check(
+            "the default simulated device did not choose arenas".into(),
+        ));
+    }
+    let device = run(name, program, &mut facade)?;
     Ok(ArenaRow {
         workload: name.to_string(),
         ops: arenas.ops,
@@ -178,6 +190,8 @@ pub fn row(name: &str, program: &Program) -> Result<ArenaRow> {
         paged_ns: paged.ns_per_op,
         arenas: arenas.peak_reserved_bytes,
         arenas_ns: arenas.ns_per_op,
+        device: device.peak_reserved_bytes,
+        device_ns: device.ns_per_op,
         calls_per_100: arenas
             .arenas
             .as_ref()
@@ -216,24 +230,26 @@ pub fn arena_rows(spec: &WorkloadSpec, traces: &Path) -> Result<Vec<ArenaRow>> {
 /// The rows as a Markdown table.
 pub fn markdown(rows: &[ArenaRow]) -> String {
     let mut out = String::from(
-        "| workload | ops | peak live | paged ÷ live | arenas ÷ live | floor ÷ live | offset extent ÷ live | arenas ÷ floor | chunk calls / 100 ops | ns/op paged | ns/op arenas |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| workload | ops | peak live | paged ÷ live | arenas ÷ live | `Device` default ÷ live | floor ÷ live | offset extent ÷ live | arenas ÷ floor | chunk calls / 100 ops | ns/op paged | ns/op arenas | ns/op `Device` |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for r in rows {
         let live = r.peak_live.max(1) as f64;
         out.push_str(&format!(
-            "| {} | {} | {:.1} MiB | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} | {:.0} | {:.0} |\n",
+            "| {} | {} | {:.1} MiB | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} | {:.0} | {:.0} | {:.0} |\n",
             r.workload,
             r.ops,
             r.peak_live as f64 / (1 << 20) as f64,
             r.paged as f64 / live,
             r.arenas as f64 / live,
+            r.device as f64 / live,
             r.floor as f64 / live,
             r.offset_extent as f64 / live,
             r.arenas as f64 / r.floor.max(1) as f64,
             r.calls_per_100,
             r.paged_ns,
             r.arenas_ns,
+            r.device_ns,
         ));
     }
     out
@@ -284,7 +300,7 @@ mod tests {
         for r in rows {
             // Chunks under live data hold at least the live bytes; so does
             // any heap extent and any set of pages.
-            for held in [r.floor, r.arenas, r.offset_extent, r.paged] {
+            for held in [r.floor, r.arenas, r.device, r.offset_extent, r.paged] {
                 assert!(held >= r.peak_live, "{r:?}");
             }
             assert!(r.calls_per_100 > 0.0, "{r:?}");

@@ -6,6 +6,8 @@
 //!
 //! - [`arenas`]: the arena table — physical memory against live data for
 //!   paged pools, arenas, offset-allocator's extent and the floor.
+//! - [`device_peer`]: `gpumem::Device` with its defaults as a replay
+//!   backend — the figure a user of the facade gets.
 //! - [`sizes`]: seeded size mixes and churn plans, so every peer replays the
 //!   very same sequence of sizes and slots.
 //! - [`churn`]: the reserve+drop pair and the steady-state churn over a set
@@ -40,6 +42,7 @@
 
 pub mod arenas;
 pub mod churn;
+pub mod device_peer;
 pub mod error;
 pub mod fragmentation;
 pub mod gpu;
