@@ -78,12 +78,14 @@ impl Core {
         // Physical memory under an arena slice, before anything is carved
         // (the slice starts where the free one does): a refusal changes no
         // slice.
-        let node = &self.slices[slice];
-        let (page, offset) = (node.page, node.offset);
-        if self.lazy {
-            self.claim_lazily(page, offset, cap);
-        } else {
-            self.acquire_chunks(storage, page, offset, cap, allow.allocate)?;
+        if let PoolKind::Arena { .. } = kind {
+            let node = &self.slices[slice];
+            let (page, offset) = (node.page, node.offset);
+            if self.lazy {
+                self.claim_lazily(page, offset, cap);
+            } else {
+                self.acquire_chunks(storage, page, offset, cap, allow.allocate)?;
+            }
         }
         if kind.is_carved() && self.slices[slice].size > cap {
             // Split takes the slice out of the index itself.
@@ -171,10 +173,11 @@ impl Core {
         let emptied = info.live == 0;
         info.raw_out -= u32::from(raw);
         info.pinned -= u32::from(pinned);
-        let (pool, outdated, empty) = (
+        let (pool, outdated, empty, arena) = (
             info.pool,
             info.outdated,
             info.live == 0 && info.quarantined == 0,
+            info.chunks.is_some(),
         );
         if empty {
             info.idle_since = self.clock;
@@ -188,8 +191,10 @@ impl Core {
         if quarantined {
             return;
         }
-        let offset = self.slices[slice].offset;
-        self.release_chunks(storage, page, offset, cap, release);
+        if arena {
+            let offset = self.slices[slice].offset;
+            self.release_chunks(storage, page, offset, cap, release);
+        }
         if outdated {
             if empty && release {
                 self.release_page(storage, page);

@@ -72,18 +72,29 @@ impl SliceStarts {
     }
 
     /// A slice `node` now starts at `unit`.
+    #[inline]
     pub(crate) fn insert(&mut self, unit: u64, node: u32) {
-        if unit >= self.units.max(1) {
+        let (w, b) = ((unit / 64) as usize, unit % 64);
+        if w >= self.bits.len() && !self.grow_to(unit, w) {
             return;
         }
-        let (w, b) = ((unit / 64) as usize, unit % 64);
-        if w >= self.bits.len() {
-            self.bits.resize(w + 1, 0);
-            self.summary.resize((w + 1).div_ceil(64), 0);
+        if let Some(word) = self.bits.get_mut(w) {
+            *word |= 1 << b;
         }
-        self.bits[w] |= 1 << b;
         self.summary[w / 64] |= 1 << (w % 64);
         self.nodes.insert(unit, node);
+    }
+
+    /// Grow the bitmap to hold word `w` (a start past the highest so far);
+    /// `false` for a unit past the page.
+    #[cold]
+    fn grow_to(&mut self, unit: u64, w: usize) -> bool {
+        if unit >= self.units.max(1) {
+            return false;
+        }
+        self.bits.resize(w + 1, 0);
+        self.summary.resize((w + 1).div_ceil(64), 0);
+        true
     }
 
     /// No slice starts at `unit` any more (it was absorbed by its left neighbour).
