@@ -54,10 +54,13 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         };
         let allocate = self.allowance().allocate;
         let whole = self.core.materialize(&mut self.storage, page, allocate)?;
-        // A lazily counted arena slice gets its chunks here.
-        let cap = self.core.slices[slice].size;
-        self.core
-            .map_live_slots(&mut self.storage, page, offset, cap, allocate)?;
+        // A lazily counted arena slice gets its chunks here (without lazy
+        // pages they were mapped at its reservation).
+        if self.core.lazy {
+            let cap = self.core.slices[slice].size;
+            self.core
+                .map_live_slots(&mut self.storage, page, offset, cap, allocate)?;
+        }
         Ok(StorageHandle {
             id: whole.id,
             utilization: StorageUtilization { offset, size },

@@ -78,43 +78,7 @@ impl Core {
         if self.claim_mapped_chunks(page, offset, bytes) {
             return Ok(());
         }
-        let (Some(id), Some(map)) = (self.page_storage(page), self.chunk_map(page)) else {
-            return Ok(());
-        };
-        let span = map.span(offset, bytes);
-        let g = map.granularity;
-        let mut mapped_here = Vec::new();
-        for s in span.clone() {
-            let map = self.arena_map(page);
-            if map.slot(s).chunk.is_some() {
-                continue;
-            }
-            let result = match may_map {
-                true => self.map_slot(storage, page, id, s, &span),
-                false => Err(IoError::CaptureWouldAllocate {
-                    size: bytes,
-                    page_size: g,
-                }),
-            };
-            match result {
-                Ok(created) => mapped_here.push((s, created)),
-                Err(err) => {
-                    // Undo what this call mapped: a chunk it created goes
-                    // back to the device; one it moved from a hole stays
-                    // here, idle. Physical memory, reserved bytes and the
-                    // cache are as they were (unless the device refuses
-                    // the undo too: the chunk then stays idle).
-                    for (s, created) in mapped_here {
-                        if created {
-                            self.unmap_slot(storage, page, id, s);
-                        } else {
-                            self.arena_map(page).queue_idle(s);
-                        }
-                    }
-                    return Err(err);
-                }
-            }
-        }
+        self.map_missing(storage, page, offset, bytes, may_map, true)?;
         self.claim_mapped_chunks(page, offset, bytes);
         Ok(())
     }
@@ -147,23 +111,57 @@ impl Core {
         if self.asleep.is_some() {
             return Ok(());
         }
+        // The slice is live: what this maps stays under it, even on a refusal.
+        self.map_missing(storage, page, offset, bytes, may_map, false)
+    }
+
+    /// Map a chunk under every slot of `offset..offset + bytes` of arena
+    /// page `page` that has none (see `map_slot`). Without `may_map` (a
+    /// capture window) an unmapped slot is [`IoError::CaptureWouldAllocate`].
+    /// On a refusal with `undo`, what this call mapped is given back as it
+    /// came: a chunk it created goes back to the device, one it moved from a
+    /// hole stays here, idle — physical memory, reserved bytes and the cache
+    /// are as they were (unless the device refuses the undo too: the chunk
+    /// then stays idle).
+    fn map_missing<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        page: u32,
+        offset: u64,
+        bytes: u64,
+        may_map: bool,
+        undo: bool,
+    ) -> Result<(), IoError> {
         let (Some(id), Some(map)) = (self.page_storage(page), self.chunk_map(page)) else {
             return Ok(());
         };
         let span = map.span(offset, bytes);
         let g = map.granularity;
+        let mut mapped_here = Vec::new();
         for s in span.clone() {
-            let map = self.arena_map(page);
-            if map.slot(s).chunk.is_some() {
+            if self.arena_map(page).slot(s).chunk.is_some() {
                 continue;
             }
-            if !may_map {
-                return Err(IoError::CaptureWouldAllocate {
+            let result = match may_map {
+                true => self.map_slot(storage, page, id, s, &span),
+                false => Err(IoError::CaptureWouldAllocate {
                     size: bytes,
                     page_size: g,
-                });
+                }),
+            };
+            match result {
+                Ok(created) => mapped_here.push((s, created)),
+                Err(err) => {
+                    for (s, created) in mapped_here.into_iter().filter(|_| undo) {
+                        if created {
+                            self.unmap_slot(storage, page, id, s);
+                        } else {
+                            self.arena_map(page).queue_idle(s);
+                        }
+                    }
+                    return Err(err);
+                }
             }
-            self.map_slot(storage, page, id, s, &span)?;
         }
         Ok(())
     }
