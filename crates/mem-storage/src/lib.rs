@@ -77,6 +77,7 @@ mod id;
 mod logging;
 mod resource;
 mod resource_storage;
+mod resource_storage_virtual;
 mod simulated;
 mod stats;
 mod storage;

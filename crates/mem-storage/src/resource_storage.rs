@@ -9,7 +9,6 @@
 //! into a neighbour.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use crate::error::StorageError;
 use crate::id::{DevicePtr, StorageHandle, StorageId, StreamId};
@@ -34,7 +33,7 @@ pub struct ResourceStorage<R: DeviceResource> {
     next_id: u64,
     bytes: u64,
     /// Virtual pages and chunks, when given a [`VirtualMemory`].
-    virt: Option<VirtualPages>,
+    pub(crate) virt: Option<VirtualPages>,
 }
 
 impl<R: DeviceResource> ResourceStorage<R> {
@@ -56,36 +55,11 @@ impl<R: DeviceResource> ResourceStorage<R> {
         }
     }
 
-    /// Also serve virtual pages (arena pools) from `vm`, which may be shared
-    /// with other storages of the same device: each storage frees only the
-    /// ranges and chunks it made.
-    pub fn with_virtual_memory(mut self, vm: Arc<dyn VirtualMemory>) -> Self {
-        self.virt = Some(VirtualPages::new(vm));
-        self
-    }
-
-    /// The virtual memory this storage's virtual pages come from.
-    pub fn virtual_memory(&self) -> Option<&Arc<dyn VirtualMemory>> {
-        self.virt.as_ref().map(|v| &v.vm)
-    }
-
-    fn virt_mut(&mut self, operation: &'static str) -> Result<&mut VirtualPages, StorageError> {
-        self.virt.as_mut().ok_or(StorageError::Unsupported {
-            operation,
-            backend: "this storage (no virtual memory)",
-        })
-    }
-
     /// A fresh page id.
     fn next_page_id(&mut self) -> StorageId {
         let id = StorageId(self.next_id);
         self.next_id += 1;
         id
-    }
-
-    /// Whether `id` is a live virtual page.
-    fn is_virtual(&self, id: StorageId) -> bool {
-        self.virt.as_ref().is_some_and(|v| v.live.contains_key(&id))
     }
 
     /// The resource pages come from.
@@ -131,36 +105,6 @@ impl<R: DeviceResource> ResourceStorage<R> {
             }),
             _ => Err(out_of_bounds),
         }
-    }
-}
-
-impl<R: DeviceResource> ResourceStorage<R> {
-    /// Copy `bytes` from `src` to `dst` through a host buffer of at most
-    /// 1 MiB (a copy between a virtual page and a resource page).
-    fn bounce(
-        &mut self,
-        src: &StorageHandle,
-        dst: &StorageHandle,
-        bytes: u64,
-    ) -> Result<(), StorageError> {
-        const PIECE: u64 = 1 << 20;
-        let mut buf = vec![0u8; PIECE.min(bytes) as usize];
-        let mut done = 0;
-        while done < bytes {
-            let n = PIECE.min(bytes - done);
-            let at = |h: &StorageHandle| StorageHandle {
-                id: h.id,
-                utilization: crate::id::StorageUtilization {
-                    offset: h.offset() + done,
-                    size: n,
-                },
-            };
-            let piece = &mut buf[..n as usize];
-            self.read(&at(src), piece)?;
-            self.write(&at(dst), piece)?;
-            done += n;
-        }
-        Ok(())
     }
 }
 
