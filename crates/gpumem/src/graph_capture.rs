@@ -16,7 +16,7 @@ use mem_capture::CaptureStreams;
 use mem_relocate::{RelocatingStreams, RelocationReason};
 
 use crate::capture_pool::StreamPool;
-use crate::relocation::DeviceStreams;
+use crate::relocation::DeviceMemories;
 use crate::stream::Stream;
 
 /// One stream of a device as mem-capture's `CaptureStreams`: use it with
@@ -53,9 +53,11 @@ impl CaptureStreams for StreamCapture {
     fn relocate_device(&mut self) {
         let device = &self.stream.device;
         let _moving = device.moving();
-        let mut streams = DeviceStreams::new(device, self.stream.index);
-        streams.relocate_device(RelocationReason::Capture);
-        if let Err(err) = streams.finish_result() {
+        let result = DeviceMemories::steps(device, self.stream.index).and_then(|mut streams| {
+            streams.relocate_device(RelocationReason::Capture);
+            streams.finish_result()
+        });
+        if let Err(err) = result {
             tracing::warn!(%err, "relocation before the capture's warmup failed; capturing anyway");
         }
     }

@@ -1,231 +1,102 @@
-//! Relocation across a device's streams, through mem-relocate's
-//! `RelocatingStreams`.
+//! Relocation across a device's streams: the facade as a runtime of
+//! mem-relocate's shared steps.
 //!
-//! The order of steps lives once, in mem-relocate's provided methods
-//! (refuse while recording → skip when nothing is outdated → finish every
-//! stream's work → move); the facade supplies the nine steps for its
-//! streams ([`DeviceStreams`]): `finish` synchronizes every stream and marks
-//! its work complete, `bytes_allocated` sums every stream's storage, each
-//! stream keeps a `RelocationTrigger` so an unchanged shape is never
-//! replanned, and copies go through the device's copy queue (host memcpy, or
-//! on CUDA a copy stream ordered after every stream by events).
+//! The steps — when to relocate, moving outdated pages, compacting sparse
+//! ones for the held-room reasons, recording on each stream's trigger,
+//! freeing cached memory before an out-of-memory retry — live once, in
+//! [`mem_relocate::DeviceRelocation`], which the reference `StreamSet` runs
+//! too. The facade supplies only what is its own ([`DeviceMemories`]):
 //!
-//! Which room a relocation may use follows its reason
-//! ([`RelocationReason::room`]): an explicit one, a reclaim, or the
-//! out-of-memory retry (memory pressure) never raise reserved memory; running
-//! out of page sizes and preparing a capture may allocate current pages.
-//! For the held-room reasons a relocation also compacts — empties sparse
-//! current pages into room the stream already holds — after the outdated
-//! pages, and the cleanup step of a reclaim does too (mem-relocate's rule,
-//! `mem_relocate::compact`); the trigger asks for a pressure relocation
-//! when nothing is outdated but the holes add up to a page.
+//! - each stream's engine behind its lock, reached through
+//!   `DeviceShared::run`, so a move's frees are folded into the statistics
+//!   like any other call's, and the device's copy queue (host memcpy, or on
+//!   CUDA a copy stream ordered after every stream by events);
+//! - `finish`: synchronize every stream and mark its recorded uses
+//!   complete, so memory held for them can be released;
+//! - the memory held for other streams' unfinished work;
+//! - `cleanup`, which gives nothing back while a graph records.
+//!
 //! Every device-wide move holds the device's `moving` lock, which is also
 //! what marking a stream as recording takes, so a move and a capture never
 //! interleave.
 
-use mem_relocate::{RelocatingStreams, RelocationNeed, RelocationReason};
-use mem_storage::ComputeStorage;
+use mem_relocate::{
+    DeviceRelocation, RelocatingStreams, RelocationError, StreamMemories, StreamParts,
+};
 
+use crate::backend::DeviceStorage;
 use crate::device::DeviceShared;
 use crate::error::{GpuMemError, Result};
 
-/// What a relocation did, summed over the streams it visited.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct RelocationSummary {
-    /// Allocations now living on current pages (moved off outdated pages
-    /// or out of sparse current pages by a compaction).
-    pub moved_slices: usize,
-    /// Their bytes.
-    pub moved_bytes: u64,
-    /// Pages given back to the device (outdated pages emptied, and on a
-    /// reclaim every empty page).
-    pub pages_freed: u64,
-    /// Their bytes.
-    pub bytes_freed: u64,
+pub use mem_relocate::RelocationSummary;
+
+/// A device's streams as mem-relocate's steps reach them.
+pub(crate) struct DeviceMemories<'a>(&'a DeviceShared);
+
+/// The shared steps over a device's streams, for one operation under the
+/// device's `moving` lock.
+pub(crate) type DeviceStreams<'a> = DeviceRelocation<DeviceMemories<'a>>;
+
+impl<'a> DeviceMemories<'a> {
+    /// Steps over `device`'s streams with `relocating` relocating.
+    pub(crate) fn steps(device: &'a DeviceShared, relocating: usize) -> Result<DeviceStreams<'a>> {
+        Ok(DeviceRelocation::new(Self(device), relocating)?)
+    }
 }
 
-/// A device's streams as mem-relocate sees them, with one relocating stream.
-/// Built under the device's `moving` lock.
-pub(crate) struct DeviceStreams<'a> {
-    device: &'a DeviceShared,
-    pub(crate) relocating: usize,
-    summary: RelocationSummary,
-    error: Option<GpuMemError>,
-    /// Every stream's work was finished during this operation: a move
-    /// after it needs no second device-wide wait.
-    finished: bool,
-}
+impl StreamMemories for DeviceMemories<'_> {
+    type Storage = DeviceStorage;
+    type Error = GpuMemError;
 
-impl<'a> DeviceStreams<'a> {
-    pub(crate) fn new(device: &'a DeviceShared, relocating: usize) -> Self {
-        Self {
-            device,
-            relocating,
-            summary: RelocationSummary::default(),
-            error: None,
-            finished: false,
-        }
+    fn stream_count(&self) -> usize {
+        self.0.streams.len()
     }
 
-    /// Refuse while a stream records, naming it.
-    pub(crate) fn refuse(&mut self, operation: &'static str) -> Result<()> {
-        match self.refuse_while_recording() {
-            Ok(()) => Ok(()),
-            Err(_) => Err(GpuMemError::Recording {
-                stream: self.device.recording_stream().unwrap_or(self.relocating),
+    fn with_stream<R>(
+        &mut self,
+        index: usize,
+        f: impl FnOnce(StreamParts<'_, DeviceStorage>) -> R,
+    ) -> R {
+        let device = self.0;
+        device.run(index, |st| {
+            let mut queue = device.copy_queue();
+            f(StreamParts {
+                memory: &mut st.engine,
+                trigger: &mut st.trigger,
+                queue: &mut **queue,
+            })
+        })
+    }
+
+    fn recording_streams(&mut self) -> usize {
+        self.0.streams.iter().filter(|s| s.is_recording()).count()
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        self.0.finish()
+    }
+
+    fn held_bytes(&mut self) -> u64 {
+        self.0.streams.iter().map(|s| s.lock().held_bytes()).sum()
+    }
+
+    fn cleanup(&mut self, index: usize) {
+        let device = self.0;
+        device.run(index, |st| device.cleanup(st));
+    }
+}
+
+/// Refuse while a stream records, naming it and the refused `operation`.
+pub(crate) fn refuse(streams: &mut DeviceStreams<'_>, operation: &'static str) -> Result<()> {
+    match streams.refuse_while_recording() {
+        Ok(()) => Ok(()),
+        Err(RelocationError::Recording { .. }) => {
+            let device = streams.memories().0;
+            Err(GpuMemError::Recording {
+                stream: device.recording_stream().unwrap_or_default(),
                 operation,
-            }),
+            })
         }
-    }
-
-    /// What the steps did, or the first error a step hit.
-    pub(crate) fn finish_result(self) -> Result<RelocationSummary> {
-        match self.error {
-            Some(err) => Err(err),
-            None => Ok(self.summary),
-        }
-    }
-
-    fn relocate_stream(&mut self, index: usize, reason: RelocationReason) {
-        if self.error.is_some() {
-            return;
-        }
-        let device = self.device;
-        let result = device.run(index, |st| {
-            let before = st.engine.stats();
-            let mut queue = device.copy_queue();
-            let result = mem_relocate::relocate_memory(&mut st.engine, reason, &mut **queue);
-            let shape = st.engine.relocation_state().shape;
-            st.trigger.record(result.as_ref().ok(), shape);
-            let after = st.engine.stats();
-            result.map(|outcome| (outcome, before, after))
-        });
-        match result {
-            Ok((outcome, before, after)) => {
-                self.summary.moved_slices += outcome.moved_slices;
-                self.summary.moved_bytes += outcome.moved_bytes;
-                self.summary.pages_freed += after.storage_frees - before.storage_frees;
-                self.summary.bytes_freed +=
-                    after.reserved_bytes.freed - before.reserved_bytes.freed;
-            }
-            Err(err) => self.error = Some(err.into()),
-        }
-        self.compact_stream(index, reason);
-    }
-
-    /// Compact stream `index`'s sparse current pages into room it already
-    /// holds, for a reason whose room is held (explicit, memory pressure;
-    /// nothing otherwise): mem-relocate's rule, see `mem_relocate::compact`.
-    fn compact_stream(&mut self, index: usize, reason: RelocationReason) {
-        if self.error.is_some() || reason.may_allocate() {
-            return;
-        }
-        // A compaction moves bytes other streams' queued work may still
-        // read (a `record_use`, a raw address): finish that work first, as
-        // before any relocation — once per operation, and only when the
-        // compaction will plan at all, so a dense device waits on nothing.
-        let worthwhile = self.device.streams[index].lock().engine.compaction_state();
-        if !self.finished && mem_relocate::compaction_worthwhile(&worthwhile) {
-            self.finish();
-            if self.error.is_some() {
-                return;
-            }
-        }
-        let device = self.device;
-        let result = device.run(index, |st| {
-            let before = st.engine.stats();
-            let mut queue = device.copy_queue();
-            let result = mem_relocate::compact_memory(&mut st.engine, reason, &mut **queue);
-            let state = st.engine.compaction_state();
-            st.trigger.record_compaction(result.as_ref().ok(), state);
-            let after = st.engine.stats();
-            result.map(|run| (run, before, after))
-        });
-        match result {
-            Ok((run, before, after)) => {
-                self.summary.moved_slices += run.outcome.moved_slices;
-                self.summary.moved_bytes += run.outcome.moved_bytes;
-                self.summary.pages_freed += after.storage_frees - before.storage_frees;
-                self.summary.bytes_freed +=
-                    after.reserved_bytes.freed - before.reserved_bytes.freed;
-            }
-            Err(err) => self.error = Some(err.into()),
-        }
-    }
-}
-
-impl RelocatingStreams for DeviceStreams<'_> {
-    fn recording(&mut self) -> bool {
-        self.device.recording_stream().is_some()
-    }
-
-    fn has_outdated(&mut self) -> bool {
-        self.device.streams[self.relocating]
-            .lock()
-            .engine
-            .has_outdated()
-    }
-
-    fn relocation_need(&mut self) -> RelocationNeed {
-        let mut st = self.device.streams[self.relocating].lock();
-        // Reports read only drained frees: without this, holes the caller
-        // just made (and the reservation's own drain would see) are missed.
-        st.engine.drain_drops();
-        let state = st.engine.relocation_state();
-        match st.trigger.need(&state) {
-            RelocationNeed::Nothing => st
-                .trigger
-                .compaction_need(&st.engine.compaction_state(), state.next_page_size),
-            need => need,
-        }
-    }
-
-    fn bytes_allocated(&mut self) -> u64 {
-        self.device
-            .streams
-            .iter()
-            .map(|s| s.lock().engine.storage().bytes_allocated())
-            .sum()
-    }
-
-    fn finish(&mut self) {
-        match self.device.finish() {
-            Ok(()) => self.finished = true,
-            Err(err) => {
-                self.error.get_or_insert(err);
-            }
-        }
-    }
-
-    fn relocate_memory(&mut self, reason: RelocationReason) {
-        self.relocate_stream(self.relocating, reason);
-    }
-
-    fn device_has_outdated(&mut self) -> bool {
-        self.device.any_outdated()
-    }
-
-    fn relocate_device_memory(&mut self, reason: RelocationReason) {
-        for index in 0..self.device.streams.len() {
-            self.relocate_stream(index, reason);
-        }
-    }
-
-    fn cleanup_memory(&mut self) {
-        if !self.recording() {
-            self.compact_stream(self.relocating, RelocationReason::Explicit);
-        }
-        let device = self.device;
-        let (frees, bytes) = device.run(self.relocating, |st| {
-            let before = st.engine.stats();
-            device.cleanup(st);
-            let after = st.engine.stats();
-            (
-                after.storage_frees - before.storage_frees,
-                after.reserved_bytes.freed - before.reserved_bytes.freed,
-            )
-        });
-        self.summary.pages_freed += frees;
-        self.summary.bytes_freed += bytes;
+        Err(err) => Err(err.into()),
     }
 }

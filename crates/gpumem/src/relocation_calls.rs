@@ -1,6 +1,6 @@
 //! The public relocation calls: [`Device::relocate`], [`Device::reclaim`]
 //! and their one-stream forms on [`Stream`], each a sequence of
-//! mem-relocate's provided steps over [`DeviceStreams`] under the device's
+//! mem-relocate's provided steps over the device's streams under the device's
 //! `moving` lock (see `relocation.rs` for the steps themselves).
 
 use mem_relocate::{RelocatingStreams, RelocationReason};
@@ -8,15 +8,10 @@ use mem_storage::ComputeStorage;
 
 use crate::device::{Device, DeviceShared};
 use crate::error::Result;
-use crate::relocation::{DeviceStreams, RelocationSummary};
+use crate::relocation::{DeviceMemories, RelocationSummary, refuse};
 use crate::stream::Stream;
 
 impl DeviceShared {
-    /// Whether any stream's pools hold outdated pages.
-    pub(crate) fn any_outdated(&self) -> bool {
-        self.streams.iter().any(|s| s.lock().engine.has_outdated())
-    }
-
     /// Get every stream's queued work done and mark it complete.
     pub(crate) fn finish(&self) -> Result<()> {
         for stream in &self.streams {
@@ -37,8 +32,8 @@ impl Device {
     /// leaked).
     pub fn relocate(&self, reason: RelocationReason) -> Result<RelocationSummary> {
         let _moving = self.shared.moving();
-        let mut streams = DeviceStreams::new(&self.shared, 0);
-        streams.refuse("relocation")?;
+        let mut streams = DeviceMemories::steps(&self.shared, 0)?;
+        refuse(&mut streams, "relocation")?;
         streams.relocate_device(reason);
         streams.finish_result()
     }
@@ -49,11 +44,11 @@ impl Device {
     /// of every stream goes back. Reserved bytes never grow.
     pub fn reclaim(&self) -> Result<RelocationSummary> {
         let _moving = self.shared.moving();
-        let mut streams = DeviceStreams::new(&self.shared, 0);
-        streams.refuse("reclaim")?;
+        let mut streams = DeviceMemories::steps(&self.shared, 0)?;
+        refuse(&mut streams, "reclaim")?;
         streams.relocate_device(RelocationReason::Explicit);
         for index in 0..self.shared.streams.len() {
-            streams.relocating = index;
+            streams.set_relocating(index)?;
             streams.cleanup_memory();
         }
         streams.finish_result()
@@ -65,8 +60,8 @@ impl Stream {
     /// finished first; refused while any stream records).
     pub fn relocate(&self, reason: RelocationReason) -> Result<RelocationSummary> {
         let _moving = self.device.moving();
-        let mut streams = DeviceStreams::new(&self.device, self.index);
-        streams.refuse("relocation")?;
+        let mut streams = DeviceMemories::steps(&self.device, self.index)?;
+        refuse(&mut streams, "relocation")?;
         streams.relocate(reason);
         streams.finish_result()
     }
@@ -76,7 +71,7 @@ impl Stream {
     /// page sizes — and never again on a shape a relocation could not change.
     pub fn relocate_when_wanted(&self) -> Result<RelocationSummary> {
         let _moving = self.device.moving();
-        let mut streams = DeviceStreams::new(&self.device, self.index);
+        let mut streams = DeviceMemories::steps(&self.device, self.index)?;
         streams.relocate_when_wanted();
         streams.finish_result()
     }
@@ -85,8 +80,8 @@ impl Stream {
     /// pages into held room, then give back every page it holds empty.
     pub fn reclaim(&self) -> Result<RelocationSummary> {
         let _moving = self.device.moving();
-        let mut streams = DeviceStreams::new(&self.device, self.index);
-        streams.refuse("reclaim")?;
+        let mut streams = DeviceMemories::steps(&self.device, self.index)?;
+        refuse(&mut streams, "reclaim")?;
         RelocatingStreams::reclaim(&mut streams)?;
         streams.finish_result()
     }

@@ -13,43 +13,28 @@ use std::sync::atomic::Ordering;
 
 use mem_budget::GLOBAL_BUDGET_BACKEND;
 use mem_pools::{IoError, ManagedMemoryHandle};
-use mem_relocate::{RelocatingStreams, RelocationReason};
+use mem_relocate::{RelocationReason, ReserveRetry, RetryStep};
 use mem_storage::{DeviceResource, StorageError};
 
 use crate::device::DeviceShared;
 use crate::error::{GpuMemError, Result};
 use crate::oom::{OutOfMemoryReport, Refuser};
-use crate::relocation::DeviceStreams;
+use crate::relocation::DeviceMemories;
 use crate::stream::Stream;
-
-/// Whether giving memory back may make a failed reservation succeed.
-fn retryable(err: &IoError) -> bool {
-    match err {
-        IoError::Storage(e) => e.is_retryable(),
-        _ => false,
-    }
-}
 
 impl DeviceShared {
     /// Give back what every stream caches (PyTorch's free-cached-blocks
-    /// step): relocate outdated pages into held room (memory pressure)
-    /// unless a graph records, then return every empty page of every stream.
+    /// step), mem-relocate's `free_cached`: wait for the work memory is held
+    /// for, relocate outdated pages into held room (memory pressure) unless
+    /// a graph records, then return every empty page of every stream.
     pub(crate) fn free_cached_memory(&self) {
         let _moving = self.moving();
-        // Memory dropped but held for other streams' work: wait for that
-        // work (PyTorch synchronizes its outstanding events here) so it can
-        // be released below. Nobody waits when nothing is held.
-        let held = self.streams.iter().any(|s| s.lock().held_bytes() > 0);
-        if held && let Err(err) = self.finish() {
-            tracing::warn!(%err, "could not finish every stream's work; held memory stays held");
-        }
-        let mut streams = DeviceStreams::new(self, 0);
-        streams.relocate_device(RelocationReason::MemoryPressure);
-        if let Err(err) = streams.finish_result() {
-            tracing::warn!(%err, "relocation before the retry failed; cleaning up only");
-        }
-        for index in 0..self.streams.len() {
-            self.run(index, |st| self.cleanup(st));
+        let result = DeviceMemories::steps(self, 0).and_then(|mut streams| {
+            streams.free_cached();
+            streams.finish_result()
+        });
+        if let Err(err) = result {
+            tracing::warn!(%err, "waiting or relocating before the retry failed; cleaned up only");
         }
     }
 
@@ -125,35 +110,36 @@ impl Stream {
         {
             tracing::warn!(%err, stream = self.index, "automatic relocation failed");
         }
-        let (mut relocated, mut freed) = (false, false);
+        let mut retry = ReserveRetry::new();
         loop {
-            match self.try_reserve(size) {
+            let err = match self.try_reserve(size) {
                 Ok(handle) => return Ok(handle),
-                Err(err @ IoError::PageSizesExhausted { .. }) if !relocated => {
+                Err(err) => err,
+            };
+            match (retry.next(&err), err) {
+                (RetryStep::RelocateForPageSizes, err) => {
                     // Emptying outdated pages gives the pool its page sizes
                     // back; while a graph records nothing may move, and the
                     // pool's own error says what to do.
-                    relocated = true;
                     if let Err(reloc) = self.relocate(RelocationReason::PoolsOutOfPageSizes) {
                         tracing::warn!(%reloc, stream = self.index, "relocation for page sizes refused");
                         return Err(err.into());
                     }
                 }
-                Err(err) if retryable(&err) && !freed => {
+                (RetryStep::FreeCachedMemory, err) => {
                     tracing::debug!(%err, size, stream = self.index, "reservation refused; freeing cached memory and retrying");
-                    freed = true;
                     self.device.retries.fetch_add(1, Ordering::Relaxed);
                     self.shared().lock().stats.num_alloc_retries += 1;
                     self.device.free_cached_memory();
                 }
-                Err(IoError::Storage(cause @ StorageError::OutOfMemory { .. })) => {
+                (RetryStep::GiveUp, IoError::Storage(cause @ StorageError::OutOfMemory { .. })) => {
                     self.device.ooms.fetch_add(1, Ordering::Relaxed);
                     self.shared().lock().stats.num_ooms += 1;
                     let report = self.device.oom_report(self.index, size, &cause);
                     tracing::warn!(target: "gpumem", "{report}");
                     return Err(GpuMemError::OutOfMemory(Box::new(report)));
                 }
-                Err(err) => return Err(err.into()),
+                (RetryStep::GiveUp, err) => return Err(err.into()),
             }
         }
     }

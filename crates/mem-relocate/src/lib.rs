@@ -9,8 +9,13 @@
 //!
 //! ## Contract
 //! - **The order of steps lives in one place**: [`RelocatingStreams`]'s
-//!   provided methods (the `RelocatingStreams` protocol). A runtime supplies the nine steps; it
-//!   cannot reorder them.
+//!   provided methods (the `RelocatingStreams` protocol); it cannot be
+//!   reordered.
+//! - **The steps live in one place too**: [`DeviceRelocation`] implements
+//!   the nine steps for any runtime that supplies [`StreamMemories`] —
+//!   access to stream *i*'s memory, recording, finishing work, bytes held.
+//!   The reference [`StreamSet`] and the gpumem facade both run on it, and
+//!   both follow one retry rule for refused reservations ([`ReserveRetry`]).
 //! - **Nothing moves while any stream records a graph**, and every
 //!   stream's work is finished before a byte moves.
 //! - **Which reasons may allocate** ([`RelocationReason::room`]): an
@@ -20,7 +25,7 @@
 //! - **Compaction** ([`compact`]): for a reason whose room is held
 //!   (explicit, memory pressure) a relocation also empties sparse *current*
 //!   pages into room other pages hold, after moving what outdated pages
-//!   hold; [`StreamSet`]'s cleanup step compacts too, so
+//!   hold; [`DeviceRelocation`]'s cleanup step compacts too, so
 //!   [`RelocatingStreams::reclaim`] does even with nothing outdated, and its
 //!   trigger asks for a pressure relocation when holes add up to a page.
 //!   Reserved bytes never grow for either reason.
@@ -55,11 +60,14 @@
 
 pub mod compact;
 mod cuda;
+mod device_relocation;
 mod error;
 mod execute;
 mod log;
+mod memories;
 pub mod need;
 mod reason;
+mod retry;
 mod stream_set;
 mod stream_set_steps;
 mod streams;
@@ -67,12 +75,15 @@ mod trigger;
 
 pub use compact::{Compaction, compact_memory, compaction_worthwhile};
 pub use cuda::{CudaCopyQueue, CudaStreamStorage, cuda_stream_set};
+pub use device_relocation::{DeviceRelocation, RelocationSummary};
 pub use error::{RelocationError, ServerError};
 pub use execute::{Copied, Planned, relocate_memory};
 pub use log::RelocationLog;
 pub use mem_pools::{CompactionState, CopyQueue, RelocationOutcome, StorageCopyQueue};
+pub use memories::{StreamMemories, StreamParts};
 pub use need::RelocationNeed;
 pub use reason::{RelocationReason, TargetRoom};
+pub use retry::{ReserveRetry, RetryStep};
 pub use stream_set::StreamSet;
 pub use streams::RelocatingStreams;
 pub use trigger::RelocationTrigger;

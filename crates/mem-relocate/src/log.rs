@@ -101,3 +101,31 @@ impl RelocationLog {
         }
     }
 }
+
+impl RelocationLog {
+    /// Add what `other` counted (one operation's log) to this log; its last
+    /// reason and failure, when it has them, become the last ones.
+    pub fn merge(&mut self, other: RelocationLog) {
+        self.attempts += other.attempts;
+        self.productive += other.productive;
+        self.stalled += other.stalled;
+        self.failures += other.failures;
+        self.moved_slices += other.moved_slices;
+        self.moved_bytes += other.moved_bytes;
+        self.pages_freed += other.pages_freed;
+        self.bytes_freed += other.bytes_freed;
+        self.leaked_bytes += other.leaked_bytes;
+        self.compactions += other.compactions;
+        self.compacted_slices += other.compacted_slices;
+        self.compacted_bytes += other.compacted_bytes;
+        self.compacted_pages_freed += other.compacted_pages_freed;
+        self.compacted_bytes_freed += other.compacted_bytes_freed;
+        self.finish_failures += other.finish_failures;
+        if other.last_reason.is_some() {
+            self.last_reason = other.last_reason;
+        }
+        if other.last_error.is_some() {
+            self.last_error = other.last_error;
+        }
+    }
+}

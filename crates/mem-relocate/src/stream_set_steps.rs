@@ -1,47 +1,89 @@
-//! The nine steps [`RelocatingStreams`] asks of a runtime, for [`StreamSet`].
+//! [`StreamSet`] as a runtime of the shared steps.
 //!
-//! - `finish` synchronizes every stream's storage, so every stream's queued
-//!   work is done before the copy queue's own wait;
-//! - `bytes_allocated` sums every stream's storage (device pressure is the
-//!   whole device's, not one stream's);
-//! - a relocation of one stream's memory updates that stream's trigger: a
-//!   relocation that moved nothing (or failed) stalls it on the shape it
-//!   left, one that moved something clears it;
-//! - `relocate_memory(reason)` moves what outdated pages hold first, then,
-//!   for a reason whose room is held (explicit, memory pressure), compacts
-//!   sparse current pages into the room the other pages hold
-//!   ([`crate::compact`]): reserved bytes never grow on either step;
-//! - `relocation_need` also asks for a pressure relocation when nothing is
-//!   outdated but current pages hold a page's worth of holes (and the
-//!   compaction memo has not settled on the same page counts); it drains
-//!   the stream's drop queue first, since the pools' reports only see
-//!   drained frees;
-//! - `cleanup_memory` compacts too unless a stream records (its copy queue
-//!   waits on the device before its first copy), then gives back every
-//!   empty page: a reclaim with nothing outdated still empties sparse pages;
-//! - `refuse_while_recording` is the trait's own, but this set knows how
-//!   many streams record, so its error carries that count.
+//! The set supplies only what is its own ([`StreamMemories`]): its streams
+//! and copy queue, its recording flags, and `finish` — synchronizing every
+//! stream's storage. Every step of [`RelocatingStreams`] runs in
+//! [`DeviceRelocation`], one value per operation (so an operation waits on
+//! the device at most once), and what each did is added to the set's
+//! [`RelocationLog`](crate::RelocationLog).
 //!
 //! [`StreamSet::reserve`] is the reservation path that fires the trigger:
 //! relocate when wanted before every reservation (cheap: a stream with
-//! nothing outdated answers at once), and when a pool has run out of page
-//! sizes, relocate for that reason and retry once.
+//! nothing outdated answers at once), then follow [`ReserveRetry`] on a
+//! refusal — relocate when the pool ran out of page sizes, free cached
+//! memory when the storage refused — exactly as the gpumem facade does.
 
-use mem_pools::{IoError, ManagedMemoryHandle};
-use mem_storage::ComputeStorage;
+use mem_pools::{CopyQueue, IoError, ManagedMemoryHandle};
+use mem_storage::{ComputeStorage, StorageError};
 
-use crate::compact;
+use crate::device_relocation::DeviceRelocation;
 use crate::error::RelocationError;
-use crate::execute;
+use crate::memories::{StreamMemories, StreamParts};
 use crate::need::RelocationNeed;
 use crate::reason::RelocationReason;
-use crate::stream_set::StreamSet;
+use crate::retry::{ReserveRetry, RetryStep};
+use crate::stream_set::{Stream, StreamSet};
 use crate::streams::RelocatingStreams;
 
+/// A stream set's streams and copy queue, borrowed for one operation.
+pub(crate) struct SetMemories<'a, S: ComputeStorage> {
+    streams: &'a mut [Stream<S>],
+    queue: &'a mut (dyn CopyQueue<S> + Send),
+}
+
+impl<S: ComputeStorage> StreamMemories for SetMemories<'_, S> {
+    type Storage = S;
+    type Error = RelocationError;
+
+    fn stream_count(&self) -> usize {
+        self.streams.len()
+    }
+
+    fn with_stream<R>(&mut self, index: usize, f: impl FnOnce(StreamParts<'_, S>) -> R) -> R {
+        let stream = &mut self.streams[index];
+        f(StreamParts {
+            memory: &mut stream.memory,
+            trigger: &mut stream.trigger,
+            queue: &mut *self.queue,
+        })
+    }
+
+    fn recording_streams(&mut self) -> usize {
+        self.streams.iter().filter(|s| s.recording).count()
+    }
+
+    fn finish(&mut self) -> Result<(), RelocationError> {
+        let mut first: Option<StorageError> = None;
+        for (index, s) in self.streams.iter_mut().enumerate() {
+            if let Err(err) = s.memory.storage().synchronize() {
+                tracing::warn!(stream = index, %err, "finishing a stream's work failed");
+                first.get_or_insert(err);
+            }
+        }
+        match first {
+            None => Ok(()),
+            Some(err) => Err(RelocationError::Engine(IoError::Storage(err))),
+        }
+    }
+}
+
 impl<S: ComputeStorage> StreamSet<S> {
+    /// Run one operation of the shared steps, adding what it did to the log.
+    fn steps<R>(&mut self, f: impl FnOnce(&mut DeviceRelocation<SetMemories<'_, S>>) -> R) -> R {
+        let memories = SetMemories {
+            streams: &mut self.streams,
+            queue: &mut *self.queue,
+        };
+        let mut steps = DeviceRelocation::at(memories, self.relocating);
+        let out = f(&mut steps);
+        self.log.merge(steps.into_log());
+        out
+    }
+
     /// Reserve `size` bytes on `stream`, which becomes the relocating
-    /// stream: relocate first if its memory wants it, and if the pool is out
-    /// of page sizes, relocate for that reason and retry once.
+    /// stream: relocate first if its memory wants it; on a refusal follow
+    /// [`ReserveRetry`] (relocate when out of page sizes, free cached memory
+    /// when the storage refused) and try again.
     ///
     /// # Errors
     /// [`RelocationError::UnknownStream`], or the engine's refusal as
@@ -53,70 +95,26 @@ impl<S: ComputeStorage> StreamSet<S> {
     ) -> Result<ManagedMemoryHandle, RelocationError> {
         self.set_relocating(stream)?;
         self.relocate_when_wanted();
-        match self.streams[stream].memory.reserve(size) {
-            Err(IoError::PageSizesExhausted { .. }) => {
-                self.relocate(RelocationReason::PoolsOutOfPageSizes);
-                Ok(self.streams[stream].memory.reserve(size)?)
+        let mut retry = ReserveRetry::new();
+        loop {
+            let err = match self.streams[stream].memory.reserve(size) {
+                Ok(handle) => return Ok(handle),
+                Err(err) => err,
+            };
+            match retry.next(&err) {
+                RetryStep::RelocateForPageSizes => {
+                    self.relocate(RelocationReason::PoolsOutOfPageSizes);
+                }
+                RetryStep::FreeCachedMemory => self.steps(|s| s.free_cached()),
+                RetryStep::GiveUp => return Err(err.into()),
             }
-            other => Ok(other?),
         }
-    }
-
-    /// Relocate stream `index`'s memory once (what outdated pages hold,
-    /// then a compaction for a held-room reason) and record what happened.
-    fn relocate_stream(&mut self, index: usize, reason: RelocationReason) {
-        if self.streams[index].memory.has_outdated() {
-            self.relocate_outdated(index, reason);
-        }
-        self.compact_stream(index, reason);
-    }
-
-    /// Compact stream `index`'s memory for `reason` (nothing for a reason
-    /// that may allocate) and record what happened.
-    fn compact_stream(&mut self, index: usize, reason: RelocationReason) {
-        if reason.may_allocate() {
-            return;
-        }
-        let stream = &mut self.streams[index];
-        let result = compact::compact_memory(&mut stream.memory, reason, &mut *self.queue);
-        let state = stream.memory.compaction_state();
-        stream
-            .trigger
-            .record_compaction(result.as_ref().ok(), state);
-        match &result {
-            Ok(run) if run.rounds > 0 => tracing::debug!(
-                stream = index,
-                %reason,
-                moved = run.outcome.moved_slices,
-                pages_freed = run.outcome.pages_freed,
-                "compacted"
-            ),
-            Ok(_) => {}
-            Err(err) => tracing::warn!(stream = index, %reason, %err, "compaction failed"),
-        }
-        self.log.record_compaction(&result);
-    }
-
-    /// Move what stream `index`'s outdated pages hold and record it.
-    fn relocate_outdated(&mut self, index: usize, reason: RelocationReason) {
-        let stream = &mut self.streams[index];
-        let result = execute::relocate_memory(&mut stream.memory, reason, &mut *self.queue);
-        let shape = stream.memory.relocation_state().shape;
-        stream.trigger.record(result.as_ref().ok(), shape);
-        match &result {
-            Ok(o) => tracing::debug!(
-                stream = index,
-                %reason,
-                moved = o.moved_slices,
-                pages_freed = o.pages_freed,
-                "relocated"
-            ),
-            Err(err) => tracing::warn!(stream = index, %reason, %err, "relocation failed"),
-        }
-        self.log.record(reason, &result);
     }
 }
 
+/// Each provided operation runs whole on one [`DeviceRelocation`] (the
+/// order is still the trait's: `DeviceRelocation` keeps every provided
+/// method); the required steps, called alone, each make one.
 impl<S: ComputeStorage> RelocatingStreams for StreamSet<S> {
     fn recording(&mut self) -> bool {
         self.streams.iter().any(|s| s.recording)
@@ -127,43 +125,19 @@ impl<S: ComputeStorage> RelocatingStreams for StreamSet<S> {
     }
 
     fn relocation_need(&mut self) -> RelocationNeed {
-        let s = &mut self.streams[self.relocating];
-        // Reports read only drained frees: without this, holes the caller
-        // just made (and the reservation's own drain would see) are missed.
-        s.memory.drain_drops();
-        let state = s.memory.relocation_state();
-        match s.trigger.need(&state) {
-            RelocationNeed::Nothing => s
-                .trigger
-                .compaction_need(&s.memory.compaction_state(), state.next_page_size),
-            need => need,
-        }
+        self.steps(|s| s.relocation_need())
     }
 
     fn bytes_allocated(&mut self) -> u64 {
-        self.streams
-            .iter_mut()
-            .map(|s| s.memory.storage().bytes_allocated())
-            .sum()
+        self.steps(|s| s.bytes_allocated())
     }
 
     fn finish(&mut self) {
-        let mut failed = false;
-        for (index, s) in self.streams.iter_mut().enumerate() {
-            if let Err(err) = s.memory.storage().synchronize() {
-                // The copy queue waits for the device again before its first
-                // copy; a broken device fails there and nothing moves.
-                tracing::warn!(stream = index, %err, "finishing a stream's work failed");
-                failed = true;
-            }
-        }
-        if failed {
-            self.log.finish_failures += 1;
-        }
+        self.steps(|s| s.finish());
     }
 
     fn relocate_memory(&mut self, reason: RelocationReason) {
-        self.relocate_stream(self.relocating, reason);
+        self.steps(|s| s.relocate_memory(reason));
     }
 
     fn device_has_outdated(&mut self) -> bool {
@@ -171,24 +145,30 @@ impl<S: ComputeStorage> RelocatingStreams for StreamSet<S> {
     }
 
     fn relocate_device_memory(&mut self, reason: RelocationReason) {
-        for index in 0..self.streams.len() {
-            if self.streams[index].memory.has_outdated() {
-                self.relocate_stream(index, reason);
-            }
-        }
+        self.steps(|s| s.relocate_device_memory(reason));
     }
 
     fn cleanup_memory(&mut self) {
-        if !self.recording() {
-            self.compact_stream(self.relocating, RelocationReason::Explicit);
-        }
-        self.streams[self.relocating].memory.cleanup(true);
+        self.steps(|s| s.cleanup_memory());
     }
 
     fn refuse_while_recording(&mut self) -> Result<(), RelocationError> {
-        match self.recording_streams().len() {
-            0 => Ok(()),
-            recording => Err(RelocationError::Recording { recording }),
-        }
+        self.steps(|s| s.refuse_while_recording())
+    }
+
+    fn reclaim(&mut self) -> Result<(), RelocationError> {
+        self.steps(|s| s.reclaim())
+    }
+
+    fn relocate_when_wanted(&mut self) {
+        self.steps(|s| s.relocate_when_wanted());
+    }
+
+    fn relocate(&mut self, reason: RelocationReason) {
+        self.steps(|s| s.relocate(reason));
+    }
+
+    fn relocate_device(&mut self, reason: RelocationReason) {
+        self.steps(|s| s.relocate_device(reason));
     }
 }

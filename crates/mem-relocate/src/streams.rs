@@ -48,7 +48,7 @@ pub trait RelocatingStreams {
     /// An implementation may also compact — empty sparse *current* pages
     /// into room other pages hold — for a reason whose room is
     /// [`Held`](crate::TargetRoom::Held) (explicit, memory pressure), after
-    /// the outdated pages: [`StreamSet`](crate::StreamSet) does. Reserved
+    /// the outdated pages: [`DeviceRelocation`](crate::DeviceRelocation) does. Reserved
     /// bytes must not grow for those reasons either way.
     fn relocate_memory(&mut self, reason: RelocationReason);
 
@@ -61,7 +61,7 @@ pub trait RelocatingStreams {
     /// Give back every page the relocating stream's memory holds and
     /// nothing needs. An implementation may first compact sparse current
     /// pages (never while a stream records), so a reclaim with nothing
-    /// outdated still empties them: [`StreamSet`](crate::StreamSet) does.
+    /// outdated still empties them: [`DeviceRelocation`](crate::DeviceRelocation) does.
     fn cleanup_memory(&mut self);
 
     /// Refuse while any stream records a graph: the pages a recording

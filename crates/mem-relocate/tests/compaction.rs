@@ -131,3 +131,26 @@ fn nothing_is_compacted_while_a_stream_records() {
     set.reclaim().unwrap();
     assert!(set.bytes_allocated() < before);
 }
+
+#[test]
+fn a_device_wide_pressure_relocation_compacts_streams_with_nothing_outdated_too() {
+    let mut set = host_set(2);
+    let kept = sparse(&mut set);
+    // Stream 1 grows past its first page: an outdated page holds a live slice.
+    let mm = set.memory(1).unwrap();
+    let (old, big) = (written(mm, KIB, 1), written(mm, 6 * KIB, 2));
+    assert!(mm.has_outdated());
+    let sparse_pages = set.memory(0).unwrap().memory_usage().pages;
+    set.relocate_device(RelocationReason::MemoryPressure);
+    all_intact(&mut set, &kept);
+    let usage = set.memory(0).unwrap().memory_usage();
+    assert!(
+        usage.pages < sparse_pages,
+        "stream 0 compacted: {sparse_pages} -> {} pages",
+        usage.pages
+    );
+    let mm = set.memory(1).unwrap();
+    assert!(!mm.has_outdated(), "stream 1's outdated page was emptied");
+    assert!(intact(mm, &old, 1) && intact(mm, &big, 2));
+    assert_eq!((set.log().attempts, set.log().compactions), (1, 1));
+}
