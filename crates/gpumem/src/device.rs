@@ -228,8 +228,10 @@ impl Device {
         Ok(self.shared.resource.upstream().mem_info()?)
     }
 
-    /// Device-wide statistics (see [`MemoryStats`]).
+    /// Device-wide statistics (see [`MemoryStats`]), current: every handle
+    /// dropped before the call, on any thread, is counted freed.
     pub fn stats(&self) -> MemoryStats {
+        self.drain();
         let mut stats = self.shared.tally().stats;
         stats.num_alloc_retries = self
             .shared

@@ -62,7 +62,10 @@ pub struct DeviceReport {
 
 impl Device {
     /// Everything about the device's memory, as a value (`Display` prints it).
+    /// Current as [`Device::stats`] is: handles dropped before the call are
+    /// counted freed.
     pub fn memory_report(&self) -> DeviceReport {
+        self.drain();
         let shared = &self.shared;
         let streams = shared
             .streams

@@ -144,12 +144,22 @@ impl Stream {
     ///
     /// The stream is locked while `f` runs: calling this stream's methods
     /// from inside `f` would wait for itself. Use the engine `f` is given.
+    ///
+    /// Handles dropped before the call are freed first, so a report `f`
+    /// reads (`memory_usage`, `memory_report`) is current.
     pub fn with_memory<T>(&self, f: impl FnOnce(&mut StreamMemory) -> T) -> T {
-        self.device.run(self.index, |st| f(&mut st.engine))
+        self.device.run(self.index, |st| {
+            st.engine.drain_drops();
+            f(&mut st.engine)
+        })
     }
 
-    /// This stream's statistics.
+    /// This stream's statistics, current: every handle dropped before the
+    /// call, on any thread, is counted freed.
     pub fn stats(&self) -> MemoryStats {
+        self.device.run(self.index, |st| {
+            st.engine.drain_drops();
+        });
         self.shared().lock().stats
     }
 
@@ -158,8 +168,12 @@ impl Stream {
         self.shared().lock().stats.reset_peaks();
     }
 
-    /// The per-pool report of this stream's engine.
+    /// The per-pool report of this stream's engine, current as
+    /// [`Stream::stats`] is.
     pub fn memory_report(&self) -> MemoryReport {
-        self.shared().lock().engine.memory_report()
+        self.device.run(self.index, |st| {
+            st.engine.drain_drops();
+            st.engine.memory_report()
+        })
     }
 }
