@@ -29,6 +29,7 @@
 //!   thread (streams are passed to the backend, not run concurrently).
 //! - Being an allocator: every number comes from the backend under test.
 
+pub mod attribution;
 pub mod cli;
 pub mod error;
 pub mod layout;

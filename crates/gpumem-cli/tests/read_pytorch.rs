@@ -89,7 +89,23 @@ fn a_python_made_snapshot_reads_alloc_and_free_completed_only() {
 }
 
 #[test]
-fn a_chosen_device_is_read_and_a_missing_one_is_an_error() {
+fn frames_times_and_pytorchs_own_reserved_bytes_are_kept_beside_the_events() {
+    let trace = read_pytorch(&include_bytes!("fixtures/snapshot.pickle")[..], None).unwrap();
+    let o = &trace.origins;
+    assert_eq!(o.origin_of(1), Some("forward (train.py:12)"));
+    assert_eq!(o.origin_count(), 1);
+    let addr = 0x7F1000000000u64;
+    assert_eq!(o.time_us(1), Some(1000 + addr % 997));
+    let (name, reserved) = o.source_reserved().expect("segments were recorded");
+    assert_eq!(name, "PyTorch");
+    // 20 MiB held at the snapshot, +20 MiB then -20 MiB over the history:
+    // 20 MiB before the first segment_alloc, 40 MiB after it.
+    let mib = reserved.iter().map(|b| b / MIB).collect::<Vec<_>>();
+    assert_eq!(mib, [20, 40, 40, 40, 40, 40, 40]);
+}
+
+#[test]
+fn with_several_busy_devices_one_must_be_chosen_and_a_missing_one_is_an_error() {
     let bytes = snapshot(vec![
         vec![entry("alloc", 1, Value::I64(8))],
         vec![
@@ -97,8 +113,19 @@ fn a_chosen_device_is_read_and_a_missing_one_is_an_error() {
             entry("free_completed", 2, Value::I64(16)),
         ],
     ]);
+    let refused = read_pytorch(bytes.as_slice(), None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("device 0 (1 events), device 1 (2 events)")
+            && refused.contains("--device"),
+        "{refused}"
+    );
     assert_eq!(
-        read_pytorch(bytes.as_slice(), None).unwrap().events.len(),
+        read_pytorch(bytes.as_slice(), Some(0))
+            .unwrap()
+            .events
+            .len(),
         1
     );
     assert_eq!(
@@ -116,12 +143,11 @@ fn a_chosen_device_is_read_and_a_missing_one_is_an_error() {
 }
 
 #[test]
-fn the_first_non_empty_device_is_read_by_default() {
+fn the_one_busy_device_is_read_by_default_and_named() {
     let bytes = snapshot(vec![vec![], vec![entry("alloc", 2, Value::I64(16))]]);
-    assert_eq!(
-        read_pytorch(bytes.as_slice(), None).unwrap().events.len(),
-        1
-    );
+    let trace = read_pytorch(bytes.as_slice(), None).unwrap();
+    assert_eq!(trace.events.len(), 1);
+    assert_eq!(trace.stats.device, Some(1));
 }
 
 #[test]

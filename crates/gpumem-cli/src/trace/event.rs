@@ -4,11 +4,14 @@
 //! `Alloc` until its `Free`; after that the id may be used again. The model
 //! is deliberately smaller than any source format: it keeps exactly what a
 //! replay needs (sizes, lifetimes, stream, allocation mode, explicit
-//! cleanups) and drops the rest (threads, timestamps, stack frames).
+//! cleanups) and keeps where allocations came from, times and the recorded
+//! allocator's own reserved bytes beside the events ([`Origins`]).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+
+use super::origin::Origins;
 
 /// Largest size a trace may request: 64 PiB. Anything above is taken as a
 /// corrupt record rather than a request, so sums of live bytes cannot overflow
@@ -86,6 +89,8 @@ pub struct ReadStats {
     /// [`UNKNOWN_ACTIONS_KEPT`] names, the rest counted under `"…"`. They
     /// are also counted in `skipped`.
     pub unknown_actions: BTreeMap<String, u64>,
+    /// The device a multi-device source (a PyTorch snapshot) was read for.
+    pub device: Option<usize>,
 }
 
 /// How many distinct unknown action names a reader keeps.
@@ -101,6 +106,9 @@ pub struct Trace {
     pub events: Vec<Event>,
     /// What the reader noticed.
     pub stats: ReadStats,
+    /// Origins, times and the recorded allocator's reserved bytes, where
+    /// the source carried them.
+    pub origins: Origins,
 }
 
 impl Trace {
@@ -109,6 +117,7 @@ impl Trace {
         Trace {
             events,
             stats: ReadStats::default(),
+            origins: Origins::default(),
         }
     }
 }

@@ -11,8 +11,11 @@
 //! The reader streams line by line (one line buffer, reused), so memory is the
 //! events themselves. Blank lines are allowed, and so is a UTF-8 byte order
 //! mark before the first line; everything else must parse. An `alloc` or
-//! `free` may carry a `"tag"` (a string naming what the memory is for) and
-//! `"frames"` (a stack trace, any JSON): both are accepted and not replayed.
+//! `free` may carry a `"tag"` (a string naming what the memory is for),
+//! `"frames"` (a stack, innermost first: objects with `filename`, `line`,
+//! `name` as PyTorch writes them, or strings) and `"time_us"`. An alloc's
+//! tag, or else its first frame outside the framework, becomes its origin
+//! in memory reports; nothing of them is replayed.
 
 use std::io::{BufRead, Write};
 
@@ -20,6 +23,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use super::event::{Event, Mode, Trace, oversized};
+use super::frames::{self, Frame};
 use super::sink::TraceSink;
 use crate::error::{CliError, Result};
 
@@ -38,22 +42,50 @@ enum Line {
         size: u64,
         #[serde(default)]
         stream: u64,
-        #[serde(default, rename = "tag")]
-        _tag: Option<String>,
-        #[serde(default, rename = "frames")]
-        _frames: Option<IgnoredAny>,
+        #[serde(default)]
+        tag: Option<String>,
+        #[serde(default)]
+        frames: Option<serde_json::Value>,
+        #[serde(default)]
+        time_us: Option<u64>,
     },
     Free {
         id: u64,
         #[serde(default, rename = "tag")]
-        _tag: Option<String>,
+        _tag: Option<IgnoredAny>,
         #[serde(default, rename = "frames")]
         _frames: Option<IgnoredAny>,
+        #[serde(default)]
+        time_us: Option<u64>,
     },
     Mode {
         mode: Mode,
     },
     Cleanup,
+}
+
+/// The origin of a `"frames"` value: a list of frame objects
+/// (`filename`/`file`, `line`, `name`/`function`, innermost first) or of
+/// strings (taken as written). Anything else names no origin.
+fn frames_origin(frames: &serde_json::Value) -> Option<String> {
+    let list = frames.as_array()?;
+    if let Some(first) = list.first().and_then(|f| f.as_str()) {
+        return Some(first.to_string());
+    }
+    let parsed = list.iter().filter_map(|f| {
+        Some(Frame {
+            file: text(f, ["filename", "file"])?,
+            line: f.get("line").and_then(|v| v.as_u64()).unwrap_or(0),
+            name: text(f, ["name", "function"]).unwrap_or("?"),
+        })
+    });
+    frames::origin(parsed)
+}
+
+/// The first of `keys` that `frame` holds as a string.
+fn text<'a>(frame: &'a serde_json::Value, keys: [&str; 2]) -> Option<&'a str> {
+    keys.iter()
+        .find_map(|k| frame.get(*k).and_then(|v| v.as_str()))
 }
 
 #[derive(Deserialize)]
@@ -160,9 +192,31 @@ pub fn read_jsonl(mut input: impl BufRead) -> Result<Trace> {
         })?;
         match line {
             Line::Alloc {
-                id, size, stream, ..
-            } => sink.alloc(line_no, id, size, stream)?,
-            Line::Free { id, .. } => sink.free(line_no, id),
+                id,
+                size,
+                stream,
+                tag,
+                frames,
+                time_us,
+            } => {
+                sink.alloc(line_no, id, size, stream)?;
+                // A tag is the caller's own name for the memory: it wins
+                // over a stack.
+                match (tag, frames.as_ref().and_then(frames_origin)) {
+                    (Some(tag), _) => sink.origin(&tag),
+                    (None, Some(origin)) => sink.origin(&origin),
+                    (None, None) => {}
+                }
+                if let Some(t) = time_us {
+                    sink.time(t);
+                }
+            }
+            Line::Free { id, time_us, .. } => {
+                sink.free(line_no, id);
+                if let Some(t) = time_us {
+                    sink.time(t);
+                }
+            }
             Line::Mode { mode } => sink.mode(mode),
             Line::Cleanup => sink.cleanup(),
         }

@@ -7,7 +7,10 @@
 //! malformed input is a [`CliError::Parse`] naming the line or record.
 
 mod event;
+mod frames;
 mod jsonl;
+mod origin;
+mod pickle;
 mod pytorch;
 mod rmm_csv;
 mod sink;
@@ -23,6 +26,7 @@ pub use event::{
     UnknownFree,
 };
 pub use jsonl::{FORMAT_NAME, FORMAT_VERSION, read_jsonl, write_jsonl};
+pub use origin::Origins;
 pub use pytorch::read_pytorch;
 pub use rmm_csv::read_rmm_csv;
 

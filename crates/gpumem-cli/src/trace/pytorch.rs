@@ -1,89 +1,55 @@
 //! PyTorch memory snapshots: the pickle `torch.cuda.memory._snapshot()` returns
 //! and `_dump_snapshot()` writes.
 //!
-//! Only `device_traces` is read: one list per device of event dicts with
-//! `action`, `addr`, `size` and `stream`. `alloc` becomes an allocation and
-//! `free_completed` its free (that is when the caching allocator may reuse the
-//! block; `free_requested` only marks the tensor dead while streams still use
-//! it). Segment and snapshot actions describe the caching allocator itself,
-//! not the program, and are skipped. The history is a ring buffer, so frees of
+//! `device_traces` is read: one list per device of event dicts with
+//! `action`, `addr`, `size`, `stream`, `time_us` and `frames`. `alloc`
+//! becomes an allocation (its first frame outside the framework its origin)
+//! and `free_completed` its free (that is when the caching allocator may
+//! reuse the block; `free_requested` only marks the tensor dead while
+//! streams still use it). Segment actions are PyTorch's own reservations:
+//! not replayed, but with the snapshot's `segments` list they give what
+//! PyTorch reserved after every event, for the side-by-side report. A
+//! snapshot with several busy devices needs one named. The history is a ring buffer, so frees of
 //! blocks allocated before recording started are normal: they are counted as
 //! unknown frees, not errors.
 //!
 //! A pickle is not line-oriented, so the file is decoded whole; errors name
 //! the device and the 1-based record within it (record 0 is the top level).
 
-use std::collections::BTreeMap;
 use std::io::Read;
 
-use serde_pickle::{DeOptions, HashableValue, Value};
-
 use super::event::{Trace, oversized};
+use super::frames::{self, Frame};
+use super::pickle::{self, Py};
 use super::sink::TraceSink;
 use crate::error::{CliError, Result};
 
 const NAME: &str = "pytorch";
 
-type Dict = BTreeMap<HashableValue, Value>;
-
-fn get<'a>(dict: &'a Dict, key: &str) -> Option<&'a Value> {
-    dict.get(&HashableValue::String(key.to_string()))
-}
-
-fn as_u64(value: &Value, field: &str, device: usize, record: u64) -> Result<u64> {
+fn as_u64(value: &Py, field: &str, device: usize, record: u64) -> Result<u64> {
+    let err = |message: String| CliError::record(NAME, record, message);
     match value {
-        Value::I64(v) if *v >= 0 => Ok(*v as u64),
-        Value::I64(v) => Err(CliError::record(
-            NAME,
-            record,
-            format!("device {device}: {field} is negative ({v})"),
-        )),
-        // Pickle writes integers of 2^63 and above as longs.
-        Value::Int(v) => {
-            let text = v.to_string();
-            match text.parse::<u64>() {
-                Ok(v) => Ok(v),
-                Err(_) if text.starts_with('-') => Err(CliError::record(
-                    NAME,
-                    record,
-                    format!("device {device}: {field} is negative ({text})"),
-                )),
-                Err(_) if field == "size" => Err(CliError::record(NAME, record, oversized(text))),
-                Err(_) => Err(CliError::record(
-                    NAME,
-                    record,
-                    format!("device {device}: {field} {text} does not fit in 64 bits"),
-                )),
-            }
-        }
-        other => Err(CliError::record(
-            NAME,
-            record,
-            format!(
-                "device {device}: {field} should be an integer, found {}",
-                kind(other)
-            ),
-        )),
+        Py::Int(v) if *v < 0 => Err(err(format!("device {device}: {field} is negative ({v})"))),
+        Py::Int(v) => match u64::try_from(*v) {
+            Ok(v) => Ok(v),
+            Err(_) if field == "size" => Err(err(oversized(v))),
+            Err(_) => Err(err(format!(
+                "device {device}: {field} {v} does not fit in 64 bits"
+            ))),
+        },
+        Py::HugeInt(bytes) if field == "size" => Err(err(oversized(format!("of {bytes} bytes")))),
+        Py::HugeInt(bytes) => Err(err(format!(
+            "device {device}: {field} is an integer of {bytes} bytes, too large for 64 bits"
+        ))),
+        other => Err(err(format!(
+            "device {device}: {field} should be an integer, found {}",
+            other.kind()
+        ))),
     }
 }
 
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::None => "None",
-        Value::Bool(_) => "a bool",
-        Value::I64(_) | Value::Int(_) => "an integer",
-        Value::F64(_) => "a float",
-        Value::Bytes(_) => "bytes",
-        Value::String(_) => "a string",
-        Value::List(_) => "a list",
-        Value::Tuple(_) => "a tuple",
-        Value::Set(_) | Value::FrozenSet(_) => "a set",
-        Value::Dict(_) => "a dict",
-    }
-}
-
-fn field<'a>(entry: &'a Dict, key: &str, device: usize, record: u64) -> Result<&'a Value> {
-    get(entry, key).ok_or_else(|| {
+fn field<'a>(entry: &'a Py, key: &str, device: usize, record: u64) -> Result<&'a Py> {
+    entry.get(key).ok_or_else(|| {
         CliError::record(
             NAME,
             record,
@@ -95,69 +61,40 @@ fn field<'a>(entry: &'a Dict, key: &str, device: usize, record: u64) -> Result<&
 /// How many leading bytes an unreadable pickle's message shows (in hex).
 const PREVIEW_LEN: usize = 8;
 
-/// A reader that keeps the first [`PREVIEW_LEN`] bytes it passes on.
-struct Preview<R> {
-    inner: R,
-    head: Vec<u8>,
-}
-
-impl<R: Read> Read for Preview<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        let room = PREVIEW_LEN - self.head.len();
-        self.head.extend_from_slice(&buf[..n.min(room)]);
-        Ok(n)
-    }
-}
-
-/// Why a pickle could not be decoded, without echoing its bytes: the
-/// decoder's own messages quote literals and names from the file, which in
-/// a file that is not a pickle are arbitrary bytes.
-fn unreadable(err: &serde_pickle::Error, head: &[u8]) -> String {
-    use serde_pickle::{Error, ErrorCode};
-    let describe = |code: &ErrorCode| match code {
-        ErrorCode::Unsupported(op) => format!("unknown opcode 0x{:02x}", *op as u32),
-        ErrorCode::InvalidLiteral(_) => "invalid literal".to_string(),
-        ErrorCode::InvalidStackTop(what, _) => format!("invalid stack top, expected {what}"),
-        ErrorCode::UnsupportedGlobal(..) => "unsupported global reference".to_string(),
-        ErrorCode::InvalidValue(_) | ErrorCode::Structure(_) => "unexpected structure".to_string(),
-        other => other.to_string(),
-    };
-    let reason = match err {
-        Error::Io(e) => format!("read error: {}", e.kind()),
-        Error::Eval(code, offset) => format!("{} at byte {offset}", describe(code)),
-        Error::Syntax(code) => describe(code),
-    };
+/// Why a pickle could not be decoded, without echoing its bytes (in a file
+/// that is not a pickle they are arbitrary, terminal escapes included).
+fn unreadable(err: &pickle::PickleError, input: &[u8]) -> String {
+    let head = &input[..input.len().min(PREVIEW_LEN)];
     let hex: Vec<String> = head.iter().map(|b| format!("{b:02x}")).collect();
     let start = match head.len() {
         0 => "the input is empty".to_string(),
         _ => format!("it starts with {}", hex.join(" ")),
     };
     format!(
-        "not a readable pickle: {reason} ({start}; pickles of protocol 2 to 5 start with 80 02 to 80 05)"
+        "not a readable pickle: {} at byte {} ({start}; pickles of protocol 2 to 5 start with 80 02 to 80 05)",
+        err.reason, err.offset
     )
 }
 
 /// Reads `device_traces[device]` of a snapshot pickle. With `device: None`,
 /// the first device whose trace is not empty is read.
-pub fn read_pytorch(input: impl Read, device: Option<usize>) -> Result<Trace> {
-    let options = DeOptions::new()
-        .replace_unresolved_globals()
-        .replace_recursive_structures();
-    let mut input = Preview {
-        inner: input,
-        head: Vec::with_capacity(PREVIEW_LEN),
-    };
-    let top = serde_pickle::value_from_reader(&mut input, options)
-        .map_err(|e| CliError::record(NAME, 0, unreadable(&e, &input.head)))?;
-    let Value::Dict(top) = top else {
+pub fn read_pytorch(mut input: impl Read, device: Option<usize>) -> Result<Trace> {
+    let mut bytes = Vec::new();
+    input.read_to_end(&mut bytes).map_err(|e| CliError::Io {
+        what: "PyTorch snapshot".to_string(),
+        source: e,
+    })?;
+    let top =
+        pickle::decode(&bytes).map_err(|e| CliError::record(NAME, 0, unreadable(&e, &bytes)))?;
+    drop(bytes);
+    let Py::Dict(_) = top else {
         return Err(CliError::record(
             NAME,
             0,
-            format!("snapshot should be a dict, found {}", kind(&top)),
+            format!("snapshot should be a dict, found {}", top.kind()),
         ));
     };
-    let Some(Value::List(devices)) = get(&top, "device_traces") else {
+    let Some(Py::List(devices)) = top.get("device_traces") else {
         return Err(CliError::record(
             NAME,
             0,
@@ -177,89 +114,207 @@ pub fn read_pytorch(input: impl Read, device: Option<usize>) -> Result<Trace> {
                 ),
             ));
         }
-        None => devices
-            .iter()
-            .position(|t| matches!(t, Value::List(events) if !events.is_empty()))
-            .ok_or_else(|| {
-                CliError::record(
-                    NAME,
-                    0,
-                    "every device trace is empty; call torch.cuda.memory._record_memory_history() \
-                     before the workload runs",
-                )
-            })?,
+        None => only_device(devices)?,
     };
-    let Value::List(events) = &devices[chosen] else {
+    let Py::List(events) = &devices[chosen] else {
         return Err(CliError::record(
             NAME,
             0,
             format!(
                 "device_traces[{chosen}] should be a list, found {}",
-                kind(&devices[chosen])
+                devices[chosen].kind()
             ),
         ));
     };
     let mut sink = TraceSink::new(NAME, "record");
+    sink.device(chosen);
+    let mut segments = SegmentTotals::default();
     for (index, entry) in events.iter().enumerate() {
         let record = index as u64 + 1;
         sink.count_record();
-        let Value::Dict(entry) = entry else {
+        let Py::Dict(_) = entry else {
             return Err(CliError::record(
                 NAME,
                 record,
                 format!(
                     "device {chosen}: event should be a dict, found {}",
-                    kind(entry)
+                    entry.kind()
                 ),
             ));
         };
         let action = match field(entry, "action", chosen, record)? {
-            Value::String(s) => s.as_str(),
+            Py::Str(s) => &**s,
             other => {
                 return Err(CliError::record(
                     NAME,
                     record,
                     format!(
                         "device {chosen}: action should be a string, found {}",
-                        kind(other)
+                        other.kind()
                     ),
                 ));
             }
         };
+        let number = |key: &str| as_u64(field(entry, key, chosen, record)?, key, chosen, record);
+        let before = sink.len();
         match action {
             "alloc" => {
-                let addr = as_u64(
-                    field(entry, "addr", chosen, record)?,
-                    "addr",
-                    chosen,
-                    record,
-                )?;
-                let size = as_u64(
-                    field(entry, "size", chosen, record)?,
-                    "size",
-                    chosen,
-                    record,
-                )?;
-                let stream = match get(entry, "stream") {
+                let (addr, size) = (number("addr")?, number("size")?);
+                let stream = match entry.get("stream") {
                     Some(v) => as_u64(v, "stream", chosen, record)?,
                     None => 0,
                 };
                 sink.alloc(record, addr, size, stream)?;
+                if let Some(origin) = entry.get("frames").and_then(frames_origin) {
+                    sink.origin(&origin);
+                }
             }
-            "free_completed" => {
-                let addr = as_u64(
-                    field(entry, "addr", chosen, record)?,
-                    "addr",
-                    chosen,
-                    record,
-                )?;
-                sink.free(record, addr);
+            "free_completed" => sink.free(record, number("addr")?),
+            // The caching allocator's own memory: what PyTorch reserved.
+            "segment_alloc" | "segment_map" => {
+                segments.change(number("size")? as i128);
+                sink.skip();
             }
-            // The caching allocator's own events: nothing the program did.
-            "free_requested" | "segment_alloc" | "segment_free" | "segment_map"
-            | "segment_unmap" | "snapshot" | "oom" => sink.skip(),
+            "segment_free" | "segment_unmap" => {
+                segments.change(-(number("size")? as i128));
+                sink.skip();
+            }
+            // Nothing the program did, nothing PyTorch reserved.
+            "free_requested" | "snapshot" | "oom" => sink.skip(),
             unknown => sink.skip_unknown_action(unknown),
         }
+        if sink.len() > before {
+            if let Some(Py::Int(t)) = entry.get("time_us") {
+                sink.time(u64::try_from(*t).unwrap_or(0));
+            }
+            segments.after_event();
+        }
+    }
+    if let Some(reserved) = segments.reserved(held_at_snapshot(&top, chosen)) {
+        sink.origins_mut().set_source_reserved("PyTorch", reserved);
     }
     Ok(sink.finish())
+}
+
+/// With no device asked for: the one device whose trace is not empty; a
+/// snapshot with several is refused, naming them, since replaying device 0
+/// silently would report on memory the user may not have meant.
+fn only_device(devices: &[Py]) -> Result<usize> {
+    let busy: Vec<(usize, usize)> = devices
+        .iter()
+        .enumerate()
+        .filter_map(|(d, t)| match t {
+            Py::List(events) if !events.is_empty() => Some((d, events.len())),
+            _ => None,
+        })
+        .collect();
+    match busy.as_slice() {
+        [] => Err(CliError::record(
+            NAME,
+            0,
+            "every device trace is empty; call torch.cuda.memory._record_memory_history() \
+             before the workload runs",
+        )),
+        [(d, _)] => Ok(*d),
+        several => {
+            let list: Vec<String> = several
+                .iter()
+                .map(|(d, n)| format!("device {d} ({n} events)"))
+                .collect();
+            Err(CliError::record(
+                NAME,
+                0,
+                format!(
+                    "the snapshot traces {}; choose one with --device N",
+                    list.join(", ")
+                ),
+            ))
+        }
+    }
+}
+
+/// The origin of a PyTorch `frames` list (dicts of `filename`, `line`,
+/// `name`, innermost first).
+fn frames_origin(frames: &Py) -> Option<String> {
+    let Py::List(list) = frames else {
+        return None;
+    };
+    let parsed = list.iter().filter_map(|f| {
+        let line = match f.get("line") {
+            Some(Py::Int(l)) => u64::try_from(*l).unwrap_or(0),
+            _ => 0,
+        };
+        Some(Frame {
+            file: text(f, "filename")?,
+            line,
+            name: text(f, "name").unwrap_or("?"),
+        })
+    });
+    frames::origin(parsed)
+}
+
+/// `dict[key]` when it is a string.
+fn text<'a>(dict: &'a Py, key: &str) -> Option<&'a str> {
+    match dict.get(key) {
+        Some(Py::Str(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// Bytes PyTorch's segments held on `device` when the snapshot was taken
+/// (`segments[*].total_size`); `None` when the snapshot has no segment list.
+fn held_at_snapshot(top: &Py, device: usize) -> Option<u64> {
+    let Some(Py::List(segments)) = top.get("segments") else {
+        return None;
+    };
+    let total = segments
+        .iter()
+        .filter(|d| match d.get("device") {
+            Some(Py::Int(dev)) => *dev == device as i128,
+            _ => true,
+        })
+        .filter_map(|d| match d.get("total_size") {
+            Some(Py::Int(size)) => u64::try_from(*size).ok(),
+            _ => None,
+        })
+        .fold(0u64, u64::saturating_add);
+    Some(total)
+}
+
+/// PyTorch's reserved bytes over the trace, from its segment events.
+///
+/// The history is a ring buffer, so what was reserved when it starts is
+/// not recorded; what is reserved when the snapshot was taken is (the
+/// `segments` list), and the events give every change, so the start is
+/// that total minus the changes. Without a segment list, the start is the
+/// least that keeps the total from going negative.
+#[derive(Debug, Default)]
+struct SegmentTotals {
+    net: i128,
+    after: Vec<i128>,
+    seen: bool,
+}
+
+impl SegmentTotals {
+    fn change(&mut self, bytes: i128) {
+        self.net += bytes;
+        self.seen = true;
+    }
+
+    fn after_event(&mut self) {
+        self.after.push(self.net);
+    }
+
+    fn reserved(self, at_snapshot: Option<u64>) -> Option<Vec<u64>> {
+        if !self.seen && at_snapshot.is_none() {
+            return None;
+        }
+        let lowest = self.after.iter().copied().min().unwrap_or(0).min(0);
+        let start = match at_snapshot {
+            Some(end) => (end as i128 - self.net).max(-lowest),
+            None => -lowest,
+        };
+        let clamp = |v: i128| v.clamp(0, u64::MAX as i128) as u64;
+        Some(self.after.iter().map(|n| clamp(start + n)).collect())
+    }
 }

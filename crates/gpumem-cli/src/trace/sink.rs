@@ -12,6 +12,7 @@ use super::event::{
     Event, MAX_TRACE_SIZE, Mode, ReadStats, Trace, UNKNOWN_ACTIONS_KEPT, UNKNOWN_FREES_KEPT,
     UnknownFree, oversized,
 };
+use super::origin::Origins;
 use crate::error::{CliError, Result};
 
 /// Builds a [`Trace`] from located events.
@@ -23,6 +24,7 @@ pub(crate) struct TraceSink {
     /// Live id → location of its allocation.
     live: HashMap<u64, u64>,
     stats: ReadStats,
+    origins: Origins,
 }
 
 impl TraceSink {
@@ -37,6 +39,7 @@ impl TraceSink {
                 unit,
                 ..ReadStats::default()
             },
+            origins: Origins::default(),
         }
     }
 
@@ -152,11 +155,42 @@ impl TraceSink {
         self.events.push(Event::Cleanup);
     }
 
+    /// Events added so far.
+    pub(crate) fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Name where the last event added came from (a tag or a frame).
+    pub(crate) fn origin(&mut self, origin: &str) {
+        if let Some(last) = self.events.len().checked_sub(1) {
+            self.origins.set_origin(last, origin);
+        }
+    }
+
+    /// Record when the last event added happened.
+    pub(crate) fn time(&mut self, time_us: u64) {
+        if let Some(last) = self.events.len().checked_sub(1) {
+            self.origins.set_time(last, time_us);
+        }
+    }
+
+    /// The side tables, for a reader that fills one at the end.
+    pub(crate) fn origins_mut(&mut self) -> &mut Origins {
+        &mut self.origins
+    }
+
+    /// Name the device a multi-device source was read for.
+    pub(crate) fn device(&mut self, device: usize) {
+        self.stats.device = Some(device);
+    }
+
     /// The trace read so far.
-    pub(crate) fn finish(self) -> Trace {
+    pub(crate) fn finish(mut self) -> Trace {
+        self.origins.finish(self.events.len());
         Trace {
             events: self.events,
             stats: self.stats,
+            origins: self.origins,
         }
     }
 }

@@ -1,0 +1,152 @@
+//! What a trace says besides the events: where each allocation came from,
+//! when each event happened, and what the recorded allocator itself held.
+//!
+//! Kept beside the events rather than in them: [`Event`](super::Event) is
+//! what the replay loop walks, and it stays small and `Copy`. Each table is
+//! empty when the source carried nothing for it, so a generated trace or an
+//! RMM log costs nothing here.
+//!
+//! - **Origins**: a tag (gpumem JSONL `"tag"`) or the first frame of a stack
+//!   outside the framework (PyTorch `frames`, JSONL `"frames"`), interned —
+//!   a training step allocates from a few hundred call sites millions of
+//!   times.
+//! - **Times**: `time_us` per event (PyTorch snapshots, JSONL `"time_us"`).
+//! - **Source reserved**: the recorded allocator's own reserved bytes after
+//!   each event (PyTorch's segments), so a report can put "PyTorch reserved
+//!   X" beside what gpumem would reserve.
+
+use std::collections::HashMap;
+
+/// Marks an event without an origin in [`Origins::origin_of`]'s table.
+const NONE: u32 = u32::MAX;
+
+/// Origins, times and the source allocator's reserved bytes (module docs).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Origins {
+    names: Vec<String>,
+    index: HashMap<String, u32>,
+    by_event: Vec<u32>,
+    times_us: Vec<u64>,
+    source_reserved: Vec<u64>,
+    source_name: Option<&'static str>,
+}
+
+impl Origins {
+    /// Name `event` (an allocation's index in the trace) as coming from
+    /// `origin`. Names past `u32::MAX - 1` distinct ones are not kept.
+    pub(crate) fn set_origin(&mut self, event: usize, origin: &str) {
+        let id = match self.index.get(origin) {
+            Some(&id) => id,
+            None if self.names.len() >= NONE as usize => return,
+            None => {
+                let id = self.names.len() as u32;
+                self.names.push(origin.to_string());
+                self.index.insert(origin.to_string(), id);
+                id
+            }
+        };
+        if self.by_event.len() <= event {
+            self.by_event.resize(event + 1, NONE);
+        }
+        self.by_event[event] = id;
+    }
+
+    /// Record that `event` happened at `time_us`.
+    pub(crate) fn set_time(&mut self, event: usize, time_us: u64) {
+        if self.times_us.len() <= event {
+            // Events before the first timed one take its time: the trace
+            // stays ordered, and a source either times every event or none.
+            let fill = self.times_us.last().copied().unwrap_or(time_us);
+            self.times_us.resize(event + 1, fill);
+        }
+        self.times_us[event] = time_us;
+    }
+
+    /// Record the source allocator's reserved bytes after each of `events`
+    /// events (one entry per event), naming the allocator (`"PyTorch"`).
+    pub(crate) fn set_source_reserved(&mut self, name: &'static str, reserved: Vec<u64>) {
+        self.source_name = Some(name);
+        self.source_reserved = reserved;
+    }
+
+    /// Make every table as long as the trace (`events` events).
+    pub(crate) fn finish(&mut self, events: usize) {
+        if !self.by_event.is_empty() {
+            self.by_event.resize(events, NONE);
+        }
+        if let Some(&last) = self.times_us.last() {
+            self.times_us.resize(events, last);
+        }
+    }
+
+    /// Where the allocation at `event` came from, when the source said.
+    pub fn origin_of(&self, event: usize) -> Option<&str> {
+        let id = *self.by_event.get(event)?;
+        self.names.get(id as usize).map(String::as_str)
+    }
+
+    /// Whether any allocation has an origin.
+    pub fn has_origins(&self) -> bool {
+        !self.names.is_empty()
+    }
+
+    /// Distinct origins.
+    pub fn origin_count(&self) -> usize {
+        self.names.len()
+    }
+
+    /// `time_us` of `event`, when the source timed its events.
+    pub fn time_us(&self, event: usize) -> Option<u64> {
+        self.times_us.get(event).copied()
+    }
+
+    /// Whether the source timed its events.
+    pub fn has_times(&self) -> bool {
+        !self.times_us.is_empty()
+    }
+
+    /// The recorded allocator's name and its reserved bytes after each
+    /// event, when the source recorded them.
+    pub fn source_reserved(&self) -> Option<(&'static str, &[u64])> {
+        let name = self.source_name?;
+        Some((name, &self.source_reserved))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins_are_interned_and_untagged_events_have_none() {
+        let mut o = Origins::default();
+        o.set_origin(1, "forward (train.py:12)");
+        o.set_origin(3, "forward (train.py:12)");
+        o.set_origin(4, "backward");
+        o.finish(6);
+        assert_eq!(o.origin_count(), 2);
+        assert_eq!(o.origin_of(0), None);
+        assert_eq!(o.origin_of(3), Some("forward (train.py:12)"));
+        assert_eq!(o.origin_of(4), Some("backward"));
+        assert_eq!(o.origin_of(5), None);
+        assert_eq!(o.origin_of(99), None);
+    }
+
+    #[test]
+    fn times_fill_forward_so_every_event_has_one() {
+        let mut o = Origins::default();
+        o.set_time(2, 50);
+        o.set_time(4, 70);
+        o.finish(6);
+        let times: Vec<_> = (0..6).map(|e| o.time_us(e).unwrap()).collect();
+        assert_eq!(times, [50, 50, 50, 50, 70, 70]);
+    }
+
+    #[test]
+    fn a_trace_without_side_tables_reports_none() {
+        let mut o = Origins::default();
+        o.finish(10);
+        assert!(!o.has_origins() && !o.has_times());
+        assert_eq!(o.source_reserved(), None);
+    }
+}
