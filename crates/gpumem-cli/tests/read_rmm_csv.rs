@@ -63,6 +63,7 @@ fn gpumem_logging_adaptor_output_reads_back() {
         ptr,
         bytes,
         stream: StreamId(2),
+        tag: None,
     };
     let log = vec![
         event(Action::Allocate, 0x1000, 256),

@@ -95,3 +95,27 @@ fn the_storage_adaptors_stack_on_gpumems_pools() {
     assert_eq!(counted.peak_bytes, 3 * MIB);
     stats.deallocate(q, 2 * MIB, StreamId::DEFAULT).unwrap();
 }
+
+#[test]
+fn a_logged_trace_of_the_pools_carries_the_callers_tags() {
+    let device = host(1);
+    let log = gpumem::storage::LoggingResource::new(PoolResource::new(device));
+    let weights = {
+        let _t = gpumem::storage::tag_scope("weights");
+        log.allocate(4 * MIB, StreamId::DEFAULT).unwrap()
+    };
+    let scratch = log.allocate(MIB, StreamId::DEFAULT).unwrap();
+    log.deallocate(scratch, MIB, StreamId::DEFAULT).unwrap();
+    log.deallocate(weights, 4 * MIB, StreamId::DEFAULT).unwrap();
+    let mut out = Vec::new();
+    log.write_trace(&mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let tagged: Vec<_> = text.lines().filter(|l| l.contains("\"tag\"")).collect();
+    assert_eq!(
+        tagged,
+        [format!(
+            r#"{{"op":"alloc","id":1,"size":{},"stream":0,"tag":"weights"}}"#,
+            4 * MIB
+        )]
+    );
+}

@@ -59,6 +59,8 @@ pub struct ResourceEvent {
     pub bytes: u64,
     /// The stream of the call.
     pub stream: StreamId,
+    /// The calling thread's tag ([`crate::tag_scope`]) when it allocated.
+    pub tag: Option<&'static str>,
 }
 
 /// The calling thread's log number (see [`ResourceEvent::thread`]).
@@ -95,8 +97,23 @@ pub fn write_csv<W: Write>(events: &[ResourceEvent], mut out: W) -> io::Result<(
     Ok(())
 }
 
+/// `text` as the inside of a JSON string.
+fn json_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// Write `events` as a gpumem trace (JSON Lines): the header line, then
-/// `{"op":"alloc","id":…,"size":…,"stream":…}` per allocation and
+/// `{"op":"alloc","id":…,"size":…,"stream":…}` (with `"tag":…` when the
+/// allocation was tagged) per allocation and
 /// `{"op":"free","id":…}` per free.
 ///
 /// Ids count allocations from 1 in log order. Failures are left out (a
@@ -112,11 +129,15 @@ pub fn write_trace<W: Write>(events: &[ResourceEvent], mut out: W) -> io::Result
         match e.action {
             Action::Allocate => {
                 ids.insert(e.ptr, next_id);
-                writeln!(
+                write!(
                     out,
-                    r#"{{"op":"alloc","id":{next_id},"size":{},"stream":{}}}"#,
+                    r#"{{"op":"alloc","id":{next_id},"size":{},"stream":{}"#,
                     e.bytes, e.stream.0
                 )?;
+                if let Some(tag) = e.tag {
+                    write!(out, r#","tag":"{}""#, json_escape(tag))?;
+                }
+                writeln!(out, "}}")?;
                 next_id += 1;
             }
             Action::Free => match ids.remove(&e.ptr) {

@@ -81,6 +81,7 @@ mod resource_storage_virtual;
 mod simulated;
 mod stats;
 mod storage;
+mod tag;
 mod tracking;
 mod virtual_pages;
 mod vm;
@@ -98,6 +99,7 @@ pub use resource_storage::{HostStorage, ResourceStorage, SimulatedStorage};
 pub use simulated::SimulatedResource;
 pub use stats::{ResourceStats, StatsResource};
 pub use storage::{ComputeStorage, DeviceView};
+pub use tag::{TagScope, current_tag, tag_scope};
 pub use tracking::{LeakReport, Outstanding, TrackingResource};
 pub use vm::{
     ChunkId, DEFAULT_GRANULARITY, HostVirtualMemory, OutstandingChunk, OutstandingRange, RangeId,

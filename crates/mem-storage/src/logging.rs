@@ -97,6 +97,10 @@ impl<R> LoggingResource<R> {
             ptr,
             bytes,
             stream,
+            tag: match action {
+                Action::Allocate | Action::AllocateFailure => crate::tag::current_tag(),
+                Action::Free | Action::FreeFailure => None,
+            },
         };
         let mut events = self.lock();
         // Two threads may read the clock in one order and lock in the other;

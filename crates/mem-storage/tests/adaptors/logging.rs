@@ -134,3 +134,27 @@ fn threads_get_distinct_numbers() {
     assert_eq!(threads.len(), 4);
     assert!(events.windows(2).all(|w| w[0].time_ns <= w[1].time_ns));
 }
+
+#[test]
+fn allocations_made_inside_a_tag_scope_carry_the_tag_into_the_trace() {
+    let log = LoggingResource::new(SimulatedResource::new(GIB));
+    let plain = log.allocate(64, StreamId(0)).unwrap();
+    let tagged = {
+        let _t = mem_storage::tag_scope("kv \"cache\"");
+        log.allocate(128, StreamId(0)).unwrap()
+    };
+    log.deallocate(tagged, 128, StreamId(0)).unwrap();
+    log.deallocate(plain, 64, StreamId(0)).unwrap();
+    let events = log.events();
+    assert_eq!(events[1].tag, Some("kv \"cache\""));
+    assert_eq!(events[2].tag, None, "frees carry no tag");
+    let mut out = Vec::new();
+    log.write_trace(&mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<_> = text.lines().collect();
+    assert_eq!(lines[1], r#"{"op":"alloc","id":1,"size":64,"stream":0}"#);
+    assert_eq!(
+        lines[2],
+        r#"{"op":"alloc","id":2,"size":128,"stream":0,"tag":"kv \"cache\""}"#
+    );
+}
