@@ -17,6 +17,9 @@
 //! - `bench [--full]` — the quick benchmark table, or every criterion target.
 //! - `gpu-bundle` — release test and bench binaries + `run.sh` in `./gpu-bundle`.
 //! - `gpu-bench` — the CUDA measurements (skips with a reason without a GPU).
+//! - `html-check` — `replay --html` pages opened in headless Chromium: the
+//!   chart renders and a selected point lists live allocations (skips with
+//!   a reason without Chromium); `ci` runs it.
 //!
 //! `tasks.rs` holds the table; the larger tasks live in modules of their own.
 
@@ -26,6 +29,7 @@ mod bench;
 mod fault_sweep;
 mod fuzz;
 mod gpu;
+mod html_check;
 mod skips;
 mod soak;
 mod tasks;

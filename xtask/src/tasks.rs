@@ -16,6 +16,7 @@ pub const NAMES: &[&str] = &[
     "bench",
     "gpu-bundle",
     "gpu-bench",
+    "html-check",
 ];
 
 /// Packages whose tests run under miri: host paths only, no CUDA, no criterion.
@@ -35,6 +36,7 @@ pub fn dispatch(task: &str, args: &[String]) -> Result<(), String> {
         "bench" => crate::bench::bench(args),
         "gpu-bundle" => crate::gpu::gpu_bundle(args),
         "gpu-bench" => crate::gpu::gpu_bench(args),
+        "html-check" => crate::html_check::html_check(args).map(drop),
         other => Err(format!(
             "unknown task `{other}`; tasks: {}",
             NAMES.join(", ")

@@ -32,6 +32,7 @@
 pub mod attribution;
 pub mod cli;
 pub mod error;
+pub mod html;
 pub mod layout;
 pub mod plan;
 pub mod plot;

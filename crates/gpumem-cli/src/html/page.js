@@ -1,0 +1,149 @@
+"use strict";
+// The page's whole behaviour: draw curves and bands as SVG, zoom by drag,
+// list live allocations at a clicked point. No network, no libraries.
+const DATA = JSON.parse(document.getElementById("data").textContent);
+const COLORS = ["#d62728", "#1f77b4", "#9467bd", "#ff7f0e", "#2ca02c", "#8c564b", "#17becf", "#e377c2"];
+const SVG = "http://www.w3.org/2000/svg";
+const chart = document.getElementById("chart");
+const bands = document.getElementById("bands");
+let view = fullRange();
+let selected = null;
+
+function fullRange() {
+  let lo = Infinity, hi = -Infinity;
+  for (const c of DATA.curves.concat(DATA.bands)) {
+    for (const [x] of c.points) { lo = Math.min(lo, x); hi = Math.max(hi, x); }
+  }
+  for (const [s, e] of DATA.intervals) { lo = Math.min(lo, s); hi = Math.max(hi, e === null ? s : e); }
+  if (!isFinite(lo)) { lo = 0; hi = 1; }
+  return [lo, hi > lo ? hi : lo + 1];
+}
+
+function bytes(n) {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+  let u = 0;
+  while (n >= 1024 && u + 1 < units.length) { n /= 1024; u++; }
+  return u === 0 ? n + " B" : n.toFixed(2) + " " + units[u];
+}
+
+function el(name, attrs, parent) {
+  const e = document.createElementNS(SVG, name);
+  for (const k in attrs) e.setAttribute(k, attrs[k]);
+  parent.appendChild(e);
+  return e;
+}
+
+function scale(svg, maxY) {
+  const w = svg.clientWidth || 900, h = svg.clientHeight || 300, pad = 50;
+  const [lo, hi] = view;
+  return {
+    w, h, pad,
+    x: v => pad + (v - lo) / (hi - lo) * (w - pad - 10),
+    y: v => h - 20 - v / (maxY || 1) * (h - 30),
+    inv: px => lo + (px - pad) / (w - pad - 10) * (hi - lo),
+  };
+}
+
+function visible(points) {
+  const [lo, hi] = view;
+  return points.filter(([x]) => x >= lo && x <= hi);
+}
+
+function drawChart() {
+  chart.innerHTML = "";
+  const curves = DATA.curves.map(c => ({ name: c.name, points: visible(c.points) }));
+  const maxY = Math.max(1, ...curves.flatMap(c => c.points.map(p => p[1])));
+  const s = scale(chart, maxY);
+  for (let i = 0; i <= 4; i++) {
+    const v = maxY * i / 4;
+    el("line", { x1: s.pad, x2: s.w - 10, y1: s.y(v), y2: s.y(v), stroke: "#eee" }, chart);
+    el("text", { x: 2, y: s.y(v) + 4, "font-size": 10, fill: "#777" }, chart).textContent = bytes(Math.round(v));
+  }
+  curves.forEach((c, i) => {
+    if (!c.points.length) return;
+    const d = c.points.map(([x, y], k) => (k ? "L" : "M") + s.x(x).toFixed(1) + "," + s.y(y).toFixed(1)).join("");
+    el("path", { d, fill: "none", stroke: COLORS[i % COLORS.length], "stroke-width": 1.5, class: "curve" }, chart);
+  });
+  el("text", { x: s.w - 10, y: s.h - 4, "text-anchor": "end", "font-size": 10, fill: "#777" }, chart)
+    .textContent = (DATA.x === "time" ? "time (µs) " : "op ") + Math.round(view[0]) + " – " + Math.round(view[1]);
+  if (selected !== null) {
+    el("line", { x1: s.x(selected), x2: s.x(selected), y1: 0, y2: s.h, stroke: "#000", "stroke-dasharray": "4 3", id: "cursor" }, chart);
+  }
+  document.getElementById("legend").innerHTML = DATA.curves.map((c, i) =>
+    '<span><i style="background:' + COLORS[i % COLORS.length] + '"></i>' + escapeHtml(c.name) + "</span>").join("");
+}
+
+function drawBands() {
+  bands.innerHTML = "";
+  if (!DATA.bands.length) { bands.style.display = "none"; return; }
+  const xs = [...new Set(DATA.bands.flatMap(b => visible(b.points).map(p => p[0])))].sort((a, b) => a - b);
+  const valueAt = (b, x) => { let v = 0; for (const [px, py] of b.points) { if (px > x) break; v = py; } return v; };
+  const stacks = xs.map(x => { let sum = 0; return DATA.bands.map(b => (sum += valueAt(b, x))); });
+  const maxY = Math.max(1, ...stacks.map(s => s[s.length - 1] || 0));
+  const s = scale(bands, maxY);
+  DATA.bands.forEach((b, i) => {
+    if (!xs.length) return;
+    const top = xs.map((x, k) => s.x(x).toFixed(1) + "," + s.y(stacks[k][i]).toFixed(1));
+    const bottom = xs.map((x, k) => s.x(x).toFixed(1) + "," + s.y(i ? stacks[k][i - 1] : 0).toFixed(1)).reverse();
+    el("polygon", { points: top.concat(bottom).join(" "), fill: COLORS[(i + 2) % COLORS.length], opacity: 0.6 }, bands)
+      .appendChild(document.createElementNS(SVG, "title")).textContent = b.name;
+  });
+}
+
+function escapeHtml(t) {
+  return String(t).replace(/[&<>"]/g, c => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]));
+}
+
+function liveAt(x) {
+  const groups = new Map();
+  let total = 0, count = 0;
+  for (const [start, end, size, origin] of DATA.intervals) {
+    if (start <= x && (end === null || end > x)) {
+      const name = origin >= 0 ? DATA.origins[origin] : "untagged " + bytes(size);
+      const g = groups.get(name) || { bytes: 0, count: 0 };
+      g.bytes += size; g.count += 1; groups.set(name, g);
+      total += size; count += 1;
+    }
+  }
+  return { total, count, groups: [...groups.entries()].sort((a, b) => b[1].bytes - a[1].bytes) };
+}
+
+function select(x) {
+  selected = x;
+  const live = liveAt(x);
+  document.getElementById("live-title").textContent =
+    "Live at " + (DATA.x === "time" ? "time " : "op ") + Math.round(x) + ": " + bytes(live.total) + " in " + live.count + " allocations" +
+    (DATA.left_out ? " (" + DATA.left_out + " smaller allocations not embedded)" : "");
+  document.querySelector("#live tbody").innerHTML = live.groups.slice(0, 50).map(([name, g]) =>
+    '<tr class="live-row"><td>' + escapeHtml(name) + '</td><td class="num">' + bytes(g.bytes) + '</td><td class="num">' + g.count + "</td></tr>").join("");
+  drawChart();
+}
+
+let dragFrom = null;
+chart.addEventListener("mousedown", e => { dragFrom = e.offsetX; });
+chart.addEventListener("mouseup", e => {
+  const s = scale(chart, 1);
+  if (dragFrom !== null && Math.abs(e.offsetX - dragFrom) > 5) {
+    const a = s.inv(Math.min(dragFrom, e.offsetX)), b = s.inv(Math.max(dragFrom, e.offsetX));
+    view = [Math.max(view[0], a), Math.min(view[1], b)];
+    redraw();
+  } else {
+    select(s.inv(e.offsetX));
+  }
+  dragFrom = null;
+});
+chart.addEventListener("dblclick", () => { view = fullRange(); redraw(); });
+
+function redraw() { drawChart(); drawBands(); }
+
+document.getElementById("title").textContent = DATA.title;
+document.querySelector("#summary tbody").innerHTML = DATA.summary.map(([k, v]) =>
+  "<tr><td>" + escapeHtml(k) + "</td><td>" + escapeHtml(v) + "</td></tr>").join("");
+const hash = new URLSearchParams(location.hash.slice(1));
+if (hash.has("zoom")) {
+  const [a, b] = hash.get("zoom").split("-").map(Number);
+  if (isFinite(a) && isFinite(b) && b > a) view = [a, b];
+}
+redraw();
+if (hash.has("at") && isFinite(Number(hash.get("at")))) select(Number(hash.get("at")));
+document.body.setAttribute("data-ready", "1");
