@@ -71,9 +71,10 @@ impl<'a> DeviceStreams<'a> {
     pub(crate) fn refuse(&mut self, operation: &'static str) -> Result<()> {
         match self.refuse_while_recording() {
             Ok(()) => Ok(()),
-            Err(_) => Err(GpuMemError::Recording {
+            Err(source) => Err(GpuMemError::Recording {
                 stream: self.device.recording_stream().unwrap_or(self.relocating),
                 operation,
+                source,
             }),
         }
     }

@@ -75,18 +75,20 @@ impl RecordingFlag {
     /// memory, which a recording forbids.
     ///
     /// # Errors
-    /// [`CaptureError::AlreadyRecording`] with the number of recording streams.
+    /// [`CaptureError::Streams`] carrying
+    /// [`mem_relocate::RelocationError::Recording`] with the number of
+    /// recording streams.
     pub fn refuse_while_recording(&self) -> Result<(), CaptureError> {
         match self.recording_streams() {
             0 => Ok(()),
-            streams => Err(CaptureError::AlreadyRecording { streams }),
+            streams => Err(CaptureError::already_recording(streams)),
         }
     }
 
     /// Run `work` (a cleanup, a relocation) only while no stream records.
     ///
     /// # Errors
-    /// [`CaptureError::AlreadyRecording`], and `work` does not run.
+    /// [`CaptureError::Streams`] (a recording refusal), and `work` does not run.
     pub fn unless_recording<T>(&self, work: impl FnOnce() -> T) -> Result<T, CaptureError> {
         self.refuse_while_recording()?;
         Ok(work())

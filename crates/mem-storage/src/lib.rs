@@ -86,7 +86,7 @@ mod virtual_pages;
 mod vm;
 
 pub use cuda::{CudaAllocMode, CudaEventHandle, CudaResource, CudaVirtualMemory, DriverPoolStats};
-pub use error::StorageError;
+pub use error::{Refuser, StorageError};
 pub use event_log::{Action, CSV_HEADER, ResourceEvent, write_csv, write_trace};
 pub use fault::FaultInjection;
 pub use fault_plan::{Call, CallPredicate, FaultPlan, Operation};
