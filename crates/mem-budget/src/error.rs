@@ -28,7 +28,7 @@ impl std::fmt::Display for BudgetScope {
 
 /// What went wrong in a budget, reservation or allocation call.
 ///
-/// The seed API calls this `XlogError`.
+/// The xlog-compatible `GpuMemoryManager` API calls this `XlogError`.
 #[doc(alias = "XlogError")]
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

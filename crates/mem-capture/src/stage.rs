@@ -7,8 +7,8 @@
 //! does the same), and a wrong call must be an answer, not a compile error.
 //!
 //! [`RecordingFlag`] is a ready-made device-wide "a stream records" count
-//! for runtimes that implement [`crate::CaptureStreams`] themselves: seed
-//! 002's `RelocatingStreams::recording` reads it, and while it is up
+//! for runtimes that implement [`crate::CaptureStreams`] themselves: the
+//! `RelocatingStreams` protocol's `recording` reads it, and while it is up
 //! relocation and cleanup free nothing, because the pages a recording
 //! touches must keep their addresses until it seals.
 
