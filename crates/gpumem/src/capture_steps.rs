@@ -60,7 +60,8 @@ impl Stream {
     /// pool opens its window and the stream is marked recording.
     ///
     /// # Errors
-    /// `CaptureError::AlreadyRecording` (or another refusal of mem-capture's
+    /// `CaptureError::Streams(RelocationError::Recording { .. })` while
+    /// another stream records (or another refusal of mem-capture's
     /// `prepare`), before anything changes.
     pub fn begin_capture_with<B: GraphBackend>(&self, backend: B) -> Result<CaptureWarmup<B>> {
         let mut streams = self.capture_streams();

@@ -157,10 +157,10 @@ impl Stream {
     /// simulated) work completes at the call, so there is nothing to order.
     pub fn wait_for(&self, wait: StreamWait) -> Result<()> {
         let Some(other) = self.device.streams.get(wait.stream) else {
-            return Err(GpuMemError::UnknownStream {
-                index: wait.stream,
-                streams: self.device.streams.len(),
-            });
+            return Err(GpuMemError::unknown_stream(
+                wait.stream,
+                self.device.streams.len(),
+            ));
         };
         // The budget adaptor does not forward `stream_wait`; the backend
         // below it is what owns the streams.

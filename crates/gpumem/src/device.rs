@@ -194,10 +194,10 @@ impl Device {
         if index < self.shared.streams.len() {
             Ok(Stream::new(self.shared.clone(), index))
         } else {
-            Err(GpuMemError::UnknownStream {
+            Err(GpuMemError::unknown_stream(
                 index,
-                streams: self.shared.streams.len(),
-            })
+                self.shared.streams.len(),
+            ))
         }
     }
 

@@ -16,6 +16,7 @@ use crate::oom::OutOfMemoryReport;
 
 /// What went wrong in a gpumem call.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum GpuMemError {
     /// The device ran out of memory (or its budget refused) even after the
     /// cached memory of every stream was given back and outdated pages were
@@ -117,23 +118,24 @@ pub enum GpuMemError {
         /// The manager id the handle carries.
         manager: u64,
     },
-    /// A stream index past the device's streams.
-    #[error("stream {index} does not exist: the device has {streams} streams (0..{streams})")]
-    UnknownStream {
-        /// The index asked for.
-        index: usize,
-        /// Streams the device has.
-        streams: usize,
-    },
     /// A stream records a graph, so memory may not move or be given back.
+    ///
+    /// The refusal itself is mem-relocate's [`RelocationError::Recording`]
+    /// (how many streams record), carried as `source`; the facade adds
+    /// which stream records and what it refused. (A stream index past the
+    /// device's streams is [`GpuMemError::Relocation`] carrying
+    /// [`RelocationError::UnknownStream`].)
     #[error(
         "stream {stream} is recording a graph: {operation} must wait until its capture ends or is aborted"
     )]
     Recording {
-        /// The recording stream.
+        /// The first recording stream.
         stream: usize,
         /// What was refused.
         operation: &'static str,
+        /// The refusal, with the number of recording streams.
+        #[source]
+        source: RelocationError,
     },
     /// A completion claimed for an operation that was never submitted.
     #[error(
@@ -147,6 +149,40 @@ pub enum GpuMemError {
         /// Operations submitted so far.
         submitted: u64,
     },
+}
+
+impl GpuMemError {
+    /// Whether this is an out-of-memory refusal: the facade's report
+    /// ([`GpuMemError::OutOfMemory`]) or a layer's out-of-memory carried
+    /// unchanged (the storage's, the pool engine's, a budget's, a copy's).
+    pub fn is_out_of_memory(&self) -> bool {
+        match self {
+            Self::OutOfMemory(_) => true,
+            Self::Storage(err) => err.is_out_of_memory(),
+            Self::Pool(err) => err.is_out_of_memory(),
+            Self::Budget(err) => err.is_out_of_memory(),
+            Self::InstallPools(err) => err.is_out_of_memory(),
+            Self::RelocationCopy(err) => err.is_out_of_memory(),
+            Self::Relocation(err) => err.is_out_of_memory(),
+            Self::Capture(err) => err.is_out_of_memory(),
+            _ => false,
+        }
+    }
+
+    /// The refusal of `operation` because `stream` (one of `recording`
+    /// streams) records a graph.
+    pub(crate) fn recording(stream: usize, operation: &'static str, recording: usize) -> Self {
+        Self::Recording {
+            stream,
+            operation,
+            source: RelocationError::Recording { recording },
+        }
+    }
+
+    /// A stream index past the device's `streams` streams.
+    pub(crate) fn unknown_stream(stream: usize, streams: usize) -> Self {
+        Self::Relocation(RelocationError::UnknownStream { stream, streams })
+    }
 }
 
 /// Shorthand for results of this crate.

@@ -62,11 +62,13 @@ impl Stream {
     ///
     /// # Errors
     /// A stale or foreign handle; the storage's error when the memory cannot
-    /// be reached (a lazy buffer whose chunks cannot be mapped now). Nothing
+    /// be reached. A lazy buffer whose memory cannot be mapped now is
+    /// retried once after cached memory is given back, then is
+    /// [`crate::GpuMemError::OutOfMemory`] (as in [`Stream::view`]). Nothing
     /// is pinned on error.
     pub fn device_ptr(&self, handle: &ManagedMemoryHandle) -> Result<DevicePtrGuard> {
         let owner = self.device.owner(handle)?;
-        let (view, pin) = self.device.run(owner, |st| {
+        let (view, pin) = self.access(owner, |st| {
             st.engine.get_resource_pinned(handle.binding(), None, None)
         })?;
         Ok(DevicePtrGuard {

@@ -53,6 +53,7 @@
 //!   ([`Stream::begin_capture`]).
 //! - Pool internals, budgets' ledgers, device backends: the layers below.
 
+mod access;
 mod backend;
 mod builder;
 mod capture_pool;

@@ -15,15 +15,7 @@ use std::fmt;
 
 use crate::units::format_bytes;
 
-/// Who refused the memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refuser {
-    /// The device budget (`GlobalDeviceBudget`): the device may have room,
-    /// the budget does not.
-    DeviceBudget,
-    /// The device itself (its backend resource).
-    Device,
-}
+pub use mem_storage::Refuser;
 
 /// Everything known when a reservation fails for lack of memory.
 #[derive(Debug, Clone, PartialEq)]
@@ -126,10 +118,7 @@ impl fmt::Display for OutOfMemoryReport {
             b(self.reserved_unallocated),
             b(self.largest_free_block)
         )?;
-        let who = match self.refused_by {
-            Refuser::DeviceBudget => "the device budget",
-            Refuser::Device => "the device",
-        };
+        let who = self.refused_by;
         write!(
             f,
             "Refused by {who} after cleanup and reclaim were tried once. Hint: {}.",

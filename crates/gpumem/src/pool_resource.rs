@@ -111,6 +111,7 @@ fn to_storage(err: GpuMemError) -> StorageError {
     match err {
         GpuMemError::OutOfMemory(report) => StorageError::OutOfMemory {
             backend: BACKEND,
+            refused_by: report.refused_by,
             requested: report.requested,
             free: report.device_free,
             total: report.device_total,
@@ -118,6 +119,8 @@ fn to_storage(err: GpuMemError) -> StorageError {
         GpuMemError::Pool(IoError::Storage(err)) | GpuMemError::Storage(err) => err,
         GpuMemError::Pool(IoError::BufferTooBig { size, max }) => StorageError::TooBig {
             backend: BACKEND,
+            // The pool layout's largest allocation: no budget refused.
+            refused_by: mem_storage::Refuser::Device,
             requested: size,
             max,
         },

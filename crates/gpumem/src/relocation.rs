@@ -90,11 +90,12 @@ impl StreamMemories for DeviceMemories<'_> {
 pub(crate) fn refuse(streams: &mut DeviceStreams<'_>, operation: &'static str) -> Result<()> {
     match streams.refuse_while_recording() {
         Ok(()) => Ok(()),
-        Err(RelocationError::Recording { .. }) => {
+        Err(source @ RelocationError::Recording { .. }) => {
             let device = streams.memories().0;
             Err(GpuMemError::Recording {
                 stream: device.recording_stream().unwrap_or_default(),
                 operation,
+                source,
             })
         }
         Err(err) => Err(err.into()),

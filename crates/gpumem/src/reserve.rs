@@ -11,7 +11,6 @@
 
 use std::sync::atomic::Ordering;
 
-use mem_budget::GLOBAL_BUDGET_BACKEND;
 use mem_pools::{IoError, ManagedMemoryHandle};
 use mem_relocate::{RelocationReason, ReserveRetry, RetryStep};
 use mem_storage::{DeviceResource, StorageError};
@@ -38,7 +37,12 @@ impl DeviceShared {
         }
     }
 
-    fn oom_report(&self, stream: usize, requested: u64, cause: &StorageError) -> OutOfMemoryReport {
+    pub(crate) fn oom_report(
+        &self,
+        stream: usize,
+        requested: u64,
+        cause: &StorageError,
+    ) -> OutOfMemoryReport {
         let (mut allocated, mut reserved, mut held, mut pinned) = (0, 0, 0, 0);
         let mut largest = 0;
         for (i, s) in self.streams.iter().enumerate() {
@@ -56,12 +60,7 @@ impl DeviceShared {
         }
         let info = self.resource.upstream().mem_info().unwrap_or_default();
         let budget = self.resource.handle();
-        let refused_by = match cause {
-            StorageError::OutOfMemory { backend, .. } if *backend == GLOBAL_BUDGET_BACKEND => {
-                Refuser::DeviceBudget
-            }
-            _ => Refuser::Device,
-        };
+        let refused_by = cause.refused_by().unwrap_or(Refuser::Device);
         OutOfMemoryReport {
             requested,
             stream,

@@ -35,10 +35,8 @@ impl Device {
         let shared = &self.shared;
         let _moving = shared.moving();
         if let Some(stream) = shared.recording_stream() {
-            return Err(GpuMemError::Recording {
-                stream,
-                operation: "sleep",
-            });
+            let recording = shared.streams.iter().filter(|s| s.is_recording()).count();
+            return Err(GpuMemError::recording(stream, "sleep", recording));
         }
         shared.finish()?;
         let mut total = SleepReport::default();

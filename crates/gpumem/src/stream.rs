@@ -6,7 +6,8 @@
 //! operation), and [`Stream::complete_through`] / [`Stream::synchronize`]
 //! say which have finished. The cross-stream rules built on these counters
 //! are in `cross_stream.rs`; reserving (with its out-of-memory retry) is in
-//! `reserve.rs`.
+//! `reserve.rs`, and the same retry for a lazy page's first touch in
+//! `access.rs`.
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -102,27 +103,32 @@ impl Stream {
     /// The storage view of `handle`'s memory (page id, offset, size): what a
     /// graph recorder or a copy names. It follows relocation only while the
     /// allocation is not moved; take a fresh one after a relocation.
+    ///
+    /// # Errors
+    /// A stale or foreign handle; with lazy pages, the first touch maps the
+    /// memory, and a refusal is retried once after cached memory is given
+    /// back, then is [`GpuMemError::OutOfMemory`] (see `access.rs`).
     pub fn view(&self, handle: &ManagedMemoryHandle) -> Result<StorageHandle> {
         let owner = self.device.owner(handle)?;
-        Ok(self
-            .device
-            .run(owner, |st| st.engine.get_storage(handle.binding()))?)
+        self.access(owner, |st| st.engine.get_storage(handle.binding()))
     }
 
     /// Write `data` at the start of `handle`'s memory (on its own stream).
+    ///
+    /// # Errors
+    /// As [`Stream::view`], and data longer than the allocation.
     pub fn write(&self, handle: &ManagedMemoryHandle, data: &[u8]) -> Result<()> {
         let owner = self.device.owner(handle)?;
-        self.device
-            .run(owner, |st| st.engine.write(handle.binding(), data))?;
-        Ok(())
+        self.access(owner, |st| st.engine.write(handle.binding(), data))
     }
 
     /// Read the first `out.len()` bytes of `handle`'s memory.
+    ///
+    /// # Errors
+    /// As [`Stream::view`], and a buffer longer than the allocation.
     pub fn read(&self, handle: &ManagedMemoryHandle, out: &mut [u8]) -> Result<()> {
         let owner = self.device.owner(handle)?;
-        self.device
-            .run(owner, |st| st.engine.read(handle.binding(), out))?;
-        Ok(())
+        self.access(owner, |st| st.engine.read(handle.binding(), out))
     }
 
     /// Open (`Persistent`) or close (`Auto`) a persistent-allocation window.

@@ -6,6 +6,7 @@ use common::*;
 use gpumem::capture::CaptureError;
 use gpumem::pools::IoError;
 use gpumem::prelude::*;
+use gpumem::relocate::RelocationError;
 
 /// One pass: an output, a transient dropped mid-pass.
 fn pass(s: &Stream) -> ManagedMemoryHandle {
@@ -72,7 +73,9 @@ fn only_one_stream_records_at_a_time() {
     assert!(
         matches!(
             err,
-            GpuMemError::Capture(CaptureError::AlreadyRecording { streams: 1 })
+            GpuMemError::Capture(CaptureError::Streams(RelocationError::Recording {
+                recording: 1
+            }))
         ),
         "{err}"
     );

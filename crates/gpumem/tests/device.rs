@@ -4,6 +4,7 @@ mod common;
 
 use common::*;
 use gpumem::prelude::*;
+use gpumem::relocate::RelocationError;
 
 #[test]
 fn pool_pages_are_charged_to_the_device_budget() {
@@ -75,10 +76,10 @@ fn streams_are_numbered_and_out_of_range_is_an_error() {
     assert_eq!(device.stream(2).unwrap().index(), 2);
     assert!(matches!(
         device.stream(3),
-        Err(GpuMemError::UnknownStream {
-            index: 3,
+        Err(GpuMemError::Relocation(RelocationError::UnknownStream {
+            stream: 3,
             streams: 3
-        })
+        }))
     ));
 }
 

@@ -8,11 +8,10 @@
 
 use std::sync::Arc;
 
-use mem_storage::{StorageError, StreamId};
+use mem_storage::{Refuser, StorageError, StreamId};
 
 use crate::element::{AllocTag, DeviceElement};
 use crate::error::{BudgetError, BudgetScope, Result};
-use crate::global::GLOBAL_BUDGET_BACKEND;
 use crate::global_handle::GlobalBudgetHandle;
 use crate::manager::GpuMemoryManager;
 use crate::reservation::GpuMemoryReservation;
@@ -151,11 +150,12 @@ fn route_error(
 ) -> BudgetError {
     match error {
         StorageError::OutOfMemory {
-            backend,
+            refused_by: Refuser::DeviceBudget,
             requested,
             free,
             total,
-        } if backend == GLOBAL_BUDGET_BACKEND => BudgetError::ResourceExhausted {
+            ..
+        } => BudgetError::ResourceExhausted {
             requested,
             allocated: total.saturating_sub(free),
             limit: total,
@@ -163,10 +163,11 @@ fn route_error(
             which: BudgetScope::Global,
         },
         StorageError::TooBig {
-            backend,
+            refused_by: Refuser::DeviceBudget,
             requested,
             max,
-        } if backend == GLOBAL_BUDGET_BACKEND => BudgetError::ResourceExhausted {
+            ..
+        } => BudgetError::ResourceExhausted {
             requested,
             allocated: global.map_or(0, GlobalBudgetHandle::charged),
             limit: max,

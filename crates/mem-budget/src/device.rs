@@ -1,6 +1,6 @@
 //! `BudgetDevice`: the device a manager allocates on.
 //!
-//! The seed API takes an `Arc<CudaDevice>`. gpumem runs the same manager on
+//! The xlog-compatible `GpuMemoryManager` API takes an `Arc<CudaDevice>`. gpumem runs the same manager on
 //! the host backend (no GPU), a simulated device, or CUDA, so a device here
 //! is a named, numbered [`DeviceResource`] — the bottom of the resource
 //! stack. Cloning a device shares it; two devices built separately are

@@ -28,9 +28,10 @@ impl std::fmt::Display for BudgetScope {
 
 /// What went wrong in a budget, reservation or allocation call.
 ///
-/// The seed API calls this `XlogError`.
+/// The xlog-compatible `GpuMemoryManager` API calls this `XlogError`.
 #[doc(alias = "XlogError")]
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum BudgetError {
     /// The request would take a budget past its limit. Nothing was claimed.
     #[error(
@@ -125,6 +126,20 @@ pub enum BudgetError {
 }
 
 impl BudgetError {
+    /// Whether this is an out-of-memory refusal: a budget exhausted
+    /// ([`BudgetError::ResourceExhausted`], local or global), or the device's
+    /// own out-of-memory carried by [`BudgetError::Kernel`].
+    pub fn is_out_of_memory(&self) -> bool {
+        match self {
+            Self::ResourceExhausted { .. } => true,
+            Self::Kernel {
+                source: Some(source),
+                ..
+            } => source.is_out_of_memory(),
+            _ => false,
+        }
+    }
+
     /// Wrap a resource error from `operation` as [`BudgetError::Kernel`].
     pub(crate) fn kernel(operation: &'static str, source: StorageError) -> Self {
         Self::Kernel {
@@ -212,6 +227,7 @@ mod tests {
     fn a_kernel_error_keeps_the_device_error_as_its_source() {
         let cause = StorageError::OutOfMemory {
             backend: "host",
+            refused_by: mem_storage::Refuser::Device,
             requested: 10,
             free: 5,
             total: 100,

@@ -17,15 +17,16 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use mem_storage::{DevicePtr, DeviceResource, MemInfo, StorageError, StreamId};
+use mem_storage::{DevicePtr, DeviceResource, MemInfo, Refuser, StorageError, StreamId};
 
 use crate::budget::MemoryBudget;
 use crate::error::Result;
 use crate::global_handle::{GlobalBudgetHandle, GlobalReservation};
 use crate::ledger::Ledger;
 
-/// The `backend` named in the out-of-memory errors this adaptor returns, so
-/// layers above can tell a budget refusal from a device that is full.
+/// The `backend` named in the messages of the refusals this adaptor returns.
+/// To tell a budget refusal from a device that is full, match the errors'
+/// typed `refused_by` ([`mem_storage::Refuser::DeviceBudget`]), not this name.
 pub const GLOBAL_BUDGET_BACKEND: &str = "global-budget";
 
 /// The state every handle on one device budget shares.
@@ -51,6 +52,7 @@ impl Shared {
         if bytes > ledger.limit() {
             return Err(StorageError::TooBig {
                 backend: GLOBAL_BUDGET_BACKEND,
+                refused_by: Refuser::DeviceBudget,
                 requested: bytes,
                 max: ledger.limit(),
             });
@@ -59,6 +61,7 @@ impl Shared {
             .claim_tentative(bytes)
             .map_err(|refusal| StorageError::OutOfMemory {
                 backend: GLOBAL_BUDGET_BACKEND,
+                refused_by: Refuser::DeviceBudget,
                 requested: bytes,
                 free: refusal.remaining(),
                 total: refusal.limit,

@@ -52,9 +52,10 @@
 //!   the caller decides (free, reap, relocate, retry).
 //!
 //! ## Names
-//! The seed API's product names are kept as doc aliases:
-//! `XlogDeviceRuntime` → [`DeviceRuntime`], `XlogError` → [`BudgetError`],
-//! `TrackedCudaSlice` → [`TrackedSlice`]. The seed's `Arc<CudaDevice>` is a
+//! The xlog-compatible `GpuMemoryManager` API's product names are kept as
+//! doc aliases: `XlogDeviceRuntime` → [`DeviceRuntime`], `XlogError` →
+//! [`BudgetError`], `TrackedCudaSlice` → [`TrackedSlice`]. That API's
+//! `Arc<CudaDevice>` is a
 //! [`BudgetDevice`], which is the host, a CUDA device, or any resource.
 
 mod account;

@@ -44,7 +44,7 @@ struct PendingFree {
 
 /// The device resource stack, with stream-ordered deferred frees.
 ///
-/// The seed API calls this `XlogDeviceRuntime`.
+/// The xlog-compatible `GpuMemoryManager` API calls this `XlogDeviceRuntime`.
 #[doc(alias = "XlogDeviceRuntime")]
 pub struct DeviceRuntime {
     device: BudgetDevice,

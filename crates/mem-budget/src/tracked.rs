@@ -80,7 +80,7 @@ impl Drop for Allocation {
 
 /// A typed device allocation, charged to its manager until dropped.
 ///
-/// The seed API calls this `TrackedCudaSlice`. It owns its memory: dropping
+/// The xlog-compatible `GpuMemoryManager` API calls this `TrackedCudaSlice`. It owns its memory: dropping
 /// it frees through the route it was allocated on and updates the manager's
 /// budget and the device budget.
 #[doc(alias = "TrackedCudaSlice")]

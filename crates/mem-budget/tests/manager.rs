@@ -1,4 +1,4 @@
-//! GpuMemoryManager's seed behaviour on the host backend.
+//! The xlog-compatible `GpuMemoryManager`'s documented behaviour on the host backend.
 
 use std::sync::Arc;
 

@@ -7,7 +7,8 @@ use mem_budget::{
     MemoryBudget,
 };
 use mem_storage::{
-    Action, ComputeStorage, DeviceResource, ResourceStorage, StatsResource, StorageError, StreamId,
+    Action, ComputeStorage, DeviceResource, Refuser, ResourceStorage, StatsResource, StorageError,
+    StreamId,
 };
 
 #[test]
@@ -78,6 +79,7 @@ fn the_standard_stack_is_budget_over_logging_over_the_backend() {
             StorageError::TooBig {
                 requested: 2000,
                 max: 1000,
+                refused_by: Refuser::DeviceBudget,
                 ..
             }
         ),
@@ -112,11 +114,18 @@ fn the_standard_stack_is_budget_over_logging_over_the_backend() {
                 requested: 500,
                 free: 400,
                 total: 1000,
+                refused_by: Refuser::DeviceBudget,
                 ..
             }
         ),
         "a request that fits the budget but not what is left is retryable: {refused:?}"
     );
+    assert!(refused.is_out_of_memory());
+    // The device itself refusing is told apart by type, not by a name.
+    let device_full = BudgetDevice::host_with_capacity(1 << 12);
+    let roomy = DeviceRuntime::standard(device_full, MemoryBudget::bytes(1 << 20));
+    let refused = roomy.allocate(1 << 13).unwrap_err();
+    assert_eq!(refused.refused_by(), Some(Refuser::Device), "{refused}");
     runtime.deallocate(held, 600).unwrap();
 }
 

@@ -117,7 +117,7 @@ impl Capture {
     /// Open the window; the warmup runs after this (see the module docs).
     ///
     /// # Errors
-    /// [`CaptureError::WrongStage`], [`CaptureError::AlreadyRecording`],
+    /// [`CaptureError::WrongStage`], [`CaptureError::Streams`] (another recording),
     /// [`CaptureError::NoPools`], [`CaptureError::PoolAlreadyCapturing`],
     /// [`CaptureError::PoolCountChanged`]; each before anything changes.
     pub fn prepare<S: CaptureStreams + ?Sized>(
@@ -127,7 +127,7 @@ impl Capture {
         self.expect("prepare", CaptureStage::Idle)?;
         match streams.recording_streams() {
             0 => {}
-            recording => return Err(CaptureError::AlreadyRecording { streams: recording }),
+            recording => return Err(CaptureError::already_recording(recording)),
         }
         let count = {
             let pools = streams.capture_pools();

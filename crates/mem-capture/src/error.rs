@@ -1,19 +1,22 @@
 //! The one error of this crate.
 //!
 //! Two kinds of failure share it. A *wrong call* ([`CaptureError::WrongStage`],
-//! [`CaptureError::AlreadyRecording`], ...) is refused before anything
-//! changes. A *failure inside the sequence* (the driver refused, the window
+//! a capture prepared while another records — [`CaptureError::Streams`]
+//! carrying mem-relocate's [`RelocationError::Recording`] —, ...) is refused
+//! before anything changes. A *failure inside the sequence* (the driver refused, the window
 //! would have allocated, the graph holds memory nodes) aborts the capture —
 //! every pool leaves capture mode, no stream stays in capture — and then
 //! reports; [`crate::Capture`] documents which is which.
 
 use mem_pools::IoError;
+use mem_relocate::RelocationError;
 use mem_storage::StorageError;
 
 use crate::stage::CaptureStage;
 
 /// What went wrong while capturing or replaying a graph.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum CaptureError {
     /// A step called in the wrong stage; nothing changed.
     #[error(
@@ -28,15 +31,12 @@ pub enum CaptureError {
         /// The stage the capture is in.
         found: CaptureStage,
     },
-    /// Another capture records on this device; nothing changed.
-    #[error(
-        "{streams} stream(s) of this device already record a graph: \
-         seal or abort that capture before preparing another"
-    )]
-    AlreadyRecording {
-        /// Streams recording now.
-        streams: usize,
-    },
+    /// The streams refused: another capture records on this device
+    /// ([`RelocationError::Recording`], with the number of recording
+    /// streams), or a [`crate::StreamSetCapture`] names a stream its set
+    /// does not hold ([`RelocationError::UnknownStream`]). Nothing changed.
+    #[error(transparent)]
+    Streams(#[from] RelocationError),
     /// A pool the recording would touch is already inside a capture window
     /// opened by someone else; nothing changed.
     #[error(
@@ -54,17 +54,6 @@ pub enum CaptureError {
         "the streams offered no pool to capture: capture_pools must list every pool the recording touches"
     )]
     NoPools,
-    /// A [`crate::StreamSetCapture`] names a stream its set does not hold.
-    #[error(
-        "no stream {stream} to capture on: the set holds {streams} streams (0..{streams}); \
-         pass an index below {streams} to StreamSetCapture::new"
-    )]
-    UnknownStream {
-        /// The stream index asked for.
-        stream: usize,
-        /// Streams in the set.
-        streams: usize,
-    },
     /// The streams offered a different number of pools than the capture (or
     /// the shared graph pool) was made with.
     #[error(
@@ -176,6 +165,26 @@ pub enum CaptureError {
         /// Bytes of the view.
         size: u64,
     },
+}
+
+impl CaptureError {
+    /// A capture refused because `streams` streams already record.
+    pub(crate) fn already_recording(streams: usize) -> Self {
+        Self::Streams(RelocationError::Recording { recording: streams })
+    }
+
+    /// Whether this is an out-of-memory refusal carried from a layer below
+    /// (the pool engine's, the streams', or a replayed operation's storage).
+    /// A capture window that would allocate ([`CaptureError::WindowAllocation`])
+    /// is not: it needs a longer warmup, not freed memory.
+    pub fn is_out_of_memory(&self) -> bool {
+        match self {
+            Self::Engine(err) => err.is_out_of_memory(),
+            Self::Streams(err) => err.is_out_of_memory(),
+            Self::Replay { source, .. } => source.is_out_of_memory(),
+            _ => false,
+        }
+    }
 }
 
 impl From<IoError> for CaptureError {

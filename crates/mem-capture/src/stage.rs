@@ -7,8 +7,8 @@
 //! does the same), and a wrong call must be an answer, not a compile error.
 //!
 //! [`RecordingFlag`] is a ready-made device-wide "a stream records" count
-//! for runtimes that implement [`crate::CaptureStreams`] themselves: seed
-//! 002's `RelocatingStreams::recording` reads it, and while it is up
+//! for runtimes that implement [`crate::CaptureStreams`] themselves: the
+//! `RelocatingStreams` protocol's `recording` reads it, and while it is up
 //! relocation and cleanup free nothing, because the pages a recording
 //! touches must keep their addresses until it seals.
 
@@ -75,18 +75,20 @@ impl RecordingFlag {
     /// memory, which a recording forbids.
     ///
     /// # Errors
-    /// [`CaptureError::AlreadyRecording`] with the number of recording streams.
+    /// [`CaptureError::Streams`] carrying
+    /// [`mem_relocate::RelocationError::Recording`] with the number of
+    /// recording streams.
     pub fn refuse_while_recording(&self) -> Result<(), CaptureError> {
         match self.recording_streams() {
             0 => Ok(()),
-            streams => Err(CaptureError::AlreadyRecording { streams }),
+            streams => Err(CaptureError::already_recording(streams)),
         }
     }
 
     /// Run `work` (a cleanup, a relocation) only while no stream records.
     ///
     /// # Errors
-    /// [`CaptureError::AlreadyRecording`], and `work` does not run.
+    /// [`CaptureError::Streams`] (a recording refusal), and `work` does not run.
     pub fn unless_recording<T>(&self, work: impl FnOnce() -> T) -> Result<T, CaptureError> {
         self.refuse_while_recording()?;
         Ok(work())

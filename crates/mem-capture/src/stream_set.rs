@@ -31,15 +31,11 @@ impl<'a, S: ComputeStorage> StreamSetCapture<'a, S> {
     /// The recording stream's memory, for the warmup and the recorded pass.
     ///
     /// # Errors
-    /// [`CaptureError::UnknownStream`] when the set has no stream `stream`.
+    /// [`CaptureError::Streams`] carrying the set's
+    /// [`mem_relocate::RelocationError::UnknownStream`] when the set has no
+    /// stream `stream`.
     pub fn memory(&mut self) -> Result<&mut MemoryManagement<S>, CaptureError> {
-        let streams = self.set.stream_count();
-        self.set
-            .memory(self.stream)
-            .map_err(|_| CaptureError::UnknownStream {
-                stream: self.stream,
-                streams,
-            })
+        Ok(self.set.memory(self.stream)?)
     }
 }
 

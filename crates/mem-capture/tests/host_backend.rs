@@ -7,6 +7,7 @@ use common::fixtures::device_with_input;
 use common::pass::capture_once;
 use common::*;
 use mem_capture::{Capture, CaptureError, CaptureStage, GraphBackend};
+use mem_relocate::RelocationError;
 
 #[test]
 fn replaying_while_the_backend_captures_is_refused() {
@@ -111,7 +112,9 @@ fn the_recording_flag_counts_streams_and_never_goes_below_zero() {
     assert_eq!(copy.recording_streams(), 2);
     assert_eq!(
         copy.unless_recording(|| 1),
-        Err(CaptureError::AlreadyRecording { streams: 2 })
+        Err(CaptureError::Streams(RelocationError::Recording {
+            recording: 2
+        }))
     );
     flag.stop();
     flag.stop();

@@ -7,6 +7,7 @@ use common::fixtures::{assert_restored, expected, input};
 use common::pass::{capture_once, capture_pass, pass, replay_read};
 use common::*;
 use mem_capture::{Capture, CaptureError, CaptureStage, HostGraphBackend};
+use mem_relocate::RelocationError;
 
 #[test]
 fn prepare_relocates_every_streams_outdated_memory_first() {
@@ -54,7 +55,10 @@ fn while_a_stream_records_relocation_and_cleanup_free_nothing() {
         .unless_recording(|| dev.streams[1].cleanup(true))
         .unwrap_err();
     assert!(
-        matches!(err, CaptureError::AlreadyRecording { streams: 1 }),
+        matches!(
+            err,
+            CaptureError::Streams(RelocationError::Recording { recording: 1 })
+        ),
         "{err}"
     );
     dev.streams[0].cleanup(true);
@@ -75,7 +79,10 @@ fn a_capture_refuses_to_start_while_another_stream_records() {
     first.prepare(&mut dev).unwrap();
     let mut second = Capture::new();
     let err = second.prepare(&mut dev).unwrap_err();
-    assert_eq!(err, CaptureError::AlreadyRecording { streams: 1 });
+    assert_eq!(
+        err,
+        CaptureError::Streams(RelocationError::Recording { recording: 1 })
+    );
     assert_eq!(second.stage(), CaptureStage::Idle);
     assert_eq!(dev.flag.recording_streams(), 1);
     first.abort(&mut dev, &mut HostGraphBackend::new());

@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use mem_capture::{Capture, CaptureError, HostGraphBackend, StreamSetCapture};
-use mem_relocate::{RelocatingStreams, StorageCopyQueue, StreamSet};
+use mem_relocate::{RelocatingStreams, RelocationError, StorageCopyQueue, StreamSet};
 use mem_storage::{HostResource, ResourceStorage, StatsResource};
 
 type Set = StreamSet<ResourceStorage<Counted>>;
@@ -96,7 +96,10 @@ fn the_set_refuses_to_reclaim_while_the_capture_records() {
     // A second capture on the other stream is refused, changing nothing.
     let mut other = StreamSetCapture::new(on.set, 1);
     let err = Capture::new().prepare(&mut other).unwrap_err();
-    assert_eq!(err, CaptureError::AlreadyRecording { streams: 1 });
+    assert_eq!(
+        err,
+        CaptureError::Streams(RelocationError::Recording { recording: 1 })
+    );
     let mut on = StreamSetCapture::new(other.set, 0);
     capture.abort(&mut on, &mut backend);
     assert!(on.set.recording_streams().is_empty());
@@ -122,9 +125,9 @@ fn a_stream_the_set_lacks_is_named_with_the_set_s_stream_count() {
     let mut streams = StreamSetCapture::new(&mut set, 5);
     assert_eq!(
         streams.memory().map(drop),
-        Err(CaptureError::UnknownStream {
+        Err(CaptureError::Streams(RelocationError::UnknownStream {
             stream: 5,
             streams: 2
-        })
+        }))
     );
 }

@@ -10,6 +10,7 @@ use mem_storage::StorageError;
 
 /// What went wrong in a call to the pool engine.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum IoError {
     /// The storage under the pools refused (out of memory, unknown id, ...).
     #[error("storage error: {0}")]
@@ -136,6 +137,7 @@ pub enum IoError {
 
 /// Why [`crate::MemoryManagement::install_pools`] refused a new layout.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum InstallMemoryPoolsError {
     /// Something is still live in the dynamic pools; the old layout is kept.
     #[error(
@@ -155,6 +157,7 @@ pub enum InstallMemoryPoolsError {
 
 /// Why [`crate::MemoryManagement::copy_relocation`] produced no [`crate::Landed`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RelocationCopyError {
     /// A copy could not be enqueued (or waiting for the device before the
     /// first copy failed). Every wait completed, so the targets were freed and
@@ -189,4 +192,35 @@ pub enum RelocationCopyError {
         /// The id carried by the plan.
         found: u64,
     },
+}
+
+impl IoError {
+    /// Whether this is the storage's out-of-memory refusal
+    /// ([`StorageError::OutOfMemory`] inside [`IoError::Storage`]): the
+    /// same call may succeed once memory is given back. False for sizes no
+    /// pool or device can ever serve and for a capture window that would
+    /// allocate.
+    pub fn is_out_of_memory(&self) -> bool {
+        matches!(self, Self::Storage(err) if err.is_out_of_memory())
+    }
+}
+
+impl InstallMemoryPoolsError {
+    /// Whether this is an out-of-memory refusal: never — installing a
+    /// layout allocates nothing; both variants say what is in the way.
+    pub fn is_out_of_memory(&self) -> bool {
+        match self {
+            Self::PoolsInUse { .. } | Self::CaptureActive => false,
+        }
+    }
+}
+
+impl RelocationCopyError {
+    /// Whether the storage error this carries is an out-of-memory refusal.
+    pub fn is_out_of_memory(&self) -> bool {
+        match self {
+            Self::Copy { source, .. } | Self::Wait { source, .. } => source.is_out_of_memory(),
+            Self::Foreign { .. } => false,
+        }
+    }
 }

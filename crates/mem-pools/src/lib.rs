@@ -4,6 +4,44 @@
 //! [`ComputeStorage`](mem_storage::ComputeStorage)) into slices and hands them
 //! out as [`ManagedMemoryHandle`]s.
 //!
+//! ## Example
+//!
+//! A manager over host memory: reserve, write through a binding, drop the
+//! handle (an O(1) free, processed at the next call), give the page back.
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use mem_pools::{
+//!     MemoryConfiguration, MemoryDeviceProperties, MemoryManagement, ServerLogger,
+//! };
+//! use mem_storage::HostStorage;
+//!
+//! let properties = MemoryDeviceProperties { max_page_size: 1 << 20, alignment: 256 };
+//! let mut memory = MemoryManagement::from_configuration(
+//!     HostStorage::host(),
+//!     &properties,
+//!     MemoryConfiguration::SubSlices,
+//!     Arc::new(ServerLogger::default()),
+//!     Default::default(),
+//! );
+//! let handle = memory.reserve(1000)?;
+//! memory.write(handle.binding(), b"abc")?;
+//! let mut back = [0; 3];
+//! memory.read(handle.binding(), &mut back)?;
+//! assert_eq!(&back, b"abc");
+//! let usage = memory.memory_usage();
+//! assert_eq!((usage.number_allocs, usage.bytes_in_use), (1, 1000));
+//!
+//! let binding = handle.binding();
+//! drop(handle); // the last holder: the slice is free at the next call
+//! memory.cleanup(true); // and its empty page goes back to the storage
+//! assert_eq!(memory.memory_usage().bytes_reserved, 0);
+//! // A binding that outlived its handle is an error, never other memory.
+//! assert!(memory.read(binding, &mut back).is_err());
+//! # Ok::<(), mem_pools::IoError>(())
+//! ```
+//!
 //! ## Contract
 //! - **Handles are an indirection.** A handle names a slot (index +
 //!   generation); the slot names the slice. Relocation and `bind` rewrite
@@ -72,7 +110,6 @@ mod free_index;
 mod free_path;
 mod growth;
 mod handle;
-mod landing;
 mod lifecycle;
 mod logger;
 mod management;
@@ -80,7 +117,6 @@ mod pages;
 mod pool;
 mod raw_pin;
 mod reclaim;
-mod relocate;
 mod relocation;
 mod report;
 mod sleep;

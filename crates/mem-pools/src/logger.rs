@@ -1,6 +1,7 @@
 //! `ServerLogger`: the engine's log sink, backed by `tracing`.
 //!
-//! The seed passes a shared logger into the engine. Here it is a thin,
+//! The CubeCL-compatible `MemoryManagement` passes a shared logger into the
+//! engine. Here it is a thin,
 //! named front over `tracing` events (target `gpumem::pools`), so a runtime
 //! chooses verbosity with its subscriber and several managers stay apart by
 //! name. It holds no state that could fail.

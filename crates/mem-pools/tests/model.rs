@@ -490,6 +490,7 @@ impl Model {
                             self.graphs.iter().flatten().count() > 0 || !self.clones.is_empty();
                         assert!(dynamic || unknown, "refused with nothing dynamic live");
                     }
+                    Err(other) => panic!("install refused for a reason the model lacks: {other}"),
                 }
             }
             Op::CaptureBegin => {

@@ -96,12 +96,14 @@ impl World {
                     return Err(ctx.succeeded("nothing moved during a capture"));
                 }
             }
-            Err(RelocationError::Copy { source, .. })
+            Err(RelocationError::Copy(RelocationCopyError::Copy { source, .. }))
                 if self.copy_refusal_allowed(ctx, s, &source) =>
             {
                 self.summary.refusals += 1
             }
-            Err(RelocationError::Wait { leaked_bytes, .. }) if self.hit(ctx) => {
+            Err(RelocationError::Copy(RelocationCopyError::Wait { leaked_bytes, .. }))
+                if self.hit(ctx) =>
+            {
                 self.summary.refusals += 1;
                 self.leaked[s] += leaked_bytes;
                 self.model.streams[s].quarantined |= leaked_bytes > 0;

@@ -7,7 +7,7 @@
 //! capture left open; and once everything is dropped nothing is outstanding.
 
 use mem_capture::{Capture, CaptureError, CapturePool, CaptureStreams, HostGraphBackend};
-use mem_pools::{ManagedMemoryHandle, StorageCopyQueue};
+use mem_pools::{ManagedMemoryHandle, RelocationCopyError, StorageCopyQueue};
 use mem_reliability::{Limits, World, pattern};
 use mem_relocate::{RelocationError, RelocationReason, relocate_memory};
 
@@ -32,7 +32,7 @@ impl CaptureStreams for Device {
         // either way the capture goes on.
         let manager = self.world.manager(0);
         let moved = relocate_memory(manager, RelocationReason::Capture, &mut StorageCopyQueue);
-        if let Err(RelocationError::Wait { leaked_bytes, .. }) = moved {
+        if let Err(RelocationError::Copy(RelocationCopyError::Wait { leaked_bytes, .. })) = moved {
             self.world.note_failed_wait(0, leaked_bytes);
         }
     }

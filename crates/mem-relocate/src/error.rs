@@ -5,20 +5,26 @@
 //! caller's work goes on. The errors here are what the execution steps and
 //! the reference stream set report to a caller who asks (and what
 //! [`crate::RelocationLog`] keeps as the last failure).
+//!
+//! Two of its variants are the one definition of their idea for every crate
+//! above: [`RelocationError::Recording`] (refused because a stream records a
+//! graph) and [`RelocationError::UnknownStream`] (a stream index past a set
+//! of streams). mem-capture and the facade carry these values rather than
+//! copies of their fields.
 
 use mem_pools::{IoError, RelocationCopyError};
-use mem_storage::StorageError;
 
 /// What went wrong while relocating, or why a relocation was refused.
 #[doc(alias = "ServerError")]
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RelocationError {
     /// A stream is recording a graph: the pages a recording touches keep
-    /// their addresses until it seals, and nothing may wait on the device
-    /// under it.
+    /// their addresses until it seals, nothing may wait on the device under
+    /// it, and no second capture may start.
     #[error(
         "refused while {recording} stream(s) record a graph: pages a recording touches keep their \
-         addresses until it seals; end the recording, then retry"
+         addresses until it seals; end (seal or abort) the recording, then retry"
     )]
     Recording {
         /// Streams recording (at least 1; a runtime that only knows
@@ -45,85 +51,35 @@ pub enum RelocationError {
         /// The stream.
         stream: usize,
     },
-    /// A copy could not be enqueued, or waiting for the device before the
-    /// first copy failed. Every wait completed, so nothing moved and the
-    /// targets were freed: retrying later is safe.
-    #[error(
-        "relocation copy failed after {enqueued} of {moves} copies; nothing moved, retry later: {source}"
-    )]
-    Copy {
-        /// Copies enqueued before the failure.
-        enqueued: usize,
-        /// Copies the plan held.
-        moves: usize,
-        /// The storage's error.
-        source: StorageError,
-    },
-    /// Waiting for the copies failed, so whether they finished is unknown:
-    /// sources and targets are leaked (never reused, never freed) rather
-    /// than freed while a copy may still write them.
-    #[error(
-        "waiting for {moves} relocation copies failed; {leaked_bytes} bytes are leaked rather than \
-         freed while a copy may still run; check the device: {source}"
-    )]
-    Wait {
-        /// Copies the plan held.
-        moves: usize,
-        /// Bytes of sources and targets leaked.
-        leaked_bytes: u64,
-        /// The storage's error.
-        source: StorageError,
-    },
-    /// A plan or landed copies used on a manager that did not make them.
-    #[error(
-        "relocation made by manager #{found} used on manager #{expected}: use one manager throughout"
-    )]
-    Foreign {
-        /// The manager asked.
-        expected: u64,
-        /// The manager that planned.
-        found: u64,
-    },
+    /// The plan → copy step failed: a copy could not be enqueued (nothing
+    /// moved, the targets were freed: retrying later is safe), waiting for
+    /// the copies failed (sources and targets are leaked rather than freed
+    /// while a copy may still write them), or the plan was another
+    /// manager's. The pool engine's [`RelocationCopyError`] says which, with
+    /// its numbers.
+    #[error(transparent)]
+    Copy(#[from] RelocationCopyError),
     /// The pool engine refused a call made through the set: a reservation
-    /// (`StreamSet::reserve`) or a relocation step. The engine's error says why.
+    /// (`StreamSet::reserve`) or a relocation step (a plan or landed copies
+    /// used on a manager that did not make them is the engine's
+    /// [`IoError::ForeignRelocation`]). The engine's error says why.
     #[error("the pool engine refused: {0}")]
-    Engine(IoError),
+    Engine(#[from] IoError),
 }
 
-impl From<RelocationCopyError> for RelocationError {
-    fn from(err: RelocationCopyError) -> Self {
-        match err {
-            RelocationCopyError::Copy {
-                enqueued,
-                moves,
-                source,
-            } => Self::Copy {
-                enqueued,
-                moves,
-                source,
-            },
-            RelocationCopyError::Wait {
-                moves,
-                leaked_bytes,
-                source,
-            } => Self::Wait {
-                moves,
-                leaked_bytes,
-                source,
-            },
-            RelocationCopyError::Foreign { expected, found } => Self::Foreign { expected, found },
+impl RelocationError {
+    /// Whether this is an out-of-memory refusal, here or in the error it
+    /// carries (a copy or wait that failed for lack of memory, or the pool
+    /// engine's out-of-memory).
+    pub fn is_out_of_memory(&self) -> bool {
+        match self {
+            Self::Copy(err) => err.is_out_of_memory(),
+            Self::Engine(err) => err.is_out_of_memory(),
+            _ => false,
         }
     }
 }
 
-impl From<IoError> for RelocationError {
-    fn from(err: IoError) -> Self {
-        match err {
-            IoError::ForeignRelocation { expected, found } => Self::Foreign { expected, found },
-            other => Self::Engine(other),
-        }
-    }
-}
-
-/// The seed's name for this crate's error.
+/// The name the `RelocatingStreams` protocol's API documents use for this
+/// crate's error.
 pub type ServerError = RelocationError;

@@ -12,10 +12,10 @@
 //!
 //! - Dropping a [`Planned`] or a [`Copied`] is a lossless abort: every
 //!   allocation stays where it was and its bytes are untouched.
-//! - A copy whose enqueue fails moves nothing ([`RelocationError::Copy`]).
+//! - A copy whose enqueue fails moves nothing ([`RelocationCopyError::Copy`]).
 //! - A copy whose *wait* fails leaks: sources and targets are never freed
 //!   nor reused, since a copy may still write them; the failure is logged
-//!   with `tracing::error` ([`RelocationError::Wait`]).
+//!   with `tracing::error` ([`RelocationCopyError::Wait`]).
 //! - A page moves all-or-nothing: the engine plans only pages whose every
 //!   live slice got a target, and commits no page that gained a pin or a
 //!   raw address after planning. Pinned and raw-out pages never move.
@@ -57,7 +57,9 @@
 //! }
 //! ```
 
-use mem_pools::{CopyQueue, Landed, MemoryManagement, RelocationOutcome, RelocationPlan};
+use mem_pools::{
+    CopyQueue, Landed, MemoryManagement, RelocationCopyError, RelocationOutcome, RelocationPlan,
+};
 use mem_storage::ComputeStorage;
 
 use crate::error::RelocationError;
@@ -127,8 +129,9 @@ impl<'m, S: ComputeStorage> Planned<'m, S> {
     /// for the copies.
     ///
     /// # Errors
-    /// [`RelocationError::Copy`]: nothing moved, the targets are freed.
-    /// [`RelocationError::Wait`]: completion unknown, sources and targets
+    /// [`RelocationError::Copy`] carrying [`RelocationCopyError::Copy`]:
+    /// nothing moved, the targets are freed; carrying
+    /// [`RelocationCopyError::Wait`]: completion unknown, sources and targets
     /// leaked (logged at error level).
     pub fn copy(self, queue: &mut dyn CopyQueue<S>) -> Result<Copied<'m, S>, RelocationError> {
         let Self {
@@ -144,7 +147,7 @@ impl<'m, S: ComputeStorage> Planned<'m, S> {
             }),
             Err(err) => {
                 let err = RelocationError::from(err);
-                if let RelocationError::Wait { leaked_bytes, .. } = err {
+                if let RelocationError::Copy(RelocationCopyError::Wait { leaked_bytes, .. }) = err {
                     tracing::error!(%reason, leaked_bytes, "relocation copies may still run: leaking instead of freeing");
                 }
                 Err(err)
@@ -178,7 +181,7 @@ impl<S: ComputeStorage> Copied<'_, S> {
     ///
     /// # Errors
     /// Only if the engine refuses the landed copies
-    /// ([`RelocationError::Foreign`] cannot happen through this type, as the
+    /// ([`mem_pools::IoError::ForeignRelocation`] cannot happen through this type, as the
     /// manager is the one that planned).
     pub fn commit(self) -> Result<RelocationOutcome, RelocationError> {
         Ok(self.memory.commit_relocation(self.landed)?)

@@ -7,6 +7,54 @@
 //! device's streams, over the pool engine's plan → copy → commit
 //! ([`mem_pools::MemoryManagement::plan_relocation`] and friends).
 //!
+//! ## Example
+//!
+//! One host stream whose growable pool leaves a live allocation on an
+//! outdated page; `reclaim` moves it, and its handle follows.
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use mem_pools::{
+//!     MemoryConfiguration, MemoryDeviceProperties, MemoryManagement, MemoryPoolOptions,
+//!     PoolType, ServerLogger,
+//! };
+//! use mem_relocate::{RelocatingStreams, StorageCopyQueue, StreamSet};
+//! use mem_storage::HostStorage;
+//!
+//! // One sliced pool whose pages start at 4 KiB and grow up to 256 KiB.
+//! let config = MemoryConfiguration::Custom {
+//!     pool_options: vec![MemoryPoolOptions {
+//!         pool_type: PoolType::SlicedPages { page_size: 4 << 10, max_slice_size: 256 << 10 },
+//!         dealloc_period: None,
+//!     }],
+//! };
+//! let properties = MemoryDeviceProperties { max_page_size: 256 << 10, alignment: 256 };
+//! let memory = MemoryManagement::from_configuration(
+//!     HostStorage::host(),
+//!     &properties,
+//!     config,
+//!     Arc::new(ServerLogger::default()),
+//!     Default::default(),
+//! );
+//! let mut set = StreamSet::new(memory, StorageCopyQueue);
+//!
+//! let mm = set.memory(0)?;
+//! let old = mm.reserve(1 << 10)?; // on the first 4 KiB page
+//! mm.write(old.binding(), b"kept")?;
+//! let big = mm.reserve(5 << 10)?; // needs a larger page: the 4 KiB one is outdated
+//! assert!(mm.has_outdated());
+//!
+//! set.reclaim()?; // relocate (plan, copy, commit), compact, clean up
+//! let mm = set.memory(0)?;
+//! assert!(!mm.has_outdated());
+//! let mut back = [0; 4];
+//! mm.read(old.binding(), &mut back)?;
+//! assert_eq!(&back, b"kept");
+//! # drop(big);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! ## Contract
 //! - **The order of steps lives in one place**: [`RelocatingStreams`]'s
 //!   provided methods (the `RelocatingStreams` protocol); it cannot be

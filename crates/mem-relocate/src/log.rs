@@ -5,7 +5,7 @@
 //! attempt, what moved and what went back, what stalled, and the last
 //! failure with its numbers.
 
-use mem_pools::RelocationOutcome;
+use mem_pools::{RelocationCopyError, RelocationOutcome};
 
 use crate::compact::Compaction;
 use crate::error::RelocationError;
@@ -71,7 +71,7 @@ impl RelocationLog {
 
     fn fail(&mut self, err: &RelocationError) {
         self.failures += 1;
-        if let RelocationError::Wait { leaked_bytes, .. } = err {
+        if let RelocationError::Copy(RelocationCopyError::Wait { leaked_bytes, .. }) = err {
             self.leaked_bytes += leaked_bytes;
         }
         self.last_error = Some(err.clone());

@@ -7,6 +7,7 @@ mod common;
 use common::*;
 use std::sync::Arc;
 
+use mem_pools::RelocationCopyError;
 use mem_relocate::{
     Planned, RelocatingStreams, RelocationError, RelocationReason, StorageCopyQueue, StreamSet,
 };
@@ -34,7 +35,7 @@ fn a_failed_wait_leaks_and_never_frees() {
     assert_eq!((log.failures, log.leaked_bytes), (1, 2 * KIB));
     assert!(matches!(
         log.last_error,
-        Some(RelocationError::Wait { moves: 1, leaked_bytes, .. }) if leaked_bytes == 2 * KIB
+        Some(RelocationError::Copy(RelocationCopyError::Wait { moves: 1, leaked_bytes, .. })) if leaked_bytes == 2 * KIB
     ));
     assert_eq!(set.bytes_allocated(), reserved, "nothing was freed");
     assert!(intact(set.memory(0).unwrap(), &old, 1));

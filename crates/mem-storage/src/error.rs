@@ -8,18 +8,49 @@
 use crate::id::StorageId;
 use crate::vm::{ChunkId, RangeId};
 
+/// Who refused memory: the device itself, or a budget stacked over it.
+///
+/// Carried by [`StorageError::OutOfMemory`] so a caller can tell the two
+/// apart by type — the remedy differs (a device that is full needs live data
+/// freed; a budget that is spent may leave the device room, and can be
+/// raised). Backends set [`Refuser::Device`]; a budget adaptor (mem-budget's
+/// `GlobalDeviceBudget`) sets [`Refuser::DeviceBudget`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Refuser {
+    /// The device budget (a limit shared by every user of the device,
+    /// stacked over its resource): the device may still have room.
+    DeviceBudget,
+    /// The device itself (its backend resource, or the capacity a host or
+    /// simulated device was given).
+    Device,
+}
+
+impl std::fmt::Display for Refuser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::DeviceBudget => "the device budget",
+            Self::Device => "the device",
+        })
+    }
+}
+
 /// What went wrong in a storage or resource call.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum StorageError {
     /// The device (or the stated capacity of a host or simulated device) has
     /// too little free memory now. Retryable after memory is given back.
     #[error(
-        "out of memory on the {backend} device: requested {requested} bytes with {free} of {total} bytes free; \
-         give memory back (cleanup, reclaim, relocation) and retry"
+        "out of memory on the {backend} device (refused by {refused_by}): requested {requested} bytes with \
+         {free} of {total} bytes free; give memory back (cleanup, reclaim, relocation) and retry"
     )]
     OutOfMemory {
-        /// Backend that refused.
+        /// Backend that refused (its name, for the message).
         backend: &'static str,
+        /// Who refused: the device, or a budget stacked over it. Match on
+        /// this, not on `backend`.
+        refused_by: Refuser,
         /// Bytes asked for.
         requested: u64,
         /// Bytes free on the device when asked.
@@ -29,12 +60,15 @@ pub enum StorageError {
     },
     /// The request can never be served on this device, whatever is freed.
     #[error(
-        "request of {requested} bytes can never fit on the {backend} device: at most {max} bytes can be allocated at once; \
+        "request of {requested} bytes can never fit on the {backend} device (refused by {refused_by}): at most {max} bytes can be allocated at once; \
          split the allocation"
     )]
     TooBig {
-        /// Backend that refused.
+        /// Backend that refused (its name, for the message).
         backend: &'static str,
+        /// Who refused: the device, or a budget stacked over it whose whole
+        /// limit is smaller than the request.
+        refused_by: Refuser,
         /// Bytes asked for.
         requested: u64,
         /// The largest single allocation the device accepts.
@@ -267,5 +301,56 @@ impl StorageError {
     /// transient failure); false for everything a retry cannot fix.
     pub fn is_retryable(&self) -> bool {
         matches!(self, Self::OutOfMemory { .. } | Self::Injected { .. })
+    }
+
+    /// Whether this is an out-of-memory refusal ([`StorageError::OutOfMemory`]).
+    ///
+    /// False for [`StorageError::TooBig`] (no amount of freeing helps) and
+    /// for injected faults.
+    pub fn is_out_of_memory(&self) -> bool {
+        matches!(self, Self::OutOfMemory { .. })
+    }
+
+    /// Who refused, when this is an out-of-memory refusal or a request
+    /// that can never fit.
+    pub fn refused_by(&self) -> Option<Refuser> {
+        match self {
+            Self::OutOfMemory { refused_by, .. } | Self::TooBig { refused_by, .. } => {
+                Some(*refused_by)
+            }
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{DeviceResource, HostResource, StreamId};
+
+    #[test]
+    fn a_full_host_device_refuses_as_the_device_and_only_that_is_out_of_memory() {
+        let host = HostResource::with_capacity(4096);
+        let held = host.allocate(3072, StreamId::DEFAULT).unwrap();
+        let err = host.allocate(3072, StreamId::DEFAULT).unwrap_err();
+        host.deallocate(held, 3072, StreamId::DEFAULT).unwrap();
+        assert!(err.is_out_of_memory(), "{err}");
+        assert!(err.is_retryable());
+        assert_eq!(err.refused_by(), Some(Refuser::Device));
+        assert!(err.to_string().contains("refused by the device"), "{err}");
+        let injected = StorageError::Injected {
+            call: 1,
+            operation: "allocate",
+        };
+        assert!(injected.is_retryable() && !injected.is_out_of_memory());
+        assert_eq!(injected.refused_by(), None);
+        let too_big = StorageError::TooBig {
+            backend: "host",
+            refused_by: Refuser::DeviceBudget,
+            requested: 2,
+            max: 1,
+        };
+        assert!(!too_big.is_out_of_memory() && !too_big.is_retryable());
+        assert_eq!(too_big.refused_by(), Some(Refuser::DeviceBudget));
     }
 }

@@ -119,12 +119,14 @@ impl DeviceResource for HostResource {
             if bytes > self.max_request() {
                 return Err(StorageError::TooBig {
                     backend: BACKEND,
+                    refused_by: crate::Refuser::Device,
                     requested: bytes,
                     max: self.max_request().min(self.capacity),
                 });
             }
             return Err(StorageError::TooBig {
                 backend: BACKEND,
+                refused_by: crate::Refuser::Device,
                 requested: bytes,
                 max: self.capacity,
             });
@@ -133,6 +135,7 @@ impl DeviceResource for HostResource {
         if state.used + bytes > self.capacity {
             return Err(StorageError::OutOfMemory {
                 backend: BACKEND,
+                refused_by: crate::Refuser::Device,
                 requested: bytes,
                 free: self.capacity - state.used,
                 total: self.capacity,
@@ -144,6 +147,7 @@ impl DeviceResource for HostResource {
             Layout::from_size_align(size as usize, self.alignment as usize).map_err(|_| {
                 StorageError::TooBig {
                     backend: BACKEND,
+                    refused_by: crate::Refuser::Device,
                     requested: bytes,
                     max: self.max_request(),
                 }
@@ -152,6 +156,7 @@ impl DeviceResource for HostResource {
         let raw = unsafe { alloc_zeroed(layout) };
         let base = NonNull::new(raw).ok_or(StorageError::OutOfMemory {
             backend: BACKEND,
+            refused_by: crate::Refuser::Device,
             requested: bytes,
             free: self.capacity - state.used,
             total: self.capacity,

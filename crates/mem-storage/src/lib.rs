@@ -26,6 +26,39 @@
 //!   `cuMemMap`); every adaptor above implements it when its inner resource
 //!   does.
 //!
+//! ## Example
+//!
+//! Raw stream-ordered memory from a host "device" of 1 MiB, and pages with
+//! offset views over it:
+//!
+//! ```
+//! use mem_storage::{
+//!     ComputeStorage, DeviceResource, HostResource, Refuser, ResourceStorage, StreamId,
+//! };
+//!
+//! let device = HostResource::with_capacity(1 << 20);
+//! let ptr = device.allocate(4096, StreamId::DEFAULT)?;
+//! // Asking for more than is free is a typed, retryable out-of-memory
+//! // that says who refused.
+//! let err = device.allocate(1 << 20, StreamId::DEFAULT).unwrap_err();
+//! assert!(err.is_out_of_memory() && err.is_retryable());
+//! assert_eq!(err.refused_by(), Some(Refuser::Device));
+//! device.deallocate(ptr, 4096, StreamId::DEFAULT)?;
+//!
+//! // `ComputeStorage`: pages with ids; a view is a page id plus a range.
+//! let mut storage = ResourceStorage::new(device);
+//! let page = storage.alloc(4096)?;
+//! let view = page.narrow(Some(100), Some(105)).expect("inside the page");
+//! storage.write(&view, b"hello")?;
+//! let mut back = [0; 5];
+//! storage.read(&view, &mut back)?;
+//! assert_eq!(&back, b"hello");
+//! storage.dealloc(page.id)?;
+//! storage.flush()?;
+//! assert_eq!(storage.bytes_allocated(), 0);
+//! # Ok::<(), mem_storage::StorageError>(())
+//! ```
+//!
 //! ## Contract
 //! - No call panics on any size, pointer or id a user can produce: failures
 //!   are [`StorageError`] values. Out-of-memory ([`StorageError::OutOfMemory`],
@@ -87,7 +120,7 @@ mod virtual_pages;
 mod vm;
 
 pub use cuda::{CudaAllocMode, CudaEventHandle, CudaResource, CudaVirtualMemory, DriverPoolStats};
-pub use error::StorageError;
+pub use error::{Refuser, StorageError};
 pub use event_log::{Action, CSV_HEADER, ResourceEvent, write_csv, write_trace};
 pub use fault::FaultInjection;
 pub use fault_plan::{Call, CallPredicate, FaultPlan, Operation};

@@ -125,6 +125,7 @@ impl DeviceResource for SimulatedResource {
         if bytes > self.capacity {
             return Err(StorageError::TooBig {
                 backend: BACKEND,
+                refused_by: crate::Refuser::Device,
                 requested: bytes,
                 max: self.capacity,
             });
@@ -133,6 +134,7 @@ impl DeviceResource for SimulatedResource {
         let free = self.capacity - state.used;
         let out_of_memory = StorageError::OutOfMemory {
             backend: BACKEND,
+            refused_by: crate::Refuser::Device,
             requested: bytes,
             free,
             total: self.capacity,

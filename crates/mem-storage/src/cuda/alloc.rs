@@ -23,6 +23,7 @@ impl DeviceResource for CudaResource {
     fn allocate(&self, bytes: u64, stream: StreamId) -> Result<DevicePtr, StorageError> {
         let too_big = StorageError::TooBig {
             backend: BACKEND,
+            refused_by: crate::Refuser::Device,
             requested: bytes,
             max: self.total,
         };

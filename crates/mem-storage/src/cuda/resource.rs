@@ -140,6 +140,7 @@ impl CudaResource {
         let free = self.ctx.mem_get_info().map_or(0, |(free, _)| free as u64);
         StorageError::OutOfMemory {
             backend: BACKEND,
+            refused_by: crate::Refuser::Device,
             requested,
             free,
             total: self.total,

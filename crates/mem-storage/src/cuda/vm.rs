@@ -130,6 +130,7 @@ impl CudaVirtualMemory {
         let free = self.ctx.mem_get_info().map_or(0, |(free, _)| free as u64);
         StorageError::OutOfMemory {
             backend: BACKEND,
+            refused_by: crate::Refuser::Device,
             requested,
             free,
             total: table.capacity,

@@ -102,6 +102,7 @@ impl VirtualMemory for SimulatedVirtualMemory {
             if bytes > MAX_RANGE {
                 return Err(StorageError::TooBig {
                     backend: BACKEND,
+                    refused_by: crate::Refuser::Device,
                     requested: bytes,
                     max: MAX_RANGE,
                 });

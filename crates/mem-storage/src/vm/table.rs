@@ -167,6 +167,7 @@ impl VmTable {
         if bytes > self.capacity {
             return Err(StorageError::TooBig {
                 backend: self.backend,
+                refused_by: crate::Refuser::Device,
                 requested: bytes,
                 max: self.capacity,
             });
@@ -175,6 +176,7 @@ impl VmTable {
         if bytes > free {
             return Err(StorageError::OutOfMemory {
                 backend: self.backend,
+                refused_by: crate::Refuser::Device,
                 requested: bytes,
                 free,
                 total: self.capacity,

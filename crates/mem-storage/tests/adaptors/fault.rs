@@ -61,6 +61,7 @@ fn from_nth_fails_every_later_call_and_disarm_restores_service() {
 fn a_predicate_picks_calls_and_a_chosen_error_is_returned() {
     let oom = StorageError::OutOfMemory {
         backend: "test",
+        refused_by: mem_storage::Refuser::Device,
         requested: 1 << 20,
         free: 0,
         total: 1 << 20,

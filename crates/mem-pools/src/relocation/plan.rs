@@ -1,4 +1,5 @@
-//! Plan → copy → commit on the engine (see `relocation.rs` for the types).
+//! Plan → copy → commit on the engine: the plan (see `mod.rs` for the
+//! types, `landing.rs` for copy and commit).
 //!
 //! Nothing moves during a capture (plans are empty, commits move nothing).
 //! Pages with a raw address out or a slice pinned by a graph never move.

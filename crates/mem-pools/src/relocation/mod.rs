@@ -8,6 +8,12 @@
 //! - A page moves all-or-nothing: a page with any slice lacking a target is
 //!   left out of the plan, and a page that gained a raw address or a pin
 //!   after planning is left out of the commit.
+//!
+//! The folder holds the whole pool side: the types here, the plan in
+//! `plan.rs`, copy and commit in `landing.rs`.
+
+mod landing;
+mod plan;
 
 use mem_storage::{ComputeStorage, StorageError, StorageHandle};
 
