@@ -7,6 +7,7 @@ pub type Result<T, E = BenchError> = std::result::Result<T, E>;
 
 /// What went wrong while setting up or running a measurement.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum BenchError {
     /// The pool engine refused a reservation.
     #[error("gpumem pools refused {size} bytes with {live} slices live: {source}")]
@@ -68,4 +69,21 @@ pub enum BenchError {
     /// A GPU check found wrong results (bytes or allocation counts).
     #[error("check failed: {0}")]
     Check(String),
+}
+
+impl BenchError {
+    /// Whether this is an out-of-memory refusal: a peer out of room
+    /// (offset-allocator full, the system allocator returning null) or a
+    /// gpumem layer's out-of-memory carried unchanged.
+    pub fn is_out_of_memory(&self) -> bool {
+        match self {
+            Self::OffsetFull { .. } | Self::SystemOutOfMemory { .. } => true,
+            Self::Pool { source, .. } => source.is_out_of_memory(),
+            Self::Replay(err) => err.is_out_of_memory(),
+            Self::Relocation(err) => err.is_out_of_memory(),
+            Self::Storage(err) => err.is_out_of_memory(),
+            Self::Engine(err) => err.is_out_of_memory(),
+            Self::Unrepresentable { .. } | Self::Driver { .. } | Self::Check(_) => false,
+        }
+    }
 }

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 /// Everything that can go wrong reading, generating, replaying or plotting.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CliError {
     /// A file could not be opened or created.
     #[error("cannot open {path}: {source}")]
@@ -156,5 +157,16 @@ impl CliError {
             number: record,
             message: message.into(),
         }
+    }
+}
+
+impl CliError {
+    /// Whether this is an out-of-memory refusal. No variant carries one
+    /// today: a replay counts the allocations the device refused and
+    /// reports them together ([`CliError::FailedAllocations`]). A variant
+    /// that wraps a gpumem error must answer with that error's
+    /// `is_out_of_memory`.
+    pub fn is_out_of_memory(&self) -> bool {
+        false
     }
 }

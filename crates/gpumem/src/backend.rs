@@ -5,7 +5,8 @@
 //! bottom, mem-budget's [`GlobalDeviceBudget`] above it, and one
 //! [`ResourceStorage`] per stream above that. So every page any stream's
 //! pools allocate is charged against the one device budget, and a refusal
-//! names the budget (backend `"global-budget"`) rather than the device.
+//! by the budget says so by type (`refused_by: Refuser::DeviceBudget`),
+//! distinct from the device's own (`Refuser::Device`).
 
 use std::sync::Arc;
 

@@ -35,11 +35,12 @@ pub enum GpuMemError {
     /// A new pool layout could not be installed; the old one is kept.
     #[error(transparent)]
     InstallPools(#[from] InstallMemoryPoolsError),
-    /// Moving memory off outdated pages failed (see the variant for whether
-    /// anything leaked).
-    #[error(transparent)]
-    RelocationCopy(#[from] RelocationCopyError),
-    /// A relocation step failed (mem-relocate's `ServerError`).
+    /// A relocation step failed (mem-relocate's `ServerError`): moving
+    /// memory off outdated pages ([`RelocationError::Copy`] carries the pool
+    /// engine's [`RelocationCopyError`], which says whether anything
+    /// leaked; a `RelocationCopyError` converts into this variant), a
+    /// recording refusal, or a stream index past the device's streams
+    /// ([`RelocationError::UnknownStream`]).
     #[error(transparent)]
     Relocation(#[from] RelocationError),
     /// A capture step failed or was called out of order (mem-capture).
@@ -151,6 +152,14 @@ pub enum GpuMemError {
     },
 }
 
+impl From<RelocationCopyError> for GpuMemError {
+    /// A failed relocation copy is a relocation error: one variant, one
+    /// definition ([`RelocationError::Copy`]).
+    fn from(err: RelocationCopyError) -> Self {
+        Self::Relocation(RelocationError::Copy(err))
+    }
+}
+
 impl GpuMemError {
     /// Whether this is an out-of-memory refusal: the facade's report
     /// ([`GpuMemError::OutOfMemory`]) or a layer's out-of-memory carried
@@ -162,7 +171,6 @@ impl GpuMemError {
             Self::Pool(err) => err.is_out_of_memory(),
             Self::Budget(err) => err.is_out_of_memory(),
             Self::InstallPools(err) => err.is_out_of_memory(),
-            Self::RelocationCopy(err) => err.is_out_of_memory(),
             Self::Relocation(err) => err.is_out_of_memory(),
             Self::Capture(err) => err.is_out_of_memory(),
             _ => false,

@@ -141,9 +141,23 @@ fn is_out_of_memory_sees_through_every_layer_and_nothing_else() {
     let pool = IoError::Storage(oom.clone());
     assert!(pool.is_out_of_memory());
     assert!(GpuMemError::from(pool.clone()).is_out_of_memory());
-    assert!(GpuMemError::from(oom).is_out_of_memory());
+    assert!(GpuMemError::from(oom.clone()).is_out_of_memory());
     assert!(gpumem::capture::CaptureError::from(pool.clone()).is_out_of_memory());
     assert!(gpumem::relocate::RelocationError::from(pool).is_out_of_memory());
+    let copy = gpumem::pools::RelocationCopyError::Copy {
+        enqueued: 0,
+        moves: 1,
+        source: oom.clone(),
+    };
+    let copy = GpuMemError::from(copy);
+    assert!(
+        matches!(
+            copy,
+            GpuMemError::Relocation(gpumem::relocate::RelocationError::Copy(_))
+        ),
+        "one variant for a failed copy: {copy:?}"
+    );
+    assert!(copy.is_out_of_memory());
     let not = IoError::BufferTooBig { size: 2, max: 1 };
     assert!(!not.is_out_of_memory());
     assert!(!GpuMemError::from(not).is_out_of_memory());

@@ -66,21 +66,11 @@ pub enum CaptureError {
         /// Pools offered now.
         found: usize,
     },
-    /// Inside the window the pool would have had to allocate a new page.
-    #[error(
-        "the recorded pass asked for {size} bytes, which needs a new {page_size}-byte page \
-         inside the capture window where allocating is illegal: lengthen the warmup so it \
-         reserves every buffer the recorded pass reserves"
-    )]
-    WindowAllocation {
-        /// Bytes asked for.
-        size: u64,
-        /// The page the pool would have needed.
-        page_size: u64,
-    },
-    /// Any other refusal of the pool engine.
+    /// The pool engine refused. Inside the window, a reservation the primed
+    /// pool cannot serve is the engine's [`IoError::CaptureWouldAllocate`]
+    /// (it names the size and the page, and says to lengthen the warmup).
     #[error("pool engine: {0}")]
-    Engine(IoError),
+    Engine(#[from] IoError),
     /// The graph backend (driver) refused a step.
     #[error("graph backend failed to {op}: {message}")]
     Backend {
@@ -175,7 +165,7 @@ impl CaptureError {
 
     /// Whether this is an out-of-memory refusal carried from a layer below
     /// (the pool engine's, the streams', or a replayed operation's storage).
-    /// A capture window that would allocate ([`CaptureError::WindowAllocation`])
+    /// A capture window that would allocate ([`IoError::CaptureWouldAllocate`])
     /// is not: it needs a longer warmup, not freed memory.
     pub fn is_out_of_memory(&self) -> bool {
         match self {
@@ -183,17 +173,6 @@ impl CaptureError {
             Self::Streams(err) => err.is_out_of_memory(),
             Self::Replay { source, .. } => source.is_out_of_memory(),
             _ => false,
-        }
-    }
-}
-
-impl From<IoError> for CaptureError {
-    fn from(err: IoError) -> Self {
-        match err {
-            IoError::CaptureWouldAllocate { size, page_size } => {
-                Self::WindowAllocation { size, page_size }
-            }
-            other => Self::Engine(other),
         }
     }
 }

@@ -19,7 +19,8 @@
 //!   with): call `abort` on every way out, or use [`Capture::run`] (aborts
 //!   on an error or a panicking pass) or gpumem's capture type-state.
 //! - **No allocation inside the window.** A reservation the primed pool
-//!   cannot serve is [`CaptureError::WindowAllocation`], naming the size and
+//!   cannot serve is [`CaptureError::Engine`] carrying the engine's
+//!   [`mem_pools::IoError::CaptureWouldAllocate`], naming the size and
 //!   telling to lengthen the warmup; a CUDA graph with memory nodes is
 //!   [`CaptureError::MemoryNodes`].
 //! - **Graph memory is pinned for the graph's life.** [`CapturedGraph`] owns

@@ -60,8 +60,8 @@ impl Capture {
     /// free and never allocates. Any step or closure failing — or panicking —
     /// aborts the capture (nothing stays open) and returns its error (or
     /// resumes the panic); an engine error converts
-    /// with `?`, a reservation the window cannot serve becoming
-    /// [`CaptureError::WindowAllocation`].
+    /// with `?` ([`CaptureError::Engine`]; a reservation the window cannot
+    /// serve is the engine's `IoError::CaptureWouldAllocate`).
     ///
     /// # Errors
     /// Those of the steps, and the closures'.

@@ -7,6 +7,7 @@ use common::fixtures::{assert_restored, expected, input};
 use common::pass::{pass, replay_read};
 use common::*;
 use mem_capture::{Capture, CaptureError, HostGraphBackend};
+use mem_pools::IoError;
 
 #[test]
 fn priming_leaves_the_working_set_not_the_transient_peak() {
@@ -90,7 +91,10 @@ fn an_allocation_the_window_cannot_serve_names_the_size_and_says_lengthen_the_wa
         )
         .unwrap_err();
     assert!(
-        matches!(err, CaptureError::WindowAllocation { size: 8192, .. }),
+        matches!(
+            err,
+            CaptureError::Engine(IoError::CaptureWouldAllocate { size: 8192, .. })
+        ),
         "{err}"
     );
     assert!(err.to_string().contains("lengthen the warmup"), "{err}");
