@@ -19,7 +19,7 @@ use crate::replay::{DeviceBackend, Op, Program, ReplayOptions, ReplayReport, Str
 /// The `max_page` a plan of `program` on a device of `capacity` bytes
 /// needs: `None` when the facade's default page limit takes its largest
 /// allocation, else that allocation rounded up to 2 MiB (at most the device).
-pub(crate) fn pages_for(program: &Program, capacity: u64) -> Option<u64> {
+pub fn max_page_for(program: &Program, capacity: u64) -> Option<u64> {
     let largest = program
         .ops
         .iter()

@@ -26,7 +26,8 @@ pub use output::run_plan;
 
 use crate::error::Result;
 use crate::replay::{Program, ReplayReport};
-use dry_run::{candidate_max_page, config_text, dry_run, pages_for};
+pub use dry_run::max_page_for;
+use dry_run::{candidate_max_page, config_text, dry_run};
 use gpumem::units::GIB;
 
 /// One pool of the suggested layout.
@@ -163,7 +164,7 @@ fn suggest(
 /// Measures `program` on `sub_slices` (the paged layout a plan sizes) and
 /// suggests a layout for a device of `capacity` bytes.
 pub fn plan(source: &str, program: &Program, capacity: u64) -> Result<Plan> {
-    let max_page_size = pages_for(program, capacity);
+    let max_page_size = max_page_for(program, capacity);
     let measured_config = config_text(&PoolLayout::SubSlices, max_page_size);
     let (measured, backend) = dry_run(
         source,
