@@ -27,7 +27,7 @@ pub const DEFAULT_DEVICE_GIB: u64 = 80;
 /// Largest `--device-gib` accepted (1 PiB).
 pub const MAX_DEVICE_GIB: u64 = 1 << 20;
 
-/// gpumem: replay GPU allocation traces against gpumem's pools and report
+/// gpumem: replay GPU allocation traces through gpumem::Device and report
 /// peak, fragmentation and time per op.
 #[derive(Debug, Parser)]
 #[command(name = "gpumem", version, about)]
@@ -79,11 +79,11 @@ pub struct InputArgs {
 /// Allocator to replay against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum BackendKind {
-    /// gpumem pools on a simulated device that holds no memory.
+    /// `gpumem::Device::simulated`: a device that holds no memory.
     Sim,
-    /// gpumem pools on real host memory; every allocation is pattern-checked.
+    /// `gpumem::Device::host_with_capacity`: real host memory; every allocation is pattern-checked.
     Host,
-    /// gpumem pools on a CUDA device.
+    /// `gpumem::Device::cuda(0)`: a CUDA device.
     Cuda,
     /// Baseline: one device allocation per request, freed at once (reserved = live).
     System,
@@ -122,8 +122,9 @@ pub struct ReplayArgs {
     /// cleanup event and at the end (final reserved is after it).
     #[arg(long)]
     pub relocate: bool,
-    /// Trace streams to pool memories: `per-trace` gives each stream its
-    /// own memory (as CUDA runtimes do), `one` serves all from one.
+    /// Trace streams to device streams: `per-trace` gives each its own
+    /// `gpumem::Stream` (as CUDA runtimes keep one pool memory per
+    /// stream), `one` serves all from one.
     #[arg(long, value_enum, default_value = "per-trace")]
     pub streams: StreamMode,
     /// Exit 0 even when the backend refused allocations (a trace larger

@@ -2,7 +2,7 @@
 //!
 //! The replay loop is generic over this trait so it is monomorphized per
 //! backend: the timed loop pays no dynamic dispatch, and a new allocator is
-//! compared by implementing six methods.
+//! compared by implementing nine methods (the rest have defaults).
 
 use crate::error::Result;
 use crate::report::{ArenaSummary, PoolLine, RelocationSummary, StreamLine};
