@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use gpumem_benches::DEVICE_BYTES;
+use gpumem_benches::device_peer::default_device;
 use gpumem_benches::fragmentation::{program, workloads};
-use gpumem_benches::relocating::{Policy, RelocatingBackend};
 use gpumem_benches::replay_peers::{MallocBackend, OffsetBackend};
 use gpumem_cli::replay::{AllocBackend, Program, ReplayOptions, replay};
 use gpumem_cli::workload::WorkloadSpec;
@@ -39,10 +39,10 @@ fn workloads_through_peers(c: &mut Criterion) {
             .measurement_time(Duration::from_secs(3))
             .throughput(Throughput::Elements(program.ops.len() as u64));
         let ops = program.ops.len();
-        group.bench_function(BenchmarkId::new("gpumem-sim", ops), |b| {
+        group.bench_function(BenchmarkId::new("gpumem-device", ops), |b| {
             b.iter_custom(|iters| {
                 replay_wall(&program, iters, || {
-                    RelocatingBackend::new(DEVICE_BYTES, Policy::Off)
+                    default_device(&program, DEVICE_BYTES).expect("the default device builds")
                 })
             })
         });

@@ -11,22 +11,21 @@
 //! 2 MiB chunks it is near 1.00 for large tensors and higher where small
 //! allocations scatter over many chunks.
 //!
-//! Every row replays the same compiled program with one memory (trace
+//! Every row replays the same compiled program with one stream (trace
 //! streams share one address space, as the floor and the peer do), on the
 //! simulated 80 GiB device, so the figures mean what they would on a GPU
-//! with 2 MiB granularity.
+//! with 2 MiB granularity. gpumem's figures are `gpumem::Device`'s: its
+//! default (arenas) and the paged default (see [`crate::device_peer`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
-use std::sync::Arc;
 
-use gpumem_cli::replay::{Op, PoolBackend, Program, ReplayReport, StreamMode};
+use gpumem_cli::replay::{Op, Program, ReplayReport};
 use gpumem_cli::trace::{TraceFormat, read_trace_file};
 use gpumem_cli::workload::WorkloadSpec;
-use mem_pools::MemoryConfiguration;
-use mem_storage::{DEFAULT_GRANULARITY, SimulatedResource, SimulatedVirtualMemory};
+use mem_storage::DEFAULT_GRANULARITY;
 
-use crate::device_peer::DeviceBackend;
+use crate::device_peer::{default_device, paged_device, uses_arenas};
 use crate::fragmentation::{program, run, workloads};
 use crate::replay_peers::OffsetBackend;
 use crate::{DEVICE_BYTES, Result};
@@ -43,18 +42,14 @@ pub struct ArenaRow {
     pub ops: u64,
     /// Peak of Σ requested bytes.
     pub peak_live: u64,
-    /// Paged pools (`sub-slices`): peak reserved.
+    /// `gpumem::Device` on paged pools (`pools:sub_slices`): peak reserved.
     pub paged: u64,
     /// Paged pools: ns per op.
     pub paged_ns: f64,
-    /// Arenas (the default layout): peak physical.
+    /// `gpumem::Device` with its defaults (arenas): peak physical.
     pub arenas: u64,
-    /// Arenas: ns per op.
+    /// Arenas: ns per op (the facade's locks and statistics included).
     pub arenas_ns: f64,
-    /// `gpumem::Device` with its defaults (arenas): peak reserved.
-    pub device: u64,
-    /// `gpumem::Device`: ns per op (the facade's locks and statistics included).
-    pub device_ns: f64,
     /// Arenas: chunk driver calls per 100 ops.
     pub calls_per_100: f64,
     /// offset-allocator's heap extent, rounded up to whole chunks.
@@ -152,36 +147,17 @@ pub fn floor(program: &Program, chunk: u64) -> u64 {
     peak * chunk
 }
 
-fn pools(config: MemoryConfiguration, arenas: bool) -> PoolBackend<SimulatedResource> {
-    let resource = SimulatedResource::new(DEVICE_BYTES);
-    let backend = PoolBackend::new("sim", resource, DEVICE_BYTES, config, false, false)
-        .with_streams(StreamMode::One);
-    match arenas {
-        true => backend.with_virtual_memory(Arc::new(SimulatedVirtualMemory::new(DEVICE_BYTES))),
-        false => backend,
-    }
-}
-
 /// The row of one compiled program.
 pub fn row(name: &str, program: &Program) -> Result<ArenaRow> {
-    let paged: ReplayReport = run(
-        name,
-        program,
-        &mut pools(MemoryConfiguration::SubSlices, false),
-    )?;
-    let arenas = run(
-        name,
-        program,
-        &mut pools(MemoryConfiguration::VirtualArenas, true),
-    )?;
-    let offset = run(name, program, &mut OffsetBackend::new(program.slots))?;
-    let mut facade = DeviceBackend::new(DEVICE_BYTES)?;
-    if !facade.uses_arenas() {
+    let paged: ReplayReport = run(name, program, &mut paged_device(program, DEVICE_BYTES)?)?;
+    let mut facade = default_device(program, DEVICE_BYTES)?;
+    if !uses_arenas(&facade) {
         return Err(crate::BenchError::Check(
             "the default simulated device did not choose arenas".into(),
         ));
     }
-    let device = run(name, program, &mut facade)?;
+    let arenas = run(name, program, &mut facade)?;
+    let offset = run(name, program, &mut OffsetBackend::new(program.slots))?;
     Ok(ArenaRow {
         workload: name.to_string(),
         ops: arenas.ops,
@@ -190,8 +166,6 @@ pub fn row(name: &str, program: &Program) -> Result<ArenaRow> {
         paged_ns: paged.ns_per_op,
         arenas: arenas.peak_reserved_bytes,
         arenas_ns: arenas.ns_per_op,
-        device: device.peak_reserved_bytes,
-        device_ns: device.ns_per_op,
         calls_per_100: arenas
             .arenas
             .as_ref()
@@ -230,26 +204,24 @@ pub fn arena_rows(spec: &WorkloadSpec, traces: &Path) -> Result<Vec<ArenaRow>> {
 /// The rows as a Markdown table.
 pub fn markdown(rows: &[ArenaRow]) -> String {
     let mut out = String::from(
-        "| workload | ops | peak live | paged ÷ live | arenas ÷ live | `Device` default ÷ live | floor ÷ live | offset extent ÷ live | arenas ÷ floor | chunk calls / 100 ops | ns/op paged | ns/op arenas | ns/op `Device` |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| workload | ops | peak live | paged ÷ live | arenas (`Device` default) ÷ live | floor ÷ live | offset extent ÷ live | arenas ÷ floor | chunk calls / 100 ops | ns/op paged | ns/op arenas |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for r in rows {
         let live = r.peak_live.max(1) as f64;
         out.push_str(&format!(
-            "| {} | {} | {:.1} MiB | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} | {:.0} | {:.0} | {:.0} |\n",
+            "| {} | {} | {:.1} MiB | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} | {:.0} | {:.0} |\n",
             r.workload,
             r.ops,
             r.peak_live as f64 / (1 << 20) as f64,
             r.paged as f64 / live,
             r.arenas as f64 / live,
-            r.device as f64 / live,
             r.floor as f64 / live,
             r.offset_extent as f64 / live,
             r.arenas as f64 / r.floor.max(1) as f64,
             r.calls_per_100,
             r.paged_ns,
             r.arenas_ns,
-            r.device_ns,
         ));
     }
     out
@@ -300,7 +272,7 @@ mod tests {
         for r in rows {
             // Chunks under live data hold at least the live bytes; so does
             // any heap extent and any set of pages.
-            for held in [r.floor, r.arenas, r.device, r.offset_extent, r.paged] {
+            for held in [r.floor, r.arenas, r.offset_extent, r.paged] {
                 assert!(held >= r.peak_live, "{r:?}");
             }
             assert!(r.calls_per_100 > 0.0, "{r:?}");

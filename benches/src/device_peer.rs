@@ -1,105 +1,61 @@
-//! `gpumem::Device` with its defaults as a replay backend: what a user of
-//! the facade gets (on the simulated 80 GiB device: arenas over a range of
-//! twice the device, the facade's statistics and locks), so the tables put
-//! it beside the engine-level rows and the peers, in the same run.
+//! gpumem as the tables measure it: `gpumem::Device`, built as a user
+//! builds one, through the `gpumem` command's own replay backend
+//! ([`DeviceBackend`]), so a table's gpumem figure is the one `gpumem
+//! replay` prints and a program gets.
+//!
+//! Two configurations: the facade's defaults ([`default_device`]: on the
+//! simulated device, arenas), and the paged default ([`paged_device`]:
+//! `pools:sub_slices`, with `max_page` raised to the trace's largest
+//! allocation where the facade's 1 GiB page limit is below it, as `gpumem
+//! plan` does — paged pools refuse anything larger than a page).
 
-use gpumem::prelude::*;
-use gpumem_cli::replay::AllocBackend;
-use gpumem_cli::trace::Mode;
-use gpumem_cli::{CliError, Result};
+use gpumem::{Device, GpumemConfig, PoolLayout};
+use gpumem_cli::cli::PoolSettings;
+use gpumem_cli::plan::max_page_for;
+use gpumem_cli::replay::{DeviceBackend, Program, StreamMode};
 
-/// One stream of a default simulated device.
-#[derive(Debug)]
-pub struct DeviceBackend {
-    device: Device,
-    stream: Stream,
-    live: u64,
-    persistent: Vec<gpumem::PersistentWindow>,
-}
+use crate::Result;
 
-impl DeviceBackend {
-    /// `Device::simulated(capacity)` with every default (`GPUMEM_CONF` ignored).
-    ///
-    /// # Errors
-    /// The facade's refusal to build, as a backend error.
-    pub fn new(capacity: u64) -> Result<Self> {
-        let device = Device::simulated(capacity)
-            .ignore_env()
-            .build()
-            .map_err(|e| failed(e.to_string()))?;
-        let stream = device.default_stream();
-        Ok(Self {
-            device,
-            stream,
-            live: 0,
-            persistent: Vec::new(),
-        })
-    }
-
-    /// Whether the device runs on arenas (its report says so).
-    pub fn uses_arenas(&self) -> bool {
-        self.device.memory_report().virtual_memory.is_some()
+/// The paged configuration for `program` on a device of `capacity` bytes.
+pub fn paged_config(program: &Program, capacity: u64) -> GpumemConfig {
+    GpumemConfig {
+        pools: PoolLayout::SubSlices,
+        max_page_size: max_page_for(program, capacity),
+        ..GpumemConfig::default()
     }
 }
 
-fn failed(message: String) -> CliError {
-    CliError::Backend {
-        backend: "gpumem::Device",
-        message,
-    }
+/// A simulated device of `capacity` bytes with `config`, one stream for
+/// the whole trace (the tables compare one address space per peer).
+///
+/// # Errors
+/// The facade's refusal to build, as a backend error.
+pub fn device(program: &Program, capacity: u64, config: GpumemConfig) -> Result<DeviceBackend> {
+    let settings = PoolSettings {
+        config,
+        relocate: false,
+        streams: StreamMode::One,
+    };
+    Ok(settings.device("sim", Device::simulated(capacity), program)?)
 }
 
-impl AllocBackend for DeviceBackend {
-    type Token = ManagedMemoryHandle;
+/// `Device::simulated(capacity)` with every default (`GPUMEM_CONF` ignored).
+///
+/// # Errors
+/// The facade's refusal to build.
+pub fn default_device(program: &Program, capacity: u64) -> Result<DeviceBackend> {
+    device(program, capacity, GpumemConfig::default())
+}
 
-    fn name(&self) -> &'static str {
-        "gpumem::Device"
-    }
+/// The paged default on a simulated device (see [`paged_config`]).
+///
+/// # Errors
+/// The facade's refusal to build.
+pub fn paged_device(program: &Program, capacity: u64) -> Result<DeviceBackend> {
+    device(program, capacity, paged_config(program, capacity))
+}
 
-    fn reserve(&mut self, size: u64, _stream: u64) -> Result<ManagedMemoryHandle> {
-        let handle = self
-            .stream
-            .reserve(size)
-            .map_err(|e| failed(e.to_string()))?;
-        self.live += size;
-        Ok(handle)
-    }
-
-    fn free(&mut self, token: ManagedMemoryHandle) -> Result<()> {
-        self.live -= token.size();
-        drop(token);
-        Ok(())
-    }
-
-    fn mode(&mut self, mode: Mode) {
-        match mode {
-            Mode::Persistent => self.persistent.push(self.stream.persistent()),
-            Mode::Auto => drop(self.persistent.pop()),
-        }
-    }
-
-    fn cleanup(&mut self) {
-        self.stream.cleanup();
-    }
-
-    fn live_bytes(&self) -> u64 {
-        self.live
-    }
-
-    fn reserved_bytes(&self) -> u64 {
-        self.device.stats().reserved_bytes.current
-    }
-
-    fn peak_reserved_bytes(&self) -> Option<u64> {
-        Some(self.device.stats().reserved_bytes.peak)
-    }
-
-    fn storage_allocs(&self) -> u64 {
-        let stats = self.device.stats();
-        stats.storage_allocs + stats.chunks.creates
-    }
-
-    fn settle(&mut self) {
-        self.device.drain();
-    }
+/// Whether a device runs on arenas (its report says so).
+pub fn uses_arenas(backend: &DeviceBackend) -> bool {
+    backend.device().memory_report().virtual_memory.is_some()
 }

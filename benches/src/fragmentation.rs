@@ -7,13 +7,17 @@
 //! is left holding. A ratio of 1.00 is a perfect fit; the `system` peer
 //! (one device allocation per request) is 1.00 by construction and so is
 //! not listed.
+//!
+//! The gpumem rows are `gpumem::Device` on paged pools (`pools:sub_slices`,
+//! see [`crate::device_peer`]): relocation is theirs to need; the arena
+//! table measures the default, arenas.
 
 use clap::ValueEnum;
-use gpumem_cli::replay::{AllocBackend, PoolBackend, Program, ReplayOptions, ReplayReport, replay};
+use gpumem_cli::cli::{BackendKind, PoolSettings, replay_on};
+use gpumem_cli::replay::{AllocBackend, Program, ReplayOptions, ReplayReport, replay};
 use gpumem_cli::workload::{Workload, WorkloadSpec};
-use mem_pools::MemoryConfiguration;
-use mem_storage::SimulatedResource;
 
+use crate::device_peer::paged_config;
 use crate::relocating::{Policy, RelocatingBackend, RelocationTally};
 use crate::replay_peers::OffsetBackend;
 use crate::{BenchError, DEVICE_BYTES, Result};
@@ -31,27 +35,28 @@ pub fn program(workload: Workload, spec: &WorkloadSpec) -> Result<Program> {
 
 /// The gpumem rows of every workload: relocation policy, and whether the
 /// final numbers are read after a reclaim.
-pub const VARIANTS: [(Policy, bool); 5] = [
+pub const VARIANTS: [(Policy, bool); 4] = [
     (Policy::Off, false),
     (Policy::Off, true),
     (Policy::Trigger, true),
     (Policy::Eager, true),
-    (Policy::Compact, true),
 ];
 
 /// The backend column of a gpumem row.
 pub fn variant_name(policy: Policy, reclaim: bool) -> String {
     match (policy, reclaim) {
-        (Policy::Off, false) => "gpumem, relocation off (as `gpumem replay`)".into(),
+        (Policy::Off, false) => {
+            "gpumem, relocation off (as `gpumem replay --config sub_slices`)".into()
+        }
         (Policy::Off, true) => "gpumem, relocation off, cleanup at end".into(),
         (policy, true) => format!("gpumem, relocation {}, reclaim at end", policy.name()),
         (policy, false) => format!("gpumem, relocation {}", policy.name()),
     }
 }
 
-/// The backend column of the `gpumem replay --relocate` row: the command's
-/// own pool backend with its relocation on (mem-relocate's `StreamSet`: the
-/// trigger before reservations, a reclaim at every cleanup and at the end).
+/// The backend column of the `gpumem replay --relocate` row: the command
+/// itself on the same paged configuration (the trigger before
+/// reservations, a reclaim at every cleanup and at the end).
 pub const COMMAND_RELOCATE: &str = "`gpumem replay --relocate`";
 
 /// One line of the table.
@@ -81,7 +86,8 @@ pub fn workload_rows(workload: Workload, spec: &WorkloadSpec) -> Result<Vec<Frag
     let program = program(workload, spec)?;
     let mut rows = Vec::new();
     for (policy, reclaim) in VARIANTS {
-        let mut backend = RelocatingBackend::new(DEVICE_BYTES, policy).reclaim_at_end(reclaim);
+        let mut backend =
+            RelocatingBackend::new(&program, DEVICE_BYTES, policy)?.reclaim_at_end(reclaim);
         let report = run(workload.name(), &program, &mut backend)?;
         if let Some(message) = backend.settle_error() {
             return Err(BenchError::Check(format!(
@@ -96,11 +102,22 @@ pub fn workload_rows(workload: Workload, spec: &WorkloadSpec) -> Result<Vec<Frag
             relocation: Some(backend.tally()),
         });
     }
-    let resource = SimulatedResource::new(DEVICE_BYTES);
-    let config = MemoryConfiguration::SubSlices;
-    let mut command =
-        PoolBackend::new("sim", resource, DEVICE_BYTES, config, false, false).with_relocation(true);
-    let report = run(workload.name(), &program, &mut command)?;
+    let settings = PoolSettings {
+        config: paged_config(&program, DEVICE_BYTES),
+        relocate: true,
+        ..PoolSettings::default()
+    };
+    let options = ReplayOptions::default();
+    let name = workload.name();
+    let report = replay_on(
+        BackendKind::Sim,
+        DEVICE_BYTES,
+        &settings,
+        name,
+        &program,
+        &options,
+    )?;
+    let report = report.report;
     let relocation = report.relocation.as_ref().map(|s| RelocationTally {
         runs: s.relocations,
         moved_slices: s.moved_slices,
@@ -147,12 +164,24 @@ mod tests {
     fn relocation_off_reproduces_the_gpumem_commands_numbers() {
         for &workload in workloads() {
             let program = program(workload, &small()).unwrap();
-            let mut ours = RelocatingBackend::new(DEVICE_BYTES, Policy::Off);
+            let mut ours = RelocatingBackend::new(&program, DEVICE_BYTES, Policy::Off).unwrap();
             let ours = run("t", &program, &mut ours).unwrap();
-            let resource = SimulatedResource::new(DEVICE_BYTES);
-            let config = MemoryConfiguration::SubSlices;
-            let mut cli = PoolBackend::new("sim", resource, DEVICE_BYTES, config, false, false);
-            let cli = run("t", &program, &mut cli).unwrap();
+            let settings = PoolSettings {
+                config: paged_config(&program, DEVICE_BYTES),
+                streams: gpumem_cli::replay::StreamMode::One,
+                ..PoolSettings::default()
+            };
+            let options = ReplayOptions::default();
+            let cli = replay_on(
+                BackendKind::Sim,
+                DEVICE_BYTES,
+                &settings,
+                "t",
+                &program,
+                &options,
+            )
+            .unwrap()
+            .report;
             assert_eq!(
                 ours.peak_reserved_bytes, cli.peak_reserved_bytes,
                 "{workload:?}"
@@ -202,11 +231,11 @@ mod tests {
     }
 
     #[test]
-    fn compaction_gives_current_pages_back_on_the_serving_workload() {
+    fn eager_relocation_compacts_current_pages_back_on_the_serving_workload() {
         let rows = workload_rows(Workload::Serving, &small()).unwrap();
         let compact = rows
             .iter()
-            .find(|r| r.backend == variant_name(Policy::Compact, true))
+            .find(|r| r.backend == variant_name(Policy::Eager, true))
             .unwrap();
         let tally = compact.relocation.unwrap();
         assert!(tally.pages_freed > 0, "{tally:?}");

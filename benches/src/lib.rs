@@ -5,20 +5,23 @@
 //! GPU measurements (`gpu-bench`, run by `cargo xtask gpu-bench`).
 //!
 //! - [`arenas`]: the arena table — physical memory against live data for
-//!   paged pools, arenas, offset-allocator's extent and the floor.
-//! - [`device_peer`]: `gpumem::Device` with its defaults as a replay
-//!   backend — the figure a user of the facade gets.
+//!   `Device` on paged pools and on its default (arenas), offset-allocator's
+//!   extent and the floor.
+//! - [`device_peer`]: gpumem as every table measures it — `gpumem::Device`
+//!   through the `gpumem` command's own replay backend, with its defaults
+//!   or on paged pools: the figures a user of the facade gets.
 //! - [`sizes`]: seeded size mixes and churn plans, so every peer replays the
 //!   very same sequence of sizes and slots.
 //! - [`churn`]: the reserve+drop pair and the steady-state churn over a set
 //!   of live slices, for three peers: gpumem's pool engine
-//!   (`MemoryManagement` on a simulated device), `offset-allocator` (the
+//!   (`MemoryManagement` on a simulated device: these micro-benchmarks
+//!   time the engine alone), `offset-allocator` (the
 //!   bare O(1) offset allocator) and the system allocator on host memory.
 //! - [`replay_peers`]: `offset-allocator` and the system allocator as
 //!   replay backends of the `gpumem` command's library, so the built-in
 //!   workloads run through every peer.
-//! - [`relocating`]: the pool engine as a replay backend that relocates
-//!   outdated pages between ops (mem-relocate's plan → copy → commit).
+//! - [`relocating`]: `Device` on paged pools with a relocation policy
+//!   (none, the trigger, or explicit relocation after every op).
 //! - [`fragmentation`]: the fragmentation table (peak and final reserved ÷
 //!   live) of every workload, relocation off and on.
 //! - [`tight`]: relocation on a device sized just above each workload's

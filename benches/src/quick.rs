@@ -13,8 +13,8 @@ use gpumem_cli::workload::WorkloadSpec;
 
 use crate::churn::{ChurnPeer, Steps, churn, pairs, prepare};
 use crate::churn::{OffsetPeer, PoolsPeer, SystemPeer};
+use crate::device_peer::default_device;
 use crate::fragmentation::{program, workloads};
-use crate::relocating::{Policy, RelocatingBackend};
 use crate::replay_peers::{MallocBackend, OffsetBackend};
 use crate::sizes::{ChurnPlan, SIZE_CLASSES, SizeMix};
 use crate::table::{count, human};
@@ -154,10 +154,10 @@ pub fn size_rows(config: &QuickConfig) -> Result<Vec<QuickRow>> {
 fn replay_ns<B: AllocBackend>(
     program: &Program,
     runs: usize,
-    mut backend: impl FnMut() -> B,
+    mut backend: impl FnMut() -> Result<B>,
 ) -> Result<f64> {
     median_ns_per_op(runs, || {
-        let report = replay("quick", program, &mut backend(), &ReplayOptions::default())?.report;
+        let report = replay("quick", program, &mut backend()?, &ReplayOptions::default())?.report;
         Ok((report.wall_ns, report.ops))
     })
 }
@@ -174,13 +174,11 @@ pub fn replay_rows(config: &QuickConfig) -> Result<Vec<QuickRow>> {
                 workload.name(),
                 count(program.ops.len())
             ),
-            gpumem: replay_ns(&program, runs, || {
-                RelocatingBackend::new(DEVICE_BYTES, Policy::Off)
-            })?,
+            gpumem: replay_ns(&program, runs, || default_device(&program, DEVICE_BYTES))?,
             offset: Some(replay_ns(&program, runs, || {
-                OffsetBackend::new(program.slots)
+                Ok(OffsetBackend::new(program.slots))
             })?),
-            system: Some(replay_ns(&program, runs, MallocBackend::new)?),
+            system: Some(replay_ns(&program, runs, || Ok(MallocBackend::new()))?),
         });
     }
     Ok(rows)

@@ -109,6 +109,11 @@ impl AllocBackend for OffsetBackend {
         self.extent
     }
 
+    /// The extent never shrinks: its peak is where it stands.
+    fn peak_reserved_bytes(&self) -> u64 {
+        self.extent
+    }
+
     /// The heap is one device allocation, made up front.
     fn storage_allocs(&self) -> u64 {
         1
@@ -123,6 +128,7 @@ impl AllocBackend for OffsetBackend {
 #[derive(Debug, Default)]
 pub struct MallocBackend {
     live: u64,
+    peak: u64,
     allocs: u64,
 }
 
@@ -143,6 +149,7 @@ impl AllocBackend for MallocBackend {
     fn reserve(&mut self, size: u64, _stream: u64) -> Result<(Block, u64)> {
         let block = system_alloc(size).map_err(|e| backend_error("system", e))?;
         self.live += size;
+        self.peak = self.peak.max(self.live);
         self.allocs += 1;
         Ok((block, size))
     }
@@ -163,6 +170,10 @@ impl AllocBackend for MallocBackend {
 
     fn reserved_bytes(&self) -> u64 {
         self.live
+    }
+
+    fn peak_reserved_bytes(&self) -> u64 {
+        self.peak
     }
 
     fn storage_allocs(&self) -> u64 {

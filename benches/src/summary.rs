@@ -112,10 +112,9 @@ pub fn goals(speed: &[QuickRow], frag: &[FragRow], shallow: &str, deep: &str) ->
             variant_name(Policy::Trigger, true),
             1.03,
         ),
-        ("relocation eager", variant_name(Policy::Eager, true), 1.03),
         (
-            "relocation eager + compaction",
-            variant_name(Policy::Compact, true),
+            "relocation eager (with compaction)",
+            variant_name(Policy::Eager, true),
             1.03,
         ),
         (

@@ -4,8 +4,9 @@
 //! sized to a multiple of its own peak live bytes, relocation off, trigger
 //! and eager, and the table counts the allocations that failed.
 //!
-//! The pool layout follows the device (pages up to a quarter of it), so a
-//! tight device also has smaller pages than the 80 GiB one.
+//! The device is `gpumem::Device` on paged pools (see
+//! [`crate::device_peer::paged_config`]): pages up to `min(1 GiB, device)`
+//! unless the trace's largest allocation needs more.
 
 use gpumem_cli::replay::ReplayReport;
 use gpumem_cli::workload::WorkloadSpec;
@@ -35,11 +36,11 @@ pub fn tight_rows(spec: &WorkloadSpec, factor: f64) -> Result<Vec<TightRow>> {
     let mut rows = Vec::new();
     for &workload in workloads() {
         let program = program(workload, spec)?;
-        let mut roomy = RelocatingBackend::new(DEVICE_BYTES, Policy::Off);
+        let mut roomy = RelocatingBackend::new(&program, DEVICE_BYTES, Policy::Off)?;
         let peak_live = run(workload.name(), &program, &mut roomy)?.peak_live_bytes;
         let device = (peak_live as f64 * factor) as u64;
-        for policy in [Policy::Off, Policy::Trigger, Policy::Eager, Policy::Compact] {
-            let mut backend = RelocatingBackend::new(device, policy);
+        for policy in [Policy::Off, Policy::Trigger, Policy::Eager] {
+            let mut backend = RelocatingBackend::new(&program, device, policy)?;
             let report = run(workload.name(), &program, &mut backend)?;
             rows.push(TightRow {
                 workload: workload.name(),
@@ -90,7 +91,7 @@ mod tests {
             scale: 0.05,
         };
         let rows = tight_rows(&spec, 1.5).unwrap();
-        assert_eq!(rows.len(), 4 * workloads().len());
+        assert_eq!(rows.len(), 3 * workloads().len());
         for r in &rows {
             assert!(
                 r.report.peak_reserved_bytes <= r.device,

@@ -18,6 +18,15 @@ pub mod system;
 
 pub use offset::{OffsetPeer, UNIT, offset_allocator, units};
 pub use pools::{PoolsPeer, simulated_manager};
+
+/// Page limits for an engine on a device of `capacity` bytes: the facade's
+/// default largest page, `min(1 GiB, capacity)`, at the device's alignment.
+pub fn engine_properties(capacity: u64, alignment: u64) -> mem_pools::MemoryDeviceProperties {
+    mem_pools::MemoryDeviceProperties {
+        max_page_size: crate::GIB.min(capacity).max(alignment.max(1)),
+        alignment,
+    }
+}
 pub use system::{SystemPeer, system_alloc};
 
 use crate::Result;

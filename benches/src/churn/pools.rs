@@ -25,14 +25,15 @@ pub struct PoolsPeer {
     live: usize,
 }
 
-/// A pool engine with `config` on a simulated device of `bytes` bytes,
-/// sized as the `gpumem` command sizes its pools.
+/// A pool engine with `config` on a simulated device of `bytes` bytes
+/// (the engine alone, for the per-op micro-benchmarks; trace replays go
+/// through `gpumem::Device`).
 pub fn simulated_manager(
     bytes: u64,
     config: MemoryConfiguration,
 ) -> MemoryManagement<SimulatedStorage> {
     let storage = SimulatedStorage::simulated(bytes);
-    let properties = gpumem_cli::replay::device_properties(bytes, storage.alignment());
+    let properties = crate::churn::engine_properties(bytes, storage.alignment());
     MemoryManagement::from_configuration(
         storage,
         &properties,

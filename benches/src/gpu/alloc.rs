@@ -44,7 +44,7 @@ fn iterations(size: u64, quick: bool) -> u64 {
 fn pool_hit(cuda: &Arc<CudaResource>, size: u64, iters: u64) -> Result<f64> {
     let storage = ResourceStorage::new(cuda.clone());
     let total = cuda.mem_info()?.total;
-    let properties = gpumem_cli::replay::device_properties(total, cuda.alignment());
+    let properties = crate::churn::engine_properties(total, cuda.alignment());
     let mut manager = MemoryManagement::from_configuration(
         storage,
         &properties,

@@ -73,7 +73,7 @@ pub fn cuda_report(quick: bool) -> Result<String> {
     let stream_id = cuda.create_stream()?;
     let stream = cuda.cuda_stream(stream_id)?;
     let total = cuda.mem_info()?.total;
-    let properties = gpumem_cli::replay::device_properties(total, cuda.alignment());
+    let properties = crate::churn::engine_properties(total, cuda.alignment());
     let mut memory = MemoryManagement::from_configuration(
         ResourceStorage::on_stream(stats.clone(), stream_id),
         &properties,

@@ -63,7 +63,7 @@ pub fn manager<R: DeviceResource>(
     scenario: &Scenario,
 ) -> MemoryManagement<ResourceStorage<R>> {
     let capacity = resource.mem_info().map(|m| m.total).unwrap_or(u64::MAX);
-    let mut properties = gpumem_cli::replay::device_properties(capacity, resource.alignment());
+    let mut properties = crate::churn::engine_properties(capacity, resource.alignment());
     properties.max_page_size = properties.max_page_size.max(scenario.page * 4);
     let config = MemoryConfiguration::Custom {
         pool_options: vec![MemoryPoolOptions {

@@ -4,21 +4,18 @@
 /// When the backend relocates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Policy {
-    /// Never.
+    /// Never (what `gpumem replay` measures without `--relocate`).
     Off,
-    /// mem-relocate's trigger before each reservation.
+    /// The stream's trigger before each reservation (`relocate:auto`,
+    /// what `gpumem replay --relocate` runs).
     Trigger,
-    /// Whenever movable live bytes sit on outdated pages (held room only).
+    /// After every op, whenever an outdated page holds movable bytes or
+    /// compaction is worthwhile: the facade's explicit relocation, which
+    /// moves off outdated pages and compacts sparse current pages into
+    /// room already held (never raising reserved bytes). The upper bound
+    /// of what relocation gives back.
     Eager,
-    /// As [`Policy::Eager`], and compaction of current pages when holes
-    /// reach [`COMPACT_HOLES_PERCENT`] of live bytes.
-    Compact,
 }
-
-/// Holes in current pages, in percent of the live bytes there, at which
-/// [`Policy::Compact`] compacts: the fragmentation goal with relocation is
-/// 1.03, so holes above 3 % are what it must take back.
-pub const COMPACT_HOLES_PERCENT: u64 = 3;
 
 impl Policy {
     /// Name in tables.
@@ -26,8 +23,7 @@ impl Policy {
         match self {
             Policy::Off => "off",
             Policy::Trigger => "trigger",
-            Policy::Eager => "eager",
-            Policy::Compact => "eager + compaction",
+            Policy::Eager => "eager (with compaction)",
         }
     }
 }
@@ -35,13 +31,25 @@ impl Policy {
 /// What the relocations of one replay did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RelocationTally {
-    /// Relocations and compactions that moved something or freed a page.
+    /// Relocation calls that moved something or freed a page.
     pub runs: u64,
     /// Slices moved.
     pub moved_slices: u64,
     /// Bytes moved.
     pub moved_bytes: u64,
-    /// Pages given back (outdated pages, and current pages a compaction
-    /// emptied).
+    /// Pages given back (outdated pages, current pages a compaction
+    /// emptied, and a final reclaim's empty pages).
     pub pages_freed: u64,
+}
+
+impl RelocationTally {
+    /// Counts one facade relocation call's outcome.
+    pub fn record(&mut self, done: gpumem::RelocationSummary) {
+        if done.moved_slices > 0 || done.pages_freed > 0 {
+            self.runs += 1;
+        }
+        self.moved_slices += done.moved_slices as u64;
+        self.moved_bytes += done.moved_bytes;
+        self.pages_freed += done.pages_freed;
+    }
 }

@@ -9,10 +9,12 @@
 //!   and the JSONL writer.
 //! - [`workload`]: built-in seeded workloads (`random`, `training`,
 //!   `serving`, `devlog`).
-//! - [`replay`]: the [`replay::AllocBackend`] port and the timed loop; the
-//!   pool backend keeps one memory per trace stream in mem-relocate's
-//!   `StreamSet` over one device and relocates as a runtime would when asked.
-//! - [`layout`]: pool layouts as text (`--config`, `gpumem plan`).
+//! - [`replay`]: the [`replay::AllocBackend`] port and the timed loop;
+//!   gpumem is replayed through `gpumem::Device` (one `gpumem::Stream` per
+//!   trace stream, the facade's defaults and statistics), and relocates as
+//!   a runtime would when asked.
+//! - Pool layouts as text (`--config`, `gpumem plan`) are the facade's
+//!   grammar, `gpumem::layout`, the one `GPUMEM_CONF=pools:…` takes.
 //! - [`report`], [`plot`]: the results as text, JSON and SVG.
 //! - [`cli`]: the command-line front end used by the `gpumem` binary.
 //!
@@ -33,7 +35,6 @@ pub mod attribution;
 pub mod cli;
 pub mod error;
 pub mod html;
-pub mod layout;
 pub mod plan;
 pub mod plot;
 pub mod replay;

@@ -193,7 +193,7 @@ fn usage_errors_exit_with_clap_status_two() {
 
 #[test]
 fn the_cuda_backend_fails_cleanly_without_a_driver() {
-    if mem_storage::cuda_available() {
+    if gpumem::storage::cuda_available() {
         println!("skipping: a CUDA driver is present");
         return;
     }

@@ -1,9 +1,9 @@
 //! The RMM logging-adaptor CSV reader: RMM's own lines, gpumem's logging
 //! adaptor output, and malformed lines reported with their line number.
 
+use gpumem::storage::{Action, ResourceEvent, StreamId, write_csv};
 use gpumem_cli::CliError;
 use gpumem_cli::trace::{Event, read_rmm_csv};
-use mem_storage::{Action, ResourceEvent, StreamId, write_csv};
 
 fn error_at(text: &str) -> (u64, String) {
     match read_rmm_csv(text.as_bytes()) {

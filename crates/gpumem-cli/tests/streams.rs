@@ -3,11 +3,10 @@
 
 use std::collections::HashMap;
 
+use gpumem::{Device, GpumemConfig, PoolLayout};
 use gpumem_cli::cli::{BackendKind, PoolSettings, replay_on};
-use gpumem_cli::replay::{PoolBackend, Program, ReplayOptions, ReplayRun, StreamMode, replay};
+use gpumem_cli::replay::{DeviceBackend, Program, ReplayOptions, ReplayRun, StreamMode, replay};
 use gpumem_cli::trace::{Event, Mode};
-use mem_pools::MemoryConfiguration;
-use mem_storage::SimulatedResource;
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
@@ -16,12 +15,31 @@ fn alloc(id: u64, size: u64, stream: u64) -> Event {
     Event::Alloc { id, size, stream }
 }
 
+/// Paged pools with pages up to a quarter of the 1 GiB device (64 MiB
+/// slices in the growing pool): the page growth these tests follow.
+fn paged() -> GpumemConfig {
+    GpumemConfig {
+        pools: PoolLayout::SubSlices,
+        max_page_size: Some(GIB / 4),
+        ..GpumemConfig::default()
+    }
+}
+
+fn paged_device(streams: usize) -> Device {
+    Device::simulated(GIB)
+        .config(paged())
+        .streams(streams)
+        .ignore_env()
+        .build()
+        .unwrap()
+}
+
 fn run(kind: BackendKind, streams: StreamMode, relocate: bool, events: &[Event]) -> ReplayRun {
     let program = Program::compile(events).unwrap();
     let settings = PoolSettings {
+        config: paged(),
         streams,
         relocate,
-        ..PoolSettings::default()
     };
     let options = ReplayOptions {
         timeline_points: 10_000,
@@ -188,22 +206,20 @@ fn the_device_peak_counts_what_one_stream_held_inside_a_call_on_top_of_the_other
         alloc(3, 3 * MIB, 1),
     ];
     let program = Program::compile(&events).unwrap();
-    let mut backend = PoolBackend::new(
-        "sim",
-        SimulatedResource::new(GIB),
-        GIB,
-        MemoryConfiguration::SubSlices,
-        false,
-        false,
-    )
-    .with_streams(StreamMode::PerTrace);
+    let mut backend = DeviceBackend::new("sim", paged_device(2));
     let options = ReplayOptions {
         timeline_points: 100,
         progress: None,
     };
     let run = replay("t", &program, &mut backend, &options).unwrap();
-    assert_eq!(backend.memories(), 2);
-    let in_call = backend.memory(1).unwrap().stats().reserved_bytes.peak;
+    assert_eq!(backend.device().stream_count(), 2);
+    let in_call = backend
+        .device()
+        .stream(1)
+        .unwrap()
+        .stats()
+        .reserved_bytes
+        .peak;
     assert!(in_call >= 4 * MIB, "the 4 MiB page at least");
     let sampled = run.timeline.iter().map(|s| s.reserved).max().unwrap();
     assert_eq!(sampled, 6 * MIB, "between calls: 2 MiB + 4 MiB");
@@ -212,20 +228,22 @@ fn the_device_peak_counts_what_one_stream_held_inside_a_call_on_top_of_the_other
 }
 
 #[test]
-fn a_raw_stream_number_passed_to_the_backend_is_refused_not_used_as_a_table_size() {
-    use gpumem_cli::replay::{AllocBackend, MAX_STREAMS};
-    let mut backend = PoolBackend::new(
-        "sim",
-        SimulatedResource::new(GIB),
-        GIB,
-        MemoryConfiguration::SubSlices,
-        false,
-        false,
-    )
-    .with_streams(StreamMode::PerTrace);
+fn a_stream_index_the_device_lacks_is_refused_not_served_by_another_stream() {
+    use gpumem_cli::replay::AllocBackend;
+    let mut backend = DeviceBackend::new("sim", paged_device(2));
     let err = backend.reserve(MIB, u64::MAX).unwrap_err().to_string();
-    assert!(err.contains("not a dense index"), "{err}");
-    assert!(backend.reserve(MIB, MAX_STREAMS as u64).is_err());
-    assert!(backend.reserve(MIB, 0).is_ok());
-    assert_eq!(backend.memories(), 1);
+    assert!(err.contains("has no device stream"), "{err}");
+    assert!(backend.reserve(MIB, 2).is_err());
+    let token = backend.reserve(MIB, 1).unwrap();
+    assert_eq!(
+        backend
+            .device()
+            .stream(1)
+            .unwrap()
+            .stats()
+            .allocation_count
+            .current,
+        1
+    );
+    backend.free(token).unwrap();
 }

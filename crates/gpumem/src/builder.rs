@@ -166,11 +166,11 @@ impl DeviceBuilder {
                 Some(Arc::new(resource.charge_virtual_memory(vm)) as Arc<dyn VirtualMemory>),
                 None,
             ),
-            Some(Err(reason)) if config.pools == PoolLayout::Arenas => {
+            Some(Err(reason)) if config.pools.requires_virtual_memory() => {
                 tracing::warn!(%reason, "pools:arenas asked for, but no virtual memory");
                 return Err(GpuMemError::InvalidConfig {
                     parameter: "pools",
-                    value: "arenas".into(),
+                    value: crate::layout::format_layout(&config.pools),
                     expected: "a backend with virtual memory (use pools:auto or pools:sub_slices)",
                 });
             }

@@ -10,8 +10,9 @@
 //! that name what is valid — a typo must never be silently ignored, since
 //! the setting the user meant would then silently not apply.
 
-use crate::config::{Budget, DEFAULT_POISON, DEFAULT_SLICED, GpumemConfig, PoolLayout};
+use crate::config::{Budget, DEFAULT_POISON, GpumemConfig, PoolLayout};
 use crate::error::{GpuMemError, Result};
+use crate::layout::{POOL_KINDS, parse_layout};
 use crate::units::parse_bytes;
 
 /// The environment variable read by [`GpumemConfig::from_env`].
@@ -21,8 +22,11 @@ pub const CONF_VAR: &str = "GPUMEM_CONF";
 pub const CONF_KEYS: &[(&str, &str, &str)] = &[
     (
         "pools",
-        "auto | arenas | sub_slices | exclusive | sliced",
-        "pool layout of every stream (auto: arenas where the device has virtual memory)",
+        "auto | arenas | sub_slices | exclusive | sliced | pools in routing order \
+         (sliced:PAGE/MAX, exclusive:MAX[@PERIOD], arena:MAX[@THRESHOLD], e.g. \
+         pools:sliced:8MiB/64KiB,exclusive:20GiB)",
+        "pool layout of every stream (auto: arenas where the device has virtual memory; \
+         the grammar of gpumem::layout)",
     ),
     (
         "page_size",
@@ -129,6 +133,32 @@ fn parse_poison(value: &str) -> Result<Option<u8>> {
     byte.map(Some).ok_or_else(|| bad("poison", value))
 }
 
+/// The items of a `GPUMEM_CONF` string, with a `pools:` list kept whole:
+/// the items after `pools:` that are pools of a list (`sliced:…`,
+/// `exclusive:…`, `arena:…`; no key has those names) belong to its value,
+/// so `pools:` takes every layout `gpumem replay --config` does.
+fn items(text: &str) -> Vec<String> {
+    let mut items: Vec<String> = Vec::new();
+    let mut in_pools = false;
+    for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let key = item
+            .split_once(':')
+            .map(|(k, _)| k.trim().to_ascii_lowercase());
+        let pool = key.as_deref().is_some_and(|k| POOL_KINDS.contains(&k));
+        match items.last_mut() {
+            Some(last) if in_pools && pool => {
+                last.push(',');
+                last.push_str(item);
+            }
+            _ => {
+                in_pools = key.as_deref() == Some("pools");
+                items.push(item.to_string());
+            }
+        }
+    }
+    items
+}
+
 impl GpumemConfig {
     /// This configuration with the items of a `GPUMEM_CONF` string applied.
     ///
@@ -144,7 +174,8 @@ impl GpumemConfig {
         let mut next = self.clone();
         let mut seen: Vec<&'static str> = Vec::new();
         let (mut page_size, mut max_slice) = (None, None);
-        for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        for item in items(text) {
+            let item = item.as_str();
             let Some((key, value)) = item.split_once(':') else {
                 return Err(GpuMemError::MalformedConf { item: item.into() });
             };
@@ -160,16 +191,7 @@ impl GpumemConfig {
             }
             seen.push(key);
             match key {
-                "pools" => {
-                    next.pools = match value.to_ascii_lowercase().as_str() {
-                        "auto" => PoolLayout::Auto,
-                        "arenas" | "virtual_arenas" => PoolLayout::Arenas,
-                        "sub_slices" => PoolLayout::SubSlices,
-                        "exclusive" | "exclusive_pages" => PoolLayout::ExclusivePages,
-                        "sliced" => DEFAULT_SLICED,
-                        _ => return Err(bad(key, value)),
-                    }
-                }
+                "pools" => next.pools = parse_layout(value).map_err(|_| bad(key, value))?,
                 "page_size" => page_size = Some(parse_size(key, value)?),
                 "max_slice" => max_slice = Some(parse_size(key, value)?),
                 "max_page" => next.max_page_size = Some(parse_size(key, value)?),

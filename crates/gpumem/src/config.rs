@@ -85,13 +85,24 @@ impl PoolLayout {
     }
 
     /// Whether this layout uses arenas on a device that has virtual memory
-    /// (`virtual_memory`) or not.
+    /// (`virtual_memory`) or not. A custom layout does when it holds an
+    /// arena pool.
     pub fn uses_arenas(&self, virtual_memory: bool) -> bool {
         match self {
             PoolLayout::Auto => virtual_memory,
             PoolLayout::Arenas => true,
+            PoolLayout::Custom(MemoryConfiguration::VirtualArenas) => true,
+            PoolLayout::Custom(MemoryConfiguration::Custom { pool_options }) => pool_options
+                .iter()
+                .any(|p| matches!(p.pool_type, PoolType::VirtualArena { .. })),
             _ => false,
         }
+    }
+
+    /// Whether building a device with this layout needs virtual memory (it
+    /// names arenas rather than letting `Auto` choose).
+    pub fn requires_virtual_memory(&self) -> bool {
+        !matches!(self, PoolLayout::Auto) && self.uses_arenas(false)
     }
 
     /// The mem-pools configuration for a device whose largest page is
@@ -102,7 +113,8 @@ impl PoolLayout {
         capacity: u64,
         virtual_memory: bool,
     ) -> MemoryConfiguration {
-        if self.uses_arenas(virtual_memory) {
+        if matches!(self, PoolLayout::Auto | PoolLayout::Arenas) && self.uses_arenas(virtual_memory)
+        {
             let range = capacity.saturating_mul(2).max(64 * GIB);
             return MemoryConfiguration::virtual_arenas(range);
         }

@@ -88,7 +88,10 @@ impl Stream {
     /// Process the handles dropped on any thread since this stream's last
     /// call, so its statistics and reports are current.
     pub fn drain(&self) {
-        self.device.run(self.index, |st| st.engine.drain_drops());
+        let pending = self.shared().lock().engine.has_pending_drops();
+        if pending {
+            self.device.run(self.index, |st| st.engine.drain_drops());
+        }
     }
 
     /// The CUDA stream this stream's memory is ordered on (the runtime's
@@ -111,8 +114,13 @@ impl Device {
     /// Process the handles dropped on any thread since each stream's last
     /// call, so [`Device::stats`] and [`Device::memory_report`] are current.
     pub fn drain(&self) {
-        for index in 0..self.shared.streams.len() {
-            self.shared.run(index, |st| st.engine.drain_drops());
+        for (index, stream) in self.shared.streams.iter().enumerate() {
+            // Reading statistics drains: a stream with nothing dropped
+            // (most reads, in a replay loop) costs a lock and a load.
+            let pending = stream.lock().engine.has_pending_drops();
+            if pending {
+                self.shared.run(index, |st| st.engine.drain_drops());
+            }
         }
     }
 }

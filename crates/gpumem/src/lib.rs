@@ -24,7 +24,8 @@
 //!   `MemoryManagement` per stream over a storage on that budget: every page
 //!   any stream's pools hold is charged against the one device budget.
 //! - Configuration comes from code ([`GpumemConfig`], [`DeviceBuilder`]) and
-//!   from `GPUMEM_CONF` (`key:value,…`, see [`conf`]); a bad key or value is
+//!   from `GPUMEM_CONF` (`key:value,…`, see [`conf`]; pool layouts in the
+//!   grammar of [`layout`], shared with the `gpumem` command); a bad key or value is
 //!   an error that lists what is valid, checked before any memory is touched.
 //! - Cross-stream use follows the `MemoryManagement` cursor rule ([`Stream::bind`],
 //!   [`Stream::must_wait`]) and PyTorch's `record_stream`
@@ -65,6 +66,7 @@ mod device;
 mod error;
 mod graph_capture;
 mod guards;
+pub mod layout;
 mod oom;
 mod pool_resource;
 mod relocation;
@@ -103,6 +105,7 @@ pub use device::Device;
 pub use error::{GpuMemError, Result};
 pub use graph_capture::StreamCapture;
 pub use guards::{DevicePtrGuard, PersistentWindow};
+pub use layout::{LayoutError, format_layout, parse_layout};
 pub use oom::{OutOfMemoryReport, Refuser};
 pub use pool_resource::PoolResource;
 pub use relocation::RelocationSummary;

@@ -163,9 +163,7 @@ impl Stream {
     /// This stream's statistics, current: every handle dropped before the
     /// call, on any thread, is counted freed.
     pub fn stats(&self) -> MemoryStats {
-        self.device.run(self.index, |st| {
-            st.engine.drain_drops();
-        });
+        self.drain();
         self.shared().lock().stats
     }
 

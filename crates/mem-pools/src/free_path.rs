@@ -48,6 +48,12 @@ impl Core {
 }
 
 impl<S: ComputeStorage> MemoryManagement<S> {
+    /// Whether a handle dropped since the last drain (one atomic load): a
+    /// runtime that wants current reports drains only when this is true.
+    pub fn has_pending_drops(&self) -> bool {
+        self.queue.has_pending()
+    }
+
     /// Free now every allocation whose last handle dropped (the engine also
     /// does this at the start of each call that needs it). Returns how many
     /// allocations were freed. Reports (`&self`) show drops only after a

@@ -72,7 +72,7 @@ pub trait RelocatingStreams {
     /// work of its own to refuse before it.
     ///
     /// # Errors
-    /// [`RelocationError::Recording`] (the seed's `ServerError`) naming the
+    /// [`RelocationError::Recording`] (the `RelocatingStreams` protocol's `ServerError`) naming the
     /// recording when a stream records.
     fn refuse_while_recording(&mut self) -> Result<(), RelocationError> {
         if self.recording() {

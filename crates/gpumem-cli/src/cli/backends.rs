@@ -1,71 +1,74 @@
 //! Building the backend `--backend` names and replaying on it.
 //!
-//! Each arm calls the generic replay loop with a concrete backend type, so
-//! the timed loop is monomorphized per backend (no dynamic dispatch).
+//! gpumem's backends are a `gpumem::Device` built with `DeviceBuilder` as a
+//! program builds one: the simulated, host or CUDA device, the facade's
+//! defaults (`pools:auto`: arenas where the backend has virtual memory;
+//! pages of at most `min(1 GiB, device)`) with what `--config` and
+//! `GPUMEM_CONF` change, and one stream per trace stream. Each arm calls
+//! the generic replay loop with a concrete backend type, so the timed loop
+//! is monomorphized per backend (no dynamic dispatch).
 
-use std::sync::Arc;
-
-use mem_pools::MemoryConfiguration;
-use mem_storage::{
-    CudaResource, CudaVirtualMemory, DeviceResource, HostResource, HostVirtualMemory,
-    SimulatedResource, SimulatedVirtualMemory, StorageError, VirtualMemory,
-};
+use gpumem::{Device, DeviceBuilder, GpumemConfig};
 
 use super::BackendKind;
 use crate::error::{CliError, Result};
-use crate::layout::uses_arenas;
 use crate::replay::{
-    PoolBackend, Program, ReplayOptions, ReplayRun, StreamMode, SystemBackend, replay,
+    DeviceBackend, MAX_STREAMS, Program, ReplayOptions, ReplayRun, StreamMode, SystemBackend,
+    device_streams, replay,
 };
 
-/// How the pool backends (`sim`, `host`, `cuda`) are set up; the `system`
+/// How the gpumem backends (`sim`, `host`, `cuda`) are set up; the `system`
 /// baseline ignores it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct PoolSettings {
-    /// Pool layout (`--config`).
-    pub config: MemoryConfiguration,
+    /// The device's configuration: the facade's defaults with `GPUMEM_CONF`
+    /// and `--config` applied (see `load_config`). Its stream count is
+    /// replaced by the trace's.
+    pub config: GpumemConfig,
     /// Relocate as a runtime would (`--relocate`).
     pub relocate: bool,
-    /// Trace streams to memories (`--streams`).
+    /// Trace streams to device streams (`--streams`).
     pub streams: StreamMode,
 }
 
 impl PoolSettings {
-    /// The pool backend over `resource`; with an arena layout, over `vm`
-    /// too (`vm` builds the backend's virtual memory for `capacity` bytes).
-    fn backend<R: DeviceResource>(
+    /// The device `builder` makes with these settings, with a stream per
+    /// trace stream of `program`, as a replay backend named `name`.
+    ///
+    /// # Errors
+    /// More trace streams than a device has ([`MAX_STREAMS`]), or the
+    /// facade refusing the configuration (e.g. arenas on a backend without
+    /// virtual memory), named for the backend.
+    pub fn device(
         &self,
         name: &'static str,
-        resource: R,
-        capacity: u64,
-        check_patterns: bool,
-        vm: impl FnOnce(u64) -> Result<Arc<dyn VirtualMemory>>,
-    ) -> Result<PoolBackend<R>> {
-        let backend = PoolBackend::new(
-            name,
-            resource,
-            capacity,
-            self.config.clone(),
-            false,
-            check_patterns,
-        );
-        let backend = match uses_arenas(&self.config) {
-            true => backend.with_virtual_memory(vm(capacity)?),
-            false => backend,
+        builder: DeviceBuilder,
+        program: &Program,
+    ) -> Result<DeviceBackend> {
+        let streams = device_streams(self.streams, program.streams.len());
+        if streams > MAX_STREAMS {
+            return Err(CliError::Backend {
+                backend: name,
+                message: format!(
+                    "the trace uses {streams} streams and a gpumem::Device has at most \
+                     {MAX_STREAMS}; replay with `--streams one`"
+                ),
+            });
+        }
+        let config = GpumemConfig {
+            streams,
+            ..self.config.clone()
         };
-        Ok(backend
-            .with_relocation(self.relocate)
-            .with_streams(self.streams))
-    }
-}
-
-fn no_virtual_memory(backend: &'static str) -> impl Fn(StorageError) -> CliError {
-    move |e| CliError::Backend {
-        backend,
-        message: format!(
-            "arena pools need virtual memory, which this device lacks ({e}); \
-             replay with `--config sub-slices`"
-        ),
+        let device =
+            builder
+                .config(config)
+                .ignore_env()
+                .build()
+                .map_err(|e| CliError::Backend {
+                    backend: name,
+                    message: format!("building the device: {e}"),
+                })?;
+        Ok(DeviceBackend::new(name, device).with_relocation(self.relocate))
     }
 }
 
@@ -79,54 +82,31 @@ pub fn replay_on(
     program: &Program,
     options: &ReplayOptions,
 ) -> Result<ReplayRun> {
-    match kind {
-        BackendKind::System => replay(source, program, &mut SystemBackend::new(capacity), options),
-        BackendKind::Sim => {
-            let resource = SimulatedResource::new(capacity);
-            let mut backend = settings.backend("sim", resource, capacity, false, |c| {
-                Ok(Arc::new(SimulatedVirtualMemory::new(c)))
-            })?;
-            replay(source, program, &mut backend, options)
+    let builder = match kind {
+        BackendKind::System => {
+            return replay(source, program, &mut SystemBackend::new(capacity), options);
         }
-        BackendKind::Host => {
-            let resource = HostResource::with_capacity(capacity);
-            let mut backend = settings.backend("host", resource, capacity, true, |c| {
-                HostVirtualMemory::with_capacity(c)
-                    .map(|vm| Arc::new(vm) as Arc<dyn VirtualMemory>)
-                    .map_err(no_virtual_memory("host"))
-            })?;
-            replay(source, program, &mut backend, options)
-        }
+        BackendKind::Sim => Device::simulated(capacity),
+        BackendKind::Host => Device::host_with_capacity(capacity),
         BackendKind::Cuda => {
-            let resource = open_cuda()?;
-            let total = resource
-                .mem_info()
-                .map_err(|e| CliError::Backend {
-                    backend: "cuda",
-                    message: format!("reading the device's memory size: {e}"),
-                })?
-                .total;
-            let context = resource.context().clone();
-            let mut backend = settings.backend("cuda", resource, total, false, |_| {
-                CudaVirtualMemory::from_context(context)
-                    .map(|vm| Arc::new(vm) as Arc<dyn VirtualMemory>)
-                    .map_err(no_virtual_memory("cuda"))
-            })?;
-            replay(source, program, &mut backend, options)
+            if !gpumem::storage::cuda_available() {
+                return Err(CliError::CudaUnavailable);
+            }
+            Device::cuda(0).map_err(|e| CliError::Backend {
+                backend: "cuda",
+                message: format!("opening device 0: {e}"),
+            })?
         }
-    }
-}
-
-/// Device 0 through the CUDA driver, after checking the driver library loads
-/// (a missing libcuda would otherwise abort the process on first use).
-fn open_cuda() -> Result<CudaResource> {
-    if !mem_storage::cuda_available() {
-        return Err(CliError::CudaUnavailable);
-    }
-    CudaResource::new(0).map_err(|e| CliError::Backend {
-        backend: "cuda",
-        message: format!("opening device 0: {e}"),
-    })
+    };
+    let name = match kind {
+        BackendKind::Host => "host",
+        BackendKind::Cuda => "cuda",
+        _ => "sim",
+    };
+    let mut backend = settings
+        .device(name, builder, program)?
+        .with_patterns(kind == BackendKind::Host);
+    replay(source, program, &mut backend, options)
 }
 
 /// The share of this machine's available memory the host backend may hold.

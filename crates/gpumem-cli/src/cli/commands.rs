@@ -7,7 +7,8 @@ use std::path::Path;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::backends::{PoolSettings, host_capacity, replay_on};
-use super::input::{load_input, load_layout, warn_about};
+use super::config_arg::{base_config, load_config};
+use super::input::{load_input, warn_about};
 use super::{BackendKind, Cli, Command, MAX_DEVICE_GIB, RecordArgs, ReplayArgs};
 use crate::error::{CliError, Result};
 use crate::plot::plot_timeline;
@@ -65,7 +66,11 @@ fn progress_bar(json: bool) -> Option<ProgressBar> {
 }
 
 fn run_replay(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
-    let config = load_layout(&args.config)?;
+    let base = base_config()?;
+    let config = match &args.config {
+        Some(value) => load_config(value, &base)?,
+        None => base,
+    };
     let mut capacity = device_bytes(args.device_gib)?;
     if args.backend == BackendKind::Host {
         let (capped, was_capped) = host_capacity(capacity);

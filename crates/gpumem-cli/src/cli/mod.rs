@@ -5,6 +5,7 @@
 
 mod backends;
 mod commands;
+mod config_arg;
 mod input;
 
 use std::path::PathBuf;
@@ -13,8 +14,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 pub use backends::{HOST_MEMORY_SHARE, PoolSettings, host_capacity, replay_on};
 pub use commands::{device_bytes, run};
+pub use config_arg::{CONFIG_SYNTAX, base_config, load_config};
+pub use input::load_input;
 pub(crate) use input::warn_about;
-pub use input::{load_input, load_layout};
 
 use crate::replay::StreamMode;
 use crate::trace::TraceFormat;
@@ -25,7 +27,7 @@ pub const DEFAULT_DEVICE_GIB: u64 = 80;
 /// Largest `--device-gib` accepted (1 PiB).
 pub const MAX_DEVICE_GIB: u64 = 1 << 20;
 
-/// gpumem: replay GPU allocation traces against gpumem's pools and report
+/// gpumem: replay GPU allocation traces through gpumem::Device and report
 /// peak, fragmentation and time per op.
 #[derive(Debug, Parser)]
 #[command(name = "gpumem", version, about)]
@@ -77,11 +79,11 @@ pub struct InputArgs {
 /// Allocator to replay against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum BackendKind {
-    /// gpumem pools on a simulated device that holds no memory.
+    /// `gpumem::Device::simulated`: a device that holds no memory.
     Sim,
-    /// gpumem pools on real host memory; every allocation is pattern-checked.
+    /// `gpumem::Device::host_with_capacity`: real host memory; every allocation is pattern-checked.
     Host,
-    /// gpumem pools on a CUDA device.
+    /// `gpumem::Device::cuda(0)`: a CUDA device.
     Cuda,
     /// Baseline: one device allocation per request, freed at once (reserved = live).
     System,
@@ -106,21 +108,23 @@ pub struct ReplayArgs {
     /// Write an SVG timeline of live vs reserved bytes.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
-    /// Pool layout: `arenas` (virtual-memory arenas: physical memory only
-    /// under live data; the default, as for `gpumem::Device`), `sub-slices`
-    /// or `exclusive-pages` (paged pools), a list such as
-    /// `sliced:8MiB/64KiB,sliced:512MiB/5GiB,exclusive:20GiB` or
-    /// `arena:1MiB,arena:64GiB`, or a file holding one (`gpumem plan
-    /// --json` output works).
-    #[arg(long, value_name = "LAYOUT", default_value = "arenas")]
-    pub config: String,
+    /// Pool layout, in the grammar of `GPUMEM_CONF=pools:…`: `auto` (the
+    /// default, as for `gpumem::Device`: arenas where the backend has
+    /// virtual memory), `arenas`, `sub_slices`, `exclusive`, `sliced`, a
+    /// list such as `sliced:8MiB/64KiB,sliced:512MiB/5GiB,exclusive:20GiB`
+    /// or `arena:1MiB,arena:64GiB`; or GPUMEM_CONF items
+    /// (`pools:sub_slices,max_page:20GiB`); or a file holding one (`gpumem
+    /// plan --json` output works). Applied over GPUMEM_CONF.
+    #[arg(long, value_name = "LAYOUT")]
+    pub config: Option<String>,
     /// Relocate as a runtime would: before reservations when the device
     /// runs short or pools run out of page sizes, and a reclaim at every
     /// cleanup event and at the end (final reserved is after it).
     #[arg(long)]
     pub relocate: bool,
-    /// Trace streams to pool memories: `per-trace` gives each stream its
-    /// own memory (as CUDA runtimes do), `one` serves all from one.
+    /// Trace streams to device streams: `per-trace` gives each its own
+    /// `gpumem::Stream` (as CUDA runtimes keep one pool memory per
+    /// stream), `one` serves all from one.
     #[arg(long, value_enum, default_value = "per-trace")]
     pub streams: StreamMode,
     /// Exit 0 even when the backend refused allocations (a trace larger

@@ -13,17 +13,22 @@
 //! 4. Replay every candidate and keep the one that reserves least, so the
 //!    suggestion is measured, not hoped for.
 
+mod dry_run;
 mod output;
 
-use mem_pools::{MemoryConfiguration, MemoryPoolOptions, MemoryReport, PoolReportKind, PoolType};
-use mem_storage::{DeviceResource, SimulatedResource};
+use gpumem::PoolLayout;
+use gpumem::pools::{
+    MemoryConfiguration, MemoryPoolOptions, MemoryReport, PoolReportKind, PoolType,
+};
 use serde::Serialize;
 
 pub use output::run_plan;
 
-use crate::error::{CliError, Result};
-use crate::layout::format_layout;
-use crate::replay::{PoolBackend, Program, ReplayOptions, ReplayReport, device_properties, replay};
+use crate::error::Result;
+use crate::replay::{Program, ReplayReport};
+pub use dry_run::max_page_for;
+use dry_run::{candidate_max_page, config_text, dry_run};
+use gpumem::units::GIB;
 
 /// One pool of the suggested layout.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -45,8 +50,12 @@ pub struct SuggestedPool {
 pub struct Plan {
     /// Trace file or workload.
     pub source: String,
-    /// The dry run on the default layout.
+    /// The dry run on `sub_slices`, the paged layout a plan sizes.
     pub measured: ReplayReport,
+    /// What the dry run was configured with, as `gpumem replay --config`
+    /// reads it (`sub_slices`, with `max_page` when the trace needs larger
+    /// pages than the facade's default).
+    pub measured_config: String,
     /// Pages per pool peak of the chosen candidate (the k above).
     pub pages_per_peak: u64,
     /// Peak reserved bytes of every candidate, as (k, bytes).
@@ -56,7 +65,8 @@ pub struct Plan {
     /// The replay on the suggested layout.
     pub verified: ReplayReport,
     /// The suggested layout as `gpumem replay --config` reads it
-    /// (`sub-slices` when no pool was used, so nothing could be sized).
+    /// (`sub_slices` when no pool was used, so nothing could be sized),
+    /// with the dry run's `max_page` when it has one.
     pub config: String,
 }
 
@@ -151,42 +161,37 @@ fn suggest(
     )
 }
 
-fn dry_run(
-    source: &str,
-    program: &Program,
-    capacity: u64,
-    config: MemoryConfiguration,
-) -> Result<(ReplayReport, PoolBackend<SimulatedResource>)> {
-    let resource = SimulatedResource::new(capacity);
-    let mut backend = PoolBackend::new("sim-lazy", resource, capacity, config, true, false);
-    let run = replay(source, program, &mut backend, &ReplayOptions::default())?;
-    Ok((run.report, backend))
-}
-
-/// Measures `program` and suggests a layout for a device of `capacity` bytes.
+/// Measures `program` on `sub_slices` (the paged layout a plan sizes) and
+/// suggests a layout for a device of `capacity` bytes.
 pub fn plan(source: &str, program: &Program, capacity: u64) -> Result<Plan> {
-    let (measured, mut backend) =
-        dry_run(source, program, capacity, MemoryConfiguration::SubSlices)?;
-    let report = backend
-        .memory(0)
-        .map(|m| m.memory_report())
-        .ok_or_else(|| CliError::Backend {
-            backend: "sim-lazy",
-            message: "the dry run holds no memory to report on".to_string(),
-        })?;
+    let max_page_size = max_page_for(program, capacity);
+    let measured_config = config_text(&PoolLayout::SubSlices, max_page_size);
+    let (measured, backend) = dry_run(
+        source,
+        program,
+        capacity,
+        PoolLayout::SubSlices,
+        max_page_size,
+    )?;
+    let report = backend.device().default_stream().memory_report();
+    let alignment = backend.device().properties().alignment;
     drop(backend);
-    let alignment = SimulatedResource::new(capacity).alignment();
-    let max_page = device_properties(capacity, alignment).effective_max_page();
+    // Candidates may have pages up to a quarter of the device (CubeCL's
+    // rule), above the facade's default limit: sizing pages to a pool's
+    // peak is the point of a plan, and the written layout carries the
+    // `max_page` it needs.
+    let candidate_page = candidate_max_page(capacity, max_page_size);
+    let max_page = candidate_page.unwrap_or(GIB.min(capacity)) / alignment * alignment;
     let mut best: Option<(u64, Vec<SuggestedPool>, ReplayReport, String)> = None;
     let mut candidates = Vec::new();
     for split in CANDIDATE_SPLITS {
         let (suggested, config) = suggest(&report, split, max_page, alignment);
-        let text = if suggested.is_empty() {
-            format_layout(&MemoryConfiguration::SubSlices)
-        } else {
-            format_layout(&config)
+        let layout = match suggested.is_empty() {
+            true => PoolLayout::SubSlices,
+            false => PoolLayout::Custom(config),
         };
-        let (verified, _) = dry_run(source, program, capacity, config)?;
+        let text = config_text(&layout, candidate_page);
+        let (verified, _) = dry_run(source, program, capacity, layout, candidate_page)?;
         candidates.push((split, verified.peak_reserved_bytes));
         let better = best
             .as_ref()
@@ -200,6 +205,7 @@ pub fn plan(source: &str, program: &Program, capacity: u64) -> Result<Plan> {
     Ok(Plan {
         source: source.to_string(),
         measured,
+        measured_config,
         pages_per_peak,
         candidates,
         suggested,

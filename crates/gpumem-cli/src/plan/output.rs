@@ -22,7 +22,8 @@ fn write_text(plan: &Plan, out: &mut dyn Write) -> std::io::Result<()> {
     )?;
     writeln!(
         out,
-        "measured on the default layout: peak live {}, peak reserved {} ({})",
+        "measured on {}: peak live {}, peak reserved {} ({})",
+        plan.measured_config,
         human_bytes(m.peak_live_bytes),
         human_bytes(m.peak_reserved_bytes),
         ratio(&m.fragmentation)
@@ -76,7 +77,7 @@ fn write_text(plan: &Plan, out: &mut dyn Write) -> std::io::Result<()> {
     let v = &plan.verified;
     writeln!(
         out,
-        "replayed on the suggested layout: peak reserved {} ({}) against {} ({}) on the default layout",
+        "replayed on the suggested layout: peak reserved {} ({}) against {} ({}) on sub_slices",
         human_bytes(v.peak_reserved_bytes),
         ratio(&v.fragmentation),
         human_bytes(m.peak_reserved_bytes),
@@ -85,7 +86,7 @@ fn write_text(plan: &Plan, out: &mut dyn Write) -> std::io::Result<()> {
     if v.peak_reserved_bytes >= m.peak_reserved_bytes {
         writeln!(
             out,
-            "the default layout is already as tight for this trace: keep it"
+            "sub_slices is already as tight for this trace: keep it"
         )?;
     }
     Ok(())

@@ -2,7 +2,7 @@
 //!
 //! The replay loop is generic over this trait so it is monomorphized per
 //! backend: the timed loop pays no dynamic dispatch, and a new allocator is
-//! compared by implementing six methods.
+//! compared by implementing nine methods (the rest have defaults).
 
 use crate::error::Result;
 use crate::report::{ArenaSummary, PoolLine, RelocationSummary, StreamLine};
@@ -39,13 +39,12 @@ pub trait AllocBackend {
     /// Bytes the backend holds from the device.
     fn reserved_bytes(&self) -> u64;
 
-    /// The backend's own high-water mark of reserved bytes, when it keeps
-    /// one. The replay samples `reserved_bytes` between calls, so a page
-    /// taken and another released within one call (a pool growing its page
-    /// size) is only visible here.
-    fn peak_reserved_bytes(&self) -> Option<u64> {
-        None
-    }
+    /// The backend's own high-water mark of reserved bytes (read once,
+    /// after [`AllocBackend::settle`]). The allocator keeps it, not the
+    /// replay: only the allocator sees a page taken and another released
+    /// within one call (a pool growing its page size), or one stream's page
+    /// on top of what the others hold.
+    fn peak_reserved_bytes(&self) -> u64;
 
     /// Allocations made from the device (pages, segments) so far.
     fn storage_allocs(&self) -> u64;

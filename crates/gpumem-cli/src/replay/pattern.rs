@@ -6,7 +6,7 @@
 //! neighbour's edge, which is where the windows look. Checking edges rather
 //! than whole allocations keeps a 50 GiB trace from writing terabytes.
 
-use mem_storage::{ComputeStorage, StorageHandle};
+use gpumem::storage::{ComputeStorage, StorageHandle};
 
 use crate::report::human_bytes;
 
@@ -97,7 +97,7 @@ impl Patterns {
 
 #[cfg(test)]
 mod tests {
-    use mem_storage::HostStorage;
+    use gpumem::storage::HostStorage;
 
     use super::*;
 

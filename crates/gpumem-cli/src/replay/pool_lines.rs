@@ -1,7 +1,7 @@
 //! The report's pool lines, from one memory's report or summed over the
 //! memories of several streams (which share one layout).
 
-use mem_pools::{MemoryReport, PoolReportKind};
+use gpumem::pools::{MemoryReport, PoolReportKind};
 
 use crate::report::{PoolLine, human_bytes};
 

@@ -56,7 +56,7 @@ pub fn replay<B: AllocBackend>(
         bar.set_length(total);
     }
 
-    let (mut live, mut peak_live, mut peak_reserved) = (0u64, 0u64, backend.reserved_bytes());
+    let (mut live, mut peak_live) = (0u64, 0u64);
     let (mut allocs, mut frees, mut failed) = (0u64, 0u64, 0u64);
     let mut first_failure: Option<String> = None;
 
@@ -69,7 +69,6 @@ pub fn replay<B: AllocBackend>(
                     allocs += 1;
                     live = live.saturating_add(size);
                     peak_live = peak_live.max(live);
-                    peak_reserved = peak_reserved.max(backend.reserved_bytes());
                 }
                 Err(err) => {
                     failed += 1;
@@ -106,7 +105,7 @@ pub fn replay<B: AllocBackend>(
 
     backend.settle();
     let final_reserved = backend.reserved_bytes();
-    let peak_reserved = peak_reserved.max(backend.peak_reserved_bytes().unwrap_or(0));
+    let peak_reserved = backend.peak_reserved_bytes();
     let report = ReplayReport {
         source: source.to_string(),
         backend: backend.name().to_string(),

@@ -14,6 +14,7 @@ use crate::trace::Mode;
 pub struct SystemBackend {
     capacity: u64,
     live: u64,
+    peak: u64,
     allocs: u64,
 }
 
@@ -23,6 +24,7 @@ impl SystemBackend {
         SystemBackend {
             capacity,
             live: 0,
+            peak: 0,
             allocs: 0,
         }
     }
@@ -39,6 +41,7 @@ impl AllocBackend for SystemBackend {
         match self.live.checked_add(size) {
             Some(total) if total <= self.capacity => {
                 self.live = total;
+                self.peak = self.peak.max(total);
                 self.allocs += 1;
                 Ok(size)
             }
@@ -68,6 +71,10 @@ impl AllocBackend for SystemBackend {
 
     fn reserved_bytes(&self) -> u64 {
         self.live
+    }
+
+    fn peak_reserved_bytes(&self) -> u64 {
+        self.peak
     }
 
     fn storage_allocs(&self) -> u64 {

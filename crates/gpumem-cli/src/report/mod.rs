@@ -116,35 +116,24 @@ pub struct ArenaSummary {
     pub driver_calls_per_100_ops: f64,
 }
 
-/// What the relocations of a replay did, from mem-relocate's log.
+/// What the relocations of a replay did: the sum of the facade's
+/// relocation calls (`Stream::relocate_when_wanted` before reservations,
+/// `Device::reclaim` at cleanups and at the end). Compactions are moves
+/// here, as the facade reports them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct RelocationSummary {
-    /// Relocations that moved an allocation or gave a page back.
+    /// Calls that moved an allocation or gave a page back.
     pub relocations: u64,
-    /// Relocations that found nothing they could move (the trigger then
-    /// waits for the pools' shape to change).
-    pub stalled: u64,
-    /// Relocations that failed (nothing moved; see `last_error`).
+    /// Calls that failed (see `last_error`).
     pub failed: u64,
-    /// Allocations moved to current pages.
+    /// Allocations moved (off outdated pages, or out of sparse current pages).
     pub moved_slices: u64,
     /// Their capacity bytes.
     pub moved_bytes: u64,
-    /// Outdated pages given back to the device by relocations.
+    /// Pages given back by those calls (a reclaim's cleanup included).
     pub pages_freed: u64,
     /// Their bytes.
     pub bytes_freed: u64,
-    /// Compaction runs that emptied a sparse current page (a reclaim's or
-    /// under pressure; they never raise reserved bytes).
-    pub compactions: u64,
-    /// Allocations compactions moved into held room.
-    pub compacted_slices: u64,
-    /// Their capacity bytes.
-    pub compacted_bytes: u64,
-    /// Current pages compactions emptied and gave back.
-    pub compacted_pages_freed: u64,
-    /// Their bytes.
-    pub compacted_bytes_freed: u64,
     /// The last failure's message.
     pub last_error: Option<String>,
 }

@@ -88,8 +88,8 @@ impl fmt::Display for ReplayReport {
         if let Some(r) = &self.relocation {
             writeln!(
                 f,
-                "  relocations        {:>14}   ({} stalled, {} failed; final reserved is after a reclaim)",
-                r.relocations, r.stalled, r.failed
+                "  relocations        {:>14}   ({} failed; final reserved is after a reclaim)",
+                r.relocations, r.failed
             )?;
             writeln!(
                 f,
@@ -102,15 +102,6 @@ impl fmt::Display for ReplayReport {
                 "  pages freed        {:>14}   ({})",
                 r.pages_freed,
                 human_bytes(r.bytes_freed)
-            )?;
-            writeln!(
-                f,
-                "  compactions        {:>14}   ({} allocations, {} moved; {} pages, {} freed)",
-                r.compactions,
-                r.compacted_slices,
-                human_bytes(r.compacted_bytes),
-                r.compacted_pages_freed,
-                human_bytes(r.compacted_bytes_freed)
             )?;
             if let Some(err) = &r.last_error {
                 writeln!(f, "    last failure: {err}")?;
