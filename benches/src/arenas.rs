@@ -256,6 +256,7 @@ mod tests {
             slots: 3,
             unknown_frees: 0,
             streams: vec![0],
+            skipped_events: Vec::new(),
         };
         // Peak: chunk 0 (slot 0) and chunk 1 (slot 1) at once.
         assert_eq!(floor(&program, g), 2 * g);

@@ -48,6 +48,16 @@ pub struct LiveAt {
     pub rest: Option<Holder>,
 }
 
+/// Who holds the memory at the two moments a report names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Attribution {
+    /// After the event at which live bytes peak.
+    pub peak_live: LiveAt,
+    /// After the op at which the replay's reserved bytes peaked (absent
+    /// when the replay allocated nothing).
+    pub peak_reserved: Option<LiveAt>,
+}
+
 /// The index of the event after which the most requested bytes are live
 /// (the first such event), or `None` for a trace that allocates nothing.
 pub fn peak_live_event(trace: &Trace) -> Option<usize> {

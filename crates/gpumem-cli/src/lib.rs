@@ -39,6 +39,7 @@ pub mod plan;
 pub mod plot;
 pub mod replay;
 pub mod report;
+pub mod side_by_side;
 pub mod trace;
 pub mod workload;
 

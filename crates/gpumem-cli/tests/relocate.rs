@@ -245,6 +245,7 @@ fn under_memory_pressure_the_trigger_relocates_before_a_reservation_not_only_at_
         let options = ReplayOptions {
             timeline_points: 1000,
             progress: None,
+            find_peak_reserved_op: false,
         };
         let run = replay_on(BackendKind::Sim, GIB, &settings, "t", &program, &options).unwrap();
         (run.timeline.last().unwrap().reserved, run.report)

@@ -38,6 +38,7 @@ fn run(kind: BackendKind, events: &[Event], points: usize) -> gpumem_cli::replay
     let options = ReplayOptions {
         timeline_points: points,
         progress: None,
+        find_peak_reserved_op: false,
     };
     replay_on(
         kind,
@@ -100,6 +101,7 @@ fn the_peak_reserved_includes_what_the_engine_held_within_a_call() {
     let options = ReplayOptions {
         timeline_points: 10_000,
         progress: None,
+        find_peak_reserved_op: false,
     };
     let run = replay("devlog", &program, &mut backend, &options).unwrap();
     let engine_peak = backend.device().stats().reserved_bytes.peak;

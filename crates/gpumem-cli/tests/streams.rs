@@ -44,6 +44,7 @@ fn run(kind: BackendKind, streams: StreamMode, relocate: bool, events: &[Event])
     let options = ReplayOptions {
         timeline_points: 10_000,
         progress: None,
+        find_peak_reserved_op: false,
     };
     replay_on(kind, GIB, &settings, "t", &program, &options).unwrap()
 }
@@ -210,6 +211,7 @@ fn the_device_peak_counts_what_one_stream_held_inside_a_call_on_top_of_the_other
     let options = ReplayOptions {
         timeline_points: 100,
         progress: None,
+        find_peak_reserved_op: false,
     };
     let run = replay("t", &program, &mut backend, &options).unwrap();
     assert_eq!(backend.device().stream_count(), 2);

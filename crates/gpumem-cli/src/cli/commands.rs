@@ -9,9 +9,9 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use super::backends::{PoolSettings, host_capacity, replay_on};
 use super::config_arg::{base_config, load_config};
 use super::input::{load_input, warn_about};
+use super::replay_views::{complete_report, write_page, write_plot, x_axis};
 use super::{BackendKind, Cli, Command, MAX_DEVICE_GIB, RecordArgs, ReplayArgs};
 use crate::error::{CliError, Result};
-use crate::plot::plot_timeline;
 use crate::replay::{Program, ReplayOptions};
 use crate::report::human_bytes;
 use crate::trace::write_jsonl;
@@ -88,24 +88,34 @@ fn run_replay(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
     let (trace, source) = load_input(&args.input)?;
     warn_about(&trace, &source, err).map_err(io_err("stderr"))?;
     let program = Program::compile(&trace.events)?;
-    drop(trace);
+    let views = args.plot.is_some() || args.html.is_some();
     let options = ReplayOptions {
-        timeline_points: if args.plot.is_some() { PLOT_POINTS } else { 0 },
+        timeline_points: if views { PLOT_POINTS } else { 0 },
         progress: progress_bar(args.json),
+        find_peak_reserved_op: false,
     };
     let settings = PoolSettings {
         config,
         relocate: args.relocate,
         streams: args.streams,
     };
-    let run = replay_on(
-        args.backend,
-        capacity,
-        &settings,
-        &source,
-        &program,
-        &options,
-    )?;
+    let replay = |options: &ReplayOptions| {
+        replay_on(
+            args.backend,
+            capacity,
+            &settings,
+            &source,
+            &program,
+            options,
+        )
+    };
+    let mut run = replay(&options)?;
+    complete_report(&mut run, &trace, &program, args.top, || {
+        replay(&ReplayOptions {
+            find_peak_reserved_op: true,
+            ..ReplayOptions::default()
+        })
+    })?;
     if args.json {
         let text = serde_json::to_string(&run.report).map_err(|e| CliError::Io {
             what: "JSON report".to_string(),
@@ -116,9 +126,14 @@ fn run_replay(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
         write!(out, "{}", run.report).map_err(io_err("stdout"))?;
     }
     out.flush().map_err(io_err("stdout"))?;
+    let x = x_axis(args.x_axis, &trace, err).map_err(io_err("stderr"))?;
     if let Some(path) = &args.plot {
-        plot_timeline(path, &run.report, &run.timeline)?;
+        write_plot(path, &run, &trace, &program, x)?;
         writeln!(err, "plot written to {}", path.display()).map_err(io_err("stderr"))?;
+    }
+    if let Some(path) = &args.html {
+        write_page(path, &run, &trace, &program, x)?;
+        writeln!(err, "report page written to {}", path.display()).map_err(io_err("stderr"))?;
     }
     let report = &run.report;
     if report.failed_allocs > 0 && !args.allow_failures {

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use super::InputArgs;
 use crate::error::{CliError, Result};
-use crate::trace::{Trace, read_trace_file};
+use crate::trace::{Trace, read_trace_file_on};
 use crate::workload::WorkloadSpec;
 
 /// Loads the events `input` names; returns the trace and a display name.
@@ -26,7 +26,7 @@ pub fn load_input(input: &InputArgs) -> Result<(Trace, String)> {
             value: "(none)".to_string(),
             reason: "give a trace file or --workload NAME".to_string(),
         })?;
-    let trace = read_trace_file(path, input.format)?;
+    let trace = read_trace_file_on(path, input.format, input.device)?;
     Ok((trace, path.display().to_string()))
 }
 

@@ -7,6 +7,7 @@ mod backends;
 mod commands;
 mod config_arg;
 mod input;
+mod replay_views;
 
 use std::path::PathBuf;
 
@@ -74,6 +75,10 @@ pub struct InputArgs {
     /// Length multiplier of a built-in workload (1.0 = default op count).
     #[arg(long, default_value_t = 1.0)]
     pub scale: f64,
+    /// Device of a multi-GPU PyTorch snapshot to replay (required when
+    /// more than one device allocated; the error lists them).
+    #[arg(long, value_name = "N")]
+    pub device: Option<usize>,
 }
 
 /// Allocator to replay against.
@@ -132,6 +137,27 @@ pub struct ReplayArgs {
     /// prints its report, then a one-line summary, and exits 1.
     #[arg(long)]
     pub allow_failures: bool,
+    /// Write one self-contained HTML page: a zoomable timeline, per-pool
+    /// bands, and the allocations live at any point you click.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// What the x axis of `--plot` and `--html` counts: `ops`, or `time`
+    /// (the trace's `time_us`; ops when it has none).
+    #[arg(long = "x", value_enum, default_value = "ops")]
+    pub x_axis: XAxisArg,
+    /// Origins (tags or frames) listed live at peak live and at peak
+    /// reserved; 0 leaves attribution out.
+    #[arg(long, default_value_t = crate::attribution::DEFAULT_TOP)]
+    pub top: usize,
+}
+
+/// `--x`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum XAxisArg {
+    /// Operation index.
+    Ops,
+    /// The trace's timestamps (µs).
+    Time,
 }
 
 /// `gpumem record`.

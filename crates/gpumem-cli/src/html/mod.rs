@@ -48,7 +48,7 @@ pub struct Curve {
 }
 
 /// Everything a page shows.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct HtmlReport<'a> {
     /// Page title (the trace and the layout).
     pub title: String,
@@ -62,10 +62,23 @@ pub struct HtmlReport<'a> {
     pub trace: &'a Trace,
     /// What x counts.
     pub x: XAxis,
+    /// The x of event `i` of the trace (its op number, or its time), as
+    /// the curves count x.
+    pub x_of_event: &'a dyn Fn(usize) -> u64,
 }
 
 /// `[start x, end x (or null: live at the end), bytes, origin index or -1]`.
 type Interval = (u64, Option<u64>, u64, i64);
+
+impl std::fmt::Debug for HtmlReport<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HtmlReport")
+            .field("title", &self.title)
+            .field("curves", &self.curves.len())
+            .field("x", &self.x)
+            .finish_non_exhaustive()
+    }
+}
 
 #[derive(Serialize)]
 struct PageData<'a> {
@@ -79,18 +92,10 @@ struct PageData<'a> {
     left_out: usize,
 }
 
-/// The x of event `index` (ops count from 1).
-fn x_of(trace: &Trace, x: XAxis, index: usize) -> u64 {
-    match x {
-        XAxis::Time => trace.origins.time_us(index).unwrap_or(index as u64 + 1),
-        XAxis::Ops => index as u64 + 1,
-    }
-}
-
 /// Every allocation of the trace as an interval, the largest
 /// [`MAX_INTERVALS`] kept; returns the origin names used and how many were
 /// left out.
-fn intervals(trace: &Trace, x: XAxis) -> (Vec<Interval>, Vec<String>, usize) {
+fn intervals(trace: &Trace, x_of: &dyn Fn(usize) -> u64) -> (Vec<Interval>, Vec<String>, usize) {
     use std::collections::HashMap;
     let mut open: HashMap<u64, usize> = HashMap::new();
     let mut all: Vec<(u64, Option<u64>, u64, usize)> = Vec::new();
@@ -98,11 +103,11 @@ fn intervals(trace: &Trace, x: XAxis) -> (Vec<Interval>, Vec<String>, usize) {
         match *event {
             Event::Alloc { id, size, .. } => {
                 open.insert(id, all.len());
-                all.push((x_of(trace, x, index), None, size, index));
+                all.push((x_of(index), None, size, index));
             }
             Event::Free { id } => {
                 if let Some(at) = open.remove(&id) {
-                    all[at].1 = Some(x_of(trace, x, index));
+                    all[at].1 = Some(x_of(index));
                 }
             }
             Event::Mode(_) | Event::Cleanup => {}
@@ -147,7 +152,7 @@ fn script_json(value: &impl Serialize) -> serde_json::Result<String> {
 /// # Errors
 /// What writing to `out` returns.
 pub fn write_html(out: &mut impl Write, report: &HtmlReport<'_>) -> std::io::Result<()> {
-    let (intervals, origins, left_out) = intervals(report.trace, report.x);
+    let (intervals, origins, left_out) = intervals(report.trace, report.x_of_event);
     let data = PageData {
         title: &report.title,
         x: report.x,

@@ -6,6 +6,10 @@ use super::*;
 use crate::trace::read_jsonl;
 
 fn page(trace: &Trace, x: XAxis) -> String {
+    let x_of = |event: usize| match x {
+        XAxis::Ops => event as u64 + 1,
+        XAxis::Time => trace.origins.time_us(event).unwrap_or(0),
+    };
     let report = HtmlReport {
         title: "serving <arenas>".into(),
         summary: vec![("peak live".into(), "1.00 MiB".into())],
@@ -16,6 +20,7 @@ fn page(trace: &Trace, x: XAxis) -> String {
         bands: vec![],
         trace,
         x,
+        x_of_event: &x_of,
     };
     let mut out = Vec::new();
     write_html(&mut out, &report).unwrap();

@@ -46,6 +46,9 @@ pub struct Program {
     pub unknown_frees: u64,
     /// The trace's stream numbers, by dense index, in first-use order.
     pub streams: Vec<u64>,
+    /// Indices of the events dropped (the unknown frees), ascending: what
+    /// maps an op back to its event and an event to its op.
+    pub skipped_events: Vec<usize>,
 }
 
 impl Program {
@@ -57,6 +60,7 @@ impl Program {
         let mut unknown_frees = 0;
         let mut stream_index: HashMap<u64, u64> = HashMap::new();
         let mut streams = Vec::new();
+        let mut skipped_events = Vec::new();
         for (index, event) in events.iter().enumerate() {
             match *event {
                 Event::Alloc { id, size, stream } => {
@@ -76,7 +80,10 @@ impl Program {
                 }
                 Event::Free { id } => match live.remove(&id) {
                     Some(slot) => ops.push(Op::Free { slot }),
-                    None => unknown_frees += 1,
+                    None => {
+                        unknown_frees += 1;
+                        skipped_events.push(index);
+                    }
                 },
                 Event::Mode(mode) => ops.push(Op::Mode(mode)),
                 Event::Cleanup => ops.push(Op::Cleanup),
@@ -87,6 +94,52 @@ impl Program {
             slots: slots as usize,
             unknown_frees,
             streams,
+            skipped_events,
         })
+    }
+
+    /// The event index of op `op` (both from 0).
+    pub fn event_of_op(&self, op: usize) -> usize {
+        // The event is op + (events skipped at or before it): iterate to
+        // the fixed point, which only grows.
+        let mut event = op;
+        loop {
+            let next = op + self.skipped_events.partition_point(|&s| s <= event);
+            if next == event {
+                return event;
+            }
+            event = next;
+        }
+    }
+
+    /// The op index of event `event` (both from 0); a dropped event maps to
+    /// the op after it.
+    pub fn op_of_event(&self, event: usize) -> usize {
+        event - self.skipped_events.partition_point(|&s| s < event)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ops_map_to_events_and_back_across_dropped_unknown_frees() {
+        let events = [
+            Event::Free { id: 7 },
+            Event::Alloc {
+                id: 1,
+                size: 8,
+                stream: 0,
+            },
+            Event::Free { id: 9 },
+            Event::Free { id: 8 },
+            Event::Free { id: 1 },
+        ];
+        let p = Program::compile(&events).unwrap();
+        assert_eq!(p.skipped_events, [0, 2, 3]);
+        assert_eq!((p.event_of_op(0), p.event_of_op(1)), (1, 4));
+        assert_eq!((p.op_of_event(1), p.op_of_event(4)), (0, 1));
+        assert_eq!(p.op_of_event(2), 1, "a dropped event maps to the next op");
     }
 }

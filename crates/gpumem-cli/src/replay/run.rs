@@ -23,6 +23,11 @@ pub struct ReplayOptions {
     pub timeline_points: usize,
     /// Progress bar to advance (a hidden bar costs nothing).
     pub progress: Option<ProgressBar>,
+    /// Read the backend's reserved bytes after every allocation to find
+    /// the op at which they peak (for attribution). It costs a statistics
+    /// read per allocation, so the command runs it as a second, untimed
+    /// pass.
+    pub find_peak_reserved_op: bool,
 }
 
 /// A finished replay.
@@ -32,6 +37,8 @@ pub struct ReplayRun {
     pub report: ReplayReport,
     /// Live and reserved bytes over op index (empty unless asked for).
     pub timeline: Vec<Sample>,
+    /// The op (from 0) after which reserved bytes peaked, when asked for.
+    pub peak_reserved_op: Option<usize>,
 }
 
 const PROGRESS_MASK: usize = (1 << 12) - 1;
@@ -57,6 +64,7 @@ pub fn replay<B: AllocBackend>(
     }
 
     let (mut live, mut peak_live) = (0u64, 0u64);
+    let mut peak_op: Option<(u64, usize)> = None;
     let (mut allocs, mut frees, mut failed) = (0u64, 0u64, 0u64);
     let mut first_failure: Option<String> = None;
 
@@ -69,6 +77,12 @@ pub fn replay<B: AllocBackend>(
                     allocs += 1;
                     live = live.saturating_add(size);
                     peak_live = peak_live.max(live);
+                    if options.find_peak_reserved_op {
+                        let reserved = backend.reserved_bytes();
+                        if peak_op.is_none_or(|(peak, _)| reserved > peak) {
+                            peak_op = Some((reserved, index));
+                        }
+                    }
                 }
                 Err(err) => {
                     failed += 1;
@@ -142,6 +156,9 @@ pub fn replay<B: AllocBackend>(
                 line
             })
             .collect(),
+        device: None,
+        attribution: None,
+        recorded: None,
     };
     // Allocations still live at the end are released here, after the report.
     for (token, _) in slots.into_iter().flatten() {
@@ -150,5 +167,6 @@ pub fn replay<B: AllocBackend>(
     Ok(ReplayRun {
         report,
         timeline: timeline.map(Timeline::finish).unwrap_or_default(),
+        peak_reserved_op: peak_op.map(|(_, op)| op),
     })
 }

@@ -10,6 +10,9 @@ mod text;
 
 use serde::Serialize;
 
+use crate::attribution::Attribution;
+use crate::side_by_side::RecordedAllocator;
+
 /// Reserved ÷ live ratios.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Fragmentation {
@@ -94,6 +97,15 @@ pub struct ReplayReport {
     pub arenas: Option<ArenaSummary>,
     /// One line per stream memory, when the backend kept more than one.
     pub streams: Vec<StreamLine>,
+    /// The device of a multi-device source (a PyTorch snapshot) replayed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<usize>,
+    /// Who holds the memory at peak live and at peak reserved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attribution: Option<Attribution>,
+    /// What the recorded allocator itself reserved (PyTorch snapshots).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recorded: Option<RecordedAllocator>,
 }
 
 /// What the arena pools of a replay did with virtual memory. Their

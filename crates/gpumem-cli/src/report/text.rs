@@ -4,6 +4,7 @@
 use std::fmt;
 
 use super::{ReplayReport, human_bytes};
+use crate::attribution::LiveAt;
 
 fn ratio(r: Option<f64>) -> String {
     r.map_or_else(|| "n/a (nothing live)".to_string(), |r| format!("{r:.3}"))
@@ -132,6 +133,48 @@ impl fmt::Display for ReplayReport {
                 human_bytes(pool.peak_bytes_reserved)
             )?;
         }
+        if let Some(r) = &self.recorded {
+            let versus = r.gpumem_ratio.map_or_else(String::new, |x| {
+                format!(
+                    "; gpumem would reserve {} (×{x:.3} of it)",
+                    human_bytes(self.peak_reserved_bytes)
+                )
+            });
+            writeln!(
+                f,
+                "  {} reserved {} at its peak (op {}){versus}",
+                r.name,
+                human_bytes(r.peak_reserved_bytes),
+                r.peak_op
+            )?;
+        }
+        if let Some(a) = &self.attribution {
+            write_live(f, "peak live", &a.peak_live)?;
+            if let Some(at) = &a.peak_reserved {
+                write_live(f, "peak reserved", at)?;
+            }
+        }
         Ok(())
     }
+}
+
+/// The allocations live at one moment, a line per origin.
+fn write_live(f: &mut fmt::Formatter<'_>, moment: &str, at: &LiveAt) -> fmt::Result {
+    writeln!(
+        f,
+        "  live at {moment} (op {}): {} in {} allocations",
+        at.op,
+        human_bytes(at.live_bytes),
+        at.live_count
+    )?;
+    for h in at.holders.iter().chain(&at.rest) {
+        writeln!(
+            f,
+            "    {:>12} {:>7}×  {}",
+            human_bytes(h.bytes),
+            h.count,
+            h.origin
+        )?;
+    }
+    Ok(())
 }

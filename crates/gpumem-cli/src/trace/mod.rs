@@ -117,6 +117,16 @@ pub fn is_gzip(path: &Path, head: &[u8]) -> bool {
 /// while reading, whatever the format; for detection `a.jsonl.gz` counts as
 /// `a.jsonl` and the first decompressed bytes as its head.
 pub fn read_trace_file(path: &Path, format: TraceFormat) -> Result<Trace> {
+    read_trace_file_on(path, format, None)
+}
+
+/// [`read_trace_file`], naming the device a multi-device source (a PyTorch
+/// snapshot) is read for; `None` reads its one busy device.
+pub fn read_trace_file_on(
+    path: &Path,
+    format: TraceFormat,
+    device: Option<usize>,
+) -> Result<Trace> {
     let open = || {
         File::open(path).map_err(|source| CliError::Open {
             path: path.to_path_buf(),
@@ -132,7 +142,7 @@ pub fn read_trace_file(path: &Path, format: TraceFormat) -> Result<Trace> {
             source,
         })?;
     if is_gzip(path, &head) {
-        return read_gzip_file(path, format, open()?);
+        return read_gzip_file(path, format, device, open()?);
     }
     if head.is_empty() {
         // An empty file is an empty trace in every format (the command warns).
@@ -142,15 +152,15 @@ pub fn read_trace_file(path: &Path, format: TraceFormat) -> Result<Trace> {
         TraceFormat::Auto => detect_format(path, &head)?,
         known => known,
     };
-    read_format(BufReader::with_capacity(1 << 16, open()?), format)
+    read_format(BufReader::with_capacity(1 << 16, open()?), format, device)
 }
 
 /// Runs the reader for `format` (Auto must be resolved first; it reads JSONL).
-fn read_format(input: impl BufRead, format: TraceFormat) -> Result<Trace> {
+fn read_format(input: impl BufRead, format: TraceFormat, device: Option<usize>) -> Result<Trace> {
     match format {
         TraceFormat::Jsonl | TraceFormat::Auto => read_jsonl(input),
         TraceFormat::RmmCsv => read_rmm_csv(input),
-        TraceFormat::Pytorch => read_pytorch(input, None),
+        TraceFormat::Pytorch => read_pytorch(input, device),
     }
 }
 
@@ -182,7 +192,12 @@ impl<R: BufRead> Read for Gunzip<R> {
 /// past where the reader stops, so the trailing checksum is always checked;
 /// when decompression fails, that failure is the error (it also explains
 /// any garbage the reader choked on first).
-fn read_gzip_file(path: &Path, format: TraceFormat, file: File) -> Result<Trace> {
+fn read_gzip_file(
+    path: &Path,
+    format: TraceFormat,
+    device: Option<usize>,
+    file: File,
+) -> Result<Trace> {
     let gzip_error = |source| CliError::Gzip {
         path: path.to_path_buf(),
         source,
@@ -211,7 +226,7 @@ fn read_gzip_file(path: &Path, format: TraceFormat, file: File) -> Result<Trace>
         }
         known => known,
     };
-    let read = read_format(&mut input, format);
+    let read = read_format(&mut input, format, device);
     if input.get_ref().failure.is_none() {
         // Drain what the reader left: the checksum is at the very end.
         // Any failure here is recorded in `failure`; the copy's own error
