@@ -40,6 +40,7 @@ pub fn pool_lines(report: &MemoryReport) -> Vec<PoolLine> {
         .map(|p| PoolLine {
             pool: pool_name(&p.kind),
             pages: p.pages,
+            pages_with_live_data: p.pages_with_live_data,
             bytes_in_use: p.bytes_in_use,
             bytes_reserved: p.bytes_reserved,
             peak_bytes_in_use: p.peak_bytes_in_use,
@@ -57,6 +58,7 @@ pub(crate) fn merged_pool_lines(reports: &[MemoryReport]) -> Vec<PoolLine> {
             match lines.get_mut(i) {
                 Some(sum) => {
                     sum.pages += line.pages;
+                    sum.pages_with_live_data += line.pages_with_live_data;
                     sum.bytes_in_use += line.bytes_in_use;
                     sum.bytes_reserved += line.bytes_reserved;
                     sum.peak_bytes_in_use += line.peak_bytes_in_use;

@@ -41,6 +41,8 @@ pub struct PoolLine {
     pub pool: String,
     /// Pages held at the end.
     pub pages: u64,
+    /// Of those, pages holding at least one live allocation.
+    pub pages_with_live_data: u64,
     /// Bytes in use at the end.
     pub bytes_in_use: u64,
     /// Bytes reserved at the end.
