@@ -168,3 +168,39 @@ fn html_writes_one_offline_page_and_time_without_times_falls_back_to_ops() {
     );
     assert!(!html.contains("src=") && !html.contains("href="));
 }
+
+#[test]
+fn the_page_draws_one_band_per_pool_that_reserved_memory() {
+    let page = scratch("bands.html");
+    let out = gpumem(&[
+        "replay",
+        "--workload",
+        "training",
+        "--scale",
+        "0.05",
+        "--config",
+        "pools:sliced:8MiB/64KiB,exclusive:20GiB,max_page:20GiB",
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let start = html
+        .find(r#"<script id="data" type="application/json">"#)
+        .unwrap();
+    let rest = &html[start..];
+    let body = &rest[rest.find('>').unwrap() + 1..rest.find("</script>").unwrap()];
+    let data: serde_json::Value = serde_json::from_str(body).unwrap();
+    let names: Vec<&str> = data["bands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["name"].as_str().unwrap())
+        .collect();
+    assert!(names.iter().any(|n| n.starts_with("sliced(")), "{names:?}");
+    assert!(
+        names.iter().any(|n| n.starts_with("exclusive(")),
+        "{names:?}"
+    );
+    assert!(data["bands"][0]["points"].as_array().unwrap().len() > 10);
+}

@@ -108,6 +108,30 @@ fn lines(trace: &Trace, program: &Program, samples: &[Sample], x: XAxis) -> Vec<
     curves
 }
 
+/// Each pool's reserved bytes over the replay, named as the report names
+/// the pool (pools that never reserved anything are left out).
+fn bands(run: &ReplayRun, trace: &Trace, program: &Program, x: XAxis) -> Vec<Curve> {
+    run.report
+        .pools
+        .iter()
+        .enumerate()
+        .map(|(i, line)| Curve {
+            name: line.pool.clone(),
+            points: run
+                .pool_timeline
+                .iter()
+                .map(|(op, pools)| {
+                    (
+                        x_of_op(trace, program, x, *op),
+                        pools.get(i).copied().unwrap_or(0),
+                    )
+                })
+                .collect(),
+        })
+        .filter(|c| c.points.iter().any(|&(_, bytes)| bytes > 0))
+        .collect()
+}
+
 fn x_label(x: XAxis) -> &'static str {
     match x {
         XAxis::Ops => "operation index",
@@ -185,7 +209,7 @@ pub(crate) fn write_page(
         title: format!("{} on {}", r.source, r.backend),
         summary,
         curves: lines(trace, program, &run.timeline, x),
-        bands: Vec::new(),
+        bands: bands(run, trace, program, x),
         trace,
         x,
         x_of_event: &x_of_event,

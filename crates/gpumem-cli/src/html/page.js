@@ -76,6 +76,8 @@ function drawChart() {
 function drawBands() {
   bands.innerHTML = "";
   if (!DATA.bands.length) { bands.style.display = "none"; return; }
+  document.getElementById("bands-legend").innerHTML = "reserved per pool: " + DATA.bands.map((b, i) =>
+    '<span class="band"><i style="background:' + COLORS[(i + 2) % COLORS.length] + ';opacity:.6"></i>' + escapeHtml(b.name) + "</span>").join("");
   const xs = [...new Set(DATA.bands.flatMap(b => visible(b.points).map(p => p[0])))].sort((a, b) => a - b);
   const valueAt = (b, x) => { let v = 0; for (const [px, py] of b.points) { if (px > x) break; v = py; } return v; };
   const stacks = xs.map(x => { let sum = 0; return DATA.bands.map(b => (sum += valueAt(b, x))); });

@@ -58,6 +58,13 @@ pub trait AllocBackend {
         Vec::new()
     }
 
+    /// Bytes each pool reserves now, in the order of `pool_lines` (summed
+    /// over streams; empty for backends without pools). Read once per
+    /// timeline bucket, for the HTML page's per-pool bands.
+    fn pool_reserved_now(&self) -> Vec<u64> {
+        Vec::new()
+    }
+
     /// What relocation did, for backends that relocate (read after `settle`).
     fn relocation(&self) -> Option<RelocationSummary> {
         None

@@ -88,6 +88,19 @@ impl AllocBackend for DeviceBackend {
         self.pool_lines_now()
     }
 
+    fn pool_reserved_now(&self) -> Vec<u64> {
+        let mut sums: Vec<u64> = Vec::new();
+        for stream in self.device.memory_report().streams {
+            for (i, pool) in stream.pools.pools.iter().enumerate() {
+                match sums.get_mut(i) {
+                    Some(sum) => *sum += pool.bytes_reserved,
+                    None => sums.push(pool.bytes_reserved),
+                }
+            }
+        }
+        sums
+    }
+
     fn relocation(&self) -> Option<RelocationSummary> {
         self.relocate.then(|| self.relocation.summary())
     }

@@ -39,6 +39,10 @@ pub struct ReplayRun {
     pub timeline: Vec<Sample>,
     /// The op (from 0) after which reserved bytes peaked, when asked for.
     pub peak_reserved_op: Option<usize>,
+    /// Each pool's reserved bytes at the start of every timeline bucket:
+    /// `(op, bytes per pool in the report's pool order)` (empty without a
+    /// timeline or pools).
+    pub pool_timeline: Vec<(u64, Vec<u64>)>,
 }
 
 const PROGRESS_MASK: usize = (1 << 12) - 1;
@@ -65,6 +69,7 @@ pub fn replay<B: AllocBackend>(
 
     let (mut live, mut peak_live) = (0u64, 0u64);
     let mut peak_op: Option<(u64, usize)> = None;
+    let mut pool_timeline = Vec::new();
     let (mut allocs, mut frees, mut failed) = (0u64, 0u64, 0u64);
     let mut first_failure: Option<String> = None;
 
@@ -105,6 +110,12 @@ pub fn replay<B: AllocBackend>(
         }
         if let Some(t) = timeline.as_mut() {
             t.record(index as u64, live, backend.reserved_bytes());
+            if index as u64 % t.stride() == 0 {
+                let pools = backend.pool_reserved_now();
+                if !pools.is_empty() {
+                    pool_timeline.push((index as u64, pools));
+                }
+            }
         }
         if index & PROGRESS_MASK == 0
             && let Some(bar) = progress
@@ -168,5 +179,6 @@ pub fn replay<B: AllocBackend>(
         report,
         timeline: timeline.map(Timeline::finish).unwrap_or_default(),
         peak_reserved_op: peak_op.map(|(_, op)| op),
+        pool_timeline,
     })
 }
