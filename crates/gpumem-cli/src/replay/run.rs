@@ -110,7 +110,7 @@ pub fn replay<B: AllocBackend>(
         }
         if let Some(t) = timeline.as_mut() {
             t.record(index as u64, live, backend.reserved_bytes());
-            if index as u64 % t.stride() == 0 {
+            if (index as u64).is_multiple_of(t.stride()) {
                 let pools = backend.pool_reserved_now();
                 if !pools.is_empty() {
                     pool_timeline.push((index as u64, pools));
