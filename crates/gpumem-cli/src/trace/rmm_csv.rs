@@ -4,9 +4,12 @@
 //! name). Actions are `allocate`, `free` (older logs and docs also say
 //! `deallocate`) and `allocate failure`. Pointers become ids: an address
 //! names an allocation until it is freed, exactly as in gpumem's model.
-//! Threads and times are not replayed (RMM's replay benchmark uses them only
-//! to interleave threads, which a single-threaded replay already does in
-//! global log order). Failed allocations of the recorded run are counted and
+//! Threads are not replayed (RMM's replay benchmark uses them only to
+//! interleave threads, which a single-threaded replay already does in
+//! global log order); times are kept, in µs from the first line, for
+//! `--x time` (`HH:MM:SS.ffffff` as RMM writes, or seconds since the epoch
+//! as gpumem's logging adaptor writes; a time that reads as neither is
+//! left out, not an error). Failed allocations of the recorded run are counted and
 //! not replayed: they held no memory; neither are `free failure` lines
 //! (written by gpumem's own logging adaptor), which changed nothing.
 
@@ -58,6 +61,8 @@ struct Columns {
     size: usize,
     /// Without a `Stream` column every event is on stream 0.
     stream: Option<usize>,
+    /// Without a `Time` column the trace has no times.
+    time: Option<usize>,
     /// The column names, for messages.
     names: String,
 }
@@ -71,6 +76,7 @@ impl Columns {
             pointer: 3,
             size: 4,
             stream: Some(5),
+            time: Some(1),
             names: RMM_HEADER.to_string(),
         }
     }
@@ -113,9 +119,32 @@ impl Columns {
             pointer: require("Pointer")?,
             size: require("Size")?,
             stream: find("Stream")?,
+            time: find("Time")?,
             names: fields.join(","),
         })
     }
+}
+
+/// A `Time` field in µs: `HH:MM:SS.ffffff` (time of day) or seconds with
+/// a fraction (since the epoch); `None` for anything else.
+fn parse_time_us(field: &str) -> Option<u64> {
+    let (whole, frac) = field.split_once('.').unwrap_or((field, ""));
+    let micros: u64 = match frac.len() {
+        0 => 0,
+        n if frac.bytes().all(|b| b.is_ascii_digit()) => {
+            let digits = &frac[..n.min(6)];
+            digits.parse::<u64>().ok()? * 10u64.pow(6 - digits.len() as u32)
+        }
+        _ => return None,
+    };
+    let seconds = match whole.split(':').collect::<Vec<_>>().as_slice() {
+        [h, m, s] => {
+            h.parse::<u64>().ok()? * 3600 + m.parse::<u64>().ok()? * 60 + s.parse::<u64>().ok()?
+        }
+        [s] => s.parse::<u64>().ok()?,
+        _ => return None,
+    };
+    seconds.checked_mul(1_000_000)?.checked_add(micros)
 }
 
 /// RMM's header.
@@ -137,6 +166,7 @@ pub fn read_rmm_csv(mut input: impl BufRead) -> Result<Trace> {
     let mut buf = String::new();
     let mut line_no = 0u64;
     let mut columns: Option<Columns> = None;
+    let mut first_time: Option<u64> = None;
     loop {
         line_no += 1;
         if !sink.read_line(&mut input, &mut buf, line_no, "CSV")? {
@@ -168,6 +198,7 @@ pub fn read_rmm_csv(mut input: impl BufRead) -> Result<Trace> {
             ));
         }
         let action = fields[columns.action];
+        let before = sink.len();
         match action {
             "allocate" => {
                 let id = parse_number(fields[columns.pointer], "pointer", line_no)?;
@@ -199,6 +230,41 @@ pub fn read_rmm_csv(mut input: impl BufRead) -> Result<Trace> {
                 ));
             }
         }
+        if sink.len() > before
+            && let Some(t) = columns.time.and_then(|at| parse_time_us(fields[at]))
+        {
+            let base = *first_time.get_or_insert(t);
+            sink.time(t.saturating_sub(base));
+        }
     }
     Ok(sink.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rmm_and_epoch_times_read_as_microseconds_and_others_as_none() {
+        assert_eq!(parse_time_us("12:00:01.000250"), Some(43_201_000_250));
+        assert_eq!(
+            parse_time_us("1700000000.123456789"),
+            Some(1_700_000_000_123_456)
+        );
+        assert_eq!(parse_time_us("5"), Some(5_000_000));
+        assert_eq!(parse_time_us("noon"), None);
+        assert_eq!(parse_time_us("1.2e3"), None);
+    }
+
+    #[test]
+    fn times_count_from_the_first_line() {
+        let csv = "Thread,Time,Action,Pointer,Size,Stream\n\
+                   1,12:00:00.000100,allocate,0x10,8,0\n\
+                   1,12:00:00.000350,free,0x10,8,0\n";
+        let t = read_rmm_csv(csv.as_bytes()).unwrap();
+        assert_eq!(
+            (t.origins.time_us(0), t.origins.time_us(1)),
+            (Some(0), Some(250))
+        );
+    }
 }
