@@ -150,7 +150,7 @@ impl Stream {
 
     /// This stream's statistics.
     pub fn stats(&self) -> MemoryStats {
-        self.shared().lock().stats
+        self.shared().lock().stats_now()
     }
 
     /// Lower this stream's peaks to their current levels.
