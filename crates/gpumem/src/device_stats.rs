@@ -16,19 +16,19 @@
 //!   (a reservation that reuses what its own drain just freed) never rise
 //!   and read nothing of the other streams.
 //!
-//! When two streams rise at once, each swaps its level in and then reads
-//! the other's with a read-modify-write, so at least one of them sees the
-//! other's rise (two plain loads after two stores may both miss: the
-//! store-then-load pattern of Dekker's algorithm; the loom model in
-//! `device_stats_loom.rs` found that schedule and checks this one). A call
-//! that does not rise only stores, so a steady state shares no cache line. Calls from one thread are
+//! When two streams rise at once, each stores its level, issues a
+//! sequentially consistent fence, then loads the other's, so at least one
+//! of them sees the other's rise (without the fence two loads after two
+//! stores may both miss: the store-then-load pattern of Dekker's
+//! algorithm; the loom model in `device_stats_loom.rs` found that schedule
+//! and checks this one). A call that does not rise only stores. Calls from one thread are
 //! exact, as before; concurrent ones are exact up to what a call held
 //! inside itself and gave back before the other published.
 
 use mem_pools::PoolStats;
 
 use crate::stats::MemoryStats;
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Ordering, fence};
 
 /// Levels kept device-wide: the six engine statistics, then inactive bytes.
 pub(crate) const LEVELS: usize = 7;
@@ -92,26 +92,23 @@ impl DevicePeaks {
         now: &[u64; LEVELS],
         peaks: &[u64; LEVELS],
     ) {
-        let rose = (0..LEVELS).any(|i| peaks[i] > start[i]);
         for i in (0..LEVELS).filter(|&i| now[i] != start[i]) {
-            if rose {
-                // A read-modify-write, so the other streams' reads below
-                // (also read-modify-writes) are ordered with it.
-                mine.0[i].swap(now[i], Ordering::AcqRel);
-            } else {
-                mine.0[i].store(now[i], Ordering::Release);
-            }
+            mine.0[i].store(now[i], Ordering::Release);
         }
-        if !rose {
+        if (0..LEVELS).all(|i| peaks[i] <= start[i]) {
             return;
         }
+        // Of two streams rising at once, at least one sees the other's new
+        // level: each stores, then fences, then loads (Dekker's pattern; a
+        // sequentially consistent fence, which loom models, unlike
+        // sequentially consistent loads and stores). Only rising calls pay
+        // for the fence, and the loads take the other streams' lines
+        // shared, not exclusive as a read-modify-write would (two threads
+        // rising in turn spent a third of their time on those before).
+        fence(Ordering::SeqCst);
         for i in (0..LEVELS).filter(|&i| peaks[i] > start[i]) {
-            // `fetch_add(0)` rather than a load: an RMW reads the latest
-            // value, so of two streams rising at once the later one sees
-            // the earlier one's level (two plain loads may both read stale
-            // values; loom finds that interleaving).
             let held: u64 = (others.clone())
-                .map(|l| l.0[i].fetch_add(0, Ordering::AcqRel))
+                .map(|l| l.0[i].load(Ordering::Acquire))
                 .sum();
             let candidate = held.saturating_add(peaks[i]);
             if self.0[i].load(Ordering::Relaxed) < candidate {
