@@ -11,14 +11,14 @@
 //!
 //! **Nodes by word, not a hash map.** The start → node entries sit in a
 //! block of 64 per bitmap word, made the first time a start falls in that
-//! word and kept after (a bit clear marks an entry stale); blocks hang off
-//! a group per summary word. A lookup is three indexings instead of a
-//! hash, and split and coalesce stay O(1) with no hashing: the map's insert
-//! and remove were ~7 % of a reserve+drop pair's instructions. Memory: 256
-//! bytes per word that ever held a start plus 512 per group, so about 1/60
-//! of the page's bytes when every 16 KiB word of a 256-byte-aligned page
-//! holds a start, and under 800 bytes per start for sparse large slices; a
-//! hash map cost ~20 bytes per start. The slice holding `o` is the last start at or
+//! word and kept after (a bit clear marks an entry stale). A lookup is two
+//! indexings instead of a hash, and split and coalesce stay O(1) with no
+//! hashing: the map's insert and remove were ~7 % of a reserve+drop pair's
+//! instructions. Memory: 256 bytes per word that ever held a start, so at
+//! most 1/64 of the page's bytes (every 16 KiB word of a 256-byte-aligned
+//! page carved) and at most 256 bytes per start (slices over 16 KiB); a
+//! hash map cost ~20 bytes per start, more than the blocks once starts are
+//! denser than one per ~3 KiB. The slice holding `o` is the last start at or
 //! before it: its own word, then the summary words backwards — at most one
 //! per 4096 alignment units of the page (1 for a 1 MiB page at 256-byte
 //! alignment, 64 for a 64 MiB one), each a single mask test, independent of
@@ -26,10 +26,7 @@
 
 /// Start → node of one 64-unit word of the bitmap (entries whose bit is
 /// clear are stale and never read).
-type NodeBlock = [u32; 64];
-
-/// The node blocks of 64 bitmap words (one summary bit's worth).
-type NodeGroup = [Option<Box<NodeBlock>>; 64];
+type NodeBlock = Box<[u32; 64]>;
 
 /// Slice starts of one sliced page, in alignment units.
 ///
@@ -43,11 +40,8 @@ pub(crate) struct SliceStarts {
     summary: Vec<u64>,
     /// Alignment units of the page: no start lies at or past it.
     units: u64,
-    /// One group per summary word, one block per bitmap word in it (each
-    /// `None` until a start falls there): two levels, so an arena's range
-    /// of tens of GiB costs one pointer per 4096 units up to its highest
-    /// start, not one per 64.
-    nodes: Vec<Option<Box<NodeGroup>>>,
+    /// One block per bitmap word (`None` until a start falls in it).
+    nodes: Vec<Option<NodeBlock>>,
 }
 
 impl SliceStarts {
@@ -74,9 +68,8 @@ impl SliceStarts {
             *word |= 1 << b;
         }
         self.summary[w / 64] |= 1 << (w % 64);
-        if let Some(group) = self.nodes.get_mut(w / 64) {
-            let group = group.get_or_insert_with(|| Box::new(std::array::from_fn(|_| None)));
-            group[w % 64].get_or_insert_with(|| Box::new([u32::MAX; 64]))[b as usize] = node;
+        if let Some(block) = self.nodes.get_mut(w) {
+            block.get_or_insert_with(|| Box::new([u32::MAX; 64]))[b as usize] = node;
         }
     }
 
@@ -88,8 +81,8 @@ impl SliceStarts {
             return false;
         }
         self.bits.resize(w + 1, 0);
+        self.nodes.resize_with(w + 1, || None);
         self.summary.resize((w + 1).div_ceil(64), 0);
-        self.nodes.resize_with(self.summary.len(), || None);
         true
     }
 
@@ -123,8 +116,7 @@ impl SliceStarts {
             let w = self.prev_word(w)?;
             w as u64 * 64 + u64::from(63 - self.bits[w].leading_zeros())
         };
-        let w = start as usize / 64;
-        let block = self.nodes.get(w / 64)?.as_deref()?[w % 64].as_deref()?;
+        let block = self.nodes.get(start as usize / 64)?.as_deref()?;
         Some(block[(start % 64) as usize])
     }
 
