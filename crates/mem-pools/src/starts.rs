@@ -5,28 +5,43 @@
 //! is all split and coalesce need; what they cannot answer is "which slice
 //! holds byte `o`" without walking from the head. So every sliced page also
 //! keeps one bit per alignment unit, set where a slice starts, with a
-//! summary bit per 64-unit word, and the slice node of each start.
+//! summary bit per 64-unit word, and a map from start unit to slice node.
 //! Split sets a bit, coalesce clears one: O(1) each, no scan, so the free
-//! path keeps its cost.
-//!
-//! **Nodes by word, not a hash map.** The start → node entries sit in a
-//! block of 64 per bitmap word, made the first time a start falls in that
-//! word and kept after (a bit clear marks an entry stale). A lookup is two
-//! indexings instead of a hash, and split and coalesce stay O(1) with no
-//! hashing: the map's insert and remove were ~7 % of a reserve+drop pair's
-//! instructions. Memory: 256 bytes per word that ever held a start, so at
-//! most 1/64 of the page's bytes (every 16 KiB word of a 256-byte-aligned
-//! page carved) and at most 256 bytes per start (slices over 16 KiB); a
-//! hash map cost ~20 bytes per start, more than the blocks once starts are
-//! denser than one per ~3 KiB. The slice holding `o` is the last start at or
+//! path keeps its cost. The slice holding `o` is the last start at or
 //! before it: its own word, then the summary words backwards — at most one
 //! per 4096 alignment units of the page (1 for a 1 MiB page at 256-byte
 //! alignment, 64 for a 64 MiB one), each a single mask test, independent of
 //! how many slices the page holds.
 
-/// Start → node of one 64-unit word of the bitmap (entries whose bit is
-/// clear are stale and never read).
-type NodeBlock = Box<[u32; 64]>;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Hashes a start unit with one folded multiply instead of SipHash.
+///
+/// Split and coalesce each touch the start map, so its hash is on the
+/// reserve+drop hot path: SipHash made the map ~13 % of a pair's
+/// instructions. The keys are the engine's own offsets (nothing a caller
+/// chooses), so flooding resistance buys nothing here; a folded 64×64→128
+/// multiply spreads sequential units over every bit hashbrown reads.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct UnitHasher(u64);
+
+impl Hasher for UnitHasher {
+    fn finish(&self) -> u64 {
+        let wide = u128::from(self.0) * 0x9E37_79B9_7F4A_7C15;
+        (wide as u64) ^ ((wide >> 64) as u64)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, unit: u64) {
+        self.0 = self.0.rotate_left(32) ^ unit;
+    }
+}
 
 /// Slice starts of one sliced page, in alignment units.
 ///
@@ -40,8 +55,7 @@ pub(crate) struct SliceStarts {
     summary: Vec<u64>,
     /// Alignment units of the page: no start lies at or past it.
     units: u64,
-    /// One block per bitmap word (`None` until a start falls in it).
-    nodes: Vec<Option<NodeBlock>>,
+    nodes: HashMap<u64, u32, BuildHasherDefault<UnitHasher>>,
 }
 
 impl SliceStarts {
@@ -51,7 +65,7 @@ impl SliceStarts {
             bits: Vec::new(),
             summary: Vec::new(),
             units,
-            nodes: Vec::new(),
+            nodes: HashMap::default(),
         };
         starts.insert(0, head);
         starts
@@ -68,9 +82,7 @@ impl SliceStarts {
             *word |= 1 << b;
         }
         self.summary[w / 64] |= 1 << (w % 64);
-        if let Some(block) = self.nodes.get_mut(w) {
-            block.get_or_insert_with(|| Box::new([u32::MAX; 64]))[b as usize] = node;
-        }
+        self.nodes.insert(unit, node);
     }
 
     /// Grow the bitmap to hold word `w` (a start past the highest so far);
@@ -81,7 +93,6 @@ impl SliceStarts {
             return false;
         }
         self.bits.resize(w + 1, 0);
-        self.nodes.resize_with(w + 1, || None);
         self.summary.resize((w + 1).div_ceil(64), 0);
         true
     }
@@ -94,6 +105,7 @@ impl SliceStarts {
             if *word == 0 {
                 self.summary[w / 64] &= !(1 << (w % 64));
             }
+            self.nodes.remove(&unit);
         }
     }
 
@@ -116,8 +128,7 @@ impl SliceStarts {
             let w = self.prev_word(w)?;
             w as u64 * 64 + u64::from(63 - self.bits[w].leading_zeros())
         };
-        let block = self.nodes.get(start as usize / 64)?.as_deref()?;
-        Some(block[(start % 64) as usize])
+        self.nodes.get(&start).copied()
     }
 
     /// The last non-empty word before word `w`.
@@ -159,20 +170,14 @@ mod tests {
     }
 
     #[test]
-    fn a_removed_start_is_never_read_and_a_reused_one_names_its_new_node() {
-        let mut s = SliceStarts::new(10_000, 7);
-        s.insert(5_000, 3);
-        s.remove(5_000);
-        assert_eq!(s.holding(5_000), Some(7), "the stale entry is skipped");
-        s.insert(5_001, 4);
-        s.insert(5_000, 9);
-        assert_eq!(s.holding(5_000), Some(9));
-        assert_eq!(s.holding(5_002), Some(4));
-        s.insert(20_000, 5);
-        assert_eq!(
-            s.holding(9_999),
-            Some(4),
-            "a start past the page is ignored"
-        );
+    fn the_unit_hasher_spreads_neighbouring_units_apart() {
+        use std::hash::BuildHasher;
+        let build = BuildHasherDefault::<UnitHasher>::default();
+        let low: std::collections::HashSet<u64> =
+            (0..1024u64).map(|u| build.hash_one(u) & 1023).collect();
+        let high: std::collections::HashSet<u64> =
+            (0..1024u64).map(|u| build.hash_one(u) >> 57).collect();
+        assert!(low.len() > 512, "low bits collide: {} distinct", low.len());
+        assert_eq!(high.len(), 128, "every top-7-bit tag is used");
     }
 }
