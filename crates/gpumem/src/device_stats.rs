@@ -98,6 +98,15 @@ impl DevicePeaks {
         if (0..LEVELS).all(|i| peaks[i] <= start[i]) {
             return;
         }
+        if others.clone().next().is_none() {
+            // One stream: its peak is the device's, no one to order with.
+            for (peak, &p) in self.0.iter().zip(peaks) {
+                if peak.load(Ordering::Relaxed) < p {
+                    peak.fetch_max(p, Ordering::Relaxed);
+                }
+            }
+            return;
+        }
         // Of two streams rising at once, at least one sees the other's new
         // level: each stores, then fences, then loads (Dekker's pattern; a
         // sequentially consistent fence, which loom models, unlike
