@@ -132,9 +132,15 @@ fn miri(_args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// The loom models: the budget ledger (mem-budget), the handle cells and
+/// drop queue (mem-pools) and the device's
+/// lock-free peaks (gpumem's `device_stats`).
 fn loom() -> Result<(), String> {
-    let mut cmd = cargo(&["test", "-p", "mem-budget", "--release", "--lib", "loom"]);
-    cmd.env("RUSTFLAGS", "--cfg loom")
-        .env("CARGO_TARGET_DIR", "target/loom");
-    run(&mut cmd)
+    for package in ["mem-budget", "mem-pools", "gpumem"] {
+        let mut cmd = cargo(&["test", "-p", package, "--release", "--lib", "loom"]);
+        cmd.env("RUSTFLAGS", "--cfg loom")
+            .env("CARGO_TARGET_DIR", "target/loom");
+        run(&mut cmd)?;
+    }
+    Ok(())
 }

@@ -19,8 +19,8 @@ use mem_storage::{DeviceResource, ResourceStorage, VirtualMemory};
 use crate::backend::{Backend, DeviceStorage, StreamMemory, budgeted};
 use crate::config::{Budget, GpumemConfig, PoolLayout};
 use crate::device::{CopyQueueSlot, Device, DeviceShared};
+use crate::device_stats::DevicePeaks;
 use crate::error::{GpuMemError, Result};
-use crate::stats::DeviceTally;
 use crate::stream_state::StreamShared;
 
 /// Chooses a backend and what differs from the defaults, then builds a [`Device`].
@@ -221,7 +221,7 @@ impl DeviceBuilder {
             shared: Arc::new(DeviceShared {
                 name,
                 resource,
-                tally: Mutex::new(DeviceTally::new(config.streams)),
+                peaks: DevicePeaks::default(),
                 config,
                 properties,
                 streams,

@@ -16,8 +16,9 @@ use mem_storage::{DeviceResource, MemInfo};
 use crate::backend::{Backend, BudgetedResource, DeviceStorage};
 use crate::builder::DeviceBuilder;
 use crate::config::GpumemConfig;
+use crate::device_stats::{DevicePeaks, LEVELS, call_peaks, levels, set_peaks, sum_streams};
 use crate::error::{GpuMemError, Result};
-use crate::stats::{DeviceTally, MemoryStats, fold_stream};
+use crate::stats::{MemoryStats, fold_stream};
 use crate::stream::Stream;
 use crate::stream_state::{StreamShared, StreamState};
 
@@ -38,7 +39,8 @@ pub(crate) struct DeviceShared {
     pub(crate) config: GpumemConfig,
     pub(crate) properties: MemoryDeviceProperties,
     pub(crate) streams: Vec<StreamShared>,
-    pub(crate) tally: Mutex<DeviceTally>,
+    /// The device's peaks (its levels and totals are the streams' sums).
+    pub(crate) peaks: DevicePeaks,
     /// Taken by every device-wide move (relocation, reclaim, capture begin)
     /// before any stream lock.
     pub(crate) moving: Mutex<()>,
@@ -59,8 +61,9 @@ pub(crate) struct DeviceShared {
 
 impl DeviceShared {
     /// Run `f` on stream `index`'s engine: release what may be released
-    /// first, then fold the call's statistics into the stream's and the
-    /// device's (see [`crate::stats`]).
+    /// first, then fold the call's statistics into the stream's and raise
+    /// the device's peaks (see [`crate::stats`]). Nothing device-wide is
+    /// locked: streams run their calls in parallel.
     pub(crate) fn run<T>(&self, index: usize, f: impl FnOnce(&mut StreamState) -> T) -> T {
         let stream = &self.streams[index];
         let mut st = stream.lock();
@@ -73,10 +76,25 @@ impl DeviceShared {
         if self.config.bypass_caching {
             self.cleanup(&mut st);
         }
-        let call = st.engine.stats();
-        fold_stream(&mut st.stats, &call);
-        self.tally().fold(index, &call);
+        let st = &mut *st;
+        let start = levels(&st.stats);
+        let call = st.engine.counters();
+        fold_stream(&mut st.stats, call);
+        let others = (self.streams.iter().enumerate())
+            .filter(move |&(j, _)| j != index)
+            .map(|(_, s)| &s.levels);
+        let now = levels(&st.stats);
+        let peaks = call_peaks(call);
+        (self.peaks).after_call(others, &stream.levels, &start, &now, &peaks);
         out
+    }
+
+    /// The device's statistics: every stream's summed, the device's peaks.
+    pub(crate) fn device_stats(&self) -> MemoryStats {
+        let mut stats = sum_streams(self.streams.iter().map(|s| s.lock().stats_now()));
+        let current: [u64; LEVELS] = levels(&stats);
+        set_peaks(&mut stats, &self.peaks.read(&current));
+        stats
     }
 
     /// Give back every empty page of one stream — unless a stream records a
@@ -86,11 +104,6 @@ impl DeviceShared {
         if self.recording_stream().is_none() {
             st.engine.cleanup(true);
         }
-    }
-
-    pub(crate) fn tally(&self) -> MutexGuard<'_, DeviceTally> {
-        // Folding is plain arithmetic that cannot panic halfway.
-        self.tally.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub(crate) fn copy_queue(&self) -> MutexGuard<'_, Box<dyn CopyQueue<DeviceStorage> + Send>> {
@@ -232,7 +245,7 @@ impl Device {
     /// dropped before the call, on any thread, is counted freed.
     pub fn stats(&self) -> MemoryStats {
         self.drain();
-        let mut stats = self.shared.tally().stats;
+        let mut stats = self.shared.device_stats();
         stats.num_alloc_retries = self
             .shared
             .retries
@@ -244,10 +257,11 @@ impl Device {
     /// Lower every peak of the device, of each stream and of the budget's
     /// ledger to its current level (`reset_peak_memory_stats`).
     pub fn reset_peak_stats(&self) {
-        self.shared.tally().stats.reset_peaks();
         for stream in &self.shared.streams {
             stream.lock().stats.reset_peaks();
         }
+        let current = levels(&self.shared.device_stats());
+        self.shared.peaks.reset(&current);
         self.shared.budget_reset_peak();
     }
 

@@ -63,6 +63,9 @@ pub mod conf;
 mod config;
 mod cross_stream;
 mod device;
+mod device_stats;
+#[cfg(all(test, loom))]
+mod device_stats_loom;
 mod error;
 mod graph_capture;
 mod guards;
@@ -77,6 +80,7 @@ mod sleep;
 mod stats;
 mod stream;
 mod stream_state;
+mod sync;
 pub mod units;
 
 /// The cudarc the CUDA backend is built on (to bring a context and streams).

@@ -79,7 +79,7 @@ impl Device {
                     completed: s.completed(),
                     recording: s.is_recording(),
                     held_bytes: st.held_bytes(),
-                    stats: st.stats,
+                    stats: st.stats_now(),
                     pools: st.engine.memory_report(),
                 }
             })

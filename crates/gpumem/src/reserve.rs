@@ -55,7 +55,7 @@ impl DeviceShared {
                 pinned += shape.outdated_live_bytes;
             }
             if i == stream {
-                largest = st.stats.largest_free_block;
+                largest = st.stats_now().largest_free_block;
             }
         }
         let info = self.resource.upstream().mem_info().unwrap_or_default();

@@ -4,11 +4,16 @@
 //! has one manager per stream, and the device's peak is not the sum of the
 //! streams' peaks (they need not peak together). So the facade resets the
 //! engine's peaks at the start of every call it makes and, after the call,
-//! folds the call's own peak into the stream's peak and into the device's
-//! (the other streams' current levels plus this call's peak). That makes
-//! every peak exact for calls made from one thread, and an upper bound of
-//! what was really held at once never missed by more than the overlap of
-//! concurrent calls.
+//! folds the call's own peak into the stream's peak (here) and into the
+//! device's (the other streams' current levels plus this call's peak; see
+//! `device_stats.rs`, which does it without a device-wide lock). The
+//! device's levels and totals are summed over the streams when read. That
+//! makes every peak exact for calls made from one thread, and never missed
+//! by more than the overlap of concurrent calls.
+//!
+//! The two figures the engine computes in O(pools) — the largest free block
+//! and the bytes of cached arena chunks — are read when the statistics are
+//! read, not after every call.
 //!
 //! `inactive` (reserved but not allocated: cached plus fragmented bytes) is
 //! derived, so its level is exact and its peak and totals are sampled at
@@ -102,7 +107,19 @@ impl MemoryStats {
         self.inactive_bytes.peak = self.inactive_bytes.current;
     }
 
-    fn stats_mut(&mut self) -> [&mut Stat; 6] {
+    /// The six levels the engine counts (not inactive, which is derived).
+    pub(crate) fn stats(&self) -> [&Stat; 6] {
+        [
+            &self.allocated_bytes,
+            &self.reserved_bytes,
+            &self.active_bytes,
+            &self.requested_bytes,
+            &self.allocation_count,
+            &self.segment_count,
+        ]
+    }
+
+    pub(crate) fn stats_mut(&mut self) -> [&mut Stat; 6] {
         [
             &mut self.allocated_bytes,
             &mut self.reserved_bytes,
@@ -151,63 +168,10 @@ pub(crate) fn fold_stream(stats: &mut MemoryStats, call: &PoolStats) {
     sample(&mut stats.inactive_bytes, inactive);
     stats.storage_allocs = call.storage_allocs;
     stats.storage_frees = call.storage_frees;
-    stats.largest_free_block = call.largest_free_block;
     stats.leaked_bytes = call.leaked_bytes;
-    stats.chunks = call.chunks;
-}
-
-/// The device's statistics: each stream's last engine statistics and the
-/// device-wide sums and peaks.
-#[derive(Debug, Default)]
-pub(crate) struct DeviceTally {
-    pub(crate) stats: MemoryStats,
-    last: Vec<PoolStats>,
-}
-
-impl DeviceTally {
-    pub(crate) fn new(streams: usize) -> Self {
-        Self {
-            stats: MemoryStats::default(),
-            last: vec![PoolStats::default(); streams],
-        }
-    }
-
-    /// Fold one engine call of stream `index` into the device's figures.
-    pub(crate) fn fold(&mut self, index: usize, call: &PoolStats) {
-        let Some(prev) = self.last.get(index).copied() else {
-            return;
-        };
-        for (dev, (now, before)) in self
-            .stats
-            .stats_mut()
-            .into_iter()
-            .zip(pool_stats(call).into_iter().zip(pool_stats(&prev)))
-        {
-            let others = dev.current.saturating_sub(before.current);
-            dev.current = others + now.current;
-            dev.peak = dev.peak.max(others + now.peak).max(dev.current);
-            dev.allocated += now.allocated.saturating_sub(before.allocated);
-            dev.freed += now.freed.saturating_sub(before.freed);
-        }
-        let s = &mut self.stats;
-        let inactive = s
-            .reserved_bytes
-            .current
-            .saturating_sub(s.allocated_bytes.current);
-        sample(&mut s.inactive_bytes, inactive);
-        s.storage_allocs += call.storage_allocs.saturating_sub(prev.storage_allocs);
-        s.storage_frees += call.storage_frees.saturating_sub(prev.storage_frees);
-        s.leaked_bytes += call.leaked_bytes.saturating_sub(prev.leaked_bytes);
-        self.last[index] = *call;
-        s.largest_free_block = self
-            .last
-            .iter()
-            .map(|p| p.largest_free_block)
-            .max()
-            .unwrap_or(0);
-        s.chunks = ChunkStats::default();
-        for p in &self.last {
-            s.chunks += p.chunks;
-        }
-    }
+    let cached = stats.chunks.cached_bytes;
+    stats.chunks = ChunkStats {
+        cached_bytes: cached,
+        ..call.chunks
+    };
 }

@@ -164,7 +164,7 @@ impl Stream {
     /// call, on any thread, is counted freed.
     pub fn stats(&self) -> MemoryStats {
         self.drain();
-        self.shared().lock().stats
+        self.shared().lock().stats_now()
     }
 
     /// Lower this stream's peaks to their current levels.

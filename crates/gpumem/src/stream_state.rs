@@ -28,6 +28,7 @@ use mem_relocate::RelocationTrigger;
 use mem_storage::{ComputeStorage, StreamId};
 
 use crate::backend::StreamMemory;
+use crate::device_stats::Levels;
 use crate::stats::MemoryStats;
 
 /// One recorded use of a held allocation by another stream.
@@ -67,6 +68,9 @@ pub(crate) struct StreamShared {
     pub(crate) completed: AtomicU64,
     /// A graph capture is open on this stream.
     pub(crate) recording: AtomicBool,
+    /// The statistics' current levels, published after each call for the
+    /// device's peak (`device_stats.rs`).
+    pub(crate) levels: Levels,
     pub(crate) state: Mutex<StreamState>,
 }
 
@@ -78,6 +82,7 @@ impl StreamShared {
             submitted: AtomicU64::new(0),
             completed: AtomicU64::new(0),
             recording: AtomicBool::new(false),
+            levels: Levels::default(),
             state: Mutex::new(StreamState {
                 engine,
                 held: Vec::new(),
@@ -114,6 +119,17 @@ impl StreamShared {
 }
 
 impl StreamState {
+    /// The stream's statistics with the two figures the engine computes in
+    /// O(pools) (largest free block, cached chunk bytes) read now: the fold
+    /// after each call leaves them out to stay O(1).
+    pub(crate) fn stats_now(&self) -> MemoryStats {
+        let engine = self.engine.stats();
+        let mut stats = self.stats;
+        stats.largest_free_block = engine.largest_free_block;
+        stats.chunks.cached_bytes = engine.chunks.cached_bytes;
+        stats
+    }
+
     /// Hold `handle` for a use by `stream` (merged with an existing hold).
     pub(crate) fn hold(&mut self, handle: &ManagedMemoryHandle, stream: Option<usize>) {
         let binding = handle.binding();

@@ -148,7 +148,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             Ok(slices) => slices,
             Err(error) => return Err(refuse(error, reserved, assigned)),
         };
-        let (r_key, a_key) = (reserved.inner.key, assigned.inner.key);
+        let (r_key, a_key) = (reserved.key(), assigned.key());
         if r_key == a_key {
             self.core.slices[source].cursor = cursor;
             return Ok(None);
@@ -165,21 +165,13 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         let node = &mut self.core.slices[source];
         node.owner = a_key.slot;
         node.cursor = cursor;
-        assigned
-            .allocation()
-            .size
-            .store(node.requested, std::sync::atomic::Ordering::Relaxed);
+        assigned.set_size(node.requested);
         let kept = match kept_key {
             Some(key) => {
                 let node = &mut self.core.slices[old];
                 node.owner = key.slot;
                 let size = node.requested;
-                Some(ManagedMemoryHandle::new(
-                    self.id,
-                    key,
-                    size,
-                    self.queue.clone(),
-                ))
+                Some(ManagedMemoryHandle::new(&mut self.cells, key, size))
             }
             None => {
                 let release = self.capture.is_none();
@@ -222,7 +214,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     ) -> Result<(u32, u32), IoError> {
         let source = self.resolve(&reserved.binding())?;
         let old = self.resolve(&assigned.binding())?;
-        if reserved.inner.key == assigned.inner.key {
+        if reserved.key() == assigned.key() {
             return Ok((source, old));
         }
         let node = &self.core.slices[source];

@@ -24,7 +24,6 @@
 //! an empty list; `capture_abort` without a capture does nothing.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use mem_storage::ComputeStorage;
 
@@ -68,9 +67,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         // Only touched slots need a way back to their handles (capture_end),
         // so the reserve path outside a capture pays for no weak reference.
         let allocation = handle.allocation();
-        self.core
-            .slots
-            .set_holder(allocation.key, Arc::downgrade(allocation));
+        self.core.slots.set_holder(allocation);
         let node = &self.core.slices[slice];
         let page = &self.core.pages[node.page];
         record.touched.insert(
@@ -82,10 +79,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             },
         );
         if record.priming {
-            let held = ManagedMemoryHandle {
-                inner: allocation.clone(),
-            };
-            record.primed.insert(allocation.key, held);
+            record.primed.insert(allocation.key(), allocation.clone());
         }
     }
 
@@ -94,7 +88,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         let primed = self
             .capture
             .as_ref()
-            .is_some_and(|r| r.primed.contains_key(&handle.inner.key));
+            .is_some_and(|r| r.primed.contains_key(&handle.key()));
         handle.holders() - usize::from(primed)
     }
 
@@ -175,7 +169,10 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                     continue;
                 }
                 self.core.pin(slice);
-                out.push(ManagedMemoryHandle::pin(handle.allocation()));
+                out.push(ManagedMemoryHandle::pin(
+                    &mut self.cells,
+                    handle.allocation(),
+                ));
             }
         }
         self.settle();
@@ -223,7 +220,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         }
         let key = self.core.slots.key_of(n.owner)?;
         match self.core.slots.holder(key) {
-            Some(inner) => Some(ManagedMemoryHandle { inner }),
+            Some(handle) => Some(handle),
             None => {
                 // Its last holder dropped on another thread after the drain:
                 // the key is on the drop queue. Drain it, so the extent is

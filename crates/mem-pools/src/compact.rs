@@ -115,7 +115,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 // other entries could free slices on hidden pages), then
                 // let this page serve as room for the next candidates.
                 for (m, _) in moves {
-                    if let Some(slice) = self.core.slots.release(m.target.inner.key) {
+                    if let Some(slice) = self.core.slots.release(m.target.key()) {
                         self.core.free_slice(&mut self.storage, slice, false);
                     }
                 }

@@ -51,7 +51,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// Whether a handle dropped since the last drain (one atomic load): a
     /// runtime that wants current reports drains only when this is true.
     pub fn has_pending_drops(&self) -> bool {
-        self.queue.has_pending()
+        self.cells.has_pending()
     }
 
     /// Free now every allocation whose last handle dropped (the engine also
@@ -68,10 +68,13 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     pub(crate) fn drain(&mut self) {
         let release = self.capture.is_none();
         let mut batch = std::mem::take(&mut self.drained);
-        // Records pushed while a batch is processed (another thread's drops)
-        // are taken by the next round, so a drain ends with the queue empty.
-        while self.queue.has_pending() {
-            self.queue.take_into(&mut batch);
+        // Records pushed while a batch is processed (another thread's drops,
+        // or a pin's allocation released by its cell's reuse) are taken by
+        // the next round, so a drain ends with the queue empty. The batch's
+        // cells are already kept for reuse: nothing below makes a handle or
+        // follows a slot to its cell before their slots are released.
+        while self.cells.has_pending() {
+            self.cells.take(&mut batch);
             for dropped in batch.drain(..) {
                 match dropped.kind {
                     DropKind::Unpin => self.core.unpin(dropped.key),

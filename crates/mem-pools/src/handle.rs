@@ -2,19 +2,20 @@
 //!
 //! A [`ManagedMemoryHandle`] owns an allocation; it names a *slot* of the
 //! engine's slot table (index + generation), and the slot names the slice's
-//! current location. Relocation and `bind` rewrite the slot only, so every
+//! current location. Its clones share one counted cell that the engine
+//! recycles (`handle_cell.rs`), so a reservation allocates nothing. Relocation and `bind` rewrite the slot only, so every
 //! holder follows a move with no fix-up. Dropping the last holder (on any
-//! thread) pushes the slot's key onto the drop queue (`drop_queue.rs`) that the engine
+//! thread) pushes the handle's cell onto the drop queue (`drop_queue.rs`) that the engine
 //! drains at its next call: freeing costs O(1), never a scan over slices.
 //!
 //! **Graph pins are holders of their own.** `capture_end` does not hand a
 //! graph clones of the user's handle: it hands out *pin handles*, each with
-//! its own shared state that holds the allocation's (so the allocation lives
+//! its own cell that holds the allocation's handle (so the allocation lives
 //! while any pin does) and counts one pin on its slice. Dropping a pin
 //! handle's last clone queues an *unpin*: the pin ends with the graph, not
 //! with the memory, so a buffer the user keeps after dropping the graph
 //! becomes movable again. The allocation is freed when its last holder of
-//! any kind drops (its own state drops last, after every pin released it),
+//! any kind drops (its own cell is released last, after every pin's),
 //! exactly once.
 //!
 //! A [`ManagedMemoryBinding`] is a `Copy`, non-owning name of the same slot.
@@ -23,10 +24,11 @@
 //! never another allocation's memory.
 
 use std::fmt;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::ptr::NonNull;
+use std::sync::atomic::AtomicU64;
 
-use crate::drop_queue::DropQueue;
+use crate::handle_cell::{Cell, CellPool};
+use crate::sync::Ordering;
 
 /// A slot index with the generation it was issued for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -60,99 +62,112 @@ pub(crate) fn next_manager_id() -> u64 {
     NEXT_MANAGER.fetch_add(1, Ordering::Relaxed)
 }
 
-pub(crate) struct HandleInner {
-    pub(crate) manager: u64,
-    pub(crate) key: SlotKey,
-    /// Requested bytes; `bind` rewrites it when the handle takes over
-    /// another allocation's memory.
-    pub(crate) size: AtomicU64,
-    pub(crate) queue: Arc<DropQueue>,
-    /// Set on a graph's pin handle: the allocation's own state, held so the
-    /// allocation outlives every pin. `None` on the allocation's own state.
-    pub(crate) pinning: Option<Arc<HandleInner>>,
+/// An owning handle to one allocation of a [`crate::MemoryManagement`].
+///
+/// `Clone` adds a holder (one atomic increment); the allocation is freed
+/// when the last holder drops, on any thread. `Send + Sync`.
+pub struct ManagedMemoryHandle {
+    /// The shared state of every clone (`handle_cell.rs`).
+    cell: NonNull<Cell>,
 }
 
-impl Drop for HandleInner {
-    fn drop(&mut self) {
-        // O(1): the engine frees (or unpins) the slot at its next call. A key
-        // whose generation moved on meanwhile (bind, relocation) is ignored
-        // there. A pin's unpin is queued here, before its field `pinning`
-        // drops — so before the free that dropping may queue.
-        let kind = match self.pinning {
-            Some(_) => DropKind::Unpin,
-            None => DropKind::Free,
-        };
-        self.queue.push(Dropped {
-            key: self.key,
-            kind,
-        });
+// SAFETY: a handle is a counted reference to a `Cell`, whose shared parts
+// are atomics and immutable fields (like `Arc<Cell>`), and whose last
+// holder may hand it back from any thread (the drop queue is lock-free).
+unsafe impl Send for ManagedMemoryHandle {}
+// SAFETY: as for `Send`: `&ManagedMemoryHandle` reads atomics and
+// immutable fields only.
+unsafe impl Sync for ManagedMemoryHandle {}
+
+impl Clone for ManagedMemoryHandle {
+    fn clone(&self) -> Self {
+        self.cell().hold();
+        Self { cell: self.cell }
     }
 }
 
-/// An owning handle to one allocation of a [`crate::MemoryManagement`].
-///
-/// `Clone` adds a holder; the allocation is freed when the last holder drops,
-/// on any thread. `Send + Sync`.
-#[derive(Clone)]
-pub struct ManagedMemoryHandle {
-    pub(crate) inner: Arc<HandleInner>,
+impl Drop for ManagedMemoryHandle {
+    fn drop(&mut self) {
+        // SAFETY: this handle is one holder of its live cell, given up here.
+        // O(1): the engine frees (or unpins) the slot at its next call; a
+        // key whose generation moved on meanwhile (bind, relocation) is
+        // ignored there.
+        unsafe { Cell::release(self.cell) };
+    }
 }
 
 impl ManagedMemoryHandle {
-    pub(crate) fn new(manager: u64, key: SlotKey, size: u64, queue: Arc<DropQueue>) -> Self {
+    /// A new allocation's handle (one holder) on a cell from `cells`.
+    pub(crate) fn new(cells: &mut CellPool, key: SlotKey, size: u64) -> Self {
         Self {
-            inner: Arc::new(HandleInner {
-                manager,
-                key,
-                size: AtomicU64::new(size),
-                queue,
-                pinning: None,
-            }),
+            cell: cells.make(key, size, None),
         }
     }
 
-    /// A new pin handle on `allocation` (the allocation's own state). The
+    /// A new pin handle on `allocation` (the allocation's own handle). The
     /// caller counts the pin on the slice; dropping the pin handle's last
     /// clone queues the matching unpin.
-    pub(crate) fn pin(allocation: &Arc<HandleInner>) -> Self {
+    pub(crate) fn pin(cells: &mut CellPool, allocation: &ManagedMemoryHandle) -> Self {
+        let size = allocation.size();
         Self {
-            inner: Arc::new(HandleInner {
-                manager: allocation.manager,
-                key: allocation.key,
-                size: AtomicU64::new(allocation.size.load(Ordering::Relaxed)),
-                queue: allocation.queue.clone(),
-                pinning: Some(allocation.clone()),
-            }),
+            cell: cells.make(allocation.key(), size, Some(allocation.clone())),
         }
     }
 
-    /// The allocation's own shared state (for a pin handle, the one it holds).
-    pub(crate) fn allocation(&self) -> &Arc<HandleInner> {
-        self.inner.pinning.as_ref().unwrap_or(&self.inner)
+    fn cell(&self) -> &Cell {
+        // SAFETY: a live handle is a holder, so its cell is live.
+        unsafe { self.cell.as_ref() }
+    }
+
+    /// Another holder of the allocation whose cell `cell` is, unless its
+    /// last holder already dropped.
+    ///
+    /// # Safety
+    /// `cell` is a live cell (its memory not yet freed or reused).
+    pub(crate) unsafe fn upgrade(cell: NonNull<Cell>) -> Option<Self> {
+        // SAFETY: the caller's guarantee.
+        unsafe { cell.as_ref() }.try_hold().then_some(Self { cell })
+    }
+
+    /// The cell of the allocation's own handle (for a slot's way back).
+    pub(crate) fn allocation_cell(&self) -> NonNull<Cell> {
+        self.allocation().cell
+    }
+
+    /// The allocation's own handle (for a pin handle, the one it holds).
+    pub(crate) fn allocation(&self) -> &ManagedMemoryHandle {
+        self.cell().pinning.as_ref().unwrap_or(self)
+    }
+
+    /// The slot key of the allocation.
+    pub(crate) fn key(&self) -> SlotKey {
+        self.cell().key
+    }
+
+    /// Rewrite the requested size (`bind` moved other memory in).
+    pub(crate) fn set_size(&self, size: u64) {
+        self.allocation().cell().size.store(size, Ordering::Relaxed);
     }
 
     /// Holders of the allocation, counting this one.
     ///
-    /// The allocation's own state is held by every clone of the user's
-    /// handle and by every pin handle (one each), so its strong count covers
+    /// The allocation's own cell is held by every clone of the user's
+    /// handle and by every pin handle (one each), so its count covers
     /// those; a pin handle adds its own clones. For the allocation's handle
-    /// that is its strong count; for a pin handle its own count plus the
-    /// allocation's, less the one reference the pin itself holds. Either way
-    /// the result is 1 exactly when no one but this holder remains.
+    /// that is its count; for a pin handle its own count plus the
+    /// allocation's, less the one holder the pin itself is. Either way the
+    /// result is 1 exactly when no one but this holder remains.
     pub(crate) fn holders(&self) -> usize {
-        Arc::strong_count(&self.inner)
-            + self
-                .inner
-                .pinning
-                .as_ref()
-                .map_or(0, |a| Arc::strong_count(a) - 1)
+        let cell = self.cell();
+        cell.holders() + cell.pinning.as_ref().map_or(0, |a| a.cell().holders() - 1)
     }
 
     /// The non-owning name of this allocation, to resolve its storage.
     pub fn binding(&self) -> ManagedMemoryBinding {
+        let cell = self.cell();
         ManagedMemoryBinding {
-            manager: self.inner.manager,
-            key: self.inner.key,
+            manager: cell.manager,
+            key: cell.key,
             size: self.size(),
         }
     }
@@ -171,26 +186,26 @@ impl ManagedMemoryHandle {
     /// Whether this is a graph's pin handle (returned by `capture_end`):
     /// while any clone of it lives the memory does not move.
     pub fn is_pin(&self) -> bool {
-        self.inner.pinning.is_some()
+        self.cell().pinning.is_some()
     }
 
     /// Requested bytes (before alignment padding).
     pub fn size(&self) -> u64 {
-        self.allocation().size.load(Ordering::Relaxed)
+        self.allocation().cell().size.load(Ordering::Relaxed)
     }
 
     /// The id of the manager that issued this handle.
     pub fn manager_id(&self) -> u64 {
-        self.inner.manager
+        self.cell().manager
     }
 }
 
 impl fmt::Debug for ManagedMemoryHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ManagedMemoryHandle")
-            .field("manager", &self.inner.manager)
-            .field("slot", &self.inner.key.slot)
-            .field("generation", &self.inner.key.generation)
+            .field("manager", &self.manager_id())
+            .field("slot", &self.key().slot)
+            .field("generation", &self.key().generation)
             .field("size", &self.size())
             .field("holders", &self.holders())
             .field("pin", &self.is_pin())

@@ -110,6 +110,9 @@ mod free_index;
 mod free_path;
 mod growth;
 mod handle;
+mod handle_cell;
+#[cfg(all(test, loom))]
+mod handle_cell_loom;
 mod lifecycle;
 mod logger;
 mod management;
@@ -123,6 +126,7 @@ mod sleep;
 mod slots;
 mod starts;
 mod stats;
+mod sync;
 mod usage;
 
 pub use bind::BindRefused;

@@ -12,9 +12,9 @@ use crate::config::{
     MemoryAllocationMode, MemoryConfiguration, MemoryDeviceProperties, MemoryManagementOptions,
 };
 use crate::core::Core;
-use crate::drop_queue::DropQueue;
 use crate::error::IoError;
 use crate::handle::{Dropped, ManagedMemoryHandle, next_manager_id};
+use crate::handle_cell::CellPool;
 use crate::logger::ServerLogger;
 use crate::pool::{PERSISTENT, Pool};
 use crate::slots::NIL;
@@ -27,7 +27,8 @@ pub struct MemoryManagement<Storage> {
     pub(crate) storage: Storage,
     pub(crate) core: Core,
     pub(crate) id: u64,
-    pub(crate) queue: Arc<DropQueue>,
+    /// Handle cells (made, recycled) and the drop queue they come back on.
+    pub(crate) cells: CellPool,
     /// The drain's batch buffer, kept between drains (see `drop_queue.rs`).
     pub(crate) drained: Vec<Dropped>,
     pub(crate) properties: MemoryDeviceProperties,
@@ -65,6 +66,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 .checked_next_power_of_two()
                 .unwrap_or(1),
         );
+        let id = next_manager_id();
         Self {
             core: Core::new(
                 pools,
@@ -73,8 +75,8 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 options.lazy_pages,
             ),
             storage,
-            id: next_manager_id(),
-            queue: Arc::new(DropQueue::new()),
+            id,
+            cells: CellPool::new(id),
             drained: Vec::new(),
             properties: *properties,
             config,
@@ -152,7 +154,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             }
         };
         self.core.slots.fill(key, slice);
-        let handle = ManagedMemoryHandle::new(self.id, key, size, self.queue.clone());
+        let handle = ManagedMemoryHandle::new(&mut self.cells, key, size);
         Ok((handle, slice))
     }
 

@@ -19,7 +19,6 @@
 //! the memory bind moved in.
 
 use std::fmt;
-use std::sync::Arc;
 
 use mem_storage::ComputeStorage;
 
@@ -28,6 +27,7 @@ use crate::drop_queue::DropQueue;
 use crate::error::IoError;
 use crate::handle::{DropKind, Dropped, ManagedMemoryBinding, SlotKey};
 use crate::management::MemoryManagement;
+use crate::sync::Arc;
 
 /// One raw-address pin on an allocation: while it lives the allocation's
 /// page never moves (relocation and compaction leave it out).
@@ -153,7 +153,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         self.core.raw_pin(slice);
         RawPin {
             binding,
-            queue: self.queue.clone(),
+            queue: self.cells.queue().clone(),
         }
     }
 }

@@ -12,8 +12,6 @@
 //! `capture_end` uses the same carving (`Core::carve_extent`, here) for
 //! extents freed inside its window.
 
-use std::sync::Arc;
-
 use mem_storage::{ComputeStorage, StorageHandle};
 
 use crate::core::Core;
@@ -43,7 +41,10 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         let handle = self.claim_extent(page, view.offset(), cap, view.size())?;
         let slice = self.resolve(&handle.binding()).ok()?;
         self.core.pin(slice);
-        Some(ManagedMemoryHandle::pin(handle.allocation()))
+        Some(ManagedMemoryHandle::pin(
+            &mut self.cells,
+            handle.allocation(),
+        ))
     }
 
     /// Claim the free extent `offset..offset + cap` of `page` as a new
@@ -62,10 +63,8 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         {
             Ok(Some(slice)) => {
                 self.core.slots.fill(key, slice);
-                let handle = ManagedMemoryHandle::new(self.id, key, requested, self.queue.clone());
-                self.core
-                    .slots
-                    .set_holder(key, Arc::downgrade(&handle.inner));
+                let handle = ManagedMemoryHandle::new(&mut self.cells, key, requested);
+                self.core.slots.set_holder(&handle);
                 Some(handle)
             }
             _ => {

@@ -7,10 +7,11 @@
 //! generation reaches `u32::MAX` is retired for good instead of wrapping, so a
 //! stale key can never name a newer allocation.
 
-use std::sync::Weak;
+use std::ptr::NonNull;
 
 use crate::error::IoError;
-use crate::handle::{HandleInner, SlotKey};
+use crate::handle::{ManagedMemoryHandle, SlotKey};
+use crate::handle_cell::Cell;
 
 /// "No index" in every `u32` link of the engine.
 pub(crate) const NIL: u32 = u32::MAX;
@@ -22,10 +23,22 @@ struct Slot {
     slice: u32,
     /// Next free slot while free.
     next_free: u32,
-    /// The handles' shared state, to hand out another holder (capture_end);
-    /// set only for slots a capture window touched.
-    holder: Weak<HandleInner>,
+    /// The handles' shared cell, to hand out another holder (capture_end);
+    /// set only for slots a capture window touched, cleared on release.
+    holder: Option<Holder>,
 }
+
+/// A slot's pointer to its allocation's cell: not a holder. Valid while the
+/// slot is live: the engine reuses or frees a cell only after its drain
+/// released the cell's slot (which clears this), see `handle_cell.rs`.
+#[derive(Debug, Clone, Copy)]
+struct Holder(NonNull<Cell>);
+
+// SAFETY: a plain address; it is dereferenced only by the engine (through
+// `&mut`/`&` of the table it sits in), under the validity rule above.
+unsafe impl Send for Holder {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Holder {}
 
 /// Slots of live allocations, reused through a free list.
 #[derive(Debug, Default)]
@@ -60,7 +73,7 @@ impl SlotTable {
             generation: 0,
             slice,
             next_free: NIL,
-            holder: Weak::new(),
+            holder: None,
         });
         self.live += 1;
         Ok(SlotKey {
@@ -84,10 +97,11 @@ impl SlotTable {
         self.release(key);
     }
 
-    /// Record the handles' shared state for a live slot.
-    pub(crate) fn set_holder(&mut self, key: SlotKey, holder: Weak<HandleInner>) {
+    /// Record the cell of a live slot's handle (the handle's own key).
+    pub(crate) fn set_holder(&mut self, handle: &ManagedMemoryHandle) {
+        let key = handle.key();
         if self.resolve(key).is_some() {
-            self.slots[key.slot as usize].holder = holder;
+            self.slots[key.slot as usize].holder = Some(Holder(handle.allocation_cell()));
         }
     }
 
@@ -105,9 +119,12 @@ impl SlotTable {
     }
 
     /// Another holder of a live slot's handle, if any holder is still alive.
-    pub(crate) fn holder(&self, key: SlotKey) -> Option<std::sync::Arc<HandleInner>> {
+    pub(crate) fn holder(&self, key: SlotKey) -> Option<ManagedMemoryHandle> {
         self.resolve(key)?;
-        self.slots[key.slot as usize].holder.upgrade()
+        let Holder(cell) = self.slots[key.slot as usize].holder?;
+        // SAFETY: the slot is live, so its holder's cell has not been
+        // reused or freed (the drain releases the slot first).
+        unsafe { ManagedMemoryHandle::upgrade(cell) }
     }
 
     /// Free a live key: its generation moves on. Returns the slice it named.
@@ -115,7 +132,7 @@ impl SlotTable {
         let slice = self.resolve(key)?;
         let entry = &mut self.slots[key.slot as usize];
         entry.slice = NIL;
-        entry.holder = Weak::new();
+        entry.holder = None;
         self.live -= 1;
         match entry.generation.checked_add(1) {
             Some(next) if next != u32::MAX => {

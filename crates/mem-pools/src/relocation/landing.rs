@@ -186,7 +186,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             let Ok(target) = self.resolve(&m.target.binding()) else {
                 continue;
             };
-            let target_key = m.target.inner.key;
+            let target_key = m.target.key();
             self.core.slots.release(target_key);
             self.core.slots.repoint(m.source, target);
             let cursor = self.core.slices[m.source_slice].cursor;

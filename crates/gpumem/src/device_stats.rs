@@ -1,0 +1,226 @@
+//! The device's statistics without a device-wide lock on the hot path.
+//!
+//! Every engine call used to fold its statistics into one device tally
+//! behind a mutex, so N threads on N streams queued on that lock at every
+//! reservation. Now a stream keeps its own statistics under its own lock,
+//! and the device's are summed over the streams when someone reads them.
+//! The one figure a sum cannot give is the device's **peak** (the streams
+//! need not peak together), so it is kept here in atomics:
+//!
+//! - after each call, a stream publishes its current levels (a store into
+//!   its own [`Levels`], only for the levels that changed);
+//! - the device total can only rise through some stream rising, so only a
+//!   call whose own peak rose above its level at the start of the call
+//!   checks the device peak: the other streams' published levels plus this
+//!   call's peak, raised with `fetch_max`. Most calls of a steady state
+//!   (a reservation that reuses what its own drain just freed) never rise
+//!   and read nothing of the other streams.
+//!
+//! When two streams rise at once, each stores its level, issues a
+//! sequentially consistent fence, then loads the other's, so at least one
+//! of them sees the other's rise (without the fence two loads after two
+//! stores may both miss: the store-then-load pattern of Dekker's
+//! algorithm; the loom model in `device_stats_loom.rs` found that schedule
+//! and checks this one). A call that does not rise only stores. Calls from one thread are
+//! exact, as before; concurrent ones are exact up to what a call held
+//! inside itself and gave back before the other published.
+
+use mem_pools::PoolStats;
+
+use crate::stats::MemoryStats;
+use crate::sync::{AtomicU64, Ordering, fence};
+
+/// Levels kept device-wide: the six engine statistics, then inactive bytes.
+pub(crate) const LEVELS: usize = 7;
+
+/// The current levels of a call's statistics, in [`LEVELS`] order.
+pub(crate) fn levels(stats: &MemoryStats) -> [u64; LEVELS] {
+    [
+        stats.allocated_bytes.current,
+        stats.reserved_bytes.current,
+        stats.active_bytes.current,
+        stats.requested_bytes.current,
+        stats.allocation_count.current,
+        stats.segment_count.current,
+        stats.inactive_bytes.current,
+    ]
+}
+
+/// The highest levels one call reached (the engine's peaks were reset at
+/// its start); inactive bytes are sampled at the end of the call only.
+pub(crate) fn call_peaks(call: &PoolStats) -> [u64; LEVELS] {
+    [
+        call.allocated_bytes.peak,
+        call.reserved_bytes.peak,
+        call.active_bytes.peak,
+        call.requested_bytes.peak,
+        call.allocation_count.peak,
+        call.segment_count.peak,
+        call.inactive_bytes(),
+    ]
+}
+
+/// A stream's current levels as the other streams' peak checks read them.
+#[derive(Debug)]
+pub(crate) struct Levels([AtomicU64; LEVELS]);
+
+/// The device's peaks, raised without a lock.
+#[derive(Debug)]
+pub(crate) struct DevicePeaks([AtomicU64; LEVELS]);
+
+impl Default for Levels {
+    fn default() -> Self {
+        Self(std::array::from_fn(|_| AtomicU64::new(0)))
+    }
+}
+
+impl Default for DevicePeaks {
+    fn default() -> Self {
+        Self(std::array::from_fn(|_| AtomicU64::new(0)))
+    }
+}
+
+impl DevicePeaks {
+    /// A stream (`mine`; the device's other streams are `others`) moved from
+    /// `start` to `now`, reaching `peaks` inside the call: publish its
+    /// levels, raise the device's peaks.
+    pub(crate) fn after_call<'a>(
+        &self,
+        others: impl Iterator<Item = &'a Levels> + Clone,
+        mine: &Levels,
+        start: &[u64; LEVELS],
+        now: &[u64; LEVELS],
+        peaks: &[u64; LEVELS],
+    ) {
+        for i in (0..LEVELS).filter(|&i| now[i] != start[i]) {
+            mine.0[i].store(now[i], Ordering::Release);
+        }
+        if (0..LEVELS).all(|i| peaks[i] <= start[i]) {
+            return;
+        }
+        if others.clone().next().is_none() {
+            // One stream: its peak is the device's, no one to order with.
+            for (peak, &p) in self.0.iter().zip(peaks) {
+                if peak.load(Ordering::Relaxed) < p {
+                    peak.fetch_max(p, Ordering::Relaxed);
+                }
+            }
+            return;
+        }
+        // Of two streams rising at once, at least one sees the other's new
+        // level: each stores, then fences, then loads (Dekker's pattern; a
+        // sequentially consistent fence, which loom models, unlike
+        // sequentially consistent loads and stores). Only rising calls pay
+        // for the fence, and the loads take the other streams' lines
+        // shared, not exclusive as a read-modify-write would (two threads
+        // rising in turn spent a third of their time on those before).
+        fence(Ordering::SeqCst);
+        for i in (0..LEVELS).filter(|&i| peaks[i] > start[i]) {
+            let held: u64 = (others.clone())
+                .map(|l| l.0[i].load(Ordering::Acquire))
+                .sum();
+            let candidate = held.saturating_add(peaks[i]);
+            if self.0[i].load(Ordering::Relaxed) < candidate {
+                self.0[i].fetch_max(candidate, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// The device's peaks, each at least `current` (the summed levels).
+    pub(crate) fn read(&self, current: &[u64; LEVELS]) -> [u64; LEVELS] {
+        std::array::from_fn(|i| self.0[i].load(Ordering::Relaxed).max(current[i]))
+    }
+
+    /// Lower every peak to `current` (`reset_peak_memory_stats`).
+    pub(crate) fn reset(&self, current: &[u64; LEVELS]) {
+        for (peak, &level) in self.0.iter().zip(current) {
+            peak.store(level, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Sum streams' statistics into the device's: levels and totals add up,
+/// the largest free block is the largest of any one stream; the peaks are
+/// the caller's (from [`DevicePeaks::read`]).
+pub(crate) fn sum_streams(streams: impl IntoIterator<Item = MemoryStats>) -> MemoryStats {
+    let mut sum = MemoryStats::default();
+    for s in streams {
+        for (dev, one) in sum.stats_mut().into_iter().zip(s.stats()) {
+            dev.current += one.current;
+            dev.allocated += one.allocated;
+            dev.freed += one.freed;
+        }
+        sum.inactive_bytes.current += s.inactive_bytes.current;
+        sum.inactive_bytes.allocated += s.inactive_bytes.allocated;
+        sum.inactive_bytes.freed += s.inactive_bytes.freed;
+        sum.storage_allocs += s.storage_allocs;
+        sum.storage_frees += s.storage_frees;
+        sum.leaked_bytes += s.leaked_bytes;
+        sum.largest_free_block = sum.largest_free_block.max(s.largest_free_block);
+        sum.chunks += s.chunks;
+    }
+    sum
+}
+
+/// Set the peaks of `stats` (levels in [`LEVELS`] order).
+pub(crate) fn set_peaks(stats: &mut MemoryStats, peaks: &[u64; LEVELS]) {
+    for (stat, &peak) in stats.stats_mut().into_iter().zip(peaks) {
+        stat.peak = peak;
+    }
+    stats.inactive_bytes.peak = peaks[LEVELS - 1];
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Stream `mine` of `all` moves its first level from `from` to `to`.
+    pub(crate) fn rise(peaks: &DevicePeaks, all: &[&Levels], mine: usize, from: u64, to: u64) {
+        let (mut start, mut now) = ([0; LEVELS], [0; LEVELS]);
+        start[0] = from;
+        now[0] = to;
+        let others = (all.iter().enumerate())
+            .filter(move |&(j, _)| j != mine)
+            .map(|(_, l)| *l);
+        peaks.after_call(others, all[mine], &start, &now, &now);
+    }
+
+    #[cfg(not(loom))]
+    #[test]
+    fn the_device_peak_is_the_sum_held_at_once_not_the_sum_of_stream_peaks() {
+        let (a, b) = (Levels::default(), Levels::default());
+        let all = [&a, &b];
+        let peaks = DevicePeaks::default();
+        rise(&peaks, &all, 0, 0, 100);
+        rise(&peaks, &all, 0, 100, 0);
+        rise(&peaks, &all, 1, 0, 100);
+        assert_eq!(peaks.read(&[0; LEVELS])[0], 100, "never held at once");
+        rise(&peaks, &all, 0, 0, 40);
+        assert_eq!(peaks.read(&[0; LEVELS])[0], 140);
+        peaks.reset(&[140, 0, 0, 0, 0, 0, 0]);
+        rise(&peaks, &all, 0, 40, 10);
+        assert_eq!(peaks.read(&[110, 0, 0, 0, 0, 0, 0])[0], 140);
+    }
+
+    #[cfg(not(loom))]
+    #[test]
+    fn a_call_that_does_not_rise_publishes_its_level_and_raises_nothing() {
+        let (a, b) = (Levels::default(), Levels::default());
+        let all = [&a, &b];
+        let peaks = DevicePeaks::default();
+        rise(&peaks, &all, 1, 0, 50);
+        // Stream 0 freed within its call and reserved back to below its start.
+        let mut start = [0; LEVELS];
+        start[0] = 30;
+        let now = [20, 0, 0, 0, 0, 0, 0];
+        peaks.after_call([&b].into_iter(), &a, &start, &now, &start);
+        assert_eq!(a.0[0].load(Ordering::Relaxed), 20);
+        assert_eq!(peaks.read(&[0; LEVELS])[0], 50);
+        rise(&peaks, &all, 1, 50, 60);
+        assert_eq!(
+            peaks.read(&[0; LEVELS])[0],
+            80,
+            "stream 0's new level counts"
+        );
+    }
+}

@@ -1,0 +1,26 @@
+//! loom model of the device peak: two streams rising at once never both
+//! miss each other. Run with `cargo xtask loom`.
+
+use loom::sync::Arc;
+use loom::thread;
+
+use crate::device_stats::tests::rise;
+use crate::device_stats::{DevicePeaks, LEVELS, Levels};
+
+#[test]
+fn loom_two_streams_rising_at_once_leave_the_device_peak_at_their_sum() {
+    loom::model(|| {
+        let shared = Arc::new((Levels::default(), Levels::default(), DevicePeaks::default()));
+        let other = {
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || {
+                let (a, b, peaks) = &*shared;
+                rise(peaks, &[a, b], 1, 0, 5);
+            })
+        };
+        let (a, b, peaks) = &*shared;
+        rise(peaks, &[a, b], 0, 0, 3);
+        other.join().unwrap();
+        assert_eq!(peaks.read(&[0; LEVELS])[0], 8, "both were held at once");
+    });
+}
