@@ -125,7 +125,12 @@ impl fmt::Display for Comparison {
                 "{}: {} allocation(s) failed (first: {})",
                 row.allocator,
                 row.failed_allocs,
-                row.first_failure.as_deref().unwrap_or("no message")
+                row.first_failure
+                    .as_deref()
+                    .unwrap_or("no message")
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
             )?;
         }
         Ok(())
