@@ -45,6 +45,11 @@ pub struct CompareArgs {
     /// device, offset-allocator's heap and the system baseline's capacity.
     #[arg(long, default_value_t = DEFAULT_DEVICE_GIB as f64)]
     pub device_gib: f64,
+    /// Replay a trace with several streams with one thread per stream on
+    /// gpumem's rows, all at once through one device (the other rows and
+    /// one-stream traces replay in trace order as without it).
+    #[arg(long)]
+    pub threads: bool,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,

@@ -12,14 +12,16 @@
 //! printed whole, then the command fails naming who refused what, unless
 //! `--allow-failures`.
 //!
-//! Rows replay one after another on one thread (streams are passed to the
-//! device, not run concurrently), as `gpumem replay` does.
+//! Rows replay one after another. Within a row the trace replays in order
+//! on one thread, as `gpumem replay` does, unless `--threads` runs a
+//! multi-stream trace on gpumem's rows with one thread per stream.
 
 mod allocators;
 mod args;
 mod offset;
 mod rows;
 mod table;
+mod threads;
 
 use std::io::Write;
 
@@ -28,6 +30,7 @@ pub use args::{CompareArgs, CompareBackend};
 pub use offset::{OffsetBackend, OffsetToken, UNIT, offset_allocator, units};
 pub use rows::{Row, Setup, paged_max_page, run_row};
 pub use table::Comparison;
+pub use threads::{Lane, ThreadedRun, lanes, replay_threaded};
 
 use crate::cli::{base_config, device_bytes, host_capacity, load_input, warn_about};
 use crate::error::{CliError, Result};
@@ -57,6 +60,10 @@ pub fn compare(
         device_bytes: setup.capacity,
         ops: program.ops.len() as u64,
         paged_max_page_bytes: paged.then(|| paged_max_page(setup, program)).flatten(),
+        threaded_streams: (setup.threads
+            && program.streams.len() > 1
+            && allocators.iter().any(|a| a.is_gpumem()))
+        .then_some(program.streams.len()),
         rows,
     })
 }
@@ -98,6 +105,7 @@ pub fn run_compare(args: &CompareArgs, out: &mut dyn Write, err: &mut dyn Write)
         backend: args.backend,
         capacity,
         config: base_config()?,
+        threads: args.threads,
     };
     let (trace, source) = load_input(&args.input)?;
     warn_about(&trace, &source, err).map_err(write_err("stderr"))?;

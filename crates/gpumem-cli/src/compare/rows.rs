@@ -8,12 +8,13 @@
 //! that refused nothing. Each device is dropped before the next row runs,
 //! so on `host` only one row holds memory at a time.
 
-use gpumem::{Device, GpumemConfig};
+use gpumem::{Device, DeviceReport, GpumemConfig};
 use serde::Serialize;
 
 use super::CompareBackend;
 use super::allocators::Allocator;
 use super::offset::OffsetBackend;
+use super::threads::{ThreadedRun, lanes, replay_threaded};
 use crate::cli::PoolSettings;
 use crate::error::Result;
 use crate::plan::max_page_for;
@@ -31,6 +32,9 @@ pub struct Setup {
     /// gpumem's configuration (the facade's defaults with `GPUMEM_CONF`);
     /// paged rows replace its layout.
     pub config: GpumemConfig,
+    /// Replay a multi-stream trace with one thread per stream on gpumem's
+    /// rows (`--threads`).
+    pub threads: bool,
 }
 
 /// One allocator's numbers.
@@ -58,6 +62,8 @@ pub struct Row {
     pub failed_allocs: u64,
     /// The first refusal: `op N: SIZE bytes: reason`.
     pub first_failure: Option<String>,
+    /// Threads the row replayed on (1: the trace in order).
+    pub threads: usize,
     /// What "reserved" is for this allocator.
     pub reserved_means: &'static str,
     /// What "storage calls" counts for this allocator.
@@ -79,6 +85,38 @@ impl Row {
             allocs: report.allocs,
             failed_allocs: report.failed_allocs,
             first_failure: report.first_failure.clone(),
+            threads: 1,
+            reserved_means: allocator.reserved_means(arenas),
+            storage_calls_mean: allocator.storage_calls_mean(arenas),
+        }
+    }
+}
+
+impl Row {
+    /// A row from a threaded replay and the device's report read after it.
+    fn threaded(allocator: Allocator, run: &ThreadedRun, device: &DeviceReport) -> Self {
+        let stats = &device.stats;
+        let c = stats.chunks;
+        let arenas = device.virtual_memory.is_some();
+        let (peak, live) = (stats.reserved_bytes.peak, run.peak_live_bytes);
+        Row {
+            allocator: allocator.name(),
+            peak_live_bytes: live,
+            peak_reserved_bytes: peak,
+            final_reserved_bytes: stats.reserved_bytes.current,
+            fragmentation: (live > 0).then(|| peak as f64 / live as f64),
+            storage_calls: stats.storage_allocs
+                + stats.storage_frees
+                + c.creates
+                + c.maps
+                + c.unmaps
+                + c.releases,
+            wall_ns: run.wall_ns,
+            ns_per_op: run.wall_ns as f64 / run.ops.max(1) as f64,
+            allocs: run.allocs,
+            failed_allocs: run.failed_allocs,
+            first_failure: run.first_failure.clone(),
+            threads: run.threads,
             reserved_means: allocator.reserved_means(arenas),
             storage_calls_mean: allocator.storage_calls_mean(arenas),
         }
@@ -134,6 +172,13 @@ pub fn run_row(
                 streams: StreamMode::PerTrace,
             };
             let mut backend = settings.device(allocator.name(), builder, program)?;
+            if setup.threads && program.streams.len() > 1 {
+                let lanes = lanes(program);
+                let (run, held) = replay_threaded(allocator.name(), &lanes, &backend.streams)?;
+                let device = backend.device.memory_report();
+                drop(held);
+                return Ok(Row::threaded(allocator, &run, &device));
+            }
             let report = replay(source, program, &mut backend, &options)?.report;
             Ok(Row::new(
                 allocator,

@@ -25,6 +25,9 @@ pub struct Comparison {
     /// The `max_page` paged rows ran with when it was raised to the
     /// trace's largest allocation; `None` when the default took it.
     pub paged_max_page_bytes: Option<u64>,
+    /// Streams gpumem's rows replayed on as many threads (`--threads` on a
+    /// trace with more than one stream); `None` when they ran in order.
+    pub threaded_streams: Option<usize>,
     /// One per allocator, in the order asked for.
     pub rows: Vec<Row>,
 }
@@ -117,6 +120,13 @@ impl fmt::Display for Comparison {
                 "paged rows ran with max_page {}, the trace's largest allocation (the facade's \
                  default, min(1 GiB, device), would refuse it)",
                 human_bytes(page)
+            )?;
+        }
+        if let Some(streams) = self.threaded_streams {
+            writeln!(
+                f,
+                "gpumem rows ran one thread per stream ({streams} threads at once): their peak \
+                 live is what the interleaving reached, their ns/op the threads' wall time ÷ ops"
             )?;
         }
         for row in self.failing() {

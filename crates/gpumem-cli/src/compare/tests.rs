@@ -19,6 +19,7 @@ fn setup(capacity: u64) -> Setup {
         backend: CompareBackend::Sim,
         capacity,
         config: gpumem::GpumemConfig::default(),
+        threads: false,
     }
 }
 
@@ -157,4 +158,95 @@ fn failed_allocations_print_the_table_then_fail_unless_allowed() {
     let (result, out, _) = command(&[&args[..], &["--allow-failures"]].concat());
     result.unwrap();
     assert!(out.contains("system"), "{out}");
+}
+
+/// Two streams, each allocating 1–7 MiB and freeing what it allocated
+/// three steps before, with a persistent window and a cleanup between.
+fn two_streams() -> Program {
+    use crate::trace::{Event, Mode};
+    let mut events = vec![Event::Mode(Mode::Persistent)];
+    events.push(Event::Alloc {
+        id: 10_000,
+        size: 64 << 20,
+        stream: 0,
+    });
+    events.push(Event::Mode(Mode::Auto));
+    for id in 0..600u64 {
+        let size = (1 + id % 7) << 20;
+        events.push(Event::Alloc {
+            id,
+            size,
+            stream: id % 2,
+        });
+        if id >= 6 {
+            events.push(Event::Free { id: id - 6 });
+        }
+        if id == 300 {
+            events.push(Event::Cleanup);
+        }
+    }
+    Program::compile(&events).unwrap()
+}
+
+#[test]
+fn lanes_keep_each_free_with_its_allocation_and_give_every_lane_the_mode_switches() {
+    let program = two_streams();
+    let lanes = lanes(&program);
+    assert_eq!(lanes.len(), 2);
+    for (index, lane) in lanes.iter().enumerate() {
+        let mut allocated = vec![false; lane.slots];
+        for op in &lane.ops {
+            match *op {
+                crate::replay::Op::Alloc { slot, stream, .. } => {
+                    assert_eq!(stream as usize, index);
+                    allocated[slot as usize] = true;
+                }
+                crate::replay::Op::Free { slot } => assert!(allocated[slot as usize]),
+                _ => {}
+            }
+        }
+        let switches = lane
+            .ops
+            .iter()
+            .filter(|op| matches!(op, crate::replay::Op::Mode(_)));
+        assert_eq!(switches.count(), 2, "lane {index}");
+    }
+    assert_eq!(lanes[0].slots + lanes[1].slots, program.slots);
+}
+
+#[test]
+fn threads_replay_every_stream_at_once_and_count_every_allocation() {
+    let program = two_streams();
+    let chosen = [Allocator::Gpumem, Allocator::SubSlices, Allocator::System];
+    let threaded = Setup {
+        threads: true,
+        ..setup(80 * GIB)
+    };
+    let comparison = compare("two", &program, &chosen, &threaded).unwrap();
+    assert_eq!(comparison.threaded_streams, Some(2));
+    let in_order = compare("two", &program, &chosen, &setup(80 * GIB)).unwrap();
+    assert_eq!(in_order.threaded_streams, None);
+    let trace_peak = in_order.rows[0].peak_live_bytes;
+    let largest = 64 << 20;
+    for row in &comparison.rows {
+        assert_eq!(row.failed_allocs, 0, "{row:?}");
+        assert_eq!(row.allocs, 601, "{row:?}");
+        // Interleaved, the peak lies between the persistent buffer plus
+        // one allocation and everything the trace ever allocated.
+        assert!(row.peak_live_bytes > largest, "{row:?}");
+        assert!(row.peak_live_bytes < largest + 600 * (7 << 20), "{row:?}");
+        assert!(row.peak_reserved_bytes >= row.peak_live_bytes, "{row:?}");
+    }
+    let threads: Vec<_> = comparison.rows.iter().map(|r| r.threads).collect();
+    assert_eq!(
+        threads,
+        [2, 2, 1],
+        "gpumem's rows ran threaded, system in order"
+    );
+    let system = comparison.rows.last().unwrap();
+    assert_eq!(
+        system.peak_live_bytes, trace_peak,
+        "system replays in order"
+    );
+    assert!(comparison.to_string().contains("one thread per stream"));
 }
