@@ -72,3 +72,37 @@ fn an_unknown_allocator_exits_1_naming_the_valid_ones() {
     }
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn threads_run_an_rmm_log_with_two_streams_on_two_threads() {
+    let log = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/rmm_log.csv");
+    let out = gpumem(&[log, "--threads", "--json", "--against", "gpumem,system"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["threaded_streams"], 2, "{v}");
+    assert_eq!(v["rows"][0]["threads"], 2, "{v}");
+    assert_eq!(v["rows"][1]["threads"], 1, "{v}");
+}
+
+#[test]
+fn the_host_backend_runs_gpumems_rows_on_real_memory() {
+    let out = gpumem(&[
+        "--workload",
+        "devlog",
+        "--scale",
+        "0.1",
+        "--backend",
+        "host",
+        "--device-gib",
+        "0.5",
+        "--against",
+        "gpumem,sliced,offset-allocator",
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        stdout.starts_with("compare of devlog on backend host"),
+        "{stdout}"
+    );
+    assert_eq!(stdout.matches("128.00 MiB").count(), 6, "{stdout}");
+}
