@@ -48,7 +48,9 @@ fn workloads_through_peers(c: &mut Criterion) {
         });
         group.bench_function(BenchmarkId::new("offset-allocator", ops), |b| {
             b.iter_custom(|iters| {
-                replay_wall(&program, iters, || OffsetBackend::new(program.slots))
+                replay_wall(&program, iters, || {
+                    OffsetBackend::new(DEVICE_BYTES, program.slots)
+                })
             })
         });
         group.bench_function(BenchmarkId::new("system", ops), |b| {

@@ -157,7 +157,11 @@ pub fn row(name: &str, program: &Program) -> Result<ArenaRow> {
         ));
     }
     let arenas = run(name, program, &mut facade)?;
-    let offset = run(name, program, &mut OffsetBackend::new(program.slots))?;
+    let offset = run(
+        name,
+        program,
+        &mut OffsetBackend::new(DEVICE_BYTES, program.slots),
+    )?;
     Ok(ArenaRow {
         workload: name.to_string(),
         ops: arenas.ops,

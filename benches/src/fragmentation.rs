@@ -130,7 +130,7 @@ pub fn workload_rows(workload: Workload, spec: &WorkloadSpec) -> Result<Vec<Frag
         report,
         relocation,
     });
-    let mut offset = OffsetBackend::new(program.slots);
+    let mut offset = OffsetBackend::new(DEVICE_BYTES, program.slots);
     rows.push(FragRow {
         workload: workload.name(),
         backend: "offset-allocator (heap extent)".into(),

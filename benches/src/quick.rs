@@ -176,7 +176,7 @@ pub fn replay_rows(config: &QuickConfig) -> Result<Vec<QuickRow>> {
             ),
             gpumem: replay_ns(&program, runs, || default_device(&program, DEVICE_BYTES))?,
             offset: Some(replay_ns(&program, runs, || {
-                Ok(OffsetBackend::new(program.slots))
+                Ok(OffsetBackend::new(DEVICE_BYTES, program.slots))
             })?),
             system: Some(replay_ns(&program, runs, || Ok(MallocBackend::new()))?),
         });

@@ -2,15 +2,16 @@
 //! bitmap bins, neighbour links), managing offsets only.
 //!
 //! Its sizes are `u32` units, so it counts in units of the device's
-//! 256-byte alignment: 80 GiB is 335 M units, well inside `u32`.
+//! 256-byte alignment: 80 GiB is 335 M units, well inside `u32`. The unit
+//! and the heap are the `gpumem` command's ([`gpumem_cli::compare`]), so
+//! the churn peer and the replay peer are built the same way.
 
 use offset_allocator::{Allocation, Allocator};
 
+pub use gpumem_cli::compare::{UNIT, offset_allocator};
+
 use super::ChurnPeer;
 use crate::{BenchError, DEVICE_BYTES, Result};
-
-/// Bytes per `offset-allocator` unit (the simulated device's alignment).
-pub const UNIT: u64 = 256;
 
 /// `offset-allocator` over the 80 GiB device, one allocation per slot.
 pub struct OffsetPeer {
@@ -29,21 +30,11 @@ impl std::fmt::Debug for OffsetPeer {
 
 /// `bytes` in units, rounded up; an error if it does not fit `u32`.
 pub fn units(bytes: u64) -> Result<u32> {
-    u32::try_from(bytes.div_ceil(UNIT).max(1)).map_err(|_| BenchError::Unrepresentable {
+    gpumem_cli::compare::units(bytes).ok_or(BenchError::Unrepresentable {
         peer: "offset-allocator",
         size: bytes,
         reason: "more than u32::MAX units of 256 bytes",
     })
-}
-
-/// An allocator over `bytes` bytes with room for `max_allocs` allocations.
-pub fn offset_allocator(bytes: u64, max_allocs: usize) -> Allocator<u32> {
-    let size = u32::try_from(bytes / UNIT).unwrap_or(u32::MAX);
-    // offset-allocator asserts max_allocs < u32::MAX - 1; stay well below.
-    let max_allocs = u32::try_from(max_allocs.saturating_add(1024))
-        .unwrap_or(u32::MAX)
-        .min(u32::MAX - 2);
-    Allocator::with_max_allocs(size, max_allocs)
 }
 
 impl OffsetPeer {

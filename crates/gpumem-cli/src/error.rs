@@ -118,6 +118,29 @@ pub enum CliError {
         /// The first refusal, on one line.
         first: String,
     },
+    /// `gpumem compare --against` names no allocator it knows.
+    #[error(
+        "invalid --against {given}: {reason}; the allocators are {valid} \
+         (comma-separated; without --against every one is compared)"
+    )]
+    UnknownAllocator {
+        /// The list as given.
+        given: String,
+        /// What is wrong with it (names the word at fault).
+        reason: String,
+        /// Every valid name, comma-separated.
+        valid: String,
+    },
+    /// `gpumem compare` finished but some allocators refused allocations
+    /// (the table was printed; `--allow-failures` accepts them).
+    #[error(
+        "allocations failed on {summary}; the table counts them; pass --allow-failures \
+         to compare on a device too small for the trace on purpose"
+    )]
+    CompareFailures {
+        /// Per failing allocator: `NAME (F of A; first: …)`, `; `-separated.
+        summary: String,
+    },
     /// Drawing the plot failed.
     #[error("cannot draw plot {path}: {message}")]
     Plot {

@@ -15,6 +15,8 @@
 //!   a runtime would when asked.
 //! - Pool layouts as text (`--config`, `gpumem plan`) are the facade's
 //!   grammar, `gpumem::layout`, the one `GPUMEM_CONF=pools:…` takes.
+//! - [`compare`]: one trace through several allocators (gpumem's default,
+//!   its paged layouts, offset-allocator, the system baseline), one table.
 //! - [`report`], [`plot`]: the results as text, JSON and SVG.
 //! - [`cli`]: the command-line front end used by the `gpumem` binary.
 //!
@@ -33,6 +35,7 @@
 
 pub mod attribution;
 pub mod cli;
+pub mod compare;
 pub mod error;
 pub mod html;
 pub mod plan;

@@ -33,6 +33,7 @@ pub fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
         Command::Replay(args) => run_replay(&args, out, err),
         Command::Record(args) => run_record(&args, out, err),
         Command::Plan(args) => crate::plan::run_plan(&args, out, err),
+        Command::Compare(args) => crate::compare::run_compare(&args, out, err),
     }
 }
 

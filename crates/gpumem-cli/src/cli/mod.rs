@@ -1,4 +1,5 @@
-//! The command line: `gpumem replay`, `gpumem record`, `gpumem plan`.
+//! The command line: `gpumem replay`, `gpumem record`, `gpumem plan`,
+//! `gpumem compare` (its arguments live in [`crate::compare`]).
 //!
 //! Argument structs are clap-derived; [`run`] executes a parsed command and
 //! writes results to the given streams so tests can run it in-process.
@@ -47,6 +48,8 @@ pub enum Command {
     Record(RecordArgs),
     /// Dry-run a trace and suggest a pool layout sized to its high-water marks.
     Plan(PlanArgs),
+    /// Replay one trace through several allocators and print one table.
+    Compare(crate::compare::CompareArgs),
 }
 
 /// Where the events come from: a trace file or a built-in workload.

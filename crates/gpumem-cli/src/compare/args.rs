@@ -1,0 +1,61 @@
+//! `gpumem compare`'s arguments. They live with the command, not in
+//! `cli/`, so the front end only registers the subcommand.
+
+use clap::{Args, ValueEnum};
+
+use crate::cli::{DEFAULT_DEVICE_GIB, InputArgs};
+
+/// Where gpumem's rows run. The peers that are not gpumem need no device
+/// memory and run the same on either.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum CompareBackend {
+    /// `gpumem::Device::simulated`: addresses without memory.
+    #[default]
+    Sim,
+    /// `gpumem::Device::host_with_capacity`: real host memory (capped at
+    /// half of what this machine has available).
+    Host,
+}
+
+impl CompareBackend {
+    /// The name printed in the table's heading.
+    pub fn name(self) -> &'static str {
+        match self {
+            CompareBackend::Sim => "sim",
+            CompareBackend::Host => "host",
+        }
+    }
+}
+
+/// `gpumem compare`.
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// Events to replay through every allocator.
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Allocators to compare, comma-separated, in the order to print them:
+    /// gpumem (Device defaults), sub_slices, exclusive, sliced (Device on
+    /// that paged layout), offset-allocator, system. Default: all.
+    #[arg(long, value_name = "LIST")]
+    pub against: Option<String>,
+    /// Device of gpumem's rows.
+    #[arg(long, value_enum, default_value = "sim")]
+    pub backend: CompareBackend,
+    /// Device size in GiB (fractions such as 23.5 are accepted): gpumem's
+    /// device, offset-allocator's heap and the system baseline's capacity.
+    #[arg(long, default_value_t = DEFAULT_DEVICE_GIB as f64)]
+    pub device_gib: f64,
+    /// Replay a trace with several streams with one thread per stream on
+    /// gpumem's rows, all at once through one device (the other rows and
+    /// one-stream traces replay in trace order as without it).
+    #[arg(long)]
+    pub threads: bool,
+    /// Print one JSON object instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Exit 0 even when allocators refused allocations. Without it the
+    /// table is printed, then one line naming who failed, and the exit
+    /// status is 1.
+    #[arg(long)]
+    pub allow_failures: bool,
+}
