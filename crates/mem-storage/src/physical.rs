@@ -148,3 +148,64 @@ impl Drop for ChunkClaim {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_claim_fits_or_is_refused_with_the_numbers_and_changes_nothing() {
+        let memory = PhysicalMemory::new(1000);
+        memory.claim("t", 600).unwrap();
+        let err = memory.claim("t", 500).unwrap_err();
+        assert!(matches!(
+            err,
+            StorageError::OutOfMemory {
+                refused_by: Refuser::Device,
+                requested: 500,
+                free: 400,
+                total: 1000,
+                ..
+            }
+        ));
+        let err = memory.claim("t", 1001).unwrap_err();
+        assert!(matches!(err, StorageError::TooBig { max: 1000, .. }));
+        assert_eq!(memory.used(), 600);
+        memory.claim("t", 400).unwrap();
+        assert_eq!(
+            memory.mem_info(),
+            MemInfo {
+                free: 0,
+                total: 1000
+            }
+        );
+        memory.release(1000);
+        assert_eq!(memory.used(), 0);
+    }
+
+    #[test]
+    fn a_chunk_claim_dropped_unkept_gives_its_bytes_back() {
+        let memory = PhysicalMemory::new(1000);
+        // As when the system or driver call after the check fails.
+        drop(ChunkClaim::new(&memory, "t", 300).unwrap());
+        assert_eq!(memory.used(), 0);
+        let kept = ChunkClaim::new(&memory, "t", 300).unwrap().keep();
+        assert_eq!((kept, memory.used()), (300, 300));
+        assert!(ChunkClaim::new(&memory, "t", 800).is_err());
+        assert_eq!(memory.used(), 300, "a refused claim holds nothing");
+    }
+
+    #[test]
+    fn releasing_more_than_is_held_counts_none_instead_of_wrapping() {
+        let memory = PhysicalMemory::new(1000);
+        memory.claim("t", 100).unwrap();
+        memory.release(200);
+        assert_eq!(
+            memory.mem_info(),
+            MemInfo {
+                free: 1000,
+                total: 1000
+            }
+        );
+    }
+}
