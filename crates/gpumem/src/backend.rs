@@ -7,14 +7,22 @@
 //! pools allocate is charged against the one device budget, and a refusal
 //! by the budget says so by type (`refused_by: Refuser::DeviceBudget`),
 //! distinct from the device's own (`Refuser::Device`).
+//!
+//! On the host and simulated backends the arena pools' virtual memory is
+//! made from the resource ([`Backend::virtual_memory`] takes its
+//! [`PhysicalMemory`]), so pages and chunks share the device's one physical
+//! capacity, as `cuMemAlloc` and `cuMemCreate` share a GPU's: without that,
+//! each would be capped at the device size on its own and a 16 GiB device
+//! could hold 32 GiB. The budget, when finite, caps both again on its ledger.
 
 use std::sync::Arc;
 
 use mem_budget::{GlobalDeviceBudget, MemoryBudget};
 use mem_pools::MemoryManagement;
 use mem_storage::{
-    CudaResource, CudaVirtualMemory, DeviceResource, HostResource, HostVirtualMemory,
-    ResourceStorage, SimulatedResource, SimulatedVirtualMemory, StreamId, VirtualMemory,
+    CudaResource, CudaVirtualMemory, DEFAULT_GRANULARITY, DeviceResource, HostResource,
+    HostVirtualMemory, PhysicalMemory, ResourceStorage, SimulatedResource, SimulatedVirtualMemory,
+    StreamId, VirtualMemory,
 };
 
 use crate::config::Budget;
@@ -28,6 +36,14 @@ pub type DeviceStorage = ResourceStorage<Arc<BudgetedResource>>;
 
 /// One stream's pool engine.
 pub type StreamMemory = MemoryManagement<DeviceStorage>;
+
+/// A backend's resource, opened, with the physical memory its pages draw
+/// on where the backend models it (host and simulated; CUDA's driver keeps
+/// its own, shared by `cuMemAlloc` and `cuMemCreate`).
+pub(crate) struct Opened {
+    pub(crate) resource: Arc<dyn DeviceResource>,
+    physical: Option<Arc<PhysicalMemory>>,
+}
 
 /// The backend a device is built on.
 #[derive(Debug, Clone)]
@@ -97,29 +113,46 @@ impl Backend {
         }
     }
 
-    /// The bottom of the resource stack.
-    pub(crate) fn resource(&self) -> Arc<dyn DeviceResource> {
-        match self {
-            Backend::Host { capacity: None } => Arc::new(HostResource::new()),
-            Backend::Host {
-                capacity: Some(bytes),
-            } => Arc::new(HostResource::with_capacity(*bytes)),
-            Backend::Simulated { capacity } => Arc::new(SimulatedResource::new(*capacity)),
-            Backend::Cuda { resource, .. } => resource.clone(),
-        }
+    /// The bottom of the resource stack, and the physical memory its
+    /// virtual memory must share.
+    pub(crate) fn open(&self) -> Opened {
+        let (resource, physical): (Arc<dyn DeviceResource>, _) = match self {
+            Backend::Host { capacity } => {
+                let host = capacity.map_or_else(HostResource::new, HostResource::with_capacity);
+                let physical = host.physical_memory().clone();
+                (Arc::new(host), Some(physical))
+            }
+            Backend::Simulated { capacity } => {
+                let sim = SimulatedResource::new(*capacity);
+                let physical = sim.physical_memory().clone();
+                (Arc::new(sim), Some(physical))
+            }
+            Backend::Cuda { resource, .. } => (resource.clone(), None),
+        };
+        Opened { resource, physical }
     }
 
-    /// The backend's virtual memory for arena pools, with `capacity` bytes
-    /// of physical chunks (the device's), or why there is none.
+    /// The backend's virtual memory for arena pools, its chunks drawing on
+    /// the same physical memory as `opened`'s pages, or why there is none.
     pub(crate) fn virtual_memory(
         &self,
-        capacity: u64,
+        opened: &Opened,
     ) -> std::result::Result<Arc<dyn VirtualMemory>, String> {
+        let shared = || {
+            opened
+                .physical
+                .clone()
+                .ok_or_else(|| format!("{} opened without its physical memory", self.name()))
+        };
         match self {
-            Backend::Host { .. } => HostVirtualMemory::with_capacity(capacity)
+            Backend::Host { .. } => HostVirtualMemory::sharing(shared()?, DEFAULT_GRANULARITY)
                 .map(|vm| Arc::new(vm) as Arc<dyn VirtualMemory>)
                 .map_err(|e| format!("host virtual memory is unavailable: {e}")),
-            Backend::Simulated { .. } => Ok(Arc::new(SimulatedVirtualMemory::new(capacity))),
+            Backend::Simulated { .. } => {
+                SimulatedVirtualMemory::sharing(shared()?, DEFAULT_GRANULARITY)
+                    .map(|vm| Arc::new(vm) as Arc<dyn VirtualMemory>)
+                    .map_err(|e| format!("simulated virtual memory is unavailable: {e}"))
+            }
             Backend::Cuda { resource, .. } => {
                 CudaVirtualMemory::from_context(resource.context().clone())
                     .map(|vm| Arc::new(vm) as Arc<dyn VirtualMemory>)

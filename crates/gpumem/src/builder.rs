@@ -133,16 +133,19 @@ impl DeviceBuilder {
             self.config
         };
         config.validate()?;
-        let resource = Arc::new(budgeted(self.backend.resource(), config.budget)?);
+        let opened = self.backend.open();
+        let resource = Arc::new(budgeted(opened.resource.clone(), config.budget)?);
         let capacity = resource.mem_info()?.total;
         let properties = MemoryDeviceProperties {
             max_page_size: config.resolved_max_page(capacity),
             alignment: resource.alignment(),
         };
-        // Virtual memory for arena pools, charged to the same budget as pages.
+        // Virtual memory for arena pools: its chunks draw on the device's
+        // physical memory beside the pages, and are charged to the same
+        // budget.
         let wants_arenas = config.pools.uses_arenas(true) && !config.bypass_caching;
         let vm = match wants_arenas {
-            true => Some(self.backend.virtual_memory(capacity)),
+            true => Some(self.backend.virtual_memory(&opened)),
             false => None,
         };
         // `pools: auto` keeps paged pools where arenas cannot pay off: a

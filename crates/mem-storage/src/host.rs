@@ -11,15 +11,21 @@
 //! out-of-range access an error instead of undefined behaviour, and keeps the
 //! host paths clean under miri. Allocations are zeroed so no read observes
 //! uninitialised memory.
+//!
+//! Its bytes are counted on a [`PhysicalMemory`] that the device's virtual
+//! memory shares ([`HostResource::virtual_memory`]): pages and arena chunks
+//! draw from one capacity, as `cuMemAlloc` and `cuMemCreate` do on a GPU.
 
 use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::error::StorageError;
 use crate::id::{DevicePtr, StreamId};
+use crate::physical::PhysicalMemory;
 use crate::resource::{DeviceResource, MemInfo};
+use crate::vm::HostVirtualMemory;
 
 pub(crate) const BACKEND: &str = "host";
 
@@ -42,17 +48,16 @@ unsafe impl Send for Block {}
 
 #[derive(Debug, Default)]
 pub(crate) struct State {
-    /// Live blocks keyed by base address.
+    /// Live blocks keyed by base address (Σ of their requested bytes is
+    /// claimed on the resource's [`PhysicalMemory`]).
     pub(crate) blocks: BTreeMap<u64, Block>,
-    /// Σ requested bytes of live blocks.
-    used: u64,
 }
 
 /// Real host memory with a stated capacity, behaving like a device.
 #[derive(Debug)]
 pub struct HostResource {
     state: Mutex<State>,
-    capacity: u64,
+    memory: Arc<PhysicalMemory>,
     alignment: u64,
 }
 
@@ -74,9 +79,25 @@ impl HostResource {
     pub fn with_capacity(capacity: u64) -> Self {
         Self {
             state: Mutex::new(State::default()),
-            capacity,
+            memory: PhysicalMemory::new(capacity),
             alignment: HOST_ALIGNMENT,
         }
+    }
+
+    /// The device's physical memory, which its pages draw on: give it to
+    /// [`HostVirtualMemory::sharing`] for chunks that share the capacity.
+    pub fn physical_memory(&self) -> &Arc<PhysicalMemory> {
+        &self.memory
+    }
+
+    /// Virtual memory of this device (2 MiB granularity) whose chunks draw
+    /// on the same physical memory as its pages: together they hold at most
+    /// the resource's capacity.
+    ///
+    /// # Errors
+    /// As [`HostVirtualMemory::sharing`]: no memfd, or not Linux.
+    pub fn virtual_memory(&self) -> Result<HostVirtualMemory, StorageError> {
+        HostVirtualMemory::sharing(self.memory.clone(), crate::vm::DEFAULT_GRANULARITY)
     }
 
     /// Number of live allocations.
@@ -95,6 +116,44 @@ impl HostResource {
     /// Largest single request: what `Layout` accepts after rounding.
     fn max_request(&self) -> u64 {
         (isize::MAX as u64) - (self.alignment - 1)
+    }
+
+    /// Allocate `bytes` already claimed on the physical memory (the caller
+    /// gives the claim back if this fails).
+    fn allocate_claimed(&self, bytes: u64) -> Result<DevicePtr, StorageError> {
+        // A zero-byte request still gets a unique, aligned address.
+        let size = bytes.max(1);
+        let layout =
+            Layout::from_size_align(size as usize, self.alignment as usize).map_err(|_| {
+                StorageError::TooBig {
+                    backend: BACKEND,
+                    refused_by: crate::Refuser::Device,
+                    requested: bytes,
+                    max: self.max_request(),
+                }
+            })?;
+        // SAFETY: `layout` has a non-zero size.
+        let raw = unsafe { alloc_zeroed(layout) };
+        let Some(base) = NonNull::new(raw) else {
+            // The machine ran out before the device did: still a full
+            // device to the caller. `free` excludes this request's claim.
+            let info = self.memory.mem_info();
+            return Err(StorageError::OutOfMemory {
+                backend: BACKEND,
+                refused_by: crate::Refuser::Device,
+                requested: bytes,
+                free: info.free.saturating_add(bytes),
+                total: info.total,
+            });
+        };
+        let addr = base.as_ptr() as usize as u64;
+        let block = Block {
+            base,
+            layout,
+            bytes,
+        };
+        self.lock().blocks.insert(addr, block);
+        Ok(DevicePtr(addr))
     }
 }
 
@@ -115,63 +174,25 @@ impl DeviceResource for HostResource {
     }
 
     fn allocate(&self, bytes: u64, _stream: StreamId) -> Result<DevicePtr, StorageError> {
-        if bytes > self.max_request() || bytes > self.capacity {
-            if bytes > self.max_request() {
-                return Err(StorageError::TooBig {
-                    backend: BACKEND,
-                    refused_by: crate::Refuser::Device,
-                    requested: bytes,
-                    max: self.max_request().min(self.capacity),
-                });
-            }
+        let capacity = self.memory.total();
+        if bytes > self.max_request() {
             return Err(StorageError::TooBig {
                 backend: BACKEND,
                 refused_by: crate::Refuser::Device,
                 requested: bytes,
-                max: self.capacity,
+                max: self.max_request().min(capacity),
             });
         }
-        let mut state = self.lock();
-        if state.used + bytes > self.capacity {
-            return Err(StorageError::OutOfMemory {
-                backend: BACKEND,
-                refused_by: crate::Refuser::Device,
-                requested: bytes,
-                free: self.capacity - state.used,
-                total: self.capacity,
-            });
+        // TooBig past the whole device, OutOfMemory past what pages and
+        // chunks leave free; given back below if the allocation fails.
+        self.memory.claim(BACKEND, bytes)?;
+        match self.allocate_claimed(bytes) {
+            Ok(ptr) => Ok(ptr),
+            Err(error) => {
+                self.memory.release(bytes);
+                Err(error)
+            }
         }
-        // A zero-byte request still gets a unique, aligned address.
-        let size = bytes.max(1);
-        let layout =
-            Layout::from_size_align(size as usize, self.alignment as usize).map_err(|_| {
-                StorageError::TooBig {
-                    backend: BACKEND,
-                    refused_by: crate::Refuser::Device,
-                    requested: bytes,
-                    max: self.max_request(),
-                }
-            })?;
-        // SAFETY: `layout` has a non-zero size.
-        let raw = unsafe { alloc_zeroed(layout) };
-        let base = NonNull::new(raw).ok_or(StorageError::OutOfMemory {
-            backend: BACKEND,
-            refused_by: crate::Refuser::Device,
-            requested: bytes,
-            free: self.capacity - state.used,
-            total: self.capacity,
-        })?;
-        let addr = base.as_ptr() as usize as u64;
-        state.blocks.insert(
-            addr,
-            Block {
-                base,
-                layout,
-                bytes,
-            },
-        );
-        state.used += bytes;
-        Ok(DevicePtr(addr))
     }
 
     fn deallocate(
@@ -192,8 +213,8 @@ impl DeviceResource for HostResource {
             }
         }
         let block = state.blocks.remove(&ptr.0).expect("checked above");
-        state.used -= block.bytes;
         drop(state);
+        self.memory.release(block.bytes);
         // SAFETY: `block` came from `alloc_zeroed(block.layout)` and was just
         // removed from the map, so no other access can reach it and it is freed once.
         unsafe { dealloc(block.base.as_ptr(), block.layout) };
@@ -205,11 +226,7 @@ impl DeviceResource for HostResource {
     }
 
     fn mem_info(&self) -> Result<MemInfo, StorageError> {
-        let used = self.lock().used;
-        Ok(MemInfo {
-            free: self.capacity.saturating_sub(used),
-            total: self.capacity,
-        })
+        Ok(self.memory.mem_info())
     }
 
     fn write(&self, dst: DevicePtr, data: &[u8], _stream: StreamId) -> Result<(), StorageError> {

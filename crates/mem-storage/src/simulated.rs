@@ -8,32 +8,33 @@
 //! simulated device refuses exactly when a real one of that size would run
 //! out of room (it counts requested bytes, not the driver's rounding).
 //!
-//! Cost per call: one lock and O(log live) map work (see
+//! Its bytes are counted on a [`PhysicalMemory`] that the device's virtual
+//! memory shares ([`SimulatedResource::virtual_memory`]): pages and arena
+//! chunks draw from one capacity, as `cuMemAlloc` and `cuMemCreate` do on a
+//! GPU, so neither can hold what the other already holds.
+//!
+//! Cost per call: one lock, one compare-and-swap and O(log live) map work (see
 //! [`crate::address_space`]); nothing is zeroed or touched. No bytes exist:
 //! `write` and `read` are [`StorageError::Unsupported`]; `fill` and `copy`
 //! check their ranges and succeed without doing anything.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::address_space::AddressSpace;
 use crate::error::StorageError;
 use crate::id::{DevicePtr, StreamId};
+use crate::physical::PhysicalMemory;
 use crate::resource::{DeviceResource, MemInfo};
+use crate::vm::SimulatedVirtualMemory;
 
 const BACKEND: &str = "sim";
-
-#[derive(Debug)]
-struct State {
-    space: AddressSpace,
-    /// Σ requested bytes of live allocations.
-    used: u64,
-}
 
 /// A device of a stated size that hands out addresses and holds no memory.
 #[derive(Debug)]
 pub struct SimulatedResource {
-    state: Mutex<State>,
-    capacity: u64,
+    /// Live allocations (Σ of their requested bytes is claimed on `memory`).
+    space: Mutex<AddressSpace>,
+    memory: Arc<PhysicalMemory>,
     alignment: u64,
 }
 
@@ -72,11 +73,8 @@ impl SimulatedResource {
 
     fn build(capacity: u64, alignment: u64) -> Self {
         Self {
-            state: Mutex::new(State {
-                space: AddressSpace::new(alignment),
-                used: 0,
-            }),
-            capacity,
+            space: Mutex::new(AddressSpace::new(alignment)),
+            memory: PhysicalMemory::new(capacity),
             alignment,
         }
     }
@@ -89,22 +87,35 @@ impl SimulatedResource {
 
     /// The stated size of the device.
     pub fn capacity(&self) -> u64 {
-        self.capacity
+        self.memory.total()
+    }
+
+    /// The device's physical memory, which its pages draw on: give it to
+    /// [`SimulatedVirtualMemory::sharing`] for chunks that share the size.
+    pub fn physical_memory(&self) -> &Arc<PhysicalMemory> {
+        &self.memory
+    }
+
+    /// Virtual memory of this device (2 MiB granularity) whose chunks draw
+    /// on the same physical memory as its pages: together they hold at most
+    /// [`SimulatedResource::capacity`] bytes.
+    pub fn virtual_memory(&self) -> SimulatedVirtualMemory {
+        SimulatedVirtualMemory::build(self.memory.clone(), crate::vm::DEFAULT_GRANULARITY)
     }
 
     /// Number of live allocations.
     pub fn live_allocations(&self) -> usize {
-        self.lock().space.len()
+        self.lock().len()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        // Every mutation pairs a map change with its counter under the lock
-        // and cannot panic in between, so a poisoned lock holds a valid state.
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, AddressSpace> {
+        // Every mutation is one map change that cannot panic half-way, so a
+        // poisoned lock holds a valid state.
+        self.space.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn check_range(&self, ptr: DevicePtr, len: u64) -> Result<(), StorageError> {
-        if self.lock().space.contains(ptr.0, len) {
+        if self.lock().contains(ptr.0, len) {
             Ok(())
         } else {
             Err(StorageError::UnknownPointer {
@@ -122,31 +133,23 @@ impl DeviceResource for SimulatedResource {
     }
 
     fn allocate(&self, bytes: u64, _stream: StreamId) -> Result<DevicePtr, StorageError> {
-        if bytes > self.capacity {
-            return Err(StorageError::TooBig {
-                backend: BACKEND,
-                refused_by: crate::Refuser::Device,
-                requested: bytes,
-                max: self.capacity,
-            });
-        }
-        let mut state = self.lock();
-        let free = self.capacity - state.used;
-        let out_of_memory = StorageError::OutOfMemory {
-            backend: BACKEND,
-            refused_by: crate::Refuser::Device,
-            requested: bytes,
-            free,
-            total: self.capacity,
-        };
-        if bytes > free {
-            return Err(out_of_memory);
-        }
+        // TooBig past the whole device, OutOfMemory past what pages and
+        // chunks leave free.
+        self.memory.claim(BACKEND, bytes)?;
         // No room is only possible after 2^63 bytes of traffic left live
         // allocations scattered over the whole space: fragmentation, which
         // giving memory back cures, so out-of-memory is the truth.
-        let addr = state.space.claim(bytes).ok_or(out_of_memory)?;
-        state.used += bytes;
+        let Some(addr) = self.lock().claim(bytes) else {
+            self.memory.release(bytes);
+            let info = self.memory.mem_info();
+            return Err(StorageError::OutOfMemory {
+                backend: BACKEND,
+                refused_by: crate::Refuser::Device,
+                requested: bytes,
+                free: info.free,
+                total: info.total,
+            });
+        };
         Ok(DevicePtr(addr))
     }
 
@@ -156,15 +159,14 @@ impl DeviceResource for SimulatedResource {
         bytes: u64,
         _stream: StreamId,
     ) -> Result<(), StorageError> {
-        let mut state = self.lock();
-        if !state.space.release(ptr.0, bytes) {
+        if !self.lock().release(ptr.0, bytes) {
             return Err(StorageError::UnknownPointer {
                 backend: BACKEND,
                 ptr: ptr.0,
                 bytes,
             });
         }
-        state.used -= bytes;
+        self.memory.release(bytes);
         Ok(())
     }
 
@@ -173,11 +175,7 @@ impl DeviceResource for SimulatedResource {
     }
 
     fn mem_info(&self) -> Result<MemInfo, StorageError> {
-        let used = self.lock().used;
-        Ok(MemInfo {
-            free: self.capacity - used,
-            total: self.capacity,
-        })
+        Ok(self.memory.mem_info())
     }
 
     fn holds_memory(&self) -> bool {

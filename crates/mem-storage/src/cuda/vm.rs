@@ -23,6 +23,7 @@ use cudarc::driver::{CudaContext, sys};
 use crate::cuda::driver;
 use crate::cuda::resource::{BACKEND, open_context};
 use crate::error::StorageError;
+use crate::physical::PhysicalMemory;
 use crate::vm::check_granularity;
 use crate::vm::table::VmTable;
 
@@ -108,7 +109,11 @@ impl CudaVirtualMemory {
         let total = ctx.total_mem().map_err(driver("reading total memory"))? as u64;
         Ok(Self {
             device: ctx.cu_device(),
-            state: Mutex::new(VmTable::new(BACKEND, granularity, total)),
+            state: Mutex::new(VmTable::new(
+                BACKEND,
+                granularity,
+                PhysicalMemory::new(total),
+            )),
             granularity,
             ctx,
         })
@@ -133,7 +138,7 @@ impl CudaVirtualMemory {
             refused_by: crate::Refuser::Device,
             requested,
             free,
-            total: table.capacity,
+            total: table.memory.total(),
         }
     }
 }

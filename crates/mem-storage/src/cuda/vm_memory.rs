@@ -94,10 +94,11 @@ impl VirtualMemory for CudaVirtualMemory {
     }
     fn create_chunk(&self, bytes: u64) -> Result<ChunkId, StorageError> {
         self.counted(|t| {
-            t.check_create(bytes)?;
-            // `check_create` bounded `bytes` by the device's total memory.
+            let claim = t.check_create(bytes)?;
+            // `check_create` bounded `bytes` by the device's total memory;
+            // a refusal below drops the claim, giving its bytes back.
             match drv::create(self.device, bytes as usize) {
-                Ok(handle) => Ok(t.add_chunk(bytes, handle)),
+                Ok(handle) => Ok(t.add_chunk(claim, handle)),
                 Err(DriverError(sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY)) => {
                     Err(self.out_of_memory(t, bytes))
                 }
@@ -149,7 +150,7 @@ impl VirtualMemory for CudaVirtualMemory {
         })
     }
     fn physical_info(&self) -> Result<MemInfo, StorageError> {
-        let total = self.lock().capacity;
+        let total = self.lock().memory.total();
         let (free, _) = self
             .ctx
             .mem_get_info()

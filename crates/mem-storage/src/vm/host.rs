@@ -17,6 +17,12 @@
 //! and one `fallocate` per release, and any number of chunks fits (the
 //! file may grow to 2^63 bytes, all of it holes but the live chunks).
 //!
+//! Chunks draw on a [`PhysicalMemory`]: their own (`new`,
+//! `with_capacity`, `with_granularity`), or the one a
+//! [`crate::HostResource`]'s pages draw on ([`HostVirtualMemory::sharing`],
+//! `HostResource::virtual_memory`), so the device holds at most its
+//! capacity in pages and chunks together, as a GPU does.
+//!
 //! Memory is committed on first touch, like [`crate::HostResource`], so the
 //! capacity is a limit, not a cost. One lock guards the table and every
 //! system call and byte access, so an unmap can never pull pages from under
@@ -26,10 +32,11 @@
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
 use std::ptr::NonNull;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::error::StorageError;
 use crate::id::DevicePtr;
+use crate::physical::PhysicalMemory;
 use crate::resource::MemInfo;
 use crate::vm::check_granularity;
 use crate::vm::host_sys as sys;
@@ -93,10 +100,20 @@ impl HostVirtualMemory {
     /// multiple of the OS page size; [`StorageError::Os`] when no memfd can
     /// be made.
     pub fn with_granularity(capacity: u64, granularity: u64) -> Result<Self, StorageError> {
+        Self::sharing(PhysicalMemory::new(capacity), granularity)
+    }
+
+    /// Chunks drawn from `memory`, which pages of a resource may draw on
+    /// too (`HostResource::physical_memory`): both count against one
+    /// capacity, and each is refused when the other fills it.
+    ///
+    /// # Errors
+    /// As [`HostVirtualMemory::with_granularity`].
+    pub fn sharing(memory: Arc<PhysicalMemory>, granularity: u64) -> Result<Self, StorageError> {
         check_granularity(BACKEND, granularity, sys::page_size())?;
         Ok(Self {
             state: Mutex::new(State {
-                table: VmTable::new(BACKEND, granularity, capacity),
+                table: VmTable::new(BACKEND, granularity, memory),
                 fd: sys::memfd()?,
                 file_len: 0,
                 bases: HashMap::new(),

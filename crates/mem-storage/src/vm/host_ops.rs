@@ -33,7 +33,8 @@ impl State {
     }
 
     pub(crate) fn create(&mut self, bytes: u64) -> Result<ChunkId, StorageError> {
-        self.table.check_create(bytes)?;
+        // Dropped (its bytes given back) if growing the file fails.
+        let claim = self.table.check_create(bytes)?;
         let offset = self.file_len;
         let end = offset.checked_add(bytes).ok_or(StorageError::Os {
             operation: "growing the chunk memfd",
@@ -41,7 +42,7 @@ impl State {
         })?;
         sys::set_len(&self.fd, end)?;
         self.file_len = end;
-        Ok(self.table.add_chunk(bytes, offset))
+        Ok(self.table.add_chunk(claim, offset))
     }
 
     pub(crate) fn release(&mut self, id: ChunkId) -> Result<(), StorageError> {

@@ -8,9 +8,11 @@
 //! [`crate::HostResource`].
 
 use std::convert::Infallible;
+use std::sync::Arc;
 
 use crate::error::StorageError;
 use crate::id::DevicePtr;
+use crate::physical::PhysicalMemory;
 use crate::resource::MemInfo;
 use crate::vm::{ChunkId, RangeId, VaRange, VirtualMemory, VirtualMemoryStats};
 
@@ -40,6 +42,11 @@ impl HostVirtualMemory {
 
     /// Always [`StorageError::Unsupported`] on this target.
     pub fn with_granularity(_capacity: u64, _granularity: u64) -> Result<Self, StorageError> {
+        Err(unsupported())
+    }
+
+    /// Always [`StorageError::Unsupported`] on this target.
+    pub fn sharing(_memory: Arc<PhysicalMemory>, _granularity: u64) -> Result<Self, StorageError> {
         Err(unsupported())
     }
 }

@@ -8,16 +8,23 @@
 //! unmap traffic is counted exactly. Validation is the host backend's,
 //! call for call (the same [`VmTable`]), so a refusal here is one there.
 //!
+//! Chunks draw on a [`PhysicalMemory`]: their own (`new`,
+//! `with_granularity`), or the one a [`crate::SimulatedResource`]'s pages
+//! draw on ([`SimulatedVirtualMemory::sharing`],
+//! `SimulatedResource::virtual_memory`), so a simulated device holds at
+//! most its size in pages and chunks together, as a GPU does.
+//!
 //! Cost per call: one lock and O(log n) map work. No bytes exist:
 //! `write_mapped` and `read_mapped` are [`StorageError::Unsupported`];
 //! `fill_mapped` and `copy_mapped` check that their spans are mapped and
 //! succeed without doing anything.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::address_space::AddressSpace;
 use crate::error::StorageError;
 use crate::id::DevicePtr;
+use crate::physical::PhysicalMemory;
 use crate::resource::MemInfo;
 use crate::vm::check_granularity;
 use crate::vm::table::VmTable;
@@ -46,7 +53,7 @@ pub struct SimulatedVirtualMemory {
 impl SimulatedVirtualMemory {
     /// `capacity` bytes of chunks at most, CUDA's 2 MiB granularity.
     pub fn new(capacity: u64) -> Self {
-        Self::build(capacity, DEFAULT_GRANULARITY)
+        Self::build(PhysicalMemory::new(capacity), DEFAULT_GRANULARITY)
     }
 
     /// `capacity` bytes of chunks at most, every size and offset a multiple
@@ -56,14 +63,25 @@ impl SimulatedVirtualMemory {
     /// [`StorageError::InvalidArgument`] unless `granularity` is a power of
     /// two no larger than 2^32.
     pub fn with_granularity(capacity: u64, granularity: u64) -> Result<Self, StorageError> {
-        check_granularity(BACKEND, granularity, 1)?;
-        Ok(Self::build(capacity, granularity))
+        Self::sharing(PhysicalMemory::new(capacity), granularity)
     }
 
-    fn build(capacity: u64, granularity: u64) -> Self {
+    /// Chunks drawn from `memory`, which pages of a resource may draw on
+    /// too (`SimulatedResource::physical_memory`): both count against one
+    /// capacity, and each is refused when the other fills it.
+    ///
+    /// # Errors
+    /// As [`SimulatedVirtualMemory::with_granularity`].
+    pub fn sharing(memory: Arc<PhysicalMemory>, granularity: u64) -> Result<Self, StorageError> {
+        check_granularity(BACKEND, granularity, 1)?;
+        Ok(Self::build(memory, granularity))
+    }
+
+    /// `granularity` must be valid (checked by the public constructors).
+    pub(crate) fn build(memory: Arc<PhysicalMemory>, granularity: u64) -> Self {
         Self {
             state: Mutex::new(State {
-                table: VmTable::new(BACKEND, granularity, capacity),
+                table: VmTable::new(BACKEND, granularity, memory),
                 space: AddressSpace::new(granularity),
             }),
             granularity,
@@ -128,8 +146,8 @@ impl VirtualMemory for SimulatedVirtualMemory {
     }
     fn create_chunk(&self, bytes: u64) -> Result<ChunkId, StorageError> {
         self.counted(|s| {
-            s.table.check_create(bytes)?;
-            Ok(s.table.add_chunk(bytes, 0))
+            let claim = s.table.check_create(bytes)?;
+            Ok(s.table.add_chunk(claim, 0))
         })
     }
     fn release_chunk(&self, chunk: ChunkId) -> Result<(), StorageError> {

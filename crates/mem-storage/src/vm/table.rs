@@ -11,8 +11,10 @@
 //! `table_map.rs`.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::error::StorageError;
+use crate::physical::{ChunkClaim, PhysicalMemory};
 use crate::resource::MemInfo;
 use crate::vm::{ChunkId, RangeId, VaRange, VirtualMemoryStats};
 
@@ -42,8 +44,10 @@ pub(crate) struct RangeEntry {
 pub(crate) struct VmTable {
     pub(crate) backend: &'static str,
     pub(crate) granularity: u64,
-    /// Physical bytes the backend may hold in chunks at once.
-    pub(crate) capacity: u64,
+    /// The physical memory chunks are claimed from: the backend's own, or
+    /// the one its device's resource draws pages from (host, simulated),
+    /// so pages and chunks share one capacity as on a GPU.
+    pub(crate) memory: Arc<PhysicalMemory>,
     next_range: u64,
     next_chunk: u64,
     pub(crate) ranges: BTreeMap<RangeId, RangeEntry>,
@@ -55,11 +59,15 @@ pub(crate) struct VmTable {
 
 impl VmTable {
     /// `granularity` must already be a power of two (constructors check).
-    pub(crate) fn new(backend: &'static str, granularity: u64, capacity: u64) -> Self {
+    pub(crate) fn new(
+        backend: &'static str,
+        granularity: u64,
+        memory: Arc<PhysicalMemory>,
+    ) -> Self {
         Self {
             backend,
             granularity,
-            capacity,
+            memory,
             next_range: 1,
             next_chunk: 1,
             ranges: BTreeMap::new(),
@@ -80,11 +88,10 @@ impl VmTable {
         result
     }
 
+    /// Free and total physical memory: what chunks *and* any pages drawn
+    /// from the same memory leave free.
     pub(crate) fn mem_info(&self) -> MemInfo {
-        MemInfo {
-            free: self.capacity.saturating_sub(self.stats.physical_bytes),
-            total: self.capacity,
-        }
+        self.memory.mem_info()
     }
 
     /// `value` must be a multiple of the granularity, and positive unless
@@ -161,31 +168,18 @@ impl VmTable {
         }
     }
 
-    /// Whether a chunk of `bytes` may be created now.
-    pub(crate) fn check_create(&self, bytes: u64) -> Result<(), StorageError> {
+    /// Whether a chunk of `bytes` may be created now, and if so its bytes,
+    /// claimed: larger than the whole memory is `TooBig`, larger than what
+    /// is free now (pages included, when shared) `OutOfMemory`. The claim
+    /// goes back on drop unless [`VmTable::add_chunk`] records the chunk.
+    pub(crate) fn check_create(&self, bytes: u64) -> Result<ChunkClaim, StorageError> {
         self.granular("bytes", bytes)?;
-        if bytes > self.capacity {
-            return Err(StorageError::TooBig {
-                backend: self.backend,
-                refused_by: crate::Refuser::Device,
-                requested: bytes,
-                max: self.capacity,
-            });
-        }
-        let free = self.mem_info().free;
-        if bytes > free {
-            return Err(StorageError::OutOfMemory {
-                backend: self.backend,
-                refused_by: crate::Refuser::Device,
-                requested: bytes,
-                free,
-                total: self.capacity,
-            });
-        }
-        Ok(())
+        ChunkClaim::new(&self.memory, self.backend, bytes)
     }
 
-    pub(crate) fn add_chunk(&mut self, bytes: u64, handle: u64) -> ChunkId {
+    /// Record a chunk the backend made with the bytes `claim` holds.
+    pub(crate) fn add_chunk(&mut self, claim: ChunkClaim, handle: u64) -> ChunkId {
+        let bytes = claim.keep();
         let id = ChunkId(self.next_chunk);
         self.next_chunk += 1;
         let entry = ChunkEntry {
@@ -228,6 +222,7 @@ impl VmTable {
         if let Some(c) = self.chunks.remove(&id) {
             self.stats.chunks_released += 1;
             self.stats.physical_bytes -= c.bytes;
+            self.memory.release(c.bytes);
         }
     }
 }

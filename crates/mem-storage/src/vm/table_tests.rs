@@ -3,6 +3,7 @@
 //! walk that guards every host byte access.
 
 use crate::StorageError;
+use crate::physical::PhysicalMemory;
 use crate::vm::check_granularity;
 use crate::vm::table::VmTable;
 use crate::vm::{ChunkId, RangeId};
@@ -12,9 +13,12 @@ const G: u64 = 4096;
 /// A table with one range of 8 granules at `0x10_0000` and chunks of 1, 2
 /// and 1 granules mapped at granules 1, 2..4 and 6.
 fn table() -> (VmTable, RangeId, [ChunkId; 3]) {
-    let mut t = VmTable::new("test", G, 64 * G);
+    let mut t = VmTable::new("test", G, PhysicalMemory::new(64 * G));
     let r = t.add_range(0x10_0000, 8 * G).id;
-    let chunks = [G, 2 * G, G].map(|bytes| t.add_chunk(bytes, 0));
+    let chunks = [G, 2 * G, G].map(|bytes| {
+        let claim = t.check_create(bytes).unwrap();
+        t.add_chunk(claim, 0)
+    });
     for (c, granule) in chunks.into_iter().zip([1, 2, 6]) {
         let m = t.check_map(r, granule * G, c).unwrap();
         t.commit_map(r, m);

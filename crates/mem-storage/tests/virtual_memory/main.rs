@@ -1,12 +1,13 @@
 //! Virtual memory (reserve / create / map) on every backend: the shared
 //! validation suite, real bytes on the host (and CUDA when present),
-//! capacity, granularity, and the adaptors. Host tests mmap, which miri
+//! capacity (shared with a resource's pages), granularity, and the adaptors. Host tests mmap, which miri
 //! cannot run, so they are ignored under miri.
 
 mod adaptors;
 mod bytes;
 mod cuda;
 mod faults;
+mod shared_capacity;
 mod suite;
 mod suite_release;
 
