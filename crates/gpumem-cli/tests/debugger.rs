@@ -204,3 +204,47 @@ fn the_page_draws_one_band_per_pool_that_reserved_memory() {
     );
     assert!(data["bands"][0]["points"].as_array().unwrap().len() > 10);
 }
+
+#[test]
+fn built_in_workloads_carry_tags_that_record_writes_and_replay_groups_by() {
+    let out = gpumem(&[
+        "replay",
+        "--workload",
+        "serving",
+        "--scale",
+        "0.1",
+        "--json",
+        "--top",
+        "3",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let origins: Vec<&str> = v["attribution"]["peak_live"]["holders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["origin"].as_str().unwrap())
+        .collect();
+    assert!(
+        origins.contains(&"kv-cache") && origins.contains(&"weights"),
+        "{origins:?}"
+    );
+    let path = scratch("training.jsonl");
+    let out = gpumem(&[
+        "record",
+        "--workload",
+        "training",
+        "--scale",
+        "0.01",
+        "-o",
+        path.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let written = std::fs::read_to_string(&path).unwrap();
+    for tag in ["weights", "optimizer state", "activations", "gradients"] {
+        assert!(
+            written.contains(&format!(r#""tag":"{tag}""#)),
+            "{tag} in the recorded trace"
+        );
+    }
+}

@@ -14,7 +14,7 @@ use super::{BackendKind, Cli, Command, MAX_DEVICE_GIB, RecordArgs, ReplayArgs};
 use crate::error::{CliError, Result};
 use crate::replay::{Program, ReplayOptions};
 use crate::report::human_bytes;
-use crate::trace::write_jsonl;
+use crate::trace::write_trace_jsonl;
 use crate::workload::WorkloadSpec;
 
 /// Timeline samples kept for `--plot`.
@@ -156,13 +156,13 @@ fn run_record(args: &RecordArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
         seed: args.seed,
         scale: args.scale,
     };
-    let events = args.workload.generate(&spec)?;
+    let trace = args.workload.generate_trace(&spec)?;
     let to_stdout = args.output.as_os_str() == STDOUT_PATH;
     if to_stdout {
-        write_jsonl(BufWriter::with_capacity(1 << 16, &mut *out), &events)
+        write_trace_jsonl(BufWriter::with_capacity(1 << 16, &mut *out), &trace)
             .map_err(io_err("stdout"))?;
     } else {
-        write_trace_file(&args.output, &events)?;
+        write_trace_file(&args.output, &trace)?;
     }
     // With the trace on stdout, the note goes to stderr.
     let note: &mut dyn Write = if to_stdout { err } else { out };
@@ -173,7 +173,7 @@ fn run_record(args: &RecordArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
     writeln!(
         note,
         "wrote {} events of workload {} (seed {}, scale {}) to {target}",
-        events.len(),
+        trace.events.len(),
         args.workload.name(),
         args.seed,
         args.scale,
@@ -181,12 +181,12 @@ fn run_record(args: &RecordArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
     .map_err(io_err(if to_stdout { "stderr" } else { "stdout" }))
 }
 
-fn write_trace_file(path: &Path, events: &[crate::trace::Event]) -> Result<()> {
+fn write_trace_file(path: &Path, trace: &crate::trace::Trace) -> Result<()> {
     let file = File::create(path).map_err(|source| CliError::Open {
         path: path.to_path_buf(),
         source,
     })?;
-    write_jsonl(BufWriter::new(file), events).map_err(|source| CliError::Io {
+    write_trace_jsonl(BufWriter::new(file), trace).map_err(|source| CliError::Io {
         what: path.display().to_string(),
         source,
     })

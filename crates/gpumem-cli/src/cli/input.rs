@@ -14,8 +14,8 @@ pub fn load_input(input: &InputArgs) -> Result<(Trace, String)> {
             seed: input.seed,
             scale: input.scale,
         };
-        let events = workload.generate(&spec)?;
-        return Ok((Trace::from_events(events), workload.name().to_string()));
+        let trace = workload.generate_trace(&spec)?;
+        return Ok((trace, workload.name().to_string()));
     }
     let path = input
         .source

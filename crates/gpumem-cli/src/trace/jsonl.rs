@@ -226,19 +226,48 @@ pub fn read_jsonl(mut input: impl BufRead) -> Result<Trace> {
 
 /// Writes `events` as a JSON Lines trace, header first.
 pub fn write_jsonl<'a>(
-    mut out: impl Write,
+    out: impl Write,
     events: impl IntoIterator<Item = &'a Event>,
+) -> std::io::Result<()> {
+    write_lines(out, events.into_iter().map(|e| (e, None)))
+}
+
+/// Writes `trace` as a JSON Lines trace, header first, each allocation
+/// with its origin as `"tag"` when it has one (what `gpumem record` writes
+/// for the built-in workloads).
+pub fn write_trace_jsonl(out: impl Write, trace: &Trace) -> std::io::Result<()> {
+    let origins = &trace.origins;
+    write_lines(
+        out,
+        trace
+            .events
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e, origins.origin_of(i))),
+    )
+}
+
+fn write_lines<'a>(
+    mut out: impl Write,
+    events: impl Iterator<Item = (&'a Event, Option<&'a str>)>,
 ) -> std::io::Result<()> {
     writeln!(
         out,
         r#"{{"format":"{FORMAT_NAME}","version":{FORMAT_VERSION}}}"#
     )?;
-    for event in events {
+    for (event, tag) in events {
         match *event {
-            Event::Alloc { id, size, stream } => writeln!(
-                out,
-                r#"{{"op":"alloc","id":{id},"size":{size},"stream":{stream}}}"#
-            )?,
+            Event::Alloc { id, size, stream } => {
+                write!(
+                    out,
+                    r#"{{"op":"alloc","id":{id},"size":{size},"stream":{stream}"#
+                )?;
+                if let Some(tag) = tag {
+                    let quoted = serde_json::to_string(tag).map_err(std::io::Error::other)?;
+                    write!(out, r#","tag":{quoted}"#)?;
+                }
+                writeln!(out, "}}")?;
+            }
             Event::Free { id } => writeln!(out, r#"{{"op":"free","id":{id}}}"#)?,
             Event::Mode(Mode::Persistent) => {
                 writeln!(out, r#"{{"op":"mode","mode":"persistent"}}"#)?

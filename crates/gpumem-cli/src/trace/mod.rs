@@ -25,7 +25,7 @@ pub use event::{
     Event, MAX_TRACE_SIZE, Mode, ReadStats, Trace, UNKNOWN_ACTIONS_KEPT, UNKNOWN_FREES_KEPT,
     UnknownFree,
 };
-pub use jsonl::{FORMAT_NAME, FORMAT_VERSION, read_jsonl, write_jsonl};
+pub use jsonl::{FORMAT_NAME, FORMAT_VERSION, read_jsonl, write_jsonl, write_trace_jsonl};
 pub use origin::Origins;
 pub use pytorch::read_pytorch;
 pub use rmm_csv::read_rmm_csv;

@@ -12,19 +12,21 @@
 
 use super::WorkloadSpec;
 use super::recorder::Recorder;
-use crate::trace::Event;
+use crate::trace::Trace;
 
 const MIB: u64 = 1 << 20;
 /// Rounds at scale 1.
 pub const DEVLOG_ROUNDS: u64 = 50;
 
-pub(crate) fn generate(spec: &WorkloadSpec) -> Vec<Event> {
+pub(crate) fn generate(spec: &WorkloadSpec) -> Trace {
     let mut rec = Recorder::new();
     for _ in 0..spec.scaled(DEVLOG_ROUNDS) {
+        rec.tag("case 1: eight 16 MiB, then four 32 MiB");
         let small: Vec<u64> = (0..8).map(|_| rec.alloc(16 * MIB)).collect();
         rec.free_all(small);
         let large: Vec<u64> = (0..4).map(|_| rec.alloc(32 * MIB)).collect();
         rec.free_all(large);
+        rec.tag("case 2: 2 MiB and 0.5 MiB");
         let two = rec.alloc(2 * MIB);
         let half = rec.alloc(MIB / 2);
         rec.free(two);

@@ -14,7 +14,7 @@ mod serving;
 mod training;
 
 use crate::error::{CliError, Result};
-use crate::trace::Event;
+use crate::trace::{Event, Trace};
 
 /// Largest accepted `scale`: keeps a typo from generating billions of ops.
 pub const MAX_SCALE: f64 = 1000.0;
@@ -82,6 +82,12 @@ impl Workload {
 
     /// Generates the workload's events.
     pub fn generate(self, spec: &WorkloadSpec) -> Result<Vec<Event>> {
+        Ok(self.generate_trace(spec)?.events)
+    }
+
+    /// Generates the workload as a trace whose allocations carry tags
+    /// saying what they are for (`weights`, `kv-cache`, ...).
+    pub fn generate_trace(self, spec: &WorkloadSpec) -> Result<Trace> {
         spec.validate()?;
         Ok(match self {
             Workload::Random => random::generate(spec),

@@ -10,7 +10,7 @@ use rand::{Rng, SeedableRng};
 
 use super::WorkloadSpec;
 use super::recorder::Recorder;
-use crate::trace::Event;
+use crate::trace::Trace;
 
 /// Events before the final drain at scale 1.
 pub const RANDOM_OPS: u64 = 100_000;
@@ -21,7 +21,7 @@ pub const RANDOM_LIVE_CAP: u64 = 16 << 30;
 /// Probability of choosing to allocate, in percent.
 pub const ALLOC_PERCENT: u32 = 73;
 
-pub(crate) fn generate(spec: &WorkloadSpec) -> Vec<Event> {
+pub(crate) fn generate(spec: &WorkloadSpec) -> Trace {
     let mut rng = SmallRng::seed_from_u64(spec.seed);
     let mut rec = Recorder::new();
     let mut live: Vec<u64> = Vec::new();

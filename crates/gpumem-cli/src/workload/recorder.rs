@@ -2,11 +2,14 @@
 //!
 //! It hands out fresh ids, remembers each live allocation's size so a
 //! generator can free by id alone, and keeps the live byte count that caps
-//! and admission rules need.
+//! and admission rules need. A generator names what its memory is for with
+//! [`Recorder::tag`] ("weights", "kv-cache"): every allocation after it
+//! carries that tag into the trace's origins, so `replay` can say who holds
+//! memory at the peaks of a built-in workload, and `record` writes the tags.
 
 use std::collections::HashMap;
 
-use crate::trace::{Event, Mode};
+use crate::trace::{Event, Mode, Origins, Trace};
 
 /// Collects a generated trace.
 #[derive(Debug, Default)]
@@ -15,6 +18,8 @@ pub(crate) struct Recorder {
     next_id: u64,
     live: HashMap<u64, u64>,
     live_bytes: u64,
+    tag: Option<&'static str>,
+    origins: Origins,
 }
 
 impl Recorder {
@@ -34,8 +39,16 @@ impl Recorder {
         self.next_id += 1;
         self.live.insert(id, size);
         self.live_bytes += size;
+        if let Some(tag) = self.tag {
+            self.origins.set_origin(self.events.len(), tag);
+        }
         self.events.push(Event::Alloc { id, size, stream });
         id
+    }
+
+    /// Tag every allocation from now on with `tag` (what the memory is for).
+    pub(crate) fn tag(&mut self, tag: &'static str) {
+        self.tag = Some(tag);
     }
 
     /// Frees a live id. Generators only free what they allocated, so an
@@ -69,8 +82,13 @@ impl Recorder {
         self.events.len() as u64
     }
 
-    /// The recorded events.
-    pub(crate) fn finish(self) -> Vec<Event> {
-        self.events
+    /// The recorded trace, tags as its origins.
+    pub(crate) fn finish(mut self) -> Trace {
+        self.origins.finish(self.events.len());
+        Trace {
+            events: self.events,
+            stats: Default::default(),
+            origins: self.origins,
+        }
     }
 }

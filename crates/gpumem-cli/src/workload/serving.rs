@@ -18,7 +18,7 @@ use rand::{Rng, SeedableRng};
 
 use super::WorkloadSpec;
 use super::recorder::Recorder;
-use crate::trace::{Event, Mode};
+use crate::trace::{Mode, Trace};
 
 /// Events (before the drain) at scale 1.
 pub const SERVING_OPS: u64 = 100_000;
@@ -48,10 +48,11 @@ fn chunks(tokens: u64) -> u64 {
     tokens.div_ceil(CHUNK_TOKENS)
 }
 
-pub(crate) fn generate(spec: &WorkloadSpec) -> Vec<Event> {
+pub(crate) fn generate(spec: &WorkloadSpec) -> Trace {
     let mut rng = SmallRng::seed_from_u64(spec.seed);
     let mut rec = Recorder::new();
     rec.mode(Mode::Persistent);
+    rec.tag("weights");
     rec.alloc(VOCAB * HIDDEN * BF16); // embedding
     for _ in 0..LAYERS {
         for size in [
@@ -74,7 +75,8 @@ pub(crate) fn generate(spec: &WorkloadSpec) -> Vec<Event> {
     let mut batch: Vec<Request> = Vec::new();
     let mut kv_bytes = 0u64;
     let mut step = 0u64;
-    let temp = |rec: &mut Recorder, size: u64| {
+    let temp = |rec: &mut Recorder, size: u64, tag: &'static str| {
+        rec.tag(tag);
         let id = rec.alloc(size);
         rec.free(id);
     };
@@ -99,10 +101,11 @@ pub(crate) fn generate(spec: &WorkloadSpec) -> Vec<Event> {
             if batch.len() >= MAX_BATCH || kv_bytes + need > KV_BUDGET {
                 break;
             }
+            rec.tag("kv-cache");
             let kv = rec.alloc(need);
             kv_bytes += need;
-            temp(&mut rec, prompt * 3 * HIDDEN * BF16); // qkv of the prompt
-            temp(&mut rec, prompt * 2 * MLP * BF16); // gate and up
+            temp(&mut rec, prompt * 3 * HIDDEN * BF16, "prefill scratch"); // qkv of the prompt
+            temp(&mut rec, prompt * 2 * MLP * BF16, "prefill scratch"); // gate and up
             batch.push(Request {
                 kv: vec![kv],
                 capacity: chunks(prompt) * CHUNK_TOKENS,
@@ -114,10 +117,12 @@ pub(crate) fn generate(spec: &WorkloadSpec) -> Vec<Event> {
             continue;
         }
         let b = batch.len() as u64;
+        rec.tag("decode activations");
         let hidden = rec.alloc(b * HIDDEN * BF16);
-        temp(&mut rec, b * 2 * MLP * BF16);
+        temp(&mut rec, b * 2 * MLP * BF16, "decode activations");
+        rec.tag("logits");
         let logits = rec.alloc(b * VOCAB * FP32);
-        temp(&mut rec, b * 8); // sampled token ids
+        temp(&mut rec, b * 8, "decode activations"); // sampled token ids
         rec.free(logits);
         rec.free(hidden);
         for req in batch.iter_mut() {
@@ -125,6 +130,7 @@ pub(crate) fn generate(spec: &WorkloadSpec) -> Vec<Event> {
             req.remaining -= 1;
             if req.tokens > req.capacity {
                 let chunk = CHUNK_TOKENS * KV_PER_TOKEN;
+                rec.tag("kv-cache");
                 req.kv.push(rec.alloc(chunk));
                 req.capacity += CHUNK_TOKENS;
                 kv_bytes += chunk;

@@ -19,7 +19,7 @@ use rand::{Rng, SeedableRng};
 
 use super::WorkloadSpec;
 use super::recorder::Recorder;
-use crate::trace::{Event, Mode};
+use crate::trace::{Mode, Trace};
 
 /// Training steps at scale 1.
 pub const TRAINING_STEPS: u64 = 40;
@@ -52,15 +52,18 @@ fn parameter_counts() -> Vec<u64> {
     counts
 }
 
-pub(crate) fn generate(spec: &WorkloadSpec) -> Vec<Event> {
+pub(crate) fn generate(spec: &WorkloadSpec) -> Trace {
     let mut rng = SmallRng::seed_from_u64(spec.seed);
     let mut rec = Recorder::new();
     let params = parameter_counts();
 
     rec.mode(Mode::Persistent);
     for &n in &params {
+        rec.tag("weights");
         rec.alloc(n * BF16); // weight
+        rec.tag("master weights");
         rec.alloc(n * FP32); // master copy
+        rec.tag("optimizer state");
         rec.alloc(n * FP32); // Adam first moment
         rec.alloc(n * FP32); // Adam second moment
     }
@@ -70,11 +73,14 @@ pub(crate) fn generate(spec: &WorkloadSpec) -> Vec<Event> {
         let tokens = MICRO_BATCH * SEQ_LENS[rng.random_range(0..SEQ_LENS.len())];
         let act = |width: u64| tokens * width * BF16;
         let temp = |rec: &mut Recorder, size: u64| {
+            rec.tag("temporaries");
             let id = rec.alloc(size);
             rec.free(id);
+            rec.tag("activations");
         };
 
         // Forward.
+        rec.tag("activations");
         let embedded = rec.alloc(act(HIDDEN));
         let mut saved: Vec<Vec<u64>> = Vec::with_capacity(LAYERS);
         for _ in 0..LAYERS {
@@ -93,19 +99,24 @@ pub(crate) fn generate(spec: &WorkloadSpec) -> Vec<Event> {
             layer.push(rec.alloc(act(HIDDEN))); // residual
             saved.push(layer);
         }
+        rec.tag("logits");
         let logits = rec.alloc(tokens * VOCAB * BF16);
         let softmax = rec.alloc(tokens * VOCAB * FP32);
         temp(&mut rec, tokens * FP32); // per-token loss
 
         // Backward.
+        rec.tag("logits");
         let grad_logits = rec.alloc(tokens * VOCAB * BF16);
         rec.free(softmax);
         rec.free(logits);
+        rec.tag("gradients");
         let mut grads = vec![rec.alloc(2 * HIDDEN * BF16)]; // final norm
         grads.push(rec.alloc(VOCAB * HIDDEN * BF16)); // tied embedding / head
+        rec.tag("activation gradients");
         let mut grad_hidden = rec.alloc(act(HIDDEN));
         rec.free(grad_logits);
         while let Some(layer) = saved.pop() {
+            rec.tag("gradients");
             for &n in LAYER_PARAMS.iter().rev() {
                 grads.push(rec.alloc(n * BF16));
             }
@@ -116,6 +127,7 @@ pub(crate) fn generate(spec: &WorkloadSpec) -> Vec<Event> {
             for id in layer.into_iter().rev() {
                 rec.free(id);
             }
+            rec.tag("activation gradients");
             let next = rec.alloc(act(HIDDEN));
             rec.free(grad_hidden);
             grad_hidden = next;
