@@ -42,7 +42,10 @@ pub struct OutOfMemoryReport {
     pub reserved: u64,
     /// `reserved − allocated`: held by gpumem but free.
     pub reserved_unallocated: u64,
-    /// The largest free slice of the stream that asked.
+    /// The largest free slice of the stream that asked. On arenas, whose
+    /// free address range is far larger than memory, it is capped by what
+    /// a slice could map: the device's (and the budget's) free bytes plus
+    /// the stream's idle cached chunks.
     pub largest_free_block: u64,
     /// Bytes dropped by their users but still held for other streams'
     /// recorded use (`record_use`) after the retry — non-zero only when

@@ -44,7 +44,7 @@ impl DeviceShared {
         cause: &StorageError,
     ) -> OutOfMemoryReport {
         let (mut allocated, mut reserved, mut held, mut pinned) = (0, 0, 0, 0);
-        let mut largest = 0;
+        let (mut largest, mut arena_cached) = (0, None);
         for (i, s) in self.streams.iter().enumerate() {
             let st = s.lock();
             allocated += st.stats.allocated_bytes.current;
@@ -55,11 +55,26 @@ impl DeviceShared {
                 pinned += shape.outdated_live_bytes;
             }
             if i == stream {
-                largest = st.stats_now().largest_free_block;
+                let now = st.stats_now();
+                largest = now.largest_free_block;
+                if now.chunks.virtual_bytes > 0 {
+                    arena_cached = Some(now.chunks.cached_bytes);
+                }
             }
         }
         let info = self.resource.upstream().mem_info().unwrap_or_default();
         let budget = self.resource.handle();
+        if let Some(cached) = arena_cached {
+            // An arena's free address range is not memory: a slice there
+            // can only map what the device (and the budget) has left, plus
+            // the stream's idle cached chunks.
+            let budget_room = if budget.is_finite() {
+                budget.limit().saturating_sub(budget.charged())
+            } else {
+                u64::MAX
+            };
+            largest = largest.min(info.free.min(budget_room).saturating_add(cached));
+        }
         let refused_by = cause.refused_by().unwrap_or(Refuser::Device);
         OutOfMemoryReport {
             requested,

@@ -139,3 +139,22 @@ fn free_memory_in_pieces_too_small_is_reported_as_fragmentation() {
         "half of the free memory is the largest block"
     );
 }
+
+#[test]
+fn on_arenas_the_largest_free_block_is_memory_that_could_be_mapped_not_address_space() {
+    let device = Device::simulated(64 * MIB)
+        .pools(PoolLayout::Arenas)
+        .ignore_env()
+        .build()
+        .unwrap();
+    let s = device.default_stream();
+    let _most = s.reserve(48 * MIB).unwrap();
+    let GpuMemError::OutOfMemory(r) = s.reserve(32 * MIB).unwrap_err() else {
+        panic!("an out-of-memory report")
+    };
+    assert!(
+        r.largest_free_block <= 16 * MIB,
+        "{} bytes on a 64 MiB device with 48 MiB live",
+        r.largest_free_block
+    );
+}
