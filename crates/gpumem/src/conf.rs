@@ -191,7 +191,10 @@ impl GpumemConfig {
             }
             seen.push(key);
             match key {
-                "pools" => next.pools = parse_layout(value).map_err(|_| bad(key, value))?,
+                "pools" => {
+                    next.pools = parse_layout(value)
+                        .map_err(|source| GpuMemError::BadConfLayout { source })?;
+                }
                 "page_size" => page_size = Some(parse_size(key, value)?),
                 "max_slice" => max_slice = Some(parse_size(key, value)?),
                 "max_page" => next.max_page_size = Some(parse_size(key, value)?),

@@ -75,6 +75,14 @@ pub enum GpuMemError {
         /// What the key accepts.
         expected: &'static str,
     },
+    /// A `GPUMEM_CONF` `pools:` value that is not a layout: the layout
+    /// parser's own reason (which pool or size is at fault).
+    #[error("bad value for GPUMEM_CONF key `pools`: {source}")]
+    BadConfLayout {
+        /// What the layout parser found wrong.
+        #[source]
+        source: crate::layout::LayoutError,
+    },
     /// A `GPUMEM_CONF` item that is not `key:value`.
     #[error(
         "malformed GPUMEM_CONF item `{item}`: write items as key:value separated by commas, \

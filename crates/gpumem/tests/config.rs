@@ -89,14 +89,18 @@ fn an_unknown_key_is_an_error_that_lists_every_valid_key() {
 #[test]
 fn a_bad_value_says_what_the_key_accepts() {
     let err = GpumemConfig::from_conf("pools:buddy").unwrap_err();
-    assert!(matches!(
-        err,
-        GpuMemError::BadConfValue { key: "pools", .. }
-    ));
+    assert!(matches!(err, GpuMemError::BadConfLayout { .. }), "{err:?}");
+    let text = err.to_string();
     assert!(
-        err.to_string().contains("sub_slices | exclusive | sliced"),
-        "{err}"
+        text.contains("`buddy`") && text.contains("expected"),
+        "{text}"
     );
+    // The layout parser's reason names the part at fault.
+    let err = GpumemConfig::from_conf("pools:sliced:8XB/64KiB").unwrap_err();
+    let GpuMemError::BadConfLayout { source } = &err else {
+        panic!("{err:?}")
+    };
+    assert!(!source.reason.is_empty(), "{err}");
     let err = GpumemConfig::from_conf("streams:0").unwrap_err();
     assert!(err.to_string().contains("1..=1024"), "{err}");
     let err = GpumemConfig::from_conf("relocate:sometimes").unwrap_err();
