@@ -1,14 +1,9 @@
 //! `gpumem replay` on virtual-memory arenas (the default layout) and on
 //! paged pools, side by side.
 
-use std::process::{Command, Output};
+mod common;
 
-fn gpumem(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpumem"))
-        .args(args)
-        .output()
-        .expect("the gpumem binary runs")
-}
+use common::*;
 
 fn json(args: &[&str]) -> serde_json::Value {
     let out = gpumem(args);

@@ -1,25 +1,12 @@
 //! The `gpumem` binary end to end: exit codes, JSON, plots, record → replay,
 //! and clear errors (never a panic) on bad input.
 
+mod common;
+
+use common::*;
+
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn gpumem(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpumem"))
-        .args(args)
-        .output()
-        .expect("the gpumem binary runs")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gpumem-cli-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use std::process::Output;
 
 fn assert_clean_failure(out: &Output, needle: &str) {
     let stderr = text(&out.stderr);

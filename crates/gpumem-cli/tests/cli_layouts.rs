@@ -1,21 +1,11 @@
 //! The `gpumem` binary with `--config`, `--relocate` and `--streams`: the
 //! measured-plan cycle through files, and clear errors on bad layouts.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
-fn gpumem(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpumem"))
-        .args(args)
-        .output()
-        .expect("the gpumem binary runs")
-}
+use common::*;
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gpumem-layouts-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
+use std::process::Output;
 
 fn json(out: &Output) -> serde_json::Value {
     let stderr = String::from_utf8_lossy(&out.stderr);

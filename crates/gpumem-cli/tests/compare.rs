@@ -1,6 +1,10 @@
 //! `gpumem compare` through the binary: exit codes, the JSON object, and
 //! the one-line error for an allocator it does not know.
 
+mod common;
+
+use common::text;
+
 use std::process::{Command, Output};
 
 fn gpumem(args: &[&str]) -> Output {
@@ -9,10 +13,6 @@ fn gpumem(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("the gpumem binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 #[test]

@@ -2,28 +2,14 @@
 //! peaks, PyTorch's own reserved bytes beside gpumem's, a device chosen
 //! from a multi-GPU snapshot, and the HTML page.
 
+mod common;
+
+use common::*;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
 use serde_pickle::{HashableValue, SerOptions, Value};
-
-fn gpumem(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpumem"))
-        .args(args)
-        .output()
-        .expect("the gpumem binary runs")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gpumem-debugger-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 const MIB: u64 = 1 << 20;
 

@@ -2,6 +2,10 @@
 //! name or by magic bytes, and corrupt or truncated data is a typed
 //! [`CliError::Gzip`], never a panic or a misleading parse error.
 
+mod common;
+
+use common::*;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,12 +23,6 @@ const TRACE: &str = r#"{"format":"gpumem-trace","version":1}
 {"op":"free","id":2}
 {"op":"free","id":1}
 "#;
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gpumem-gzip-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {
     let mut encoder = GzEncoder::new(Vec::new(), Compression::default());

@@ -2,31 +2,17 @@
 //! failed allocations, closed pipes, empty input, file names given to
 //! `--config`, fractional device sizes, and how ops and streams are named.
 
+mod common;
+
+use common::*;
+
 use std::io::Read;
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
-
-fn gpumem(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpumem"))
-        .args(args)
-        .output()
-        .expect("the gpumem binary runs")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gpumem-rough-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
+use std::process::{Command, Stdio};
 
 fn write(name: &str, bytes: &[u8]) -> String {
     let path = scratch(name);
     std::fs::write(&path, bytes).unwrap();
     path.to_str().unwrap().to_string()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 fn error_lines(stderr: &str) -> Vec<&str> {
