@@ -14,7 +14,6 @@
 //!   see; reserved equals live, as for a `cudaMalloc` per request.
 
 use gpumem_cli::replay::AllocBackend;
-use gpumem_cli::trace::Mode;
 use gpumem_cli::{CliError, Result};
 
 pub use gpumem_cli::compare::{OffsetBackend, OffsetToken};
@@ -69,10 +68,6 @@ impl AllocBackend for MallocBackend {
         self.live -= size;
         Ok(())
     }
-
-    fn mode(&mut self, _mode: Mode) {}
-
-    fn cleanup(&mut self) {}
 
     fn live_bytes(&self) -> u64 {
         self.live

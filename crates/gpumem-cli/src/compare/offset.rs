@@ -17,7 +17,6 @@ use offset_allocator::{Allocation, Allocator};
 
 use crate::error::{CliError, Result};
 use crate::replay::AllocBackend;
-use crate::trace::Mode;
 
 /// Bytes per `offset-allocator` unit (the simulated device's alignment).
 pub const UNIT: u64 = 256;
@@ -133,10 +132,6 @@ impl AllocBackend for OffsetBackend {
         self.live_count -= 1;
         Ok(())
     }
-
-    fn mode(&mut self, _mode: Mode) {}
-
-    fn cleanup(&mut self) {}
 
     fn live_bytes(&self) -> u64 {
         self.live

@@ -26,11 +26,14 @@ pub trait AllocBackend {
     /// be trusted (e.g. a corrupted pattern) and stops the replay.
     fn free(&mut self, token: Self::Token) -> Result<()>;
 
-    /// Switches the allocation mode.
-    fn mode(&mut self, mode: Mode);
+    /// Switches the allocation mode (nothing, for a backend without modes).
+    fn mode(&mut self, mode: Mode) {
+        let _ = mode;
+    }
 
-    /// Returns unused memory to the device.
-    fn cleanup(&mut self);
+    /// Returns unused memory to the device (nothing, for a backend that
+    /// holds none it does not use).
+    fn cleanup(&mut self) {}
 
     /// Requested bytes the backend believes are live (checked against the
     /// replay's own count by tests).

@@ -7,7 +7,6 @@
 
 use super::backend::AllocBackend;
 use crate::error::{CliError, Result};
-use crate::trace::Mode;
 
 /// Counting baseline with a device capacity.
 #[derive(Debug, Clone)]
@@ -60,10 +59,6 @@ impl AllocBackend for SystemBackend {
         self.live -= token;
         Ok(())
     }
-
-    fn mode(&mut self, _mode: Mode) {}
-
-    fn cleanup(&mut self) {}
 
     fn live_bytes(&self) -> u64 {
         self.live
