@@ -12,6 +12,7 @@ mod jsonl;
 mod origin;
 mod pickle;
 mod pytorch;
+mod pytorch_segments;
 mod rmm_csv;
 mod sink;
 
