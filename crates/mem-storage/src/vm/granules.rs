@@ -37,7 +37,10 @@ impl Granules {
         if granule < DENSE_GRANULES {
             let at = granule as usize;
             if at >= self.dense.len() {
-                self.dense.resize(at + 1, None);
+                // Doubling: an arena growing a granule at a time resizes
+                // O(log n) times, not at every map.
+                let len = (at + 1).max(2 * self.dense.len());
+                self.dense.resize(len.min(DENSE_GRANULES as usize), None);
             }
             self.dense[at] = Some(chunk);
         } else {

@@ -66,16 +66,15 @@ impl VmTable {
             });
         }
         self.granular("offset", offset)?;
-        let outside = StorageError::OutsideRange {
-            range,
-            offset,
-            bytes: c.bytes,
-            len: r.len,
-        };
-        let end = offset.checked_add(c.bytes).ok_or(outside.clone())?;
-        if end > r.len {
-            return Err(outside);
-        }
+        let end = offset
+            .checked_add(c.bytes)
+            .filter(|&end| end <= r.len)
+            .ok_or(StorageError::OutsideRange {
+                range,
+                offset,
+                bytes: c.bytes,
+                len: r.len,
+            })?;
         // The highest mapped granule below `end` belongs to the mapping
         // that starts last before `end`: the one to name.
         let shift = self.shift;
@@ -130,28 +129,24 @@ impl VmTable {
         let r = self.range(range)?;
         self.granular("offset", offset)?;
         self.granular("bytes", bytes)?;
-        let outside = StorageError::OutsideRange {
-            range,
-            offset,
-            bytes,
-            len: r.len,
-        };
-        let end = offset.checked_add(bytes).ok_or(outside.clone())?;
-        if end > r.len {
-            return Err(outside);
-        }
+        let end = offset
+            .checked_add(bytes)
+            .filter(|&end| end <= r.len)
+            .ok_or(StorageError::OutsideRange {
+                range,
+                offset,
+                bytes,
+                len: r.len,
+            })?;
         let (mut at, mut count) = (offset, 0);
         while at < end {
-            let not_mapped = StorageError::NotMapped {
+            let m = self.mapping_at(r, at).filter(|m| at + m.bytes <= end);
+            let m = m.ok_or(StorageError::NotMapped {
                 range,
                 offset,
                 bytes,
                 at,
-            };
-            let m = self.mapping_at(r, at).ok_or(not_mapped.clone())?;
-            if at + m.bytes > end {
-                return Err(not_mapped);
-            }
+            })?;
             at += m.bytes;
             count += 1;
         }
