@@ -67,7 +67,7 @@ pub(crate) struct VmTable {
     pub(crate) ranges: Vec<RangeEntry>,
     /// Range base address → id, to find the range an address lies in.
     pub(crate) by_base: BTreeMap<u64, RangeId>,
-    /// Live chunks; a [`ChunkId`] is the slab's id.
+    /// Live chunks; a [`ChunkId`](crate::vm::ChunkId) is the slab's id.
     pub(crate) chunks: Slab<ChunkEntry>,
     pub(crate) stats: VirtualMemoryStats,
 }
