@@ -151,7 +151,7 @@ impl VirtualPages {
         let page = &mut self.live[index];
         self.vm.map(page.range.id, offset, chunk)?;
         // The map succeeded, so `offset` is a multiple of the granularity.
-        page.mapped.set(offset / g, chunk);
+        page.mapped.insert(offset / g, 1, chunk);
         page.mapped_chunks += 1;
         Ok(())
     }
@@ -172,7 +172,7 @@ impl VirtualPages {
             });
         };
         self.vm.unmap(page.range.id, offset, g)?;
-        page.mapped.clear(offset / g);
+        page.mapped.remove(offset / g, 1);
         page.mapped_chunks -= 1;
         Ok(chunk)
     }

@@ -35,7 +35,7 @@ impl VirtualPages {
         let g = self.granularity;
         for page in std::mem::take(&mut self.live) {
             let (id, range) = (page.id, page.range);
-            let mapped = page.mapped.all();
+            let mapped = page.mapped.starts();
             let mut run = 0;
             while run < mapped.len() {
                 // `mapped[run..end]` are adjacent granules.

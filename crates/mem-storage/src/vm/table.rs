@@ -10,11 +10,13 @@
 //! suite serve them all. Chunks are in `table_chunks.rs`, map and
 //! unmap in `table_map.rs`, address checks in `table_access.rs`.
 //!
-//! Cost: every call is O(1) but for the ranges, which are few and found by
-//! binary search over their ids. Chunks live in a [`Slab`] (an id names
-//! its slot), and each range's mappings in a [`Granules`] table indexed by
-//! offset / granularity; only address lookups (byte access, reserve, free)
-//! use an ordered map, of range bases.
+//! Cost: create, map and release are O(1), an unmap or access spanning k
+//! chunks O(k), but for the ranges, which are few and found by binary
+//! search over their ids. Chunks live in a [`Slab`] (an id names its
+//! slot), and each range's mappings in a [`Granules`] table indexed by
+//! offset / granularity (an ordered map only for a range mapped past 2^18
+//! granules); only address lookups (byte access, reserve, free) use an
+//! ordered map, of range bases.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -54,7 +54,7 @@ impl VmTable {
     pub(crate) fn all_mappings(&self) -> Vec<Mapping> {
         let mut all = Vec::new();
         for r in &self.ranges {
-            for (granule, _) in r.granules.all() {
+            for (granule, _) in r.granules.starts() {
                 all.extend(self.mapping_at(r, granule << self.shift));
             }
         }

@@ -75,20 +75,16 @@ impl VmTable {
                 bytes: c.bytes,
                 len: r.len,
             })?;
-        // The highest mapped granule below `end` belongs to the mapping
-        // that starts last before `end`: the one to name.
-        let shift = self.shift;
-        for granule in (offset >> shift..end >> shift).rev() {
-            if let Some(other) = r.granules.get(granule) {
-                let (_, mapped_offset) = self.chunk(other)?.mapped_at.unwrap_or((range, 0));
-                return Err(StorageError::AlreadyMapped {
-                    range,
-                    offset,
-                    bytes: c.bytes,
-                    mapped_offset,
-                    mapped_chunk: other,
-                });
-            }
+        // Name the mapping in the way that starts last before `end`.
+        if let Some(other) = r.granules.last_in(offset >> self.shift, end >> self.shift) {
+            let (_, mapped_offset) = self.chunk(other)?.mapped_at.unwrap_or((range, 0));
+            return Err(StorageError::AlreadyMapped {
+                range,
+                offset,
+                bytes: c.bytes,
+                mapped_offset,
+                mapped_chunk: other,
+            });
         }
         Ok(Mapping {
             chunk,
@@ -104,9 +100,8 @@ impl VmTable {
         let Ok(r) = self.range_mut(range) else {
             return;
         };
-        for granule in m.offset >> shift..(m.offset + m.bytes) >> shift {
-            r.granules.set(granule, m.chunk);
-        }
+        r.granules
+            .insert(m.offset >> shift, m.bytes >> shift, m.chunk);
         r.mappings += 1;
         r.mapped_bytes += m.bytes;
         if let Some(c) = self.chunks.get_mut(m.chunk.0) {
@@ -188,9 +183,7 @@ impl VmTable {
                 break;
             };
             if let Ok(r) = self.range_mut(plan.range) {
-                for granule in at >> shift..(at + m.bytes) >> shift {
-                    r.granules.clear(granule);
-                }
+                r.granules.remove(at >> shift, m.bytes >> shift);
                 r.mappings -= 1;
                 r.mapped_bytes -= m.bytes;
             }

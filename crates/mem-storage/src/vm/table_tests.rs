@@ -152,6 +152,29 @@ fn a_mapping_far_into_a_huge_range_is_checked_like_a_near_one() {
 }
 
 #[test]
+fn a_huge_chunk_at_a_one_byte_granularity_maps_checks_and_unmaps_whole() {
+    let mut t = VmTable::new("test", 1, PhysicalMemory::new(1 << 62));
+    let r = t.add_range(1 << 44, 1 << 61).id;
+    let claim = t.check_create(1 << 40).unwrap();
+    let huge = t.add_chunk(claim, 0).unwrap();
+    t.commit_map(r, t.check_map(r, 0, huge).unwrap());
+    assert!(t.check_access((1 << 44) + (1 << 40) - 8, 8).is_ok());
+    assert!(t.check_access((1 << 44) + (1 << 40) - 8, 9).is_err());
+    let claim = t.check_create(1 << 20).unwrap();
+    let small = t.add_chunk(claim, 0).unwrap();
+    assert!(matches!(
+        t.check_map(r, 1 << 39, small),
+        Err(StorageError::AlreadyMapped {
+            mapped_offset: 0,
+            ..
+        })
+    ));
+    let plan = t.check_unmap(r, 0, 1 << 40).unwrap();
+    assert_eq!(t.commit_unmap(&plan, plan.count), [huge]);
+    t.commit_map(r, t.check_map(r, 1 << 39, small).unwrap());
+}
+
+#[test]
 fn a_granularity_must_be_a_power_of_two_multiple_of_the_minimum() {
     assert!(check_granularity("t", 2 << 20, 4096).is_ok());
     assert!(check_granularity("t", 1 << 32, 1).is_ok());
