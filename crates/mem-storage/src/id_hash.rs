@@ -1,5 +1,5 @@
-//! `IdHasher`: a multiply-rotate hasher for maps keyed by ids this crate
-//! issues (chunk ids, storage ids).
+//! `IdHasher`: a multiply-rotate hasher for sets and maps keyed by ids a
+//! backend issues (a storage's set of its chunk ids).
 //!
 //! Why not the standard SipHash: it resists keys chosen to collide, which
 //! ids handed out by the crate itself are not, and it cost the simulated
