@@ -66,21 +66,25 @@ impl Granules {
     /// Record `chunk` over granules `start..start+len` (all free).
     pub(crate) fn insert(&mut self, start: u64, len: u64, chunk: ChunkId) {
         let end = start.saturating_add(len);
-        if let Self::Dense(v) = self {
-            if end > DENSE_GRANULES {
-                *self = Self::Ordered(runs(v));
-            } else {
-                let (start, end) = (start as usize, end as usize);
-                if end > v.len() {
-                    let doubled = end.max(2 * v.len()).min(DENSE_GRANULES as usize);
-                    v.resize(doubled, None);
-                }
-                v[start..end].fill(Some(chunk));
-                return;
+        match self {
+            Self::Dense(v) if end <= v.len() as u64 => {
+                v[start as usize..end as usize].fill(Some(chunk));
             }
-        }
-        if let Self::Ordered(m) = self {
-            m.insert(start, (chunk, len));
+            Self::Dense(v) if end <= DENSE_GRANULES => {
+                // Doubling: an arena growing a granule at a time resizes
+                // O(log n) times, not at every map.
+                let doubled = (end as usize).max(2 * v.len());
+                v.resize(doubled.min(DENSE_GRANULES as usize), None);
+                v[start as usize..end as usize].fill(Some(chunk));
+            }
+            Self::Dense(v) => {
+                let mut ordered: BTreeMap<_, _> = runs(v).collect();
+                ordered.insert(start, (chunk, len));
+                *self = Self::Ordered(ordered);
+            }
+            Self::Ordered(m) => {
+                m.insert(start, (chunk, len));
+            }
         }
     }
 
@@ -103,32 +107,31 @@ impl Granules {
     /// and whole-table walks, not the hot path).
     pub(crate) fn starts(&self) -> Vec<(u64, ChunkId)> {
         match self {
-            Self::Dense(v) => runs(v).into_iter().map(|(g, (c, _))| (g, c)).collect(),
+            Self::Dense(v) => runs(v).map(|(g, (c, _))| (g, c)).collect(),
             Self::Ordered(m) => m.iter().map(|(&g, &(c, _))| (g, c)).collect(),
         }
     }
 }
 
-/// The mappings of a dense table: each run of one chunk is one mapping
-/// (a chunk is mapped at most once).
-fn runs(v: &[Option<ChunkId>]) -> BTreeMap<u64, (ChunkId, u64)> {
-    let mut out: BTreeMap<u64, (ChunkId, u64)> = BTreeMap::new();
-    let mut last: Option<(u64, ChunkId)> = None;
-    for (g, entry) in v.iter().enumerate() {
-        match (*entry, last) {
-            (Some(c), Some((start, prev))) if c == prev => {
-                if let Some(run) = out.get_mut(&start) {
-                    run.1 += 1;
-                }
+/// The mappings of a dense table, in order, as (first granule, (chunk,
+/// length)): each run of one chunk is one mapping, as a chunk is mapped
+/// at most once.
+fn runs(v: &[Option<ChunkId>]) -> impl Iterator<Item = (u64, (ChunkId, u64))> + '_ {
+    let mut g = 0;
+    std::iter::from_fn(move || {
+        while g < v.len() {
+            let Some(chunk) = v[g] else {
+                g += 1;
+                continue;
+            };
+            let start = g;
+            while g < v.len() && v[g] == Some(chunk) {
+                g += 1;
             }
-            (Some(c), _) => {
-                out.insert(g as u64, (c, 1));
-                last = Some((g as u64, c));
-            }
-            (None, _) => last = None,
+            return Some((start as u64, (chunk, (g - start) as u64)));
         }
-    }
-    out
+        None
+    })
 }
 
 #[cfg(test)]
