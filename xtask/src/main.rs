@@ -15,6 +15,9 @@
 //!   `ci` runs it for 20 s through `cargo test`.
 //! - `fuzz --seconds N` — the cargo-fuzz program target (nightly + cargo-fuzz).
 //! - `bench [--full]` — the quick benchmark table, or every criterion target.
+//! - `bench-cubecl [--runs N]` — gpumem beside CubeCL's engine (cubecl-server
+//!   0.11.3 and 0.12.0-pre.1) on every workload and recorded trace; builds
+//!   `benches/cubecl-peers`, which is outside the workspace and CI.
 //! - `gpu-bundle` — release test and bench binaries + `run.sh` in `./gpu-bundle`.
 //! - `gpu-bench` — the CUDA measurements (skips with a reason without a GPU).
 //! - `html-check` — `replay --html` pages opened in headless Chromium: the
@@ -26,6 +29,7 @@
 use std::process::{Command, ExitCode};
 
 mod bench;
+mod bench_cubecl;
 mod fault_sweep;
 mod fuzz;
 mod gpu;

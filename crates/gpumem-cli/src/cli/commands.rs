@@ -90,10 +90,11 @@ fn run_replay(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
     warn_about(&trace, &source, err).map_err(io_err("stderr"))?;
     let program = Program::compile(&trace.events)?;
     let views = args.plot.is_some() || args.html.is_some();
-    let options = ReplayOptions {
-        timeline_points: if views { PLOT_POINTS } else { 0 },
+    // The timed pass reads no statistics beyond the allocator's calls; the
+    // timeline and the op of peak reserved come from one untimed pass.
+    let timed = ReplayOptions {
         progress: progress_bar(args.json),
-        find_peak_reserved_op: false,
+        ..ReplayOptions::default()
     };
     let settings = PoolSettings {
         config,
@@ -110,13 +111,21 @@ fn run_replay(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
             options,
         )
     };
-    let mut run = replay(&options)?;
-    complete_report(&mut run, &trace, &program, args.top, || {
-        replay(&ReplayOptions {
-            find_peak_reserved_op: true,
-            ..ReplayOptions::default()
+    let mut run = replay(&timed)?;
+    let observed = (views || args.top > 0)
+        .then(|| {
+            replay(&ReplayOptions {
+                timeline_points: if views { PLOT_POINTS } else { 0 },
+                find_peak_reserved_op: args.top > 0,
+                ..ReplayOptions::default()
+            })
         })
-    })?;
+        .transpose()?;
+    if let Some(observed) = &observed {
+        run.timeline.clone_from(&observed.timeline);
+        run.pool_timeline.clone_from(&observed.pool_timeline);
+    }
+    complete_report(&mut run, &trace, &program, args.top, observed.as_ref());
     if args.json {
         let text = serde_json::to_string(&run.report).map_err(|e| CliError::Io {
             what: "JSON report".to_string(),

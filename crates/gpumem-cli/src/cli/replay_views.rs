@@ -3,9 +3,11 @@
 //! of the timeline (`--plot`, `--html`) on the x axis the user chose.
 //!
 //! Attribution at peak reserved needs the op at which reserved bytes
-//! peaked, which only a statistics read after every allocation finds; that
-//! read would be timed with the allocator, so it runs as a second, untimed
-//! pass of the same replay (`find_peak_reserved_op`).
+//! peaked, and the views need reserved bytes after every op: only a
+//! statistics read per op finds them, which would be timed with the
+//! allocator. So the command replays twice: a timed pass that reads
+//! nothing, and one untimed *observed* pass of the same replay that keeps
+//! the timeline and finds that op (`find_peak_reserved_op`).
 
 use std::io::Write;
 use std::path::Path;
@@ -24,27 +26,27 @@ use crate::trace::Trace;
 const RECORDED_POINTS: usize = 2000;
 
 /// Fill the report's device, recorded allocator and (with `top > 0`)
-/// attribution; `second_pass` replays again untimed, finding the op of
-/// peak reserved.
+/// attribution; `observed` is the untimed pass that found the op of peak
+/// reserved.
 pub(crate) fn complete_report(
     run: &mut ReplayRun,
     trace: &Trace,
     program: &Program,
     top: usize,
-    second_pass: impl FnOnce() -> Result<ReplayRun>,
-) -> Result<()> {
+    observed: Option<&ReplayRun>,
+) {
     let report = &mut run.report;
     report.device = trace.stats.device;
     report.recorded = recorded_allocator(trace, program, report.peak_reserved_bytes);
     if top == 0 {
-        return Ok(());
+        return;
     }
     let Some(event) = peak_live_event(trace) else {
-        return Ok(());
+        return;
     };
     let mut peak_live = live_at(trace, event, top);
     peak_live.op = program.op_of_event(event) as u64 + 1;
-    let peak_reserved = second_pass()?.peak_reserved_op.map(|op| {
+    let peak_reserved = observed.and_then(|o| o.peak_reserved_op).map(|op| {
         let mut at = live_at(trace, program.event_of_op(op), top);
         at.op = op as u64 + 1;
         at
@@ -53,7 +55,6 @@ pub(crate) fn complete_report(
         peak_live,
         peak_reserved,
     });
-    Ok(())
 }
 
 /// The x axis to draw on: time only when the trace has times.

@@ -73,8 +73,29 @@ pub struct Row {
 impl Row {
     fn new(allocator: Allocator, report: &ReplayReport, storage_calls: u64) -> Self {
         let arenas = report.arenas.is_some();
+        Row::from_report(
+            allocator.name(),
+            report,
+            storage_calls,
+            allocator.reserved_means(arenas),
+            allocator.storage_calls_mean(arenas),
+        )
+    }
+
+    /// A row for any allocator replayed in order through
+    /// [`replay`](crate::replay::replay), named and described by its
+    /// caller: the hook for peers that live outside this crate (the CubeCL
+    /// engines of `benches/cubecl-peers`, which the workspace does not
+    /// build) to be measured and printed exactly as `compare`'s own rows.
+    pub fn from_report(
+        allocator: &'static str,
+        report: &ReplayReport,
+        storage_calls: u64,
+        reserved_means: &'static str,
+        storage_calls_mean: &'static str,
+    ) -> Self {
         Row {
-            allocator: allocator.name(),
+            allocator,
             peak_live_bytes: report.peak_live_bytes,
             peak_reserved_bytes: report.peak_reserved_bytes,
             final_reserved_bytes: report.final_reserved_bytes,
@@ -86,8 +107,8 @@ impl Row {
             failed_allocs: report.failed_allocs,
             first_failure: report.first_failure.clone(),
             threads: 1,
-            reserved_means: allocator.reserved_means(arenas),
-            storage_calls_mean: allocator.storage_calls_mean(arenas),
+            reserved_means,
+            storage_calls_mean,
         }
     }
 }

@@ -1,0 +1,95 @@
+//! `cubecl-peers`: gpumem beside CubeCL's memory engine, one table per trace.
+//!
+//! An issue asked whether gpumem beats CubeCL's engine on every trace. This
+//! binary answers with numbers: each trace (a built-in workload or a file
+//! gpumem-cli reads) is compiled once and replayed through the same timed
+//! loop (`gpumem_cli::replay::replay`) by gpumem's default `Device` and
+//! offset-allocator (the rows of `gpumem compare`) and by cubecl-server
+//! 0.11.3 and 0.12.0-pre.1 ([`v011`], [`v012`]), all on an 80 GiB device
+//! that holds no memory. ns/op is the median of `--runs` runs (3 by
+//! default), run by run over the rows so machine load spreads over all of
+//! them; the bytes are deterministic and taken from the first run.
+//!
+//! It lives outside the gpumem workspace so CI never compiles cubecl; run
+//! it with `cargo xtask bench-cubecl`.
+//!
+//! Usage: `cubecl-peers [--runs N] SOURCE...`, a SOURCE being `random`,
+//! `training`, `serving`, `devlog` or a trace file.
+
+mod rows;
+mod table;
+pub mod v011;
+pub mod v012;
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use gpumem_cli::replay::Program;
+use gpumem_cli::trace::{TraceFormat, read_trace_file};
+use gpumem_cli::workload::{Workload, WorkloadSpec};
+use gpumem_cli::{CliError, Result};
+
+const WORKLOADS: [Workload; 4] = [
+    Workload::Random,
+    Workload::Training,
+    Workload::Serving,
+    Workload::Devlog,
+];
+
+/// Runs per row when `--runs` is not given.
+const DEFAULT_RUNS: usize = 3;
+
+fn main() -> ExitCode {
+    match run(std::env::args().skip(1).collect()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("cubecl-peers: error: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn usage(reason: String) -> CliError {
+    CliError::InvalidArgument {
+        option: "cubecl-peers",
+        value: std::env::args().skip(1).collect::<Vec<_>>().join(" "),
+        reason: format!("{reason}; usage: cubecl-peers [--runs N] SOURCE..."),
+    }
+}
+
+fn run(args: Vec<String>) -> Result<()> {
+    let mut runs = DEFAULT_RUNS;
+    let mut sources = Vec::new();
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        if arg == "--runs" {
+            runs = args
+                .next()
+                .and_then(|n| n.parse().ok())
+                .filter(|&n| (1..=99).contains(&n))
+                .ok_or_else(|| usage("--runs takes a number from 1 to 99".to_string()))?;
+        } else {
+            sources.push(arg);
+        }
+    }
+    if sources.is_empty() {
+        return Err(usage("no SOURCE given".to_string()));
+    }
+    for source in &sources {
+        let program = load(source)?;
+        let table = rows::measure(source, &program, runs)?;
+        print!("{table}");
+    }
+    println!("{}", table::NOTES);
+    Ok(())
+}
+
+/// A built-in workload (seed 42, scale 1, as `gpumem compare`'s defaults)
+/// or a trace file, compiled.
+fn load(source: &str) -> Result<Program> {
+    let events = match WORKLOADS.into_iter().find(|w| w.name() == source) {
+        Some(workload) => workload.generate(&WorkloadSpec::default())?,
+        None => read_trace_file(Path::new(source), TraceFormat::Auto)?.events,
+    };
+    Program::compile(&events)
+}
