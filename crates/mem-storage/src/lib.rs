@@ -107,6 +107,7 @@ mod fault_plan;
 mod host;
 mod host_transfer;
 mod id;
+mod id_hash;
 mod logging;
 mod physical;
 mod resource;

@@ -134,6 +134,11 @@ impl ChunkClaim {
         })
     }
 
+    /// The bytes claimed.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
     /// The chunk exists: its bytes stay held until it is released.
     pub(crate) fn keep(mut self) -> u64 {
         // Nothing left to give back on drop.

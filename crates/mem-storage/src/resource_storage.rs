@@ -82,7 +82,7 @@ impl<R: DeviceResource> ResourceStorage<R> {
         let virtual_page = self
             .virt
             .as_ref()
-            .and_then(|v| v.live.get(&handle.id))
+            .and_then(|v| v.page(handle.id))
             .map(|p| Page {
                 ptr: p.range.base,
                 size: p.range.len,
@@ -200,7 +200,7 @@ impl<R: DeviceResource> ComputeStorage for ResourceStorage<R> {
             });
         }
         match &self.virt {
-            Some(v) if v.live.contains_key(&dst.id) => v.vm.write_mapped(view.ptr, data),
+            Some(v) if v.is_live(dst.id) => v.vm.write_mapped(view.ptr, data),
             _ => self.resource.write(view.ptr, data, self.stream),
         }
     }
@@ -216,7 +216,7 @@ impl<R: DeviceResource> ComputeStorage for ResourceStorage<R> {
             });
         }
         match &self.virt {
-            Some(v) if v.live.contains_key(&src.id) => v.vm.read_mapped(view.ptr, out),
+            Some(v) if v.is_live(src.id) => v.vm.read_mapped(view.ptr, out),
             _ => self.resource.read(view.ptr, out, self.stream),
         }
     }
@@ -224,7 +224,7 @@ impl<R: DeviceResource> ComputeStorage for ResourceStorage<R> {
     fn fill(&mut self, dst: &StorageHandle, value: u8) -> Result<(), StorageError> {
         let view = self.locate(dst)?;
         match &self.virt {
-            Some(v) if v.live.contains_key(&dst.id) => v.vm.fill_mapped(view.ptr, value, view.size),
+            Some(v) if v.is_live(dst.id) => v.vm.fill_mapped(view.ptr, value, view.size),
             _ => self.resource.fill(view.ptr, value, view.size, self.stream),
         }
     }

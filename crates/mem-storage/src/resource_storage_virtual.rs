@@ -39,7 +39,7 @@ impl<R: DeviceResource> ResourceStorage<R> {
 
     /// Whether `id` is a live virtual page.
     pub(crate) fn is_virtual(&self, id: StorageId) -> bool {
-        self.virt.as_ref().is_some_and(|v| v.live.contains_key(&id))
+        self.virt.as_ref().is_some_and(|v| v.is_live(id))
     }
 
     /// Copy `bytes` from `src` to `dst` through a host buffer of at most

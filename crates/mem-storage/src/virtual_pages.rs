@@ -9,30 +9,47 @@
 //! and a pressure trigger care about) and a dropped storage leaves nothing
 //! mapped or created behind — the virtual memory is shared by every stream
 //! of a device, so its own drop comes too late.
+//!
+//! Cost: the pages are few and sit in id order (ids only grow), found by
+//! binary search; each page's mappings are a [`Granules`] table indexed by
+//! offset / granularity, and the chunks a set under the cheap
+//! [`IdBuildHasher`]. So create, map, unmap and release add O(1) work to
+//! the virtual memory's own; giving everything back (`release.rs`) is
+//! linear.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::error::StorageError;
 use crate::id::StorageId;
+use crate::id_hash::IdBuildHasher;
+use crate::vm::granules::Granules;
 use crate::vm::{ChunkId, VaRange, VirtualMemory};
+
+mod release;
 
 /// One virtual page: its range and what is mapped in it.
 #[derive(Debug)]
 pub(crate) struct VirtualPage {
+    id: StorageId,
     pub(crate) range: VaRange,
-    /// Offset → chunk mapped there.
-    mapped: BTreeMap<u64, ChunkId>,
+    /// Granule (offset / granularity) → chunk mapped there.
+    mapped: Granules,
+    /// Chunks mapped in the page now.
+    mapped_chunks: u64,
 }
 
 /// The virtual pages and chunks of one storage.
 #[derive(Debug)]
 pub(crate) struct VirtualPages {
     pub(crate) vm: Arc<dyn VirtualMemory>,
-    pub(crate) live: HashMap<StorageId, VirtualPage>,
+    /// Live pages in id order.
+    live: Vec<VirtualPage>,
     /// Deallocated pages whose ranges go back at the next flush.
     pending: Vec<(StorageId, VaRange)>,
-    chunks: HashSet<ChunkId>,
+    chunks: HashSet<ChunkId, IdBuildHasher>,
+    /// The virtual memory's granularity (fixed for its life).
+    granularity: u64,
     /// Bytes of the chunks in `chunks`.
     pub(crate) chunk_bytes: u64,
     /// Bytes of the ranges in `live` and `pending`.
@@ -42,17 +59,42 @@ pub(crate) struct VirtualPages {
 impl VirtualPages {
     pub(crate) fn new(vm: Arc<dyn VirtualMemory>) -> Self {
         Self {
+            granularity: vm.granularity(),
             vm,
-            live: HashMap::new(),
+            live: Vec::new(),
             pending: Vec::new(),
-            chunks: HashSet::new(),
+            chunks: HashSet::default(),
             chunk_bytes: 0,
             virtual_bytes: 0,
         }
     }
 
+    fn index(&self, id: StorageId) -> Result<usize, StorageError> {
+        self.live
+            .binary_search_by_key(&id, |p| p.id)
+            .map_err(|_| StorageError::UnknownId { id })
+    }
+
+    /// Live page `id`, if it is one of this storage's virtual pages.
+    pub(crate) fn page(&self, id: StorageId) -> Option<&VirtualPage> {
+        self.index(id).ok().map(|i| &self.live[i])
+    }
+
+    pub(crate) fn is_live(&self, id: StorageId) -> bool {
+        self.index(id).is_ok()
+    }
+
+    /// Reserve a page of at least `size` bytes as `id`, which must be
+    /// larger than every id reserved before (the storage's ids only grow).
     pub(crate) fn reserve(&mut self, id: StorageId, size: u64) -> Result<u64, StorageError> {
-        let g = self.vm.granularity();
+        if self.live.last().is_some_and(|p| p.id >= id) {
+            return Err(StorageError::InvalidArgument {
+                parameter: "virtual page id",
+                value: id.0,
+                expected: "an id above every virtual page's before it",
+            });
+        }
+        let g = self.granularity;
         let bytes = size.checked_next_multiple_of(g).filter(|&b| b > 0).ok_or(
             StorageError::InvalidArgument {
                 parameter: "virtual page size",
@@ -62,18 +104,17 @@ impl VirtualPages {
         )?;
         let range = self.vm.reserve_range(bytes)?;
         self.virtual_bytes += range.len;
-        self.live.insert(
+        self.live.push(VirtualPage {
             id,
-            VirtualPage {
-                range,
-                mapped: BTreeMap::new(),
-            },
-        );
+            range,
+            mapped: Granules::default(),
+            mapped_chunks: 0,
+        });
         Ok(range.len)
     }
 
     pub(crate) fn create_chunk(&mut self) -> Result<ChunkId, StorageError> {
-        let g = self.vm.granularity();
+        let g = self.granularity;
         let chunk = self.vm.create_chunk(g)?;
         self.chunks.insert(chunk);
         self.chunk_bytes += g;
@@ -89,12 +130,8 @@ impl VirtualPages {
         }
         self.vm.release_chunk(chunk)?;
         self.chunks.remove(&chunk);
-        self.chunk_bytes -= self.vm.granularity();
+        self.chunk_bytes -= self.granularity;
         Ok(())
-    }
-
-    fn page_mut(&mut self, id: StorageId) -> Result<&mut VirtualPage, StorageError> {
-        self.live.get_mut(&id).ok_or(StorageError::UnknownId { id })
     }
 
     pub(crate) fn map(
@@ -109,18 +146,24 @@ impl VirtualPages {
                 chunk,
             });
         }
-        let vm = self.vm.clone();
-        let page = self.page_mut(id)?;
-        vm.map(page.range.id, offset, chunk)?;
-        page.mapped.insert(offset, chunk);
+        let g = self.granularity;
+        let index = self.index(id)?;
+        let page = &mut self.live[index];
+        self.vm.map(page.range.id, offset, chunk)?;
+        // The map succeeded, so `offset` is a multiple of the granularity.
+        page.mapped.insert(offset / g, 1, chunk);
+        page.mapped_chunks += 1;
         Ok(())
     }
 
     pub(crate) fn unmap(&mut self, id: StorageId, offset: u64) -> Result<ChunkId, StorageError> {
-        let vm = self.vm.clone();
-        let g = vm.granularity();
-        let page = self.page_mut(id)?;
-        let Some(&chunk) = page.mapped.get(&offset) else {
+        let g = self.granularity;
+        let index = self.index(id)?;
+        let page = &mut self.live[index];
+        let mapped = offset
+            .is_multiple_of(g)
+            .then(|| page.mapped.get(offset / g));
+        let Some(chunk) = mapped.flatten() else {
             return Err(StorageError::NotMapped {
                 range: page.range.id,
                 offset,
@@ -128,68 +171,26 @@ impl VirtualPages {
                 at: offset,
             });
         };
-        vm.unmap(page.range.id, offset, g)?;
-        page.mapped.remove(&offset);
+        self.vm.unmap(page.range.id, offset, g)?;
+        page.mapped.remove(offset / g, 1);
+        page.mapped_chunks -= 1;
         Ok(chunk)
     }
 
     /// Queue page `id` for its range's release; refused while mapped.
     pub(crate) fn dealloc(&mut self, id: StorageId) -> Result<(), StorageError> {
-        let page = self.live.get(&id).ok_or(StorageError::UnknownId { id })?;
-        if !page.mapped.is_empty() {
-            let chunks = page.mapped.len() as u64;
+        let index = self.index(id)?;
+        let page = &self.live[index];
+        if page.mapped_chunks > 0 {
+            let chunks = page.mapped_chunks;
             return Err(StorageError::RangeInUse {
                 range: page.range.id,
                 mapped_chunks: chunks,
-                mapped_bytes: chunks * self.vm.granularity(),
+                mapped_bytes: chunks * self.granularity,
             });
         }
-        let range = page.range;
-        self.live.remove(&id);
+        let range = self.live.remove(index).range;
         self.pending.push((id, range));
         Ok(())
-    }
-
-    /// Free the queued ranges; one that fails stays queued.
-    pub(crate) fn flush(&mut self) -> Result<(), StorageError> {
-        let mut first = None;
-        let mut kept = Vec::new();
-        for (id, range) in std::mem::take(&mut self.pending) {
-            match self.vm.free_range(range.id) {
-                Ok(()) => self.virtual_bytes -= range.len,
-                Err(err) => {
-                    tracing::warn!(%id, %err, "virtual range free failed; it stays queued");
-                    first.get_or_insert(err);
-                    kept.push((id, range));
-                }
-            }
-        }
-        self.pending = kept;
-        first.map_or(Ok(()), Err)
-    }
-
-    /// Unmap, release and free everything (the storage is going away).
-    pub(crate) fn release_all(&mut self) {
-        let ids: Vec<_> = self.live.keys().copied().collect();
-        for id in ids {
-            let offsets: Vec<_> = self.live[&id].mapped.keys().copied().collect();
-            for offset in offsets {
-                if let Err(err) = self.unmap(id, offset) {
-                    tracing::error!(%id, offset, %err, "chunk could not be unmapped on drop");
-                }
-            }
-            if let Err(err) = self.dealloc(id) {
-                tracing::error!(%id, %err, "virtual page could not be freed on drop");
-            }
-        }
-        let chunks: Vec<_> = self.chunks.iter().copied().collect();
-        for chunk in chunks {
-            if let Err(err) = self.release_chunk(chunk) {
-                tracing::error!(%chunk, %err, "chunk could not be released on drop");
-            }
-        }
-        if let Err(err) = self.flush() {
-            tracing::error!(%err, "virtual ranges could not be freed on drop");
-        }
     }
 }

@@ -115,3 +115,81 @@ fn a_storage_without_virtual_memory_says_so() {
         Err(StorageError::Unsupported { .. })
     ));
 }
+
+#[test]
+fn a_bad_map_or_unmap_is_a_typed_error_and_changes_nothing() {
+    let vm = Arc::new(SimulatedVirtualMemory::new(80 << 30));
+    let mut s =
+        ResourceStorage::new(SimulatedResource::new(1 << 30)).with_virtual_memory(vm.clone());
+    let page = s.alloc_virtual(8 * G).unwrap();
+    let chunk = s.create_chunk().unwrap();
+    s.map_chunk(page.id, G, chunk).unwrap();
+    for offset in [G + 4096, 0, 2 * G, 100 * G] {
+        assert!(
+            matches!(
+                s.unmap_chunk(page.id, offset),
+                Err(StorageError::NotMapped { at, .. }) if at == offset
+            ),
+            "nothing mapped at {offset}"
+        );
+    }
+    let gone = mem_storage::StorageId(page.id.0 + 100);
+    assert!(matches!(
+        s.unmap_chunk(gone, G),
+        Err(StorageError::UnknownId { .. })
+    ));
+    assert!(matches!(
+        s.map_chunk(gone, 0, chunk),
+        Err(StorageError::UnknownId { .. })
+    ));
+    let foreign = vm.create_chunk(G).unwrap();
+    assert!(matches!(
+        s.map_chunk(page.id, 0, foreign),
+        Err(StorageError::UnknownChunk { .. })
+    ));
+    assert!(matches!(
+        s.dealloc(page.id),
+        Err(StorageError::RangeInUse {
+            mapped_chunks: 1,
+            mapped_bytes: G,
+            ..
+        })
+    ));
+    let stats = vm.vm_stats();
+    assert_eq!((stats.maps, stats.unmaps, stats.mapped_bytes), (1, 0, G));
+    assert_eq!(s.unmap_chunk(page.id, G).unwrap(), chunk);
+    s.dealloc(page.id).unwrap();
+    vm.release_chunk(foreign).unwrap();
+}
+
+#[test]
+fn a_dropped_storage_unmaps_adjacent_and_lone_chunks_and_leaves_the_memory_idle() {
+    let vm = Arc::new(SimulatedVirtualMemory::new(80 << 30));
+    let mut s =
+        ResourceStorage::new(SimulatedResource::new(1 << 30)).with_virtual_memory(vm.clone());
+    let (a, b) = (
+        s.alloc_virtual(16 * G).unwrap(),
+        s.alloc_virtual(4 * G).unwrap(),
+    );
+    for (page, granule) in [
+        (a.id, 0),
+        (a.id, 1),
+        (a.id, 2),
+        (a.id, 5),
+        (a.id, 7),
+        (a.id, 8),
+        (b.id, 3),
+    ] {
+        let chunk = s.create_chunk().unwrap();
+        s.map_chunk(page, granule * G, chunk).unwrap();
+    }
+    let _idle = s.create_chunk().unwrap();
+    assert_eq!(s.bytes_allocated(), 8 * G);
+    drop(s);
+    let stats = vm.vm_stats();
+    assert!(stats.is_idle(), "{stats:?}");
+    assert_eq!(
+        (stats.unmaps, stats.chunks_released, stats.refused_calls),
+        (7, 8, 0)
+    );
+}

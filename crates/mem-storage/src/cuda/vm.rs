@@ -57,6 +57,8 @@ impl CudaVirtualMemory {
     /// As [`CudaVirtualMemory::new`], except `NoDevice`.
     pub fn from_context(ctx: Arc<CudaContext>) -> Result<Self, StorageError> {
         let minimum = Self::check_support(&ctx)?;
+        // The table turns offsets into granules with a shift.
+        check_granularity(BACKEND, minimum, 1)?;
         Self::build(ctx, minimum)
     }
 

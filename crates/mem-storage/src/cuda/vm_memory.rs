@@ -98,7 +98,13 @@ impl VirtualMemory for CudaVirtualMemory {
             // `check_create` bounded `bytes` by the device's total memory;
             // a refusal below drops the claim, giving its bytes back.
             match drv::create(self.device, bytes as usize) {
-                Ok(handle) => Ok(t.add_chunk(claim, handle)),
+                Ok(handle) => t.add_chunk(claim, handle).inspect_err(|_| {
+                    // SAFETY: made just above and never recorded or mapped,
+                    // so nothing else can release or use it.
+                    if let Err(err) = unsafe { drv::release(handle) } {
+                        tracing::error!(%err, "releasing an unrecorded chunk failed");
+                    }
+                }),
                 Err(DriverError(sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY)) => {
                     Err(self.out_of_memory(t, bytes))
                 }
@@ -132,21 +138,20 @@ impl VirtualMemory for CudaVirtualMemory {
     }
     fn unmap(&self, range: RangeId, offset: u64, bytes: u64) -> Result<Vec<ChunkId>, StorageError> {
         self.counted(|t| {
-            let removed = t.check_unmap(range, offset, bytes)?;
+            let plan = t.check_unmap(range, offset, bytes)?;
             self.ctx
                 .synchronize()
                 .map_err(driver("waiting for the device before an unmap"))?;
-            for (done, m) in removed.iter().enumerate() {
+            for (done, m) in t.unmapping(&plan).iter().enumerate() {
                 // SAFETY: each span is one whole live mapping (checked) and
                 // the device is idle, so no work uses it.
                 if let Err(e) = unsafe { drv::unmap(m.addr, m.bytes as usize) } {
                     // Record what the driver did unmap before failing.
-                    t.commit_unmap(range, &removed[..done]);
+                    t.commit_unmap(&plan, done);
                     return Err(driver("unmapping a chunk")(e));
                 }
             }
-            t.commit_unmap(range, &removed);
-            Ok(removed.iter().map(|m| m.chunk).collect())
+            Ok(t.commit_unmap(&plan, plan.count))
         })
     }
     fn physical_info(&self) -> Result<MemInfo, StorageError> {
@@ -228,13 +233,15 @@ impl Drop for CudaVirtualMemory {
                 tracing::error!(%err, chunk = %m.chunk, "unmapping while dropping failed");
             }
         }
-        for (id, c) in std::mem::take(&mut table.chunks) {
+        for (id, c) in table.chunks.take_all() {
+            let id = ChunkId(id);
             // SAFETY: a live chunk, unmapped just above, released once here.
             if let Err(err) = unsafe { drv::release(c.handle) } {
                 tracing::error!(%err, chunk = %id, "releasing a chunk while dropping failed");
             }
         }
-        for (id, r) in std::mem::take(&mut table.ranges) {
+        for r in std::mem::take(&mut table.ranges) {
+            let id = r.id;
             // SAFETY: a live reservation, emptied above, freed once here.
             if let Err(err) = unsafe { drv::free(r.base, r.len as usize) } {
                 tracing::error!(%err, range = %id, "freeing a range while dropping failed");

@@ -149,7 +149,8 @@ impl State {
 impl Drop for HostVirtualMemory {
     fn drop(&mut self) {
         let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
-        for (id, r) in std::mem::take(&mut state.table.ranges) {
+        for r in std::mem::take(&mut state.table.ranges) {
+            let id = r.id;
             let Some(base) = state.bases.remove(&r.base) else {
                 continue;
             };

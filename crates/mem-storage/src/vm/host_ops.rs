@@ -42,7 +42,7 @@ impl State {
         })?;
         sys::set_len(&self.fd, end)?;
         self.file_len = end;
-        Ok(self.table.add_chunk(claim, offset))
+        self.table.add_chunk(claim, offset)
     }
 
     pub(crate) fn release(&mut self, id: ChunkId) -> Result<(), StorageError> {
@@ -75,14 +75,13 @@ impl State {
         offset: u64,
         bytes: u64,
     ) -> Result<Vec<ChunkId>, StorageError> {
-        let removed = self.table.check_unmap(range, offset, bytes)?;
+        let plan = self.table.check_unmap(range, offset, bytes)?;
         let base = self.table.range(range)?.base;
         let at = self.ptr(base, offset)?;
         // SAFETY: the table proved `offset..+bytes` is inside the live
         // reservation (covered by whole mappings); the lock keeps byte
         // access out, so nothing refers to it.
         unsafe { sys::unmap_chunk(at, bytes as usize) }?;
-        self.table.commit_unmap(range, &removed);
-        Ok(removed.iter().map(|m| m.chunk).collect())
+        Ok(self.table.commit_unmap(&plan, plan.count))
     }
 }

@@ -1,9 +1,12 @@
 //! The plain values of virtual memory: range and chunk ids, a reserved
 //! range, and the counters every backend keeps.
 //!
-//! Ids are issued from per-backend counters starting at 1 and never reused
-//! (like [`crate::StorageId`]), so an id kept past its free or release is
-//! detected as stale instead of naming a newer range or chunk.
+//! Ids are never reused (like [`crate::StorageId`]), so an id kept past
+//! its free or release is detected as stale instead of naming a newer
+//! range or chunk. Range ids count from 1. A chunk id names its slot in
+//! the backend's table — slot + 1 in the low 32 bits, the slot's
+//! generation above — so it is found in O(1); the first chunks are 1, 2,
+//! 3, ... as with a counter, and a reused slot gets a new generation.
 
 use std::fmt;
 

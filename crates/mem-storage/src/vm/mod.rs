@@ -21,6 +21,7 @@
 mod adaptor;
 mod fault;
 mod forward;
+pub(crate) mod granules;
 #[cfg(target_os = "linux")]
 mod host;
 #[cfg(not(target_os = "linux"))]
@@ -35,9 +36,12 @@ mod host_sys;
 mod ids;
 mod logging;
 mod simulated;
+mod slab;
 pub(crate) mod stats;
 pub(crate) mod table;
-mod table_map;
+mod table_access;
+mod table_chunks;
+pub(crate) mod table_map;
 #[cfg(test)]
 mod table_tests;
 pub(crate) mod tracking;

@@ -14,7 +14,8 @@
 //! `SimulatedResource::virtual_memory`), so a simulated device holds at
 //! most its size in pages and chunks together, as a GPU does.
 //!
-//! Cost per call: one lock and O(log n) map work. No bytes exist:
+//! Cost per call: one lock and O(1) table work (O(k) for an unmap or
+//! access spanning k chunks; see `table.rs`). No bytes exist:
 //! `write_mapped` and `read_mapped` are [`StorageError::Unsupported`];
 //! `fill_mapped` and `copy_mapped` check that their spans are mapped and
 //! succeed without doing anything.
@@ -147,7 +148,7 @@ impl VirtualMemory for SimulatedVirtualMemory {
     fn create_chunk(&self, bytes: u64) -> Result<ChunkId, StorageError> {
         self.counted(|s| {
             let claim = s.table.check_create(bytes)?;
-            Ok(s.table.add_chunk(claim, 0))
+            s.table.add_chunk(claim, 0)
         })
     }
     fn release_chunk(&self, chunk: ChunkId) -> Result<(), StorageError> {
@@ -169,9 +170,8 @@ impl VirtualMemory for SimulatedVirtualMemory {
     }
     fn unmap(&self, range: RangeId, offset: u64, bytes: u64) -> Result<Vec<ChunkId>, StorageError> {
         self.counted(|s| {
-            let removed = s.table.check_unmap(range, offset, bytes)?;
-            s.table.commit_unmap(range, &removed);
-            Ok(removed.iter().map(|m| m.chunk).collect())
+            let plan = s.table.check_unmap(range, offset, bytes)?;
+            Ok(s.table.commit_unmap(&plan, plan.count))
         })
     }
     fn physical_info(&self) -> Result<MemInfo, StorageError> {

@@ -7,16 +7,26 @@
 //! `remove_*` / `commit_*` records it. So a refusal — by the table or by
 //! the OS — changes nothing, and all three backends refuse exactly the same
 //! calls with exactly the same errors, which is what lets one conformance
-//! suite serve them all. Map, unmap and address checks are in
-//! `table_map.rs`.
+//! suite serve them all. Chunks are in `table_chunks.rs`, map and
+//! unmap in `table_map.rs`, address checks in `table_access.rs`.
+//!
+//! Cost: create, map and release are O(1), an unmap or access spanning k
+//! chunks O(k), but for the ranges, which are few and found by binary
+//! search over their ids. Chunks live in a [`Slab`] (an id names its
+//! slot), and each range's mappings in a [`Granules`] table indexed by
+//! offset / granularity (an ordered map only for a range mapped past 2^18
+//! granules); only address lookups (byte access, reserve, free) use an
+//! ordered map, of range bases.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::error::StorageError;
-use crate::physical::{ChunkClaim, PhysicalMemory};
+use crate::physical::PhysicalMemory;
 use crate::resource::MemInfo;
-use crate::vm::{ChunkId, RangeId, VaRange, VirtualMemoryStats};
+use crate::vm::granules::Granules;
+use crate::vm::slab::Slab;
+use crate::vm::{RangeId, VaRange, VirtualMemoryStats};
 
 /// One live chunk.
 #[derive(Debug, Clone, Copy)]
@@ -30,12 +40,16 @@ pub(crate) struct ChunkEntry {
 }
 
 /// One live range.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct RangeEntry {
+    pub(crate) id: RangeId,
     pub(crate) base: u64,
     pub(crate) len: u64,
-    /// Mappings: offset in the range → chunk (its size is in `chunks`).
-    pub(crate) mapped: BTreeMap<u64, ChunkId>,
+    /// Every granule a mapping covers → its chunk (a chunk of k granules
+    /// fills k entries; its `mapped_at` says where it starts).
+    pub(crate) granules: Granules,
+    /// Mappings in the range now.
+    pub(crate) mappings: u64,
     pub(crate) mapped_bytes: u64,
 }
 
@@ -44,16 +58,19 @@ pub(crate) struct RangeEntry {
 pub(crate) struct VmTable {
     pub(crate) backend: &'static str,
     pub(crate) granularity: u64,
+    /// log2 of the granularity: offset >> shift is a granule index.
+    pub(crate) shift: u32,
     /// The physical memory chunks are claimed from: the backend's own, or
     /// the one its device's resource draws pages from (host, simulated),
     /// so pages and chunks share one capacity as on a GPU.
     pub(crate) memory: Arc<PhysicalMemory>,
     next_range: u64,
-    next_chunk: u64,
-    pub(crate) ranges: BTreeMap<RangeId, RangeEntry>,
+    /// Live ranges in id order (ids only grow, so a push keeps the order).
+    pub(crate) ranges: Vec<RangeEntry>,
     /// Range base address → id, to find the range an address lies in.
     pub(crate) by_base: BTreeMap<u64, RangeId>,
-    pub(crate) chunks: BTreeMap<ChunkId, ChunkEntry>,
+    /// Live chunks; a [`ChunkId`](crate::vm::ChunkId) is the slab's id.
+    pub(crate) chunks: Slab<ChunkEntry>,
     pub(crate) stats: VirtualMemoryStats,
 }
 
@@ -67,12 +84,12 @@ impl VmTable {
         Self {
             backend,
             granularity,
+            shift: granularity.trailing_zeros(),
             memory,
             next_range: 1,
-            next_chunk: 1,
-            ranges: BTreeMap::new(),
+            ranges: Vec::new(),
             by_base: BTreeMap::new(),
-            chunks: BTreeMap::new(),
+            chunks: Slab::default(),
             stats: VirtualMemoryStats::default(),
         }
     }
@@ -110,11 +127,22 @@ impl VmTable {
         }
     }
 
+    fn range_index(&self, id: RangeId) -> Result<usize, StorageError> {
+        self.ranges
+            .binary_search_by_key(&id, |r| r.id)
+            .map_err(|_| StorageError::UnknownRange {
+                backend: self.backend,
+                range: id,
+            })
+    }
+
     pub(crate) fn range(&self, id: RangeId) -> Result<&RangeEntry, StorageError> {
-        self.ranges.get(&id).ok_or(StorageError::UnknownRange {
-            backend: self.backend,
-            range: id,
-        })
+        Ok(&self.ranges[self.range_index(id)?])
+    }
+
+    pub(crate) fn range_mut(&mut self, id: RangeId) -> Result<&mut RangeEntry, StorageError> {
+        let index = self.range_index(id)?;
+        Ok(&mut self.ranges[index])
     }
 
     pub(crate) fn range_info(&self, id: RangeId) -> Result<VaRange, StorageError> {
@@ -129,14 +157,14 @@ impl VmTable {
     pub(crate) fn add_range(&mut self, base: u64, len: u64) -> VaRange {
         let id = RangeId(self.next_range);
         self.next_range += 1;
-        self.ranges.insert(
+        self.ranges.push(RangeEntry {
             id,
-            RangeEntry {
-                base,
-                len,
-                ..RangeEntry::default()
-            },
-        );
+            base,
+            len,
+            granules: Granules::default(),
+            mappings: 0,
+            mapped_bytes: 0,
+        });
         self.by_base.insert(base, id);
         self.stats.ranges_reserved += 1;
         self.stats.virtual_bytes += len;
@@ -150,10 +178,10 @@ impl VmTable {
     /// The range to free, if nothing is mapped in it.
     pub(crate) fn check_free(&self, id: RangeId) -> Result<VaRange, StorageError> {
         let r = self.range(id)?;
-        if !r.mapped.is_empty() {
+        if r.mappings > 0 {
             return Err(StorageError::RangeInUse {
                 range: id,
-                mapped_chunks: r.mapped.len() as u64,
+                mapped_chunks: r.mappings,
                 mapped_bytes: r.mapped_bytes,
             });
         }
@@ -161,68 +189,11 @@ impl VmTable {
     }
 
     pub(crate) fn remove_range(&mut self, id: RangeId) {
-        if let Some(r) = self.ranges.remove(&id) {
+        if let Ok(index) = self.range_index(id) {
+            let r = self.ranges.remove(index);
             self.by_base.remove(&r.base);
             self.stats.ranges_freed += 1;
             self.stats.virtual_bytes -= r.len;
-        }
-    }
-
-    /// Whether a chunk of `bytes` may be created now, and if so its bytes,
-    /// claimed: larger than the whole memory is `TooBig`, larger than what
-    /// is free now (pages included, when shared) `OutOfMemory`. The claim
-    /// goes back on drop unless [`VmTable::add_chunk`] records the chunk.
-    pub(crate) fn check_create(&self, bytes: u64) -> Result<ChunkClaim, StorageError> {
-        self.granular("bytes", bytes)?;
-        ChunkClaim::new(&self.memory, self.backend, bytes)
-    }
-
-    /// Record a chunk the backend made with the bytes `claim` holds.
-    pub(crate) fn add_chunk(&mut self, claim: ChunkClaim, handle: u64) -> ChunkId {
-        let bytes = claim.keep();
-        let id = ChunkId(self.next_chunk);
-        self.next_chunk += 1;
-        let entry = ChunkEntry {
-            bytes,
-            handle,
-            mapped_at: None,
-        };
-        self.chunks.insert(id, entry);
-        let s = &mut self.stats;
-        s.chunks_created += 1;
-        s.physical_bytes += bytes;
-        s.peak_physical_bytes = s.peak_physical_bytes.max(s.physical_bytes);
-        id
-    }
-
-    pub(crate) fn chunk(&self, id: ChunkId) -> Result<ChunkEntry, StorageError> {
-        self.chunks
-            .get(&id)
-            .copied()
-            .ok_or(StorageError::UnknownChunk {
-                backend: self.backend,
-                chunk: id,
-            })
-    }
-
-    /// The chunk to release, if it is not mapped.
-    pub(crate) fn check_release(&self, id: ChunkId) -> Result<ChunkEntry, StorageError> {
-        let c = self.chunk(id)?;
-        match c.mapped_at {
-            Some((range, offset)) => Err(StorageError::ChunkMapped {
-                chunk: id,
-                range,
-                offset,
-            }),
-            None => Ok(c),
-        }
-    }
-
-    pub(crate) fn remove_chunk(&mut self, id: ChunkId) {
-        if let Some(c) = self.chunks.remove(&id) {
-            self.stats.chunks_released += 1;
-            self.stats.physical_bytes -= c.bytes;
-            self.memory.release(c.bytes);
         }
     }
 }

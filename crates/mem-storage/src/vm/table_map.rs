@@ -1,12 +1,15 @@
-//! Mappings in [`VmTable`]: what a map or unmap may touch, and whether an
-//! address range is backed by mapped chunks.
+//! Mappings in [`VmTable`]: what a map or unmap may touch.
 //!
-//! Mappings of one range never overlap and are keyed by offset, so each
-//! check is a few ordered-map lookups: O(log n) for a map, O(k log n) for
-//! an unmap or an access spanning k chunks.
+//! Each range's [`Granules`](crate::vm::granules::Granules) table names the
+//! chunk over every mapped granule, and each chunk knows where it starts,
+//! so a map checks the k granules it covers, and an unmap spanning k
+//! chunks takes k lookups: O(1) per chunk, no ordered map. An
+//! unmap is checked once and then committed from a plan ([`Unmapping`])
+//! that re-walks the span, so neither step allocates but for the ids an
+//! unmap answers.
 
 use crate::error::StorageError;
-use crate::vm::table::VmTable;
+use crate::vm::table::{RangeEntry, VmTable};
 use crate::vm::{ChunkId, RangeId};
 
 /// One mapping a backend makes or removes: where, how much, and the
@@ -22,7 +25,30 @@ pub(crate) struct Mapping {
     pub(crate) handle: u64,
 }
 
+/// A checked unmap: `offset..end` of `range` is covered exactly by
+/// `count` whole mappings.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Unmapping {
+    pub(crate) range: RangeId,
+    pub(crate) offset: u64,
+    pub(crate) end: u64,
+    pub(crate) count: usize,
+}
+
 impl VmTable {
+    /// The mapping that covers `offset` of `r`, if one starts exactly there.
+    pub(crate) fn mapping_at(&self, r: &RangeEntry, offset: u64) -> Option<Mapping> {
+        let chunk = r.granules.get(offset >> self.shift)?;
+        let c = self.chunk(chunk).ok()?;
+        (c.mapped_at == Some((r.id, offset))).then_some(Mapping {
+            chunk,
+            offset,
+            addr: r.base + offset,
+            bytes: c.bytes,
+            handle: c.handle,
+        })
+    }
+
     /// What mapping `chunk` at `offset` of `range` means, if allowed.
     pub(crate) fn check_map(
         &self,
@@ -40,28 +66,25 @@ impl VmTable {
             });
         }
         self.granular("offset", offset)?;
-        let outside = StorageError::OutsideRange {
-            range,
-            offset,
-            bytes: c.bytes,
-            len: r.len,
-        };
-        let end = offset.checked_add(c.bytes).ok_or(outside.clone())?;
-        if end > r.len {
-            return Err(outside);
-        }
-        // Only the last mapping starting before `end` can reach into it.
-        if let Some((&at, &other)) = r.mapped.range(..end).next_back() {
-            let other_end = at + self.chunk(other)?.bytes;
-            if other_end > offset {
-                return Err(StorageError::AlreadyMapped {
-                    range,
-                    offset,
-                    bytes: c.bytes,
-                    mapped_offset: at,
-                    mapped_chunk: other,
-                });
-            }
+        let end = offset
+            .checked_add(c.bytes)
+            .filter(|&end| end <= r.len)
+            .ok_or(StorageError::OutsideRange {
+                range,
+                offset,
+                bytes: c.bytes,
+                len: r.len,
+            })?;
+        // Name the mapping in the way that starts last before `end`.
+        if let Some(other) = r.granules.last_in(offset >> self.shift, end >> self.shift) {
+            let (_, mapped_offset) = self.chunk(other)?.mapped_at.unwrap_or((range, 0));
+            return Err(StorageError::AlreadyMapped {
+                range,
+                offset,
+                bytes: c.bytes,
+                mapped_offset,
+                mapped_chunk: other,
+            });
         }
         Ok(Mapping {
             chunk,
@@ -73,137 +96,105 @@ impl VmTable {
     }
 
     pub(crate) fn commit_map(&mut self, range: RangeId, m: Mapping) {
-        let (Some(r), Some(c)) = (self.ranges.get_mut(&range), self.chunks.get_mut(&m.chunk))
-        else {
+        let shift = self.shift;
+        let Ok(r) = self.range_mut(range) else {
             return;
         };
-        r.mapped.insert(m.offset, m.chunk);
+        r.granules
+            .insert(m.offset >> shift, m.bytes >> shift, m.chunk);
+        r.mappings += 1;
         r.mapped_bytes += m.bytes;
-        c.mapped_at = Some((range, m.offset));
+        if let Some(c) = self.chunks.get_mut(m.chunk.0) {
+            c.mapped_at = Some((range, m.offset));
+        }
         let s = &mut self.stats;
         s.maps += 1;
         s.mapped_bytes += m.bytes;
         s.peak_mapped_bytes = s.peak_mapped_bytes.max(s.mapped_bytes);
     }
 
-    /// The whole mappings covering `offset..offset+bytes` of `range`
-    /// exactly, in address order.
+    /// Whether `offset..offset+bytes` of `range` is covered exactly by
+    /// whole mappings, and by how many.
     pub(crate) fn check_unmap(
         &self,
         range: RangeId,
         offset: u64,
         bytes: u64,
-    ) -> Result<Vec<Mapping>, StorageError> {
+    ) -> Result<Unmapping, StorageError> {
         let r = self.range(range)?;
         self.granular("offset", offset)?;
         self.granular("bytes", bytes)?;
-        let outside = StorageError::OutsideRange {
-            range,
-            offset,
-            bytes,
-            len: r.len,
-        };
-        let end = offset.checked_add(bytes).ok_or(outside.clone())?;
-        if end > r.len {
-            return Err(outside);
-        }
-        let mut found = Vec::new();
-        let mut at = offset;
+        let end = offset
+            .checked_add(bytes)
+            .filter(|&end| end <= r.len)
+            .ok_or(StorageError::OutsideRange {
+                range,
+                offset,
+                bytes,
+                len: r.len,
+            })?;
+        let (mut at, mut count) = (offset, 0);
         while at < end {
-            let not_mapped = StorageError::NotMapped {
+            let m = self.mapping_at(r, at).filter(|m| at + m.bytes <= end);
+            let m = m.ok_or(StorageError::NotMapped {
                 range,
                 offset,
                 bytes,
                 at,
-            };
-            let chunk = *r.mapped.get(&at).ok_or(not_mapped.clone())?;
-            let c = self.chunk(chunk)?;
-            if at + c.bytes > end {
-                return Err(not_mapped);
-            }
-            found.push(Mapping {
-                chunk,
-                offset: at,
-                addr: r.base + at,
-                bytes: c.bytes,
-                handle: c.handle,
-            });
-            at += c.bytes;
+            })?;
+            at += m.bytes;
+            count += 1;
         }
-        Ok(found)
+        Ok(Unmapping {
+            range,
+            offset,
+            end,
+            count,
+        })
     }
 
-    pub(crate) fn commit_unmap(&mut self, range: RangeId, removed: &[Mapping]) {
-        for m in removed {
-            let Some(r) = self.ranges.get_mut(&range) else {
-                return;
+    /// The mappings a checked unmap removes, in address order.
+    pub(crate) fn unmapping(&self, plan: &Unmapping) -> Vec<Mapping> {
+        let Ok(r) = self.range(plan.range) else {
+            return Vec::new();
+        };
+        let mut found = Vec::with_capacity(plan.count);
+        let mut at = plan.offset;
+        while let Some(m) = self.mapping_at(r, at).filter(|_| at < plan.end) {
+            found.push(m);
+            at += m.bytes;
+        }
+        found
+    }
+
+    /// Remove the first `count` mappings of a checked unmap (all of them,
+    /// or those a driver did unmap before failing) and answer their chunks
+    /// in address order.
+    pub(crate) fn commit_unmap(&mut self, plan: &Unmapping, count: usize) -> Vec<ChunkId> {
+        let shift = self.shift;
+        let mut removed = Vec::with_capacity(count);
+        let mut at = plan.offset;
+        while removed.len() < count && at < plan.end {
+            let Some(m) = self
+                .range(plan.range)
+                .ok()
+                .and_then(|r| self.mapping_at(r, at))
+            else {
+                break;
             };
-            if r.mapped.remove(&m.offset).is_none() {
-                continue;
+            if let Ok(r) = self.range_mut(plan.range) {
+                r.granules.remove(at >> shift, m.bytes >> shift);
+                r.mappings -= 1;
+                r.mapped_bytes -= m.bytes;
             }
-            r.mapped_bytes -= m.bytes;
-            if let Some(c) = self.chunks.get_mut(&m.chunk) {
+            if let Some(c) = self.chunks.get_mut(m.chunk.0) {
                 c.mapped_at = None;
             }
             self.stats.unmaps += 1;
             self.stats.mapped_bytes -= m.bytes;
+            removed.push(m.chunk);
+            at += m.bytes;
         }
-    }
-
-    /// Check that every byte of `ptr..ptr+len` is mapped. Returns the base
-    /// of the range it lies in. A 0-byte access needs only lie inside (or
-    /// at the end of) a reserved range.
-    pub(crate) fn check_access(&self, ptr: u64, len: u64) -> Result<u64, StorageError> {
-        let unmapped = |first: u64| StorageError::UnmappedAddress {
-            backend: self.backend,
-            ptr,
-            bytes: len,
-            first_unmapped: first,
-        };
-        let (&base, id) = self
-            .by_base
-            .range(..=ptr)
-            .next_back()
-            .ok_or(unmapped(ptr))?;
-        let r = self.range(*id)?;
-        let start = ptr - base;
-        // Past the end of the address space is past every mapping: walk to
-        // the first unmapped byte all the same, to name it.
-        let end = start.saturating_add(len);
-        if start > r.len {
-            return Err(unmapped(ptr));
-        }
-        if len == 0 {
-            return Ok(base);
-        }
-        // The mapping holding `start`, then each one that follows it.
-        let mut at = match r.mapped.range(..=start).next_back() {
-            Some((&o, &c)) if o + self.chunk(c)?.bytes > start => o + self.chunk(c)?.bytes,
-            _ => return Err(unmapped(ptr)),
-        };
-        while at < end {
-            let chunk = *r.mapped.get(&at).ok_or(unmapped(base + at))?;
-            at += self.chunk(chunk)?.bytes;
-        }
-        Ok(base)
-    }
-
-    /// Every mapping of every range (for a backend's `Drop`).
-    pub(crate) fn all_mappings(&self) -> Vec<Mapping> {
-        let mut all = Vec::new();
-        for r in self.ranges.values() {
-            for (&offset, &chunk) in &r.mapped {
-                if let Some(c) = self.chunks.get(&chunk) {
-                    all.push(Mapping {
-                        chunk,
-                        offset,
-                        addr: r.base + offset,
-                        bytes: c.bytes,
-                        handle: c.handle,
-                    });
-                }
-            }
-        }
-        all
+        removed
     }
 }

@@ -17,7 +17,7 @@ fn table() -> (VmTable, RangeId, [ChunkId; 3]) {
     let r = t.add_range(0x10_0000, 8 * G).id;
     let chunks = [G, 2 * G, G].map(|bytes| {
         let claim = t.check_create(bytes).unwrap();
-        t.add_chunk(claim, 0)
+        t.add_chunk(claim, 0).unwrap()
     });
     for (c, granule) in chunks.into_iter().zip([1, 2, 6]) {
         let m = t.check_map(r, granule * G, c).unwrap();
@@ -63,9 +63,10 @@ fn an_access_is_allowed_exactly_over_contiguous_mappings() {
 #[test]
 fn unmapping_commits_exactly_the_checked_mappings() {
     let (mut t, r, [a, b, c]) = table();
-    let removed = t.check_unmap(r, G, 3 * G).unwrap();
-    assert_eq!(removed.iter().map(|m| m.chunk).collect::<Vec<_>>(), [a, b]);
-    t.commit_unmap(r, &removed);
+    let plan = t.check_unmap(r, G, 3 * G).unwrap();
+    let planned: Vec<_> = t.unmapping(&plan).iter().map(|m| m.chunk).collect();
+    assert_eq!(planned, [a, b]);
+    assert_eq!(t.commit_unmap(&plan, plan.count), [a, b]);
     assert_eq!(
         (t.stats.maps, t.stats.unmaps, t.stats.mapped_bytes),
         (3, 2, G)
@@ -79,6 +80,98 @@ fn unmapping_commits_exactly_the_checked_mappings() {
             ..
         })
     ));
+}
+
+#[test]
+fn a_partly_committed_unmap_removes_only_the_first_mappings() {
+    // As when the driver fails on the second chunk of an unmap.
+    let (mut t, r, [a, b, _]) = table();
+    let plan = t.check_unmap(r, G, 3 * G).unwrap();
+    assert_eq!(t.commit_unmap(&plan, 1), [a]);
+    assert_eq!(t.chunk(b).unwrap().mapped_at, Some((r, 2 * G)));
+    assert!(matches!(
+        t.check_unmap(r, G, G),
+        Err(StorageError::NotMapped { at, .. }) if at == G
+    ));
+    assert_eq!(
+        t.commit_unmap(&t.check_unmap(r, 2 * G, 2 * G).unwrap(), 1),
+        [b]
+    );
+    assert_eq!(t.stats.mapped_bytes, G);
+}
+
+#[test]
+fn a_map_over_a_mapped_span_names_the_mapping_that_starts_last_in_it() {
+    let (mut t, r, [_, b, c]) = table();
+    let claim = t.check_create(4 * G).unwrap();
+    let big = t.add_chunk(claim, 0).unwrap();
+    // 3..7 meets b (2..4) and c (6); c starts last.
+    for (offset, in_the_way, at) in [(3 * G, c, 6 * G), (0, b, 2 * G)] {
+        match t.check_map(r, offset, big) {
+            Err(StorageError::AlreadyMapped {
+                mapped_chunk,
+                mapped_offset,
+                ..
+            }) => assert_eq!((mapped_chunk, mapped_offset), (in_the_way, at)),
+            other => panic!("expected AlreadyMapped, got {other:?}"),
+        }
+    }
+    assert!(matches!(
+        t.check_map(r, 5 * G, big),
+        Err(StorageError::OutsideRange { .. })
+    ));
+    let small = t.check_create(G).unwrap();
+    let small = t.add_chunk(small, 0).unwrap();
+    let m = t.check_map(r, 7 * G, small).unwrap();
+    t.commit_map(r, m);
+}
+
+#[test]
+fn a_mapping_far_into_a_huge_range_is_checked_like_a_near_one() {
+    let mut t = VmTable::new("test", G, PhysicalMemory::new(64 * G));
+    let r = t.add_range(1 << 50, 1 << 60).id;
+    let far = (1 << 59) - 2 * G;
+    let claim = t.check_create(2 * G).unwrap();
+    let chunk = t.add_chunk(claim, 0).unwrap();
+    t.commit_map(r, t.check_map(r, far, chunk).unwrap());
+    assert!(t.check_access((1 << 50) + far + G, 2 * G).is_err());
+    assert!(t.check_access((1 << 50) + far + 1, 2 * G - 1).is_ok());
+    let other = t.check_create(G).unwrap();
+    let other = t.add_chunk(other, 0).unwrap();
+    assert!(matches!(
+        t.check_map(r, far + G, other),
+        Err(StorageError::AlreadyMapped { mapped_offset, .. }) if mapped_offset == far
+    ));
+    assert!(matches!(
+        t.check_unmap(r, far, G),
+        Err(StorageError::NotMapped { .. })
+    ));
+    let plan = t.check_unmap(r, far, 2 * G).unwrap();
+    assert_eq!(t.commit_unmap(&plan, plan.count), [chunk]);
+    assert!(t.check_free(r).is_ok());
+}
+
+#[test]
+fn a_huge_chunk_at_a_one_byte_granularity_maps_checks_and_unmaps_whole() {
+    let mut t = VmTable::new("test", 1, PhysicalMemory::new(1 << 62));
+    let r = t.add_range(1 << 44, 1 << 61).id;
+    let claim = t.check_create(1 << 40).unwrap();
+    let huge = t.add_chunk(claim, 0).unwrap();
+    t.commit_map(r, t.check_map(r, 0, huge).unwrap());
+    assert!(t.check_access((1 << 44) + (1 << 40) - 8, 8).is_ok());
+    assert!(t.check_access((1 << 44) + (1 << 40) - 8, 9).is_err());
+    let claim = t.check_create(1 << 20).unwrap();
+    let small = t.add_chunk(claim, 0).unwrap();
+    assert!(matches!(
+        t.check_map(r, 1 << 39, small),
+        Err(StorageError::AlreadyMapped {
+            mapped_offset: 0,
+            ..
+        })
+    ));
+    let plan = t.check_unmap(r, 0, 1 << 40).unwrap();
+    assert_eq!(t.commit_unmap(&plan, plan.count), [huge]);
+    t.commit_map(r, t.check_map(r, 1 << 39, small).unwrap());
 }
 
 #[test]
