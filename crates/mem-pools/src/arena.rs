@@ -45,6 +45,8 @@ pub(crate) struct SliceNode {
     pub(crate) quarantined: bool,
     /// Sits in its pool's free index.
     pub(crate) indexed: bool,
+    /// Is its pool's reuse slot: free, not coalesced, not indexed (`reuse.rs`).
+    pub(crate) listed: bool,
 }
 
 impl SliceNode {
@@ -67,6 +69,7 @@ impl SliceNode {
             pins: 0,
             quarantined: false,
             indexed: false,
+            listed: false,
         }
     }
 

@@ -122,9 +122,11 @@ impl Core {
 
     /// Give an empty page back to the storage (deferred until `flush`).
     pub(crate) fn release_page<S: ComputeStorage>(&mut self, storage: &mut S, page: u32) {
-        if self.pages.get(page).is_none() {
+        let Some(pool) = self.pages.get(page).map(|p| p.pool) else {
             return;
-        }
+        };
+        // A listed slice of the page would outlive its node.
+        self.flush_listed(pool);
         let arena = self.pages[page].chunks.is_some();
         if arena && !self.unmap_all_chunks(storage, page) {
             return; // a chunk stays mapped: the range cannot go back yet
