@@ -45,8 +45,6 @@ pub(crate) struct SliceNode {
     pub(crate) quarantined: bool,
     /// Sits in its pool's free index.
     pub(crate) indexed: bool,
-    /// Is its pool's reuse slot: free, not coalesced, not indexed (`reuse.rs`).
-    pub(crate) listed: bool,
 }
 
 impl SliceNode {
@@ -69,7 +67,6 @@ impl SliceNode {
             pins: 0,
             quarantined: false,
             indexed: false,
-            listed: false,
         }
     }
 

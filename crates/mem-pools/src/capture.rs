@@ -104,7 +104,6 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     pub fn capture_begin(&mut self) {
         if self.capture.is_none() {
             self.drain();
-            self.core.flush_all_listed();
             self.capture = Some(CaptureRecord {
                 priming: true,
                 primed: HashMap::new(),

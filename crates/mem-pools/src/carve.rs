@@ -47,30 +47,21 @@ impl Core {
                 max: self.max_page,
             });
         }
-        // The last freed slice, where the free index would have placed this
-        // reservation anyway: no find, no split (`reuse.rs`).
-        if kind.is_carved()
-            && let Some(slice) = self.take_listed(storage, pool, cap, allow.allocate)
-        {
-            self.occupy(slice, size, owner);
-            return Ok(slice);
-        }
         let found = match kind {
             PoolKind::Sliced { .. } => {
                 if cap > self.pool(pool).page_size {
-                    // Growth outdates the current pages: nothing may stay listed.
-                    self.flush_listed(pool);
                     self.grow(storage, pool, cap, size, allow.allocate, allow.release)?;
                 }
-                self.find_flushing(pool, cap)
+                self.pool(pool).index.find(&self.slices, cap)
             }
             PoolKind::Exclusive { .. } => self
                 .pool(pool)
                 .index
                 .find(&self.slices, cap)
                 .filter(|&s| self.slices[s].size / 2 <= cap),
-            PoolKind::Arena { .. } => self.find_flushing(pool, cap),
-            PoolKind::Persistent => self.pool(pool).index.find(&self.slices, cap),
+            PoolKind::Persistent | PoolKind::Arena { .. } => {
+                self.pool(pool).index.find(&self.slices, cap)
+            }
         };
         let slice = match found {
             Some(slice) => slice,
@@ -104,14 +95,6 @@ impl Core {
         }
         self.occupy(slice, size, owner);
         Ok(slice)
-    }
-
-    /// A free slice of at least `cap` bytes in carved `pool`'s index, which
-    /// the pool's listed slice is flushed into first, so the reservation is
-    /// placed exactly as without the reuse slot (`reuse.rs`).
-    fn find_flushing(&mut self, pool: u32, cap: u64) -> Option<u32> {
-        self.flush_listed(pool);
-        self.pool(pool).index.find(&self.slices, cap)
     }
 
     /// Cut `slice` (free, indexed) to `cap` bytes; the rest becomes a free
@@ -173,45 +156,9 @@ impl Core {
         slice: u32,
         release: bool,
     ) {
-        if let Some(pool) = self.vacate(storage, slice, release) {
-            // Index insertions stay in the order of the frees (`reuse.rs`).
-            self.flush_listed(pool);
-            self.coalesce_into_index(pool, slice);
-        }
-    }
-
-    /// [`Core::free_slice`] for a dropped handle's slice (the drain): a
-    /// carved pool keeps it whole for the next reservation of its size
-    /// (`reuse.rs`) while pages may be released (outside a capture
-    /// window).
-    pub(crate) fn free_dropped<S: ComputeStorage>(
-        &mut self,
-        storage: &mut S,
-        slice: u32,
-        release: bool,
-    ) {
-        if let Some(pool) = self.vacate(storage, slice, release) {
-            // One slice listed at a time, and index insertions in the order
-            // of the frees (`reuse.rs`).
-            self.flush_listed(pool);
-            if !(release && self.pool(pool).kind.is_carved() && self.list_freed(pool, slice)) {
-                self.coalesce_into_index(pool, slice);
-            }
-        }
-    }
-
-    /// Uncount a live slice and release its arena chunks; the pool whose
-    /// index it goes back to, or `None` when it does not (already free,
-    /// quarantined, or on an outdated page, released here once empty).
-    fn vacate<S: ComputeStorage>(
-        &mut self,
-        storage: &mut S,
-        slice: u32,
-        release: bool,
-    ) -> Option<u32> {
         let node = &mut self.slices[slice];
         if node.is_free() {
-            return None;
+            return;
         }
         let (cap, size, page) = (node.size, node.requested, node.page);
         let (raw, pinned, quarantined) = (node.is_raw(), node.pins > 0, node.quarantined);
@@ -242,7 +189,7 @@ impl Core {
         usage.bytes_padding -= cap - size;
         self.stats.on_free(cap, size);
         if quarantined {
-            return None;
+            return;
         }
         if arena {
             let offset = self.slices[slice].offset;
@@ -252,17 +199,12 @@ impl Core {
             if empty && release {
                 self.release_page(storage, page);
             }
-            return None;
+            return;
         }
-        Some(pool)
-    }
-
-    /// Put a free, unindexed, unlisted slice into `pool`'s index, merged
-    /// with its indexed neighbours on a carved pool.
-    pub(crate) fn coalesce_into_index(&mut self, pool: u32, slice: u32) {
         let mut slice = slice;
         if self.pool(pool).kind.is_carved() {
-            // `slice` is not indexed: only a free neighbour leaves the index.
+            // `slice` is live, so never indexed: only the free neighbour
+            // leaves the index.
             let next = self.slices[slice].next;
             if next != NIL && self.slices[next].indexed {
                 self.index_remove(pool, next);
@@ -282,7 +224,6 @@ impl Core {
     /// (the caller took the free one out).
     fn merge_into(&mut self, left: u32, right: u32) {
         debug_assert!(!self.slices[left].indexed && !self.slices[right].indexed);
-        debug_assert!(!self.slices[left].listed && !self.slices[right].listed);
         let (size, next) = (self.slices[right].size, self.slices[right].next);
         self.slices[left].size += size;
         self.slices[left].next = next;

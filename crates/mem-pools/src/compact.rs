@@ -35,8 +35,6 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// (at most every live slice of the sliced pools' current pages).
     pub fn plan_compaction(&mut self) -> RelocationPlan {
         self.drain();
-        // Hiding a page's free slices needs them coalesced and indexed.
-        self.core.flush_all_listed();
         let mut plan = RelocationPlan {
             manager: self.id,
             moves: Vec::new(),

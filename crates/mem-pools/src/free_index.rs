@@ -19,7 +19,7 @@ const FL_COUNT: usize = 64 - SL_BITS as usize + 1;
 /// Entries of the request's own class inspected before rounding up.
 const SAME_CLASS_PROBE: usize = 8;
 
-pub(crate) fn class(size: u64) -> (usize, usize) {
+fn class(size: u64) -> (usize, usize) {
     if size < SL_COUNT as u64 {
         return (0, size as usize);
     }
@@ -166,96 +166,6 @@ impl FreeIndex {
                 };
                 Some(heads[fl][sl]).filter(|&h| h != NIL)
             }
-        }
-    }
-
-    /// Whether [`FreeIndex::find`]`(cap)` would return a free slice of
-    /// `merged` bytes inserted at the head of its bin, had `absorbed` (an
-    /// indexed slice, or `NIL`) been taken out of the index first: the
-    /// question a reuse list asks before it hands back a listed slice
-    /// whose coalesced block is `merged` bytes (`reuse.rs`). False for an
-    /// exact index. O(1): at most `SAME_CLASS_PROBE` entries and three bin
-    /// scans.
-    pub(crate) fn would_pick_merged(
-        &self,
-        slices: &Arena<SliceNode>,
-        cap: u64,
-        merged: u64,
-        absorbed: u32,
-    ) -> bool {
-        let Self::Segregated {
-            fl_bitmap,
-            sl_bitmaps,
-            heads,
-        } = self
-        else {
-            return false;
-        };
-        let own = class(cap);
-        let block = class(merged);
-        if block == own {
-            return true; // at the head of the bin `find` probes first
-        }
-        // Nothing else free in the pool (a pool whose only free slice is
-        // the tail after its live ones): the merged block is all `find`
-        // could see.
-        if *fl_bitmap == 0 {
-            return true;
-        }
-        if absorbed != NIL && slices[absorbed].free_next == NIL {
-            let (fl, sl) = class(slices[absorbed].size);
-            if *fl_bitmap == 1 << fl && sl_bitmaps[fl] == 1 << sl && heads[fl][sl] == absorbed {
-                return true;
-            }
-        }
-        // `find`'s probe of the request's own bin, without `absorbed`.
-        let (mut cursor, mut seen) = (heads[own.0][own.1], 0);
-        while cursor != NIL && seen < SAME_CLASS_PROBE {
-            if cursor != absorbed {
-                if slices[cursor].size >= cap {
-                    return false;
-                }
-                seen += 1;
-            }
-            cursor = slices[cursor].free_next;
-        }
-        // `find`'s round-up: the first non-empty bin at or above it.
-        let mut at = if cap < SL_COUNT as u64 {
-            own
-        } else {
-            let step = 1u64 << (63 - cap.leading_zeros() - SL_BITS);
-            match cap.checked_add(step - 1) {
-                Some(rounded) => class(rounded),
-                None => return false,
-            }
-        };
-        if block < at {
-            return false;
-        }
-        loop {
-            let sl_map = if at.1 < SL_COUNT {
-                u32::from(sl_bitmaps[at.0]) & (!0u32 << at.1)
-            } else {
-                0
-            };
-            let bin = if sl_map != 0 {
-                (at.0, sl_map.trailing_zeros() as usize)
-            } else {
-                let fl_map = fl_bitmap & (!0u64).checked_shl(at.0 as u32 + 1).unwrap_or(0);
-                if fl_map == 0 {
-                    return true; // nothing below the merged block's bin
-                }
-                let fl = fl_map.trailing_zeros() as usize;
-                (fl, u32::from(sl_bitmaps[fl]).trailing_zeros() as usize)
-            };
-            if bin >= block {
-                return true;
-            }
-            let head = heads[bin.0][bin.1];
-            if head != absorbed || slices[head].free_next != NIL {
-                return false; // a bin before the merged block's holds another slice
-            }
-            at = (bin.0, bin.1 + 1); // that bin held only `absorbed`
         }
     }
 

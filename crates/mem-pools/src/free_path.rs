@@ -81,7 +81,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                     DropKind::Unraw => self.core.unraw(dropped.key),
                     DropKind::Free => {
                         if let Some(slice) = self.core.slots.release(dropped.key) {
-                            self.core.free_dropped(&mut self.storage, slice, release);
+                            self.core.free_slice(&mut self.storage, slice, release);
                         }
                     }
                 }

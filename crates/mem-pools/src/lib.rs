@@ -122,7 +122,6 @@ mod raw_pin;
 mod reclaim;
 mod relocation;
 mod report;
-mod reuse;
 mod sleep;
 mod slots;
 mod starts;

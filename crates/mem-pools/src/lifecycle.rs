@@ -21,7 +21,6 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// Give back pages deemed unnecessary (see the module docs).
     pub fn cleanup(&mut self, explicit: bool) {
         self.drain();
-        self.core.flush_all_listed();
         if self.capture.is_some() {
             return;
         }

@@ -122,11 +122,9 @@ impl Core {
 
     /// Give an empty page back to the storage (deferred until `flush`).
     pub(crate) fn release_page<S: ComputeStorage>(&mut self, storage: &mut S, page: u32) {
-        let Some(pool) = self.pages.get(page).map(|p| p.pool) else {
+        if self.pages.get(page).is_none() {
             return;
-        };
-        // A listed slice of the page would outlive its node.
-        self.flush_listed(pool);
+        }
         let arena = self.pages[page].chunks.is_some();
         if arena && !self.unmap_all_chunks(storage, page) {
             return; // a chunk stays mapped: the range cannot go back yet

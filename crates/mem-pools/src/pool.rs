@@ -91,9 +91,6 @@ pub(crate) struct Pool {
     /// Page size → outdated pages of that size.
     pub(crate) outdated_sizes: BTreeMap<u64, usize>,
     pub(crate) index: FreeIndex,
-    /// The last freed slice, kept whole for a reservation of the same
-    /// capacity (carved pools only; `reuse.rs`).
-    pub(crate) reuse: Option<u32>,
     pub(crate) usage: Usage,
 }
 
@@ -147,7 +144,6 @@ impl Pool {
                 PoolKind::Persistent => FreeIndex::exact(),
                 _ => FreeIndex::segregated(),
             },
-            reuse: None,
             usage: Usage::default(),
         }
     }

@@ -36,8 +36,6 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// (the window does not count it as touched). Cost: see the module docs.
     pub fn reclaim_extent(&mut self, view: &StorageHandle) -> Option<ManagedMemoryHandle> {
         self.drain();
-        // The extent's free slices must be coalesced and indexed.
-        self.core.flush_all_listed();
         let page = *self.core.by_storage.get(&view.id)?;
         let cap = self.core.capacity(view.size()).ok()?;
         let handle = self.claim_extent(page, view.offset(), cap, view.size())?;
@@ -89,13 +87,9 @@ impl Core {
         requested: u64,
         owner: u32,
     ) -> Result<Option<u32>, IoError> {
-        let Some(pool) = self.pages.get(page).map(|p| p.pool) else {
+        let Some(info) = self.pages.get(page) else {
             return Ok(None);
         };
-        // The extent must lie in one coalesced, indexed free slice, and a
-        // listed slice must not be claimed behind its list's back.
-        self.flush_listed(pool);
-        let info = &self.pages[page];
         if !offset.is_multiple_of(self.alignment) {
             return Ok(None);
         }

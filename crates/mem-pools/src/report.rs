@@ -169,7 +169,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             peak_bytes_reserved: u.peak_bytes_reserved,
             peak_pages: u.peak_pages,
             largest_alloc: u.largest_alloc,
-            largest_free_block: self.core.largest_free(pool),
+            largest_free_block: pool.index.largest(&self.core.slices),
         }
     }
 
@@ -229,7 +229,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             .pools
             .iter()
             .chain(std::iter::once(&self.core.persistent))
-            .map(|p| self.core.largest_free(p))
+            .map(|p| p.index.largest(&self.core.slices))
             .max()
             .unwrap_or(0);
         stats.chunks.cached_bytes = self

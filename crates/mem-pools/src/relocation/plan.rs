@@ -52,7 +52,6 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// left out. Empty during a capture. Dropping the plan loses nothing.
     pub fn plan_relocation(&mut self, room: TargetRoom) -> RelocationPlan {
         self.drain();
-        self.core.flush_all_listed();
         let mut plan = RelocationPlan {
             manager: self.id,
             moves: Vec::new(),
