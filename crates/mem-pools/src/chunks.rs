@@ -3,6 +3,12 @@
 //! An arena page is a virtual range carved exactly like a sliced page; this
 //! module decides where physical memory sits under it. Every granule of the
 //! range (a *chunk slot*) counts the live slices that overlap it:
+//! - **placement** (before acquire, `arena_place.rs`): of the free slices
+//!   that fit — a few of the free index's size class and the heads of the
+//!   next classes up — and each one's low or high end, a reservation goes
+//!   where it touches fewest unmapped slots. Freed holes keep their chunks,
+//!   so this is what turns reuse into zero driver calls; addresses are
+//!   free, so a larger mapped hole beats a tighter unmapped one.
 //! - **acquire** (a slice is about to go live): every slot it touches gets a
 //!   chunk. A slot already mapped costs nothing. Otherwise, once idle
 //!   chunks (mapped, touched by no live slice) are at least 1/[`IDLE_SHARE`]

@@ -95,6 +95,7 @@
 
 mod access;
 mod arena;
+mod arena_place;
 mod bind;
 mod capture;
 mod carve;
