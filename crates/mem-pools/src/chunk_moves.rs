@@ -40,9 +40,7 @@ impl Core {
                 }
                 Err(err) => {
                     // Still mapped where it was: idle again.
-                    map.slots[from as usize].idle = true;
-                    map.idle.push_front(from);
-                    map.idle_count += 1;
+                    map.requeue_oldest(from);
                     return Err(err.into());
                 }
             },
@@ -175,9 +173,7 @@ impl Core {
                 Some(Ok((chunk, (other, s))))
             }
             Err(err) => {
-                map.slots[s as usize].idle = true;
-                map.idle.push_front(s);
-                map.idle_count += 1;
+                map.requeue_oldest(s);
                 Some(Err(err.into()))
             }
         }
@@ -206,9 +202,7 @@ impl Core {
             }
             Err(err) => {
                 tracing::warn!(%err, slot = s, "unmapping a chunk failed; it stays mapped, idle");
-                map.slots[s as usize].idle = true;
-                map.idle.push_back(s);
-                map.idle_count += 1;
+                map.queue_idle(s);
                 false
             }
         }

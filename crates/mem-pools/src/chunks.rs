@@ -27,8 +27,8 @@
 //!
 //! All of it is O(chunks the slice touches), plus O(arena ranges) for a
 //! chunk taken from another range and for the threshold of a pool with
-//! several ranges (one range each in practice); the idle queue is FIFO with
-//! lazy deletion (an entry whose slot went live again is skipped when met).
+//! several ranges (one range each in practice); the idle queue is a FIFO
+//! linked through the slots, so a slot going live again leaves it in O(1).
 //! A failed driver call leaves every slot either mapped (live or idle) or
 //! unmapped, never half, and a refused acquire leaves physical memory,
 //! reserved bytes and the cache as they were: acquire maps before it
@@ -179,14 +179,7 @@ impl Core {
         let Some(map) = self.chunk_map(page) else {
             return true;
         };
-        let span = map.span(offset, bytes);
-        if span.clone().any(|s| map.slot(s).chunk.is_none()) {
-            return false;
-        }
-        for s in span {
-            map.claim_slot(s);
-        }
-        true
+        map.claim_span(map.span(offset, bytes))
     }
 
     /// Uncount a freed slice at `offset..offset + bytes` of arena page
@@ -203,9 +196,7 @@ impl Core {
         let Some(map) = self.chunk_map(page) else {
             return;
         };
-        for s in map.span(offset, bytes) {
-            map.release_slot(s);
-        }
+        map.release_span(map.span(offset, bytes));
         let pool = self.pool(self.pages[page].pool);
         let threshold = match pool.kind {
             PoolKind::Arena { threshold, .. } => threshold,
