@@ -20,10 +20,10 @@
 //! this cut calls by 28–50 % on the workloads that move chunks, with peak
 //! physical within ±0.012 × live of before.
 //!
-//! Cost: at most 2 × (`PLACEMENT_PROBE` + `PLACEMENT_CLASSES`) counts over
-//! the slots the request touches, each stopping once it cannot win; a
-//! request whose first candidate is fully mapped at its low end (the
-//! steady state of a reused hole) costs one count, as before.
+//! Cost: at most 2 × (`PLACEMENT_PROBE` + `PLACEMENT_CLASSES`) counts of
+//! unmapped slots, each a popcount over the chunk map's mapped bits (64
+//! slots a word); a request whose first candidate is fully mapped at its
+//! low end (the steady state of a reused hole) costs one count.
 
 use crate::arena::SliceNode;
 use crate::core::Core;
@@ -81,38 +81,22 @@ impl Core {
         if size < cap {
             return; // a smaller slice of the same class
         }
-        let low = self.unmapped_slots(page, offset, cap, best.2);
+        let low = self.unmapped_slots(page, offset, cap);
         if low < best.2 {
             *best = (cand, false, low);
         }
         if size > cap && best.2 > 0 {
-            let high = self.unmapped_slots(page, offset + size - cap, cap, best.2);
+            let high = self.unmapped_slots(page, offset + size - cap, cap);
             if high < best.2 {
                 *best = (cand, true, high);
             }
         }
     }
 
-    /// Unmapped slots under `offset..offset + bytes` of arena page `page`,
-    /// counted up to `limit` (the count stops there).
-    fn unmapped_slots(&mut self, page: u32, offset: u64, bytes: u64, limit: u64) -> u64 {
-        let Some(map) = self.chunk_map(page) else {
-            return 0;
-        };
-        let mut unmapped = 0;
-        for s in map.span(offset, bytes) {
-            if map
-                .slots
-                .get(s as usize)
-                .is_none_or(|slot| slot.chunk.is_none())
-            {
-                unmapped += 1;
-                if unmapped >= limit {
-                    break;
-                }
-            }
-        }
-        unmapped
+    /// Unmapped slots under `offset..offset + bytes` of arena page `page`.
+    fn unmapped_slots(&mut self, page: u32, offset: u64, bytes: u64) -> u64 {
+        self.chunk_map(page)
+            .map_or(0, |map| map.unmapped_in(map.span(offset, bytes)))
     }
 
     /// Cut the last `cap` bytes of free, indexed `slice` off as a new free

@@ -29,6 +29,8 @@ pub(crate) type Origin = (u32, u32);
 pub(crate) struct Slot {
     /// Live slices overlapping it.
     pub(crate) live: u32,
+    /// Written only through [`ChunkMap::set_chunk`], which keeps the
+    /// mapped bits in step.
     pub(crate) chunk: Option<ChunkId>,
     /// Mapped, touched by no live slice, and linked in the idle list.
     pub(crate) idle: bool,
@@ -55,6 +57,9 @@ pub(crate) struct ChunkMap {
     pub(crate) granularity: u64,
     /// Grown to the highest slot touched (ranges are carved from the low end).
     pub(crate) slots: Vec<Slot>,
+    /// One bit per slot, set where a chunk is mapped: spans are checked
+    /// and weighed 64 slots per word.
+    mapped_bits: Vec<u64>,
     /// The oldest and newest idle slots ([`END`] when none is idle).
     oldest: u32,
     newest: u32,
@@ -67,6 +72,7 @@ impl ChunkMap {
         Self {
             granularity,
             slots: Vec::new(),
+            mapped_bits: Vec::new(),
             oldest: END,
             newest: END,
             idle_count: 0,
@@ -94,10 +100,44 @@ impl ChunkMap {
     fn reach(&mut self, s: u32) {
         if s as usize >= self.slots.len() {
             self.slots.resize(s as usize + 1, Slot::default());
+            self.mapped_bits.resize((s as usize + 1).div_ceil(64), 0);
         }
     }
 
+    /// Put `chunk` under slot `s` (`None`: it was unmapped).
+    pub(crate) fn set_chunk(&mut self, s: u32, chunk: Option<ChunkId>) {
+        self.reach(s);
+        self.slots[s as usize].chunk = chunk;
+        let (w, bit) = (s as usize / 64, 1u64 << (s % 64));
+        match chunk {
+            Some(_) => self.mapped_bits[w] |= bit,
+            None => self.mapped_bits[w] &= !bit,
+        }
+    }
+
+    /// Slots of `span` with no chunk (slots past the map's end included).
+    pub(crate) fn unmapped_in(&self, span: std::ops::RangeInclusive<u32>) -> u64 {
+        if span.is_empty() {
+            return 0;
+        }
+        let (first, last) = (u64::from(*span.start()), u64::from(*span.end()));
+        let last_word = (self.mapped_bits.len() as u64).min(last / 64 + 1);
+        let mut mapped = 0;
+        for w in first / 64..last_word {
+            let mut word = self.mapped_bits[w as usize];
+            if w == first / 64 {
+                word &= u64::MAX << (first % 64);
+            }
+            if w == last / 64 {
+                word &= u64::MAX >> (63 - last % 64);
+            }
+            mapped += u64::from(word.count_ones());
+        }
+        last - first + 1 - mapped
+    }
+
     /// Mark mapped slot `s`, touched by no live slice, idle (newest).
+    #[inline]
     pub(crate) fn queue_idle(&mut self, s: u32) {
         let newest = self.newest;
         let slot = self.slot(s);
@@ -127,6 +167,7 @@ impl ChunkMap {
     }
 
     /// Take idle slot `s` out of the idle list (it stays mapped).
+    #[inline]
     pub(crate) fn unqueue(&mut self, s: u32) {
         let Slot { older, newer, .. } = self.slots[s as usize];
         match older {
@@ -151,9 +192,11 @@ impl ChunkMap {
         }
     }
 
-    /// One live slice less on slot `s`; idle when none is left.
-    pub(crate) fn release_slot(&mut self, s: u32) {
-        let slot = self.slot(s);
+    /// One live slice less on slot `s` (counted, so it exists); idle when
+    /// none is left.
+    #[inline]
+    fn release_slot(&mut self, s: u32) {
+        let slot = &mut self.slots[s as usize];
         slot.live -= 1;
         if slot.live == 0 && slot.chunk.is_some() {
             self.queue_idle(s);
@@ -167,9 +210,7 @@ impl ChunkMap {
         if span.is_empty() {
             return true;
         }
-        self.reach(*span.end());
-        let (first, last) = (*span.start() as usize, *span.end() as usize);
-        if self.slots[first..=last].iter().any(|s| s.chunk.is_none()) {
+        if self.unmapped_in(span.clone()) > 0 {
             return false;
         }
         for s in span {

@@ -7,7 +7,7 @@ use super::*;
 fn mapped(n: u32) -> ChunkMap {
     let mut map = ChunkMap::new(1 << 16);
     for s in 0..n {
-        map.slot(s).chunk = Some(ChunkId(u64::from(s) + 1));
+        map.set_chunk(s, Some(ChunkId(u64::from(s) + 1)));
     }
     map
 }

@@ -33,7 +33,7 @@ impl Core {
         let (chunk, from) = match idle_here {
             Some(from) => match storage.unmap_chunk(id, u64::from(from) * g) {
                 Ok(chunk) => {
-                    map.slots[from as usize].chunk = None;
+                    map.set_chunk(from, None);
                     map.mapped -= 1;
                     self.stats.chunks.unmaps += 1;
                     (chunk, Some((page, from)))
@@ -63,7 +63,7 @@ impl Core {
         let map = self.arena_map(page);
         match storage.map_chunk(id, u64::from(s) * g, chunk) {
             Ok(()) => {
-                map.slot(s).chunk = Some(chunk);
+                map.set_chunk(s, Some(chunk));
                 map.mapped += 1;
                 self.stats.chunks.maps += 1;
                 Ok(from.is_none())
@@ -120,7 +120,7 @@ impl Core {
         self.stats.chunks.maps += 1;
         let home = self.pages[page].pool;
         let map = self.arena_map(page);
-        map.slot(slot).chunk = Some(chunk);
+        map.set_chunk(slot, Some(chunk));
         map.mapped += 1;
         map.queue_idle(slot);
         if home != pool {
@@ -162,7 +162,7 @@ impl Core {
         let s = map.take_idle(&NONE)?;
         match storage.unmap_chunk(id, u64::from(s) * g) {
             Ok(chunk) => {
-                map.slots[s as usize].chunk = None;
+                map.set_chunk(s, None);
                 map.mapped -= 1;
                 self.stats.chunks.unmaps += 1;
                 // The bytes move between pools; the manager's total stays.
@@ -194,7 +194,7 @@ impl Core {
         let g = map.granularity;
         match storage.unmap_chunk(id, u64::from(s) * g) {
             Ok(chunk) => {
-                map.slots[s as usize].chunk = None;
+                map.set_chunk(s, None);
                 map.mapped -= 1;
                 self.stats.chunks.unmaps += 1;
                 self.drop_chunk(storage, pool, chunk, g);

@@ -92,7 +92,7 @@ impl Core {
         if map.slots[s as usize].idle {
             map.unqueue(s);
         }
-        map.slots[s as usize].chunk = None;
+        map.set_chunk(s, None);
         map.mapped -= 1;
         self.stats.chunks.unmaps += 1;
         self.drop_chunk(storage, pool, chunk, g);
@@ -123,7 +123,7 @@ impl Core {
         }
         self.stats.chunks.maps += 1;
         let map = self.arena_map(page);
-        map.slots[s as usize].chunk = Some(chunk);
+        map.set_chunk(s, Some(chunk));
         map.mapped += 1;
         Ok(())
     }
