@@ -40,9 +40,10 @@ type Best = (u32, bool, u64);
 
 impl Core {
     /// The free slice of an arena pool, starting from `found` (the free
-    /// index's answer for `cap` bytes), and its end (`true`: the high end)
-    /// where `cap` bytes touch fewest unmapped chunk slots.
-    pub(crate) fn arena_placement(&mut self, found: u32, cap: u64) -> (u32, bool) {
+    /// index's answer for `cap` bytes), its end (`true`: the high end)
+    /// where `cap` bytes touch fewest unmapped chunk slots, and how many
+    /// they touch there (0: acquire has nothing to map or check).
+    pub(crate) fn arena_placement(&self, found: u32, cap: u64) -> (u32, bool, u64) {
         let mut best: Best = (found, false, u64::MAX);
         let mut cursor = found;
         for _ in 0..PLACEMENT_PROBE {
@@ -70,33 +71,29 @@ impl Core {
                 self.weigh(cand, cap, &mut best);
             }
         }
-        (best.0, best.1)
+        best
     }
 
     /// Weigh `cap` bytes at both ends of free slice `cand` against `best`.
-    fn weigh(&mut self, cand: u32, cap: u64, best: &mut Best) {
-        let SliceNode {
-            page, offset, size, ..
-        } = self.slices[cand];
-        if size < cap {
+    fn weigh(&self, cand: u32, cap: u64, best: &mut Best) {
+        let node = &self.slices[cand];
+        if node.size < cap {
             return; // a smaller slice of the same class
         }
-        let low = self.unmapped_slots(page, offset, cap);
+        let Some(map) = self.pages[node.page].chunks.as_deref() else {
+            *best = (cand, false, 0); // not an arena page: nothing to map
+            return;
+        };
+        let low = map.unmapped_in(map.span(node.offset, cap));
         if low < best.2 {
             *best = (cand, false, low);
         }
-        if size > cap && best.2 > 0 {
-            let high = self.unmapped_slots(page, offset + size - cap, cap);
+        if node.size > cap && best.2 > 0 {
+            let high = map.unmapped_in(map.span(node.offset + node.size - cap, cap));
             if high < best.2 {
                 *best = (cand, true, high);
             }
         }
-    }
-
-    /// Unmapped slots under `offset..offset + bytes` of arena page `page`.
-    fn unmapped_slots(&mut self, page: u32, offset: u64, bytes: u64) -> u64 {
-        self.chunk_map(page)
-            .map_or(0, |map| map.unmapped_in(map.span(offset, bytes)))
     }
 
     /// Cut the last `cap` bytes of free, indexed `slice` off as a new free

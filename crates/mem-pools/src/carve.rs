@@ -80,7 +80,8 @@ impl Core {
         // `arena_place.rs`): a refusal changes no slice.
         let (mut slice, mut at_end) = (slice, false);
         if let PoolKind::Arena { .. } = kind {
-            (slice, at_end) = self.arena_placement(slice, cap);
+            let unmapped;
+            (slice, at_end, unmapped) = self.arena_placement(slice, cap);
             let node = &self.slices[slice];
             let page = node.page;
             let offset = match at_end {
@@ -90,7 +91,8 @@ impl Core {
             if self.lazy {
                 self.claim_lazily(page, offset, cap);
             } else {
-                self.acquire_chunks(storage, page, offset, cap, allow.allocate)?;
+                let mapped = unmapped == 0;
+                self.acquire_chunks(storage, page, offset, cap, allow.allocate, mapped)?;
             }
         }
         if at_end {

@@ -55,6 +55,9 @@ impl Default for Slot {
 #[derive(Debug, Clone)]
 pub(crate) struct ChunkMap {
     pub(crate) granularity: u64,
+    /// log2 of a power-of-two granularity (every backend's): spans are
+    /// shifts, not divisions, on the reserve and free paths.
+    shift: Option<u32>,
     /// Grown to the highest slot touched (ranges are carved from the low end).
     pub(crate) slots: Vec<Slot>,
     /// One bit per slot, set where a chunk is mapped: spans are checked
@@ -71,6 +74,9 @@ impl ChunkMap {
     pub(crate) fn new(granularity: u64) -> Self {
         Self {
             granularity,
+            shift: granularity
+                .is_power_of_two()
+                .then(|| granularity.trailing_zeros()),
             slots: Vec::new(),
             mapped_bits: Vec::new(),
             oldest: END,
@@ -85,9 +91,13 @@ impl ChunkMap {
         if bytes == 0 {
             return NONE;
         }
-        let g = self.granularity;
-        let first = offset / g;
-        let last = (offset + bytes - 1) / g;
+        let (first, last) = match self.shift {
+            Some(shift) => (offset >> shift, (offset + bytes - 1) >> shift),
+            None => (
+                offset / self.granularity,
+                (offset + bytes - 1) / self.granularity,
+            ),
+        };
         (first as u32)..=(last as u32)
     }
 
@@ -121,6 +131,12 @@ impl ChunkMap {
             return 0;
         }
         let (first, last) = (u64::from(*span.start()), u64::from(*span.end()));
+        let word = |w: u64| self.mapped_bits.get(w as usize).copied().unwrap_or(0);
+        if first / 64 == last / 64 {
+            // Most slices: one word (a slice of up to 64 chunks often is).
+            let mask = (u64::MAX << (first % 64)) & (u64::MAX >> (63 - last % 64));
+            return last - first + 1 - u64::from((word(first / 64) & mask).count_ones());
+        }
         let last_word = (self.mapped_bits.len() as u64).min(last / 64 + 1);
         let mut mapped = 0;
         for w in first / 64..last_word {
@@ -213,6 +229,14 @@ impl ChunkMap {
         if self.unmapped_in(span.clone()) > 0 {
             return false;
         }
+        self.claim_mapped_span(span);
+        true
+    }
+
+    /// Count a slice on every slot of `span`, all mapped (the caller
+    /// checked: placement counted them).
+    pub(crate) fn claim_mapped_span(&mut self, span: std::ops::RangeInclusive<u32>) {
+        debug_assert_eq!(self.unmapped_in(span.clone()), 0);
         for s in span {
             let slot = &mut self.slots[s as usize];
             slot.live += 1;
@@ -220,7 +244,6 @@ impl ChunkMap {
                 self.unqueue(s);
             }
         }
-        true
     }
 
     /// One live slice less on every slot of `span` (see `release_slot`).

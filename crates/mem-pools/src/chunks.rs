@@ -70,7 +70,8 @@ impl Core {
 
     /// Map chunks under every slot of `offset..offset + bytes` of arena
     /// page `page`, then count the slice on them. Without `may_map` (a
-    /// capture window) only slots already mapped are accepted.
+    /// capture window) only slots already mapped are accepted; `mapped`
+    /// says placement counted no unmapped slot there (nothing to check).
     pub(crate) fn acquire_chunks<S: ComputeStorage>(
         &mut self,
         storage: &mut S,
@@ -78,9 +79,14 @@ impl Core {
         offset: u64,
         bytes: u64,
         may_map: bool,
+        mapped: bool,
     ) -> Result<(), IoError> {
         // The common case, an allocation landing on mapped chunks: one
-        // pass to check, one to count, no driver call.
+        // pass to count (after placement's check), no driver call.
+        if let Some(map) = self.chunk_map(page).filter(|_| mapped) {
+            map.claim_mapped_span(map.span(offset, bytes));
+            return Ok(());
+        }
         if self.claim_mapped_chunks(page, offset, bytes) {
             return Ok(());
         }
