@@ -76,8 +76,9 @@ impl Core {
             }
         };
         // Physical memory under an arena slice, before anything is carved
-        // (at the end of the free slice with the most chunks mapped, see
-        // `arena_place.rs`): a refusal changes no slice.
+        // (in the fitting free slice, and at the end of it, that leaves
+        // fewest slots to map; see `arena_place.rs`): a refusal changes no
+        // slice.
         let (mut slice, mut at_end) = (slice, false);
         if let PoolKind::Arena { .. } = kind {
             let unmapped;

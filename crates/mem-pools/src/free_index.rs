@@ -169,7 +169,6 @@ impl FreeIndex {
         }
     }
 
-    /// The largest free slice (for reports; scans the top bin only).
     /// The head of each of up to `n` non-empty size classes above the
     /// class of `size`, smallest class first (segregated index only; the
     /// exact index has none): more free slices that fit, for a caller that
@@ -204,6 +203,7 @@ impl FreeIndex {
         }
     }
 
+    /// The largest free slice (for reports; scans the top bin only).
     pub(crate) fn largest(&self, slices: &Arena<SliceNode>) -> u64 {
         let mut best = 0;
         let mut walk = |mut cursor: u32| {
