@@ -16,9 +16,10 @@
 //! classes are weighed, each at its low and its high end, and the request
 //! goes where it touches fewest unmapped slots (ties: the earlier
 //! candidate, low end first; the first fully mapped one ends the search).
-//! Measured in docs/benchmarks.md ("Arenas: chunk calls and placement"):
-//! this cut calls by 28–50 % on the workloads that move chunks, with peak
-//! physical within ±0.012 × live of before.
+//! Measured (docs/benchmarks.md, "Arenas: chunk calls, placement and
+//! per-slot cost"; the frontier in docs/pools.md): 25–51 % fewer calls on
+//! the workloads that move chunks (random, serving, bert-infer), peak
+//! physical within −0.006…+0.007 × live of before.
 //!
 //! Cost: at most 2 × (`PLACEMENT_PROBE` + `PLACEMENT_CLASSES`) counts of
 //! unmapped slots, each a popcount over the chunk map's mapped bits (64
@@ -55,21 +56,11 @@ impl Core {
         }
         if best.2 > 0 {
             let pool = self.pages[self.slices[found].page].pool;
-            let mut above = [NIL; PLACEMENT_CLASSES];
-            let mut n = 0;
-            self.pool(pool)
-                .index
-                .heads_above(cap, PLACEMENT_CLASSES, |head| {
-                    above[n] = head;
-                    n += 1;
-                    true
-                });
-            for &cand in &above[..n] {
-                if best.2 == 0 {
-                    break;
-                }
-                self.weigh(cand, cap, &mut best);
-            }
+            let index = &self.pool(pool).index;
+            index.heads_above(cap, PLACEMENT_CLASSES, |head| {
+                self.weigh(head, cap, &mut best);
+                best.2 > 0
+            });
         }
         best
     }
