@@ -1,16 +1,10 @@
 //! The chunk slots of one arena page: which granule of the range has a
 //! physical chunk, how many live slices touch it, and the FIFO of idle
-//! ones (mapped, touched by no live slice). Plain data with O(1) steps;
-//! `chunks.rs` decides when chunks are mapped, moved or released.
-//!
-//! The idle FIFO is a doubly linked list threaded through the slots
-//! themselves: queueing, taking and a slot going live again are each O(1)
-//! with no allocation and nothing stale left behind. (It was a queue of
-//! slot numbers with lazy deletion, compacted once stale entries
-//! outnumbered idle slots: a 3 GiB slice freed and reused pushed 1536
-//! entries and ran the compaction check per slot — 12.5 % of the
-//! instructions of a `training` replay.) Whole slices are counted with
-//! [`ChunkMap::claim_span`] / [`ChunkMap::release_span`], one pass each.
+//! ones (mapped, touched by no live slice; the list is `chunk_idle.rs`).
+//! Plain data with O(1) steps per slot; `chunks.rs` decides when chunks
+//! are mapped, moved or released. Whole slices are counted with
+//! [`ChunkMap::claim_span`] / [`ChunkMap::release_span`], and a mapped bit
+//! per slot lets a span be checked or weighed 64 slots per popcount.
 
 use mem_storage::ChunkId;
 
@@ -19,7 +13,7 @@ use mem_storage::ChunkId;
 pub(crate) const NONE: std::ops::RangeInclusive<u32> = 1..=0;
 
 /// No slot: the end of the idle list.
-const END: u32 = u32::MAX;
+pub(crate) const END: u32 = u32::MAX;
 
 /// Where a moved chunk was mapped: (arena page, slot).
 pub(crate) type Origin = (u32, u32);
@@ -35,8 +29,8 @@ pub(crate) struct Slot {
     /// Mapped, touched by no live slice, and linked in the idle list.
     pub(crate) idle: bool,
     /// The idle list's older and newer neighbours ([`END`] at its ends).
-    older: u32,
-    newer: u32,
+    pub(crate) older: u32,
+    pub(crate) newer: u32,
 }
 
 impl Default for Slot {
@@ -64,8 +58,8 @@ pub(crate) struct ChunkMap {
     /// and weighed 64 slots per word.
     mapped_bits: Vec<u64>,
     /// The oldest and newest idle slots ([`END`] when none is idle).
-    oldest: u32,
-    newest: u32,
+    pub(crate) oldest: u32,
+    pub(crate) newest: u32,
     pub(crate) idle_count: u64,
     pub(crate) mapped: u64,
 }
@@ -152,53 +146,6 @@ impl ChunkMap {
         last - first + 1 - mapped
     }
 
-    /// Mark mapped slot `s`, touched by no live slice, idle (newest).
-    #[inline]
-    pub(crate) fn queue_idle(&mut self, s: u32) {
-        let newest = self.newest;
-        let slot = self.slot(s);
-        debug_assert!(slot.chunk.is_some() && slot.live == 0 && !slot.idle);
-        (slot.idle, slot.older, slot.newer) = (true, newest, END);
-        match newest {
-            END => self.oldest = s,
-            n => self.slots[n as usize].newer = s,
-        }
-        self.newest = s;
-        self.idle_count += 1;
-    }
-
-    /// Mark mapped slot `s` idle again as the *oldest* (a chunk taken for a
-    /// move whose unmap was refused: it keeps its place in line).
-    pub(crate) fn requeue_oldest(&mut self, s: u32) {
-        let oldest = self.oldest;
-        let slot = self.slot(s);
-        debug_assert!(slot.chunk.is_some() && slot.live == 0 && !slot.idle);
-        (slot.idle, slot.older, slot.newer) = (true, END, oldest);
-        match oldest {
-            END => self.newest = s,
-            o => self.slots[o as usize].older = s,
-        }
-        self.oldest = s;
-        self.idle_count += 1;
-    }
-
-    /// Take idle slot `s` out of the idle list (it stays mapped).
-    #[inline]
-    pub(crate) fn unqueue(&mut self, s: u32) {
-        let Slot { older, newer, .. } = self.slots[s as usize];
-        match older {
-            END => self.oldest = newer,
-            o => self.slots[o as usize].newer = newer,
-        }
-        match newer {
-            END => self.newest = older,
-            n => self.slots[n as usize].older = older,
-        }
-        let slot = &mut self.slots[s as usize];
-        (slot.idle, slot.older, slot.newer) = (false, END, END);
-        self.idle_count -= 1;
-    }
-
     /// Count one more live slice on mapped slot `s` (no longer idle).
     pub(crate) fn claim_slot(&mut self, s: u32) {
         let slot = self.slot(s);
@@ -251,31 +198,6 @@ impl ChunkMap {
         for s in span {
             self.release_slot(s);
         }
-    }
-
-    /// The oldest idle slot outside `keep`, taken off the idle list.
-    pub(crate) fn take_idle(&mut self, keep: &std::ops::RangeInclusive<u32>) -> Option<u32> {
-        let mut s = self.oldest;
-        while s != END && keep.contains(&s) {
-            s = self.slots[s as usize].newer;
-        }
-        if s == END {
-            return None;
-        }
-        self.unqueue(s);
-        Some(s)
-    }
-
-    /// The idle slots, oldest first (tests).
-    #[cfg(test)]
-    fn idle_order(&self) -> Vec<u32> {
-        let mut order = Vec::new();
-        let mut s = self.oldest;
-        while s != END {
-            order.push(s);
-            s = self.slots[s as usize].newer;
-        }
-        order
     }
 }
 

@@ -1,5 +1,6 @@
-//! Tests of `chunk_map.rs`: the idle FIFO, oldest first by latest idle
-//! period, and span claims that change nothing when refused.
+//! Tests of `chunk_map.rs` and `chunk_idle.rs`: the idle FIFO, oldest
+//! first by latest idle period, and span claims that change nothing when
+//! refused.
 
 use super::*;
 

@@ -99,6 +99,7 @@ mod arena_place;
 mod bind;
 mod capture;
 mod carve;
+mod chunk_idle;
 mod chunk_map;
 mod chunk_moves;
 mod chunks;
