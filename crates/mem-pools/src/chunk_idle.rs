@@ -11,6 +11,10 @@
 
 use crate::chunk_map::{ChunkMap, END, Slot};
 
+/// Oldest idle slots looked at for one that borders an unmapped slot when
+/// a chunk is moved (see [`ChunkMap::take_idle_to_move`]).
+pub(crate) const MOVE_PROBE: usize = 64;
+
 impl ChunkMap {
     /// Mark mapped slot `s`, touched by no live slice, idle (newest).
     #[inline]
@@ -28,7 +32,7 @@ impl ChunkMap {
     }
 
     /// Mark mapped slot `s` idle again as the *oldest* (a chunk taken for a
-    /// move whose unmap was refused: it keeps its place in line).
+    /// move whose unmap was refused: first in line again).
     pub(crate) fn requeue_oldest(&mut self, s: u32) {
         let oldest = self.oldest;
         let slot = self.slot(s);
@@ -70,6 +74,44 @@ impl ChunkMap {
         }
         self.unqueue(s);
         Some(s)
+    }
+
+    /// The idle slot to move a chunk out of, outside `keep`: among the
+    /// [`MOVE_PROBE`] oldest, the first that borders an unmapped slot (or
+    /// the range's unused end), else the oldest; taken off the list.
+    ///
+    /// Stripping the edge of a region already stripped leaves the fully
+    /// mapped holes whole, and placement (`arena_place.rs`) lands the next
+    /// reservations there for no call; stripping the oldest wherever it
+    /// is cuts into those holes. Measured: random's calls 45.5 k → 36.3 k
+    /// at the same peak (64 looked at; 256: 33.5 k), serving 36.2 k →
+    /// 32.6 k. Trimming stays strictly oldest first ([`Self::take_idle`]).
+    pub(crate) fn take_idle_to_move(
+        &mut self,
+        keep: &std::ops::RangeInclusive<u32>,
+    ) -> Option<u32> {
+        let mut s = self.oldest;
+        let mut first = END;
+        for _ in 0..MOVE_PROBE {
+            if s == END {
+                break;
+            }
+            if !keep.contains(&s) {
+                if self.borders_unmapped(s) {
+                    first = s;
+                    break;
+                }
+                if first == END {
+                    first = s; // the oldest, should no border turn up
+                }
+            }
+            s = self.slots[s as usize].newer;
+        }
+        if first == END {
+            return self.take_idle(keep); // every one looked at was kept
+        }
+        self.unqueue(first);
+        Some(first)
     }
 
     /// The idle slots, oldest first (tests).

@@ -119,6 +119,16 @@ impl ChunkMap {
         }
     }
 
+    /// Whether a neighbour of slot `s` has no chunk (past the map's end
+    /// counts as none; before slot 0 is not a slot).
+    pub(crate) fn borders_unmapped(&self, s: u32) -> bool {
+        let mapped = |t: u32| {
+            let w = self.mapped_bits.get(t as usize / 64).copied().unwrap_or(0);
+            w & (1 << (t % 64)) != 0
+        };
+        (s > 0 && !mapped(s - 1)) || !mapped(s + 1)
+    }
+
     /// Slots of `span` with no chunk (slots past the map's end included).
     pub(crate) fn unmapped_in(&self, span: std::ops::RangeInclusive<u32>) -> u64 {
         if span.is_empty() {

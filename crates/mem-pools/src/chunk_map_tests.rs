@@ -76,3 +76,23 @@ fn taking_an_idle_slot_skips_the_span_being_mapped_and_keeps_it_in_line() {
     assert_eq!(map.take_idle(&(0..=4)), None);
     assert_eq!(map.idle_count, 5);
 }
+
+#[test]
+fn a_chunk_to_move_comes_from_the_edge_of_a_stripped_region_before_a_whole_hole() {
+    let mut map = mapped(8);
+    map.set_chunk(5, None); // stripped earlier
+    map.slot(7); // slot 7 mapped: nothing past the end next to slot 6
+    for s in [1, 4, 2] {
+        map.claim_slot(s);
+        map.release_slot(s);
+    }
+    // Slot 1 is the oldest, but its neighbours are mapped; 4 borders 5.
+    assert_eq!(map.take_idle_to_move(&NONE), Some(4));
+    // None of the rest borders an unmapped slot: the oldest goes.
+    assert_eq!(map.take_idle_to_move(&NONE), Some(1));
+    // Trimming takes strictly the oldest.
+    map.claim_slot(6);
+    map.release_slot(6); // borders 5, newest
+    assert_eq!(map.take_idle(&NONE), Some(2));
+    assert_eq!(map.take_idle(&NONE), Some(6));
+}

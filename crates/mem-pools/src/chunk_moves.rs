@@ -29,7 +29,11 @@ impl Core {
         let g = map.granularity;
         let move_idle = self.idle_worth_moving();
         let map = self.arena_map(page);
-        let idle_here = if move_idle { map.take_idle(keep) } else { None };
+        let idle_here = if move_idle {
+            map.take_idle_to_move(keep)
+        } else {
+            None
+        };
         let (chunk, from) = match idle_here {
             Some(from) => match storage.unmap_chunk(id, u64::from(from) * g) {
                 Ok(chunk) => {
@@ -159,7 +163,7 @@ impl Core {
             self.pages[page].pool,
         );
         let map = self.chunk_map(other)?;
-        let s = map.take_idle(&NONE)?;
+        let s = map.take_idle_to_move(&NONE)?;
         match storage.unmap_chunk(id, u64::from(s) * g) {
             Ok(chunk) => {
                 map.set_chunk(s, None);
