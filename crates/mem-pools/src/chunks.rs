@@ -14,7 +14,9 @@
 //!   chunks (mapped, touched by no live slice) are at least 1/[`IDLE_SHARE`]
 //!   of the mapped ones, an idle chunk is unmapped from its hole — in this
 //!   range, else in any other arena range of the manager, whatever its
-//!   pool — and mapped here; below that share a new chunk is created and
+//!   pool; among the oldest idle ones, one at the edge of a region already
+//!   stripped, so whole mapped holes stay whole for placement — and mapped
+//!   here; below that share a new chunk is created and
 //!   the holes keep theirs, so an allocation landing there again costs no
 //!   driver call. Physical memory therefore stays within about
 //!   1/([`IDLE_SHARE`] − 1) of the chunks live slices touch (plus one), at
