@@ -46,6 +46,32 @@ pub(crate) fn levels(stats: &MemoryStats) -> [u64; LEVELS] {
     ]
 }
 
+/// The current levels of an engine's counters, in [`LEVELS`] order.
+pub(crate) fn pool_levels(call: &PoolStats) -> [u64; LEVELS] {
+    [
+        call.allocated_bytes.current,
+        call.reserved_bytes.current,
+        call.active_bytes.current,
+        call.requested_bytes.current,
+        call.allocation_count.current,
+        call.segment_count.current,
+        call.inactive_bytes(),
+    ]
+}
+
+/// The peaks of a stream's statistics, in [`LEVELS`] order.
+pub(crate) fn peak_levels(stats: &MemoryStats) -> [u64; LEVELS] {
+    [
+        stats.allocated_bytes.peak,
+        stats.reserved_bytes.peak,
+        stats.active_bytes.peak,
+        stats.requested_bytes.peak,
+        stats.allocation_count.peak,
+        stats.segment_count.peak,
+        stats.inactive_bytes.peak,
+    ]
+}
+
 /// The highest levels one call reached (the engine's peaks were reset at
 /// its start); inactive bytes are sampled at the end of the call only.
 pub(crate) fn call_peaks(call: &PoolStats) -> [u64; LEVELS] {
@@ -92,19 +118,19 @@ impl DevicePeaks {
         now: &[u64; LEVELS],
         peaks: &[u64; LEVELS],
     ) {
-        for i in (0..LEVELS).filter(|&i| now[i] != start[i]) {
-            mine.0[i].store(now[i], Ordering::Release);
+        // Against what was published rather than `start`: a level changed
+        // between calls (outside the facade's calls) is published too.
+        for (published, &level) in mine.0.iter().zip(now) {
+            if published.load(Ordering::Relaxed) != level {
+                published.store(level, Ordering::Release);
+            }
         }
         if (0..LEVELS).all(|i| peaks[i] <= start[i]) {
             return;
         }
         if others.clone().next().is_none() {
             // One stream: its peak is the device's, no one to order with.
-            for (peak, &p) in self.0.iter().zip(peaks) {
-                if peak.load(Ordering::Relaxed) < p {
-                    peak.fetch_max(p, Ordering::Relaxed);
-                }
-            }
+            self.raise(peaks);
             return;
         }
         // Of two streams rising at once, at least one sees the other's new
@@ -122,6 +148,16 @@ impl DevicePeaks {
             let candidate = held.saturating_add(peaks[i]);
             if self.0[i].load(Ordering::Relaxed) < candidate {
                 self.0[i].fetch_max(candidate, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Raise the device's peaks to at least `peaks` (a stream's, which the
+    /// device's cover: its levels are part of the device's sum).
+    pub(crate) fn raise(&self, peaks: &[u64; LEVELS]) {
+        for (peak, &p) in self.0.iter().zip(peaks) {
+            if peak.load(Ordering::Relaxed) < p {
+                peak.fetch_max(p, Ordering::Relaxed);
             }
         }
     }

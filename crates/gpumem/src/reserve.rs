@@ -46,9 +46,10 @@ impl DeviceShared {
         let (mut allocated, mut reserved, mut held, mut pinned) = (0, 0, 0, 0);
         let (mut largest, mut arena_cached) = (0, None);
         for (i, s) in self.streams.iter().enumerate() {
-            let st = s.lock();
-            allocated += st.stats.allocated_bytes.current;
-            reserved += st.stats.reserved_bytes.current;
+            let mut st = s.lock();
+            let counters = st.engine.counters();
+            allocated += counters.allocated_bytes.current;
+            reserved += counters.reserved_bytes.current;
             held += st.held_bytes();
             let shape = st.engine.relocation_state().shape;
             if shape.outdated_pinned > 0 {
@@ -143,12 +144,12 @@ impl Stream {
                 (RetryStep::FreeCachedMemory, err) => {
                     tracing::debug!(%err, size, stream = self.index, "reservation refused; freeing cached memory and retrying");
                     self.device.retries.fetch_add(1, Ordering::Relaxed);
-                    self.shared().lock().stats.num_alloc_retries += 1;
+                    self.shared().lock().tally.num_alloc_retries += 1;
                     self.device.free_cached_memory();
                 }
                 (RetryStep::GiveUp, IoError::Storage(cause @ StorageError::OutOfMemory { .. })) => {
                     self.device.ooms.fetch_add(1, Ordering::Relaxed);
-                    self.shared().lock().stats.num_ooms += 1;
+                    self.shared().lock().tally.num_ooms += 1;
                     let report = self.device.oom_report(self.index, size, &cause);
                     tracing::warn!(target: "gpumem", "{report}");
                     return Err(GpuMemError::OutOfMemory(Box::new(report)));
