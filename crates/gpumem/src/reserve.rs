@@ -120,14 +120,33 @@ impl Stream {
     /// lack of memory; the pool engine's error for anything else (a size no
     /// pool accepts, a capture window that would allocate, ...).
     pub fn reserve(&self, size: u64) -> Result<ManagedMemoryHandle> {
-        if self.device.config.auto_relocate
-            && let Err(err) = self.relocate_when_wanted()
-        {
+        if self.device.config.auto_relocate {
+            self.relocate_before_reserve();
+        }
+        match self.try_reserve(size) {
+            Ok(handle) => Ok(handle),
+            Err(err) => self.reserve_refused(size, err),
+        }
+    }
+
+    /// `auto_relocate`: what the trigger asks for, before a reservation.
+    #[cold]
+    #[inline(never)]
+    fn relocate_before_reserve(&self) {
+        if let Err(err) = self.relocate_when_wanted() {
             tracing::warn!(%err, stream = self.index, "automatic relocation failed");
         }
+    }
+
+    /// The refused reservation's retry (kept out of the common path, which
+    /// it would otherwise fill with its stack and registers).
+    #[cold]
+    #[inline(never)]
+    fn reserve_refused(&self, size: u64, first: IoError) -> Result<ManagedMemoryHandle> {
         let mut retry = ReserveRetry::new();
+        let mut refused = Some(first);
         loop {
-            let err = match self.try_reserve(size) {
+            let err = match refused.take().map_or_else(|| self.try_reserve(size), Err) {
                 Ok(handle) => return Ok(handle),
                 Err(err) => err,
             };
