@@ -2,10 +2,13 @@
 //!
 //! Every engine call used to fold its statistics into one device tally
 //! behind a mutex, so N threads on N streams queued on that lock at every
-//! reservation. Now a stream keeps its own statistics under its own lock,
-//! and the device's are summed over the streams when someone reads them.
-//! The one figure a sum cannot give is the device's **peak** (the streams
-//! need not peak together), so it is kept here in atomics:
+//! reservation. Now a stream's statistics are its engine's counters under
+//! its own lock, and the device's are summed over the streams when someone
+//! reads them. The one figure a sum cannot give is the device's **peak**
+//! (the streams need not peak together), so it is kept here in atomics.
+//! With one stream the stream's peak is the device's and none of this runs
+//! per call: the atomics are only raised with the stream's peaks when the
+//! stream's are reset or the device's read. With several:
 //!
 //! - after each call, a stream publishes its current levels (a store into
 //!   its own [`Levels`], only for the levels that changed);
