@@ -302,7 +302,9 @@ impl Device {
     /// ledger to its current level (`reset_peak_memory_stats`).
     pub fn reset_peak_stats(&self) {
         for stream in &self.shared.streams {
-            stream.lock().reset_peaks();
+            let mut st = stream.lock();
+            st.reset_peaks();
+            stream.levels.reset_high();
         }
         let current = levels(&self.shared.device_stats());
         self.shared.peaks.reset(&current);

@@ -19,6 +19,12 @@
 //!   (a reservation that reuses what its own drain just freed) never rise
 //!   and read nothing of the other streams.
 //!
+//! A rising call first bounds the other streams by their `high` (at least
+//! every level each published since the last reset, raised before the
+//! level is stored) and reads their current levels only when that bound
+//! could beat the device's peak: in a steady state the bound holds, and a
+//! call reads only lines nobody writes (see [`Levels`]).
+//!
 //! When two streams rise at once, each stores its level, issues a
 //! sequentially consistent fence, then loads the other's, so at least one
 //! of them sees the other's rise (without the fence two loads after two
@@ -89,19 +95,47 @@ pub(crate) fn call_peaks(call: &PoolStats) -> [u64; LEVELS] {
     ]
 }
 
-/// A stream's current levels as the other streams' peak checks read them.
-#[derive(Debug)]
-pub(crate) struct Levels([AtomicU64; LEVELS]);
+/// A stream's levels as the other streams' peak checks read them: the
+/// current ones (stored after each call), and `high`, at least every level
+/// published since the last device reset, raised before `now` is stored.
+/// A rising call first bounds the others by their `high`; only when that
+/// bound could beat the device's peak does it read their `now`. In a
+/// steady state `high` is never written, so the other streams' lines stay
+/// shared in every core's cache, where reading `now` (written by its owner
+/// on every call) took the line across cores on every call: two threads on
+/// two streams ran no faster than one.
+#[derive(Debug, Default)]
+pub(crate) struct Levels {
+    now: Line,
+    high: Line,
+}
 
-/// The device's peaks, raised without a lock.
+/// One array of levels on cache lines of its own (128 bytes: the pair of
+/// lines x86 prefetches together), so a store into `now` never evicts a
+/// reader's copy of `high`, or a neighbouring stream's.
 #[derive(Debug)]
-pub(crate) struct DevicePeaks([AtomicU64; LEVELS]);
+#[repr(align(128))]
+struct Line([AtomicU64; LEVELS]);
 
-impl Default for Levels {
+impl Default for Line {
     fn default() -> Self {
         Self(std::array::from_fn(|_| AtomicU64::new(0)))
     }
 }
+
+impl Levels {
+    /// Lower `high` to the current levels. Only under the stream's lock
+    /// (no call of it in flight, so `now` is its last word).
+    pub(crate) fn reset_high(&self) {
+        for (high, now) in self.high.0.iter().zip(&self.now.0) {
+            high.store(now.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
+    }
+}
+
+/// The device's peaks, raised without a lock.
+#[derive(Debug)]
+pub(crate) struct DevicePeaks([AtomicU64; LEVELS]);
 
 impl Default for DevicePeaks {
     fn default() -> Self {
@@ -121,9 +155,17 @@ impl DevicePeaks {
         now: &[u64; LEVELS],
         peaks: &[u64; LEVELS],
     ) {
+        // The bound first, so that whoever sees a level of ours sees a
+        // bound at least as high (with the fence below; see `Levels`).
+        for (high, (&p, &n)) in mine.high.0.iter().zip(peaks.iter().zip(now)) {
+            let top = p.max(n);
+            if high.load(Ordering::Relaxed) < top {
+                high.fetch_max(top, Ordering::Relaxed);
+            }
+        }
         // Against what was published rather than `start`: a level changed
         // between calls (outside the facade's calls) is published too.
-        for (published, &level) in mine.0.iter().zip(now) {
+        for (published, &level) in mine.now.0.iter().zip(now) {
             if published.load(Ordering::Relaxed) != level {
                 published.store(level, Ordering::Release);
             }
@@ -145,11 +187,20 @@ impl DevicePeaks {
         // rising in turn spent a third of their time on those before).
         fence(Ordering::SeqCst);
         for i in (0..LEVELS).filter(|&i| peaks[i] > start[i]) {
+            let device = self.0[i].load(Ordering::Relaxed);
+            // No other stream has held more than its `high`: when even
+            // that cannot beat the device's peak, the levels need no read.
+            let bound = (others.clone())
+                .map(|l| l.high.0[i].load(Ordering::Acquire))
+                .fold(peaks[i], u64::saturating_add);
+            if bound <= device {
+                continue;
+            }
             let held: u64 = (others.clone())
-                .map(|l| l.0[i].load(Ordering::Acquire))
+                .map(|l| l.now.0[i].load(Ordering::Acquire))
                 .sum();
             let candidate = held.saturating_add(peaks[i]);
-            if self.0[i].load(Ordering::Relaxed) < candidate {
+            if device < candidate {
                 self.0[i].fetch_max(candidate, Ordering::Relaxed);
             }
         }
@@ -253,7 +304,7 @@ pub(crate) mod tests {
         start[0] = 30;
         let now = [20, 0, 0, 0, 0, 0, 0];
         peaks.after_call([&b].into_iter(), &a, &start, &now, &start);
-        assert_eq!(a.0[0].load(Ordering::Relaxed), 20);
+        assert_eq!(a.now.0[0].load(Ordering::Relaxed), 20);
         assert_eq!(peaks.read(&[0; LEVELS])[0], 50);
         rise(&peaks, &all, 1, 50, 60);
         assert_eq!(
@@ -261,5 +312,46 @@ pub(crate) mod tests {
             80,
             "stream 0's new level counts"
         );
+    }
+
+    #[cfg(not(loom))]
+    #[test]
+    fn a_rise_within_every_streams_high_reads_no_current_level_and_stays_exact() {
+        let (a, b) = (Levels::default(), Levels::default());
+        let all = [&a, &b];
+        let peaks = DevicePeaks::default();
+        // Both held at once: the device's peak is their sum, 80.
+        rise(&peaks, &all, 0, 0, 30);
+        rise(&peaks, &all, 1, 0, 50);
+        rise(&peaks, &all, 0, 30, 0);
+        rise(&peaks, &all, 1, 50, 0);
+        assert_eq!(a.high.0[0].load(Ordering::Relaxed), 30);
+        assert_eq!(b.high.0[0].load(Ordering::Relaxed), 50);
+        // A level stored where the bound path would not look: rising again
+        // to 30 is bounded by 30 + 50 ≤ 80 and must leave the peak alone.
+        b.now.0[0].store(1_000, Ordering::Relaxed);
+        rise(&peaks, &all, 0, 0, 30);
+        assert_eq!(peaks.read(&[0; LEVELS])[0], 80, "bounded, not read");
+        b.now.0[0].store(0, Ordering::Relaxed);
+        // Above its own high the bound no longer holds: the levels are read.
+        rise(&peaks, &all, 0, 30, 0);
+        rise(&peaks, &all, 1, 0, 60);
+        rise(&peaks, &all, 0, 0, 30);
+        assert_eq!(peaks.read(&[0; LEVELS])[0], 90);
+    }
+
+    #[cfg(not(loom))]
+    #[test]
+    fn a_device_reset_lowers_each_streams_high_to_its_level() {
+        let (a, b) = (Levels::default(), Levels::default());
+        let all = [&a, &b];
+        let peaks = DevicePeaks::default();
+        rise(&peaks, &all, 0, 0, 70);
+        rise(&peaks, &all, 0, 70, 10);
+        a.reset_high();
+        assert_eq!(a.high.0[0].load(Ordering::Relaxed), 10);
+        peaks.reset(&[10, 0, 0, 0, 0, 0, 0]);
+        rise(&peaks, &all, 1, 0, 5);
+        assert_eq!(peaks.read(&[0; LEVELS])[0], 15);
     }
 }
