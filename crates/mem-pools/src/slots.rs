@@ -147,9 +147,17 @@ impl SlotTable {
             _ => entry.generation = u32::MAX,
         }
         if !self.holders.is_empty() {
-            self.holders.remove(&key.slot);
+            self.forget_holder(key.slot);
         }
         Some(slice)
+    }
+
+    /// Out of line: only slots a capture touched have a holder, and the
+    /// map's probe inlined into `release` cost every release spills.
+    #[cold]
+    #[inline(never)]
+    fn forget_holder(&mut self, slot: u32) {
+        self.holders.remove(&slot);
     }
 
     /// The live key of a slot index, if the slot is live.
