@@ -31,12 +31,7 @@ use crate::sync::{Arc, AtomicU64, AtomicUsize, Ordering, fence};
 const KEPT_CELLS: usize = 4096;
 
 /// A handle's shared state (see the module docs).
-///
-/// One cache line, aligned to one (56 bytes of fields): a drop touches the
-/// count and the queue, the drain the key and the link, and an unaligned
-/// cell from the allocator straddles two lines most of the time.
 #[derive(Debug)]
-#[repr(align(64))]
 pub(crate) struct Cell {
     /// Holders: clones of this handle (a pin handle's `pinning` holds one of
     /// its allocation's).
