@@ -6,6 +6,9 @@
 //!   4 KiB, 64 KiB, 1 MiB), nothing else live.
 //! - `churn <live>`: `live` slices of 64 B – 4 KiB held on stream 0; each
 //!   op drops one and reserves another.
+//! - `engine`: the `pair` loop on stream 0's own pool engine, inside one
+//!   `Stream::with_memory` call: the same layout (arenas) without the
+//!   facade, so `pair` minus `engine` is what the facade costs per pair.
 //! - `threads <n>`: `n` threads, thread `i` doing `ops` reserve+drop pairs
 //!   on stream `i` of an `n`-stream device. Prints the aggregate ops per
 //!   second, so 1, 2, 4 threads side by side give the scaling.
@@ -93,6 +96,21 @@ fn main() {
             }
             let ns = start.elapsed().as_nanos() as f64 / ops as f64;
             println!("churn live={live} ops={ops} ns/op={ns:.1}");
+        }
+        "engine" => {
+            let device = device(1);
+            let start = Instant::now();
+            device.default_stream().with_memory(|engine| {
+                for &size in &PAIR_SIZES {
+                    drop(engine.reserve(size).expect("warm"));
+                }
+                for i in 0..ops {
+                    let handle = engine.reserve(PAIR_SIZES[i as usize % 4]).expect("pair");
+                    drop(std::hint::black_box(handle));
+                }
+            });
+            let ns = start.elapsed().as_nanos() as f64 / ops as f64;
+            println!("engine pair ops={ops} ns/op={ns:.1}");
         }
         "threads" => {
             let n = arg.max(1);

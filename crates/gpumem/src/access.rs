@@ -41,7 +41,7 @@ impl Stream {
                 (RetryStep::FreeCachedMemory, err) => {
                     tracing::debug!(%err, stream = owner, "first touch refused; freeing cached memory and retrying");
                     self.device.retries.fetch_add(1, Ordering::Relaxed);
-                    self.device.streams[owner].lock().stats.num_alloc_retries += 1;
+                    self.device.streams[owner].lock().tally.num_alloc_retries += 1;
                     self.device.free_cached_memory();
                 }
                 (
@@ -49,7 +49,7 @@ impl Stream {
                     IoError::Storage(cause @ StorageError::OutOfMemory { requested, .. }),
                 ) => {
                     self.device.ooms.fetch_add(1, Ordering::Relaxed);
-                    self.device.streams[owner].lock().stats.num_ooms += 1;
+                    self.device.streams[owner].lock().tally.num_ooms += 1;
                     let report = self.device.oom_report(owner, requested, &cause);
                     tracing::warn!(target: "gpumem", "{report}");
                     return Err(GpuMemError::OutOfMemory(Box::new(report)));

@@ -16,9 +16,11 @@ use mem_storage::{DeviceResource, MemInfo};
 use crate::backend::{Backend, BudgetedResource, DeviceStorage};
 use crate::builder::DeviceBuilder;
 use crate::config::GpumemConfig;
-use crate::device_stats::{DevicePeaks, LEVELS, call_peaks, levels, set_peaks, sum_streams};
+use crate::device_stats::{
+    DevicePeaks, LEVELS, call_peaks, levels, peak_levels, pool_levels, set_peaks, sum_streams,
+};
 use crate::error::{GpuMemError, Result};
-use crate::stats::{MemoryStats, fold_stream};
+use crate::stats::MemoryStats;
 use crate::stream::Stream;
 use crate::stream_state::{StreamShared, StreamState};
 
@@ -61,38 +63,80 @@ pub(crate) struct DeviceShared {
 
 impl DeviceShared {
     /// Run `f` on stream `index`'s engine: release what may be released
-    /// first, then fold the call's statistics into the stream's and raise
-    /// the device's peaks (see [`crate::stats`]). Nothing device-wide is
-    /// locked: streams run their calls in parallel.
+    /// first; after it sample the stream's inactive bytes and, with several
+    /// streams, publish its levels and raise the device's peaks (see
+    /// [`crate::stats`]). Nothing device-wide is locked: streams run their
+    /// calls in parallel. With one stream the engine's counters are all
+    /// there is to keep: a call adds a lock, two flag tests and a sample.
+    #[inline]
     pub(crate) fn run<T>(&self, index: usize, f: impl FnOnce(&mut StreamState) -> T) -> T {
-        let stream = &self.streams[index];
-        let mut st = stream.lock();
-        st.engine.reset_peaks();
-        st.settle(&self.streams, self.config.poison);
-        if self.config.bypass_caching {
-            self.cleanup(&mut st);
+        if self.streams.len() > 1 {
+            return self.run_shared(index, f);
         }
+        let mut st = self.streams[index].lock();
+        self.settle(&mut st);
         let out = f(&mut st);
-        if self.config.bypass_caching {
-            self.cleanup(&mut st);
-        }
-        let st = &mut *st;
-        let start = levels(&st.stats);
-        let call = st.engine.counters();
-        fold_stream(&mut st.stats, call);
-        let others = (self.streams.iter().enumerate())
-            .filter(move |&(j, _)| j != index)
-            .map(|(_, s)| &s.levels);
-        let now = levels(&st.stats);
-        let peaks = call_peaks(call);
-        (self.peaks).after_call(others, &stream.levels, &start, &now, &peaks);
+        self.after(&mut st);
         out
     }
 
-    /// The device's statistics: every stream's summed, the device's peaks.
+    /// [`Self::run`] on a device with several streams.
+    fn run_shared<T>(&self, index: usize, f: impl FnOnce(&mut StreamState) -> T) -> T {
+        let mut st = self.streams[index].lock();
+        let start = st.begin_shared_call();
+        self.settle(&mut st);
+        let out = f(&mut st);
+        self.after(&mut st);
+        self.after_shared_call(index, &st, &start);
+        out
+    }
+
+    /// Before a call: release held allocations (and everything cached, in
+    /// `bypass_caching` mode).
+    #[inline]
+    fn settle(&self, st: &mut StreamState) {
+        st.settle(&self.streams, self.config.poison);
+        if self.config.bypass_caching {
+            self.cleanup(st);
+        }
+    }
+
+    /// After a call: give back everything cached in `bypass_caching` mode,
+    /// sample inactive bytes.
+    #[inline]
+    fn after(&self, st: &mut StreamState) {
+        if self.config.bypass_caching {
+            self.cleanup(st);
+        }
+        st.tally.sample_inactive(st.engine.counters());
+    }
+
+    /// Publish stream `index`'s levels after a call that began at `start`
+    /// and raise the device's peaks with the call's own.
+    fn after_shared_call(&self, index: usize, st: &StreamState, start: &[u64; LEVELS]) {
+        let call = st.engine.counters();
+        let others = (self.streams.iter().enumerate())
+            .filter(move |&(j, _)| j != index)
+            .map(|(_, s)| &s.levels);
+        let (now, peaks) = (pool_levels(call), call_peaks(call));
+        let mine = &self.streams[index].levels;
+        self.peaks.after_call(others, mine, start, &now, &peaks);
+    }
+
+    /// The device's statistics: every stream's summed, the device's peaks
+    /// (each at least any one stream's).
     pub(crate) fn device_stats(&self) -> MemoryStats {
-        let mut stats = sum_streams(self.streams.iter().map(|s| s.lock().stats_now()));
+        let mut highest = [0; LEVELS];
+        let one = |s: &StreamShared| {
+            let stats = s.lock().stats_now();
+            for (h, p) in highest.iter_mut().zip(peak_levels(&stats)) {
+                *h = (*h).max(p);
+            }
+            stats
+        };
+        let mut stats = sum_streams(self.streams.iter().map(one));
         let current: [u64; LEVELS] = levels(&stats);
+        self.peaks.raise(&highest);
         set_peaks(&mut stats, &self.peaks.read(&current));
         stats
     }
@@ -258,7 +302,7 @@ impl Device {
     /// ledger to its current level (`reset_peak_memory_stats`).
     pub fn reset_peak_stats(&self) {
         for stream in &self.shared.streams {
-            stream.lock().stats.reset_peaks();
+            stream.lock().reset_peaks();
         }
         let current = levels(&self.shared.device_stats());
         self.shared.peaks.reset(&current);

@@ -2,10 +2,13 @@
 //!
 //! Every engine call used to fold its statistics into one device tally
 //! behind a mutex, so N threads on N streams queued on that lock at every
-//! reservation. Now a stream keeps its own statistics under its own lock,
-//! and the device's are summed over the streams when someone reads them.
-//! The one figure a sum cannot give is the device's **peak** (the streams
-//! need not peak together), so it is kept here in atomics:
+//! reservation. Now a stream's statistics are its engine's counters under
+//! its own lock, and the device's are summed over the streams when someone
+//! reads them. The one figure a sum cannot give is the device's **peak**
+//! (the streams need not peak together), so it is kept here in atomics.
+//! With one stream the stream's peak is the device's and none of this runs
+//! per call: the atomics are only raised with the stream's peaks when the
+//! stream's are reset or the device's read. With several:
 //!
 //! - after each call, a stream publishes its current levels (a store into
 //!   its own [`Levels`], only for the levels that changed);
@@ -43,6 +46,32 @@ pub(crate) fn levels(stats: &MemoryStats) -> [u64; LEVELS] {
         stats.allocation_count.current,
         stats.segment_count.current,
         stats.inactive_bytes.current,
+    ]
+}
+
+/// The current levels of an engine's counters, in [`LEVELS`] order.
+pub(crate) fn pool_levels(call: &PoolStats) -> [u64; LEVELS] {
+    [
+        call.allocated_bytes.current,
+        call.reserved_bytes.current,
+        call.active_bytes.current,
+        call.requested_bytes.current,
+        call.allocation_count.current,
+        call.segment_count.current,
+        call.inactive_bytes(),
+    ]
+}
+
+/// The peaks of a stream's statistics, in [`LEVELS`] order.
+pub(crate) fn peak_levels(stats: &MemoryStats) -> [u64; LEVELS] {
+    [
+        stats.allocated_bytes.peak,
+        stats.reserved_bytes.peak,
+        stats.active_bytes.peak,
+        stats.requested_bytes.peak,
+        stats.allocation_count.peak,
+        stats.segment_count.peak,
+        stats.inactive_bytes.peak,
     ]
 }
 
@@ -92,19 +121,19 @@ impl DevicePeaks {
         now: &[u64; LEVELS],
         peaks: &[u64; LEVELS],
     ) {
-        for i in (0..LEVELS).filter(|&i| now[i] != start[i]) {
-            mine.0[i].store(now[i], Ordering::Release);
+        // Against what was published rather than `start`: a level changed
+        // between calls (outside the facade's calls) is published too.
+        for (published, &level) in mine.0.iter().zip(now) {
+            if published.load(Ordering::Relaxed) != level {
+                published.store(level, Ordering::Release);
+            }
         }
         if (0..LEVELS).all(|i| peaks[i] <= start[i]) {
             return;
         }
         if others.clone().next().is_none() {
             // One stream: its peak is the device's, no one to order with.
-            for (peak, &p) in self.0.iter().zip(peaks) {
-                if peak.load(Ordering::Relaxed) < p {
-                    peak.fetch_max(p, Ordering::Relaxed);
-                }
-            }
+            self.raise(peaks);
             return;
         }
         // Of two streams rising at once, at least one sees the other's new
@@ -122,6 +151,16 @@ impl DevicePeaks {
             let candidate = held.saturating_add(peaks[i]);
             if self.0[i].load(Ordering::Relaxed) < candidate {
                 self.0[i].fetch_max(candidate, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Raise the device's peaks to at least `peaks` (a stream's, which the
+    /// device's cover: its levels are part of the device's sum).
+    pub(crate) fn raise(&self, peaks: &[u64; LEVELS]) {
+        for (peak, &p) in self.0.iter().zip(peaks) {
+            if peak.load(Ordering::Relaxed) < p {
+                peak.fetch_max(p, Ordering::Relaxed);
             }
         }
     }

@@ -72,7 +72,7 @@ impl Device {
             .iter()
             .enumerate()
             .map(|(index, s)| {
-                let st = s.lock();
+                let mut st = s.lock();
                 StreamReport {
                     index,
                     submitted: s.submitted(),

@@ -46,9 +46,10 @@ impl DeviceShared {
         let (mut allocated, mut reserved, mut held, mut pinned) = (0, 0, 0, 0);
         let (mut largest, mut arena_cached) = (0, None);
         for (i, s) in self.streams.iter().enumerate() {
-            let st = s.lock();
-            allocated += st.stats.allocated_bytes.current;
-            reserved += st.stats.reserved_bytes.current;
+            let mut st = s.lock();
+            let counters = st.engine.counters();
+            allocated += counters.allocated_bytes.current;
+            reserved += counters.reserved_bytes.current;
             held += st.held_bytes();
             let shape = st.engine.relocation_state().shape;
             if shape.outdated_pinned > 0 {
@@ -119,14 +120,33 @@ impl Stream {
     /// lack of memory; the pool engine's error for anything else (a size no
     /// pool accepts, a capture window that would allocate, ...).
     pub fn reserve(&self, size: u64) -> Result<ManagedMemoryHandle> {
-        if self.device.config.auto_relocate
-            && let Err(err) = self.relocate_when_wanted()
-        {
+        if self.device.config.auto_relocate {
+            self.relocate_before_reserve();
+        }
+        match self.try_reserve(size) {
+            Ok(handle) => Ok(handle),
+            Err(err) => self.reserve_refused(size, err),
+        }
+    }
+
+    /// `auto_relocate`: what the trigger asks for, before a reservation.
+    #[cold]
+    #[inline(never)]
+    fn relocate_before_reserve(&self) {
+        if let Err(err) = self.relocate_when_wanted() {
             tracing::warn!(%err, stream = self.index, "automatic relocation failed");
         }
+    }
+
+    /// The refused reservation's retry (kept out of the common path, which
+    /// it would otherwise fill with its stack and registers).
+    #[cold]
+    #[inline(never)]
+    fn reserve_refused(&self, size: u64, first: IoError) -> Result<ManagedMemoryHandle> {
         let mut retry = ReserveRetry::new();
+        let mut refused = Some(first);
         loop {
-            let err = match self.try_reserve(size) {
+            let err = match refused.take().map_or_else(|| self.try_reserve(size), Err) {
                 Ok(handle) => return Ok(handle),
                 Err(err) => err,
             };
@@ -143,12 +163,12 @@ impl Stream {
                 (RetryStep::FreeCachedMemory, err) => {
                     tracing::debug!(%err, size, stream = self.index, "reservation refused; freeing cached memory and retrying");
                     self.device.retries.fetch_add(1, Ordering::Relaxed);
-                    self.shared().lock().stats.num_alloc_retries += 1;
+                    self.shared().lock().tally.num_alloc_retries += 1;
                     self.device.free_cached_memory();
                 }
                 (RetryStep::GiveUp, IoError::Storage(cause @ StorageError::OutOfMemory { .. })) => {
                     self.device.ooms.fetch_add(1, Ordering::Relaxed);
-                    self.shared().lock().stats.num_ooms += 1;
+                    self.shared().lock().tally.num_ooms += 1;
                     let report = self.device.oom_report(self.index, size, &cause);
                     tracing::warn!(target: "gpumem", "{report}");
                     return Err(GpuMemError::OutOfMemory(Box::new(report)));

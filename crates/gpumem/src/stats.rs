@@ -1,23 +1,25 @@
 //! PyTorch-style statistics for a stream and for the whole device.
 //!
-//! The pool engine keeps exact per-manager counters ([`PoolStats`]). A device
-//! has one manager per stream, and the device's peak is not the sum of the
-//! streams' peaks (they need not peak together). So the facade resets the
-//! engine's peaks at the start of every call it makes and, after the call,
-//! folds the call's own peak into the stream's peak (here) and into the
-//! device's (the other streams' current levels plus this call's peak; see
-//! `device_stats.rs`, which does it without a device-wide lock). The
-//! device's levels and totals are summed over the streams when read. That
-//! makes every peak exact for calls made from one thread, and never missed
-//! by more than the overlap of concurrent calls.
+//! The pool engine keeps exact per-manager counters ([`PoolStats`]), and
+//! they stay the source: a stream's statistics are its engine's counters,
+//! read when someone asks, plus the little the engine does not keep
+//! ([`StreamTally`]). Nothing is copied or folded per call.
 //!
-//! The two figures the engine computes in O(pools) — the largest free block
-//! and the bytes of cached arena chunks — are read when the statistics are
-//! read, not after every call.
+//! A device has one manager per stream, and the device's peak is not the
+//! sum of the streams' peaks (they need not peak together). With **one
+//! stream** the engine's peaks are the stream's and the device's, so a call
+//! pays for no peak at all. With **several**, the facade resets the
+//! engine's peaks at the start of every call it makes (first keeping them
+//! in the stream's tally), so after the call they are the call's own peaks,
+//! and folds those into the device's (the other streams' current levels
+//! plus this call's peak; see `device_stats.rs`, which does it without a
+//! device-wide lock). The device's levels and totals are summed over the
+//! streams when read. That makes every peak exact for calls made from one
+//! thread, and never missed by more than the overlap of concurrent calls.
 //!
 //! `inactive` (reserved but not allocated: cached plus fragmented bytes) is
 //! derived, so its level is exact and its peak and totals are sampled at
-//! the end of each call.
+//! the end of each call and at each read.
 
 use mem_pools::{ChunkStats, PoolStats, Stat};
 
@@ -144,7 +146,10 @@ fn pool_stats(p: &PoolStats) -> [&Stat; 6] {
 
 /// Move a sampled stat to `level`, counting the change in its totals.
 fn sample(stat: &mut Stat, level: u64) {
-    if level >= stat.current {
+    if level == stat.current {
+        return;
+    }
+    if level > stat.current {
         stat.allocated += level - stat.current;
     } else {
         stat.freed += stat.current - level;
@@ -153,25 +158,68 @@ fn sample(stat: &mut Stat, level: u64) {
     stat.peak = stat.peak.max(level);
 }
 
-/// Fold one engine call into a stream's statistics. `call` is the engine's
-/// statistics after the call, its peaks covering only that call.
-pub(crate) fn fold_stream(stats: &mut MemoryStats, call: &PoolStats) {
-    for (mine, theirs) in stats.stats_mut().into_iter().zip(pool_stats(call)) {
-        *mine = Stat {
-            current: theirs.current,
-            peak: mine.peak.max(theirs.peak),
-            allocated: theirs.allocated,
-            freed: theirs.freed,
-        };
+/// What a stream's statistics add to its engine's counters.
+#[derive(Debug, Default)]
+pub(crate) struct StreamTally {
+    /// Inactive bytes, sampled at the end of every call and at every read
+    /// (the engine derives no totals for it).
+    pub(crate) inactive: Stat,
+    /// The stream's peaks kept before each per-call reset of the engine's
+    /// (devices with several streams; see the module). With one stream the
+    /// engine's own peaks are the stream's and these stay at or below them.
+    pub(crate) peaks: [u64; 6],
+    pub(crate) num_alloc_retries: u64,
+    pub(crate) num_ooms: u64,
+}
+
+impl StreamTally {
+    /// Sample inactive bytes from the engine's counters: O(1), what every
+    /// call pays.
+    #[inline]
+    pub(crate) fn sample_inactive(&mut self, engine: &PoolStats) {
+        sample(&mut self.inactive, engine.inactive_bytes());
     }
-    let inactive = call.inactive_bytes();
-    sample(&mut stats.inactive_bytes, inactive);
-    stats.storage_allocs = call.storage_allocs;
-    stats.storage_frees = call.storage_frees;
-    stats.leaked_bytes = call.leaked_bytes;
-    let cached = stats.chunks.cached_bytes;
-    stats.chunks = ChunkStats {
-        cached_bytes: cached,
-        ..call.chunks
-    };
+
+    /// Keep the engine's peaks in the stream's before they are reset.
+    pub(crate) fn keep_peaks(&mut self, engine: &PoolStats) {
+        for (kept, stat) in self.peaks.iter_mut().zip(pool_stats(engine)) {
+            *kept = (*kept).max(stat.peak);
+        }
+    }
+
+    /// The stream's statistics: the engine's (`engine` from its O(pools)
+    /// `stats`) with what the tally adds.
+    pub(crate) fn stats(&mut self, engine: &PoolStats) -> MemoryStats {
+        self.sample_inactive(engine);
+        let mut stats = MemoryStats {
+            allocated_bytes: engine.allocated_bytes,
+            reserved_bytes: engine.reserved_bytes,
+            active_bytes: engine.active_bytes,
+            inactive_bytes: self.inactive,
+            requested_bytes: engine.requested_bytes,
+            allocation_count: engine.allocation_count,
+            segment_count: engine.segment_count,
+            storage_allocs: engine.storage_allocs,
+            storage_frees: engine.storage_frees,
+            num_alloc_retries: self.num_alloc_retries,
+            num_ooms: self.num_ooms,
+            largest_free_block: engine.largest_free_block,
+            leaked_bytes: engine.leaked_bytes,
+            chunks: engine.chunks,
+        };
+        for (stat, &kept) in stats.stats_mut().into_iter().zip(&self.peaks) {
+            stat.peak = stat.peak.max(kept);
+        }
+        stats
+    }
+
+    /// Lower the stream's peaks to the engine's current levels (the caller
+    /// resets the engine's own).
+    pub(crate) fn reset_peaks(&mut self, engine: &PoolStats) {
+        for (kept, stat) in self.peaks.iter_mut().zip(pool_stats(engine)) {
+            *kept = stat.current;
+        }
+        self.sample_inactive(engine);
+        self.inactive.peak = self.inactive.current;
+    }
 }

@@ -16,6 +16,7 @@ use mem_storage::{ComputeStorage, StorageHandle, StreamId};
 
 use crate::backend::StreamMemory;
 use crate::device::{Device, DeviceShared};
+use crate::device_stats::peak_levels;
 use crate::error::{GpuMemError, Result};
 use crate::stats::MemoryStats;
 use crate::stream_state::StreamShared;
@@ -169,7 +170,12 @@ impl Stream {
 
     /// Lower this stream's peaks to their current levels.
     pub fn reset_peak_stats(&self) {
-        self.shared().lock().stats.reset_peaks();
+        let mut st = self.shared().lock();
+        // The device's peaks keep what the stream's held (with one stream
+        // the device has no peaks of its own until now).
+        let peaks = peak_levels(&st.stats_now());
+        self.device.peaks.raise(&peaks);
+        st.reset_peaks();
     }
 
     /// The per-pool report of this stream's engine, current as

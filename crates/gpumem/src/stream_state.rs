@@ -28,8 +28,8 @@ use mem_relocate::RelocationTrigger;
 use mem_storage::{ComputeStorage, StreamId};
 
 use crate::backend::StreamMemory;
-use crate::device_stats::Levels;
-use crate::stats::MemoryStats;
+use crate::device_stats::{LEVELS, Levels, pool_levels};
+use crate::stats::{MemoryStats, StreamTally};
 
 /// One recorded use of a held allocation by another stream.
 #[derive(Debug, Clone, Copy)]
@@ -51,7 +51,8 @@ pub(crate) struct Held {
 pub(crate) struct StreamState {
     pub(crate) engine: StreamMemory,
     pub(crate) held: Vec<Held>,
-    pub(crate) stats: MemoryStats,
+    /// What the stream's statistics add to the engine's counters.
+    pub(crate) tally: StreamTally,
     /// When this stream's memory wants a relocation (and the stalled-shape memo).
     pub(crate) trigger: RelocationTrigger,
 }
@@ -86,7 +87,7 @@ impl StreamShared {
             state: Mutex::new(StreamState {
                 engine,
                 held: Vec::new(),
-                stats: MemoryStats::default(),
+                tally: StreamTally::default(),
                 trigger: RelocationTrigger::new(Some(capacity)),
             }),
         }
@@ -119,15 +120,28 @@ impl StreamShared {
 }
 
 impl StreamState {
-    /// The stream's statistics with the two figures the engine computes in
-    /// O(pools) (largest free block, cached chunk bytes) read now: the fold
-    /// after each call leaves them out to stay O(1).
-    pub(crate) fn stats_now(&self) -> MemoryStats {
+    /// The stream's statistics, from the engine's counters now (O(pools)
+    /// for the largest free block and the cached chunk bytes).
+    pub(crate) fn stats_now(&mut self) -> MemoryStats {
         let engine = self.engine.stats();
-        let mut stats = self.stats;
-        stats.largest_free_block = engine.largest_free_block;
-        stats.chunks.cached_bytes = engine.chunks.cached_bytes;
-        stats
+        self.tally.stats(&engine)
+    }
+
+    /// Lower the stream's peaks to their current levels.
+    pub(crate) fn reset_peaks(&mut self) {
+        self.tally.reset_peaks(self.engine.counters());
+        self.engine.reset_peaks();
+    }
+
+    /// Start a call on a device with several streams: keep the stream's
+    /// peaks, then reset the engine's so that after the call they are the
+    /// call's own. Returns the levels the call starts from.
+    pub(crate) fn begin_shared_call(&mut self) -> [u64; LEVELS] {
+        let counters = self.engine.counters();
+        self.tally.keep_peaks(counters);
+        let start = pool_levels(counters);
+        self.engine.reset_peaks();
+        start
     }
 
     /// Hold `handle` for a use by `stream` (merged with an existing hold).
@@ -227,7 +241,15 @@ impl StreamState {
 
     /// Release every held allocation whose users are gone and whose recorded
     /// streams have completed their work; poison it first when asked.
+    /// Nothing held (the common case) costs one comparison.
+    #[inline]
     pub(crate) fn settle(&mut self, streams: &[StreamShared], poison: Option<u8>) {
+        if !self.held.is_empty() {
+            self.settle_held(streams, poison);
+        }
+    }
+
+    fn settle_held(&mut self, streams: &[StreamShared], poison: Option<u8>) {
         let mut i = 0;
         while i < self.held.len() {
             let entry = &mut self.held[i];

@@ -48,6 +48,45 @@ fn reset_peak_stats_lowers_peaks_to_the_current_level_not_zero() {
 }
 
 #[test]
+fn a_stream_peak_reset_leaves_the_device_peak_where_it_was() {
+    for streams in [1, 2] {
+        let device = host(streams);
+        let s = device.default_stream();
+        let keep = s.reserve(2048).unwrap();
+        drop(s.reserve(8192).unwrap());
+        s.cleanup(); // processes the drop
+        s.reset_peak_stats();
+        let (stream, dev) = (s.stats(), device.stats());
+        assert_eq!(stream.allocated_bytes.peak, 2048, "{streams} streams");
+        assert_eq!(stream.allocation_count.peak, 1, "{streams} streams");
+        assert_eq!(dev.allocated_bytes.peak, 2048 + 8192, "{streams} streams");
+        assert_eq!(dev.allocation_count.peak, 2, "{streams} streams");
+        drop(s.reserve(4096).unwrap());
+        assert_eq!(s.stats().allocated_bytes.peak, 2048 + 4096);
+        assert_eq!(device.stats().allocated_bytes.peak, 2048 + 8192);
+        drop(keep);
+    }
+}
+
+#[test]
+fn stream_peaks_span_every_call_on_a_device_with_several_streams() {
+    let device = host(2);
+    let (s0, s1) = (device.stream(0).unwrap(), device.stream(1).unwrap());
+    drop(s0.reserve(8192).unwrap());
+    // Calls after the peak (each resets the engine's peaks on a device with
+    // several streams) leave the stream's peak where it was.
+    for _ in 0..3 {
+        drop(s0.reserve(1024).unwrap());
+        drop(s1.reserve(1024).unwrap());
+    }
+    let st = s0.stats();
+    assert_eq!(st.allocated_bytes.peak, 8192);
+    assert_eq!(st.allocated_bytes.current, 0);
+    assert_eq!(st.allocated_bytes.allocated, 8192 + 3 * 1024);
+    assert_eq!(device.stats().allocated_bytes.peak, 8192);
+}
+
+#[test]
 fn the_device_peak_is_what_was_held_at_once_not_the_sum_of_stream_peaks() {
     let device = host(2);
     let (s0, s1) = (device.stream(0).unwrap(), device.stream(1).unwrap());

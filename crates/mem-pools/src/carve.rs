@@ -76,18 +76,29 @@ impl Core {
             }
         };
         // Physical memory under an arena slice, before anything is carved
-        // (the slice starts where the free one does): a refusal changes no
+        // (in the fitting free slice, and at the end of it, that leaves
+        // fewest slots to map; see `arena_place.rs`): a refusal changes no
         // slice.
+        let (mut slice, mut at_end) = (slice, false);
         if let PoolKind::Arena { .. } = kind {
+            let unmapped;
+            (slice, at_end, unmapped) = self.arena_placement(slice, cap);
             let node = &self.slices[slice];
-            let (page, offset) = (node.page, node.offset);
+            let page = node.page;
+            let offset = match at_end {
+                true => node.offset + node.size - cap,
+                false => node.offset,
+            };
             if self.lazy {
                 self.claim_lazily(page, offset, cap);
             } else {
-                self.acquire_chunks(storage, page, offset, cap, allow.allocate)?;
+                let mapped = unmapped == 0;
+                self.acquire_chunks(storage, page, offset, cap, allow.allocate, mapped)?;
             }
         }
-        if kind.is_carved() && self.slices[slice].size > cap {
+        if at_end {
+            slice = self.split_tail(slice, cap)?;
+        } else if kind.is_carved() && self.slices[slice].size > cap {
             // Split takes the slice out of the index itself.
             self.split(slice, cap)?;
         } else {

@@ -1,9 +1,10 @@
 //! The chunk slots of one arena page: which granule of the range has a
 //! physical chunk, how many live slices touch it, and the FIFO of idle
-//! ones (mapped, touched by no live slice). Plain data with O(1) steps;
-//! `chunks.rs` decides when chunks are mapped, moved or released.
-
-use std::collections::VecDeque;
+//! ones (mapped, touched by no live slice; the list is `chunk_idle.rs`).
+//! Plain data with O(1) steps per slot; `chunks.rs` decides when chunks
+//! are mapped, moved or released. Whole slices are counted with
+//! [`ChunkMap::claim_span`] / [`ChunkMap::release_span`], and a mapped bit
+//! per slot lets a span be checked or weighed 64 slots per popcount.
 
 use mem_storage::ChunkId;
 
@@ -11,28 +12,54 @@ use mem_storage::ChunkId;
 #[allow(clippy::reversed_empty_ranges)]
 pub(crate) const NONE: std::ops::RangeInclusive<u32> = 1..=0;
 
+/// No slot: the end of the idle list.
+pub(crate) const END: u32 = u32::MAX;
+
 /// Where a moved chunk was mapped: (arena page, slot).
 pub(crate) type Origin = (u32, u32);
 
 /// One granule of an arena page.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Slot {
     /// Live slices overlapping it.
     pub(crate) live: u32,
+    /// Written only through [`ChunkMap::set_chunk`], which keeps the
+    /// mapped bits in step.
     pub(crate) chunk: Option<ChunkId>,
-    /// Mapped, touched by no live slice, and queued in `idle`.
+    /// Mapped, touched by no live slice, and linked in the idle list.
     pub(crate) idle: bool,
-    /// Scratch flag of `compact_idle` (false outside it).
-    pub(crate) kept: bool,
+    /// The idle list's older and newer neighbours ([`END`] at its ends).
+    pub(crate) older: u32,
+    pub(crate) newer: u32,
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Self {
+            live: 0,
+            chunk: None,
+            idle: false,
+            older: END,
+            newer: END,
+        }
+    }
 }
 
 /// The chunk slots of one arena page.
 #[derive(Debug, Clone)]
 pub(crate) struct ChunkMap {
     pub(crate) granularity: u64,
+    /// log2 of a power-of-two granularity (every backend's): spans are
+    /// shifts, not divisions, on the reserve and free paths.
+    shift: Option<u32>,
     /// Grown to the highest slot touched (ranges are carved from the low end).
     pub(crate) slots: Vec<Slot>,
-    pub(crate) idle: VecDeque<u32>,
+    /// One bit per slot, set where a chunk is mapped: spans are checked
+    /// and weighed 64 slots per word.
+    mapped_bits: Vec<u64>,
+    /// The oldest and newest idle slots ([`END`] when none is idle).
+    pub(crate) oldest: u32,
+    pub(crate) newest: u32,
     pub(crate) idle_count: u64,
     pub(crate) mapped: u64,
 }
@@ -41,8 +68,13 @@ impl ChunkMap {
     pub(crate) fn new(granularity: u64) -> Self {
         Self {
             granularity,
+            shift: granularity
+                .is_power_of_two()
+                .then(|| granularity.trailing_zeros()),
             slots: Vec::new(),
-            idle: VecDeque::new(),
+            mapped_bits: Vec::new(),
+            oldest: END,
+            newest: END,
             idle_count: 0,
             mapped: 0,
         }
@@ -53,147 +85,132 @@ impl ChunkMap {
         if bytes == 0 {
             return NONE;
         }
-        let g = self.granularity;
-        let first = offset / g;
-        let last = (offset + bytes - 1) / g;
+        let (first, last) = match self.shift {
+            Some(shift) => (offset >> shift, (offset + bytes - 1) >> shift),
+            None => (
+                offset / self.granularity,
+                (offset + bytes - 1) / self.granularity,
+            ),
+        };
         (first as u32)..=(last as u32)
     }
 
     pub(crate) fn slot(&mut self, s: u32) -> &mut Slot {
-        if s as usize >= self.slots.len() {
-            self.slots.resize(s as usize + 1, Slot::default());
-        }
+        self.reach(s);
         &mut self.slots[s as usize]
     }
 
-    /// Mark mapped slot `s`, touched by no live slice, idle (newest).
-    pub(crate) fn queue_idle(&mut self, s: u32) {
-        let slot = self.slot(s);
-        debug_assert!(slot.chunk.is_some() && slot.live == 0 && !slot.idle);
-        slot.idle = true;
-        self.idle.push_back(s);
-        self.idle_count += 1;
-        self.compact_idle();
+    /// Grow the slots to hold slot `s`.
+    fn reach(&mut self, s: u32) {
+        if s as usize >= self.slots.len() {
+            self.slots.resize(s as usize + 1, Slot::default());
+            self.mapped_bits.resize((s as usize + 1).div_ceil(64), 0);
+        }
     }
 
-    /// Count one more live slice on mapped slot `s` (no longer idle; its
-    /// queue entry goes stale).
+    /// Put `chunk` under slot `s` (`None`: it was unmapped).
+    pub(crate) fn set_chunk(&mut self, s: u32, chunk: Option<ChunkId>) {
+        self.reach(s);
+        self.slots[s as usize].chunk = chunk;
+        let (w, bit) = (s as usize / 64, 1u64 << (s % 64));
+        match chunk {
+            Some(_) => self.mapped_bits[w] |= bit,
+            None => self.mapped_bits[w] &= !bit,
+        }
+    }
+
+    /// Whether a neighbour of slot `s` has no chunk (past the map's end
+    /// counts as none; before slot 0 is not a slot).
+    pub(crate) fn borders_unmapped(&self, s: u32) -> bool {
+        let mapped = |t: u32| {
+            let w = self.mapped_bits.get(t as usize / 64).copied().unwrap_or(0);
+            w & (1 << (t % 64)) != 0
+        };
+        (s > 0 && !mapped(s - 1)) || !mapped(s + 1)
+    }
+
+    /// Slots of `span` with no chunk (slots past the map's end included).
+    pub(crate) fn unmapped_in(&self, span: std::ops::RangeInclusive<u32>) -> u64 {
+        if span.is_empty() {
+            return 0;
+        }
+        let (first, last) = (u64::from(*span.start()), u64::from(*span.end()));
+        let word = |w: u64| self.mapped_bits.get(w as usize).copied().unwrap_or(0);
+        if first / 64 == last / 64 {
+            // Most slices: one word (a slice of up to 64 chunks often is).
+            let mask = (u64::MAX << (first % 64)) & (u64::MAX >> (63 - last % 64));
+            return last - first + 1 - u64::from((word(first / 64) & mask).count_ones());
+        }
+        let last_word = (self.mapped_bits.len() as u64).min(last / 64 + 1);
+        let mut mapped = 0;
+        for w in first / 64..last_word {
+            let mut word = self.mapped_bits[w as usize];
+            if w == first / 64 {
+                word &= u64::MAX << (first % 64);
+            }
+            if w == last / 64 {
+                word &= u64::MAX >> (63 - last % 64);
+            }
+            mapped += u64::from(word.count_ones());
+        }
+        last - first + 1 - mapped
+    }
+
+    /// Count one more live slice on mapped slot `s` (no longer idle).
     pub(crate) fn claim_slot(&mut self, s: u32) {
         let slot = self.slot(s);
         slot.live += 1;
         if slot.idle {
-            slot.idle = false;
-            self.idle_count -= 1;
+            self.unqueue(s);
         }
     }
 
-    /// One live slice less on slot `s`; idle when none is left.
-    pub(crate) fn release_slot(&mut self, s: u32) {
-        let slot = self.slot(s);
+    /// One live slice less on slot `s` (counted, so it exists); idle when
+    /// none is left.
+    #[inline]
+    fn release_slot(&mut self, s: u32) {
+        let slot = &mut self.slots[s as usize];
         slot.live -= 1;
         if slot.live == 0 && slot.chunk.is_some() {
             self.queue_idle(s);
         }
     }
 
-    /// Drop the queue's stale entries (slots that went live again, and the
-    /// older entries of slots queued again) once they outnumber the idle
-    /// slots, keeping the rest in order. Without it a slot reused in place
-    /// (an allocation landing on cached chunks, the steady state) leaves an
-    /// entry behind at each free and the queue grows without bound; with it
-    /// the queue stays O(idle slots), and as a compaction follows at least
-    /// 64 pushes it costs O(1) per push, amortized.
-    pub(crate) fn compact_idle(&mut self) {
-        if self.idle.len() <= 2 * self.idle_count as usize + 64 {
-            return;
+    /// Count a slice on every slot of `span` if all are mapped; `false`,
+    /// changing nothing (the idle order included), when one is not. Two
+    /// tight passes over the slots, no growth check per slot.
+    pub(crate) fn claim_span(&mut self, span: std::ops::RangeInclusive<u32>) -> bool {
+        if span.is_empty() {
+            return true;
         }
-        let mut kept = VecDeque::with_capacity(self.idle_count as usize);
-        for &s in self.idle.iter().rev() {
-            let slot = &mut self.slots[s as usize];
-            if slot.idle && !slot.kept {
-                slot.kept = true;
-                kept.push_front(s);
-            }
+        if self.unmapped_in(span.clone()) > 0 {
+            return false;
         }
-        for &s in &kept {
-            self.slots[s as usize].kept = false;
-        }
-        self.idle = kept;
+        self.claim_mapped_span(span);
+        true
     }
 
-    /// The oldest idle slot outside `keep`, taken off the idle queue.
-    pub(crate) fn take_idle(&mut self, keep: &std::ops::RangeInclusive<u32>) -> Option<u32> {
-        let mut skipped = Vec::new();
-        let found = loop {
-            let Some(s) = self.idle.pop_front() else {
-                break None;
-            };
-            let slot = self.slots[s as usize];
-            if !slot.idle {
-                continue; // went live again: a stale entry
+    /// Count a slice on every slot of `span`, all mapped (the caller
+    /// checked: placement counted them).
+    pub(crate) fn claim_mapped_span(&mut self, span: std::ops::RangeInclusive<u32>) {
+        debug_assert_eq!(self.unmapped_in(span.clone()), 0);
+        for s in span {
+            let slot = &mut self.slots[s as usize];
+            slot.live += 1;
+            if slot.idle {
+                self.unqueue(s);
             }
-            if keep.contains(&s) {
-                skipped.push(s);
-                continue;
-            }
-            break Some(s);
-        };
-        for s in skipped.into_iter().rev() {
-            self.idle.push_front(s);
         }
-        if let Some(s) = found {
-            self.slots[s as usize].idle = false;
-            self.idle_count -= 1;
+    }
+
+    /// One live slice less on every slot of `span` (see `release_slot`).
+    pub(crate) fn release_span(&mut self, span: std::ops::RangeInclusive<u32>) {
+        for s in span {
+            self.release_slot(s);
         }
-        found
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A map of `n` mapped slots, none live.
-    fn mapped(n: u32) -> ChunkMap {
-        let mut map = ChunkMap::new(1 << 16);
-        for s in 0..n {
-            map.slot(s).chunk = Some(ChunkId(u64::from(s) + 1));
-        }
-        map
-    }
-
-    #[test]
-    fn slots_reused_in_place_do_not_grow_the_idle_queue() {
-        let mut map = mapped(8);
-        // Enough rounds to pass many compactions; fewer under miri, where
-        // each costs ~1000x (the bound is checked every round either way).
-        let rounds = if cfg!(miri) { 200 } else { 10_000 };
-        for _ in 0..rounds {
-            (0..8).for_each(|s| map.claim_slot(s));
-            (0..8).for_each(|s| map.release_slot(s));
-            assert!(map.idle.len() <= 2 * 8 + 64, "{} entries", map.idle.len());
-        }
-        assert_eq!(map.idle_count, 8);
-        // Each idle slot comes out once, oldest first, then none.
-        let order: Vec<u32> = std::iter::from_fn(|| map.take_idle(&NONE)).collect();
-        assert_eq!(order, (0..8).collect::<Vec<_>>());
-        assert!(map.slots.iter().all(|s| !s.kept));
-    }
-
-    #[test]
-    fn compaction_keeps_the_order_of_the_latest_idle_periods() {
-        let mut map = mapped(100);
-        (0..100).for_each(|s| map.claim_slot(s));
-        (0..100).for_each(|s| map.release_slot(s));
-        // Slot 0 goes live and idle again: it is now the newest.
-        for _ in 0..300 {
-            map.claim_slot(0);
-            map.release_slot(0);
-        }
-        assert!(map.idle.len() <= 2 * 100 + 64);
-        let order: Vec<u32> = std::iter::from_fn(|| map.take_idle(&NONE)).collect();
-        let mut expected: Vec<u32> = (1..100).collect();
-        expected.push(0);
-        assert_eq!(order, expected);
-    }
-}
+#[path = "chunk_map_tests.rs"]
+mod tests;

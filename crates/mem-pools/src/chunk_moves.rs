@@ -29,20 +29,22 @@ impl Core {
         let g = map.granularity;
         let move_idle = self.idle_worth_moving();
         let map = self.arena_map(page);
-        let idle_here = if move_idle { map.take_idle(keep) } else { None };
+        let idle_here = if move_idle {
+            map.take_idle_to_move(keep)
+        } else {
+            None
+        };
         let (chunk, from) = match idle_here {
             Some(from) => match storage.unmap_chunk(id, u64::from(from) * g) {
                 Ok(chunk) => {
-                    map.slots[from as usize].chunk = None;
+                    map.set_chunk(from, None);
                     map.mapped -= 1;
                     self.stats.chunks.unmaps += 1;
                     (chunk, Some((page, from)))
                 }
                 Err(err) => {
                     // Still mapped where it was: idle again.
-                    map.slots[from as usize].idle = true;
-                    map.idle.push_front(from);
-                    map.idle_count += 1;
+                    map.requeue_oldest(from);
                     return Err(err.into());
                 }
             },
@@ -65,7 +67,7 @@ impl Core {
         let map = self.arena_map(page);
         match storage.map_chunk(id, u64::from(s) * g, chunk) {
             Ok(()) => {
-                map.slot(s).chunk = Some(chunk);
+                map.set_chunk(s, Some(chunk));
                 map.mapped += 1;
                 self.stats.chunks.maps += 1;
                 Ok(from.is_none())
@@ -122,7 +124,7 @@ impl Core {
         self.stats.chunks.maps += 1;
         let home = self.pages[page].pool;
         let map = self.arena_map(page);
-        map.slot(slot).chunk = Some(chunk);
+        map.set_chunk(slot, Some(chunk));
         map.mapped += 1;
         map.queue_idle(slot);
         if home != pool {
@@ -161,10 +163,10 @@ impl Core {
             self.pages[page].pool,
         );
         let map = self.chunk_map(other)?;
-        let s = map.take_idle(&NONE)?;
+        let s = map.take_idle_to_move(&NONE)?;
         match storage.unmap_chunk(id, u64::from(s) * g) {
             Ok(chunk) => {
-                map.slots[s as usize].chunk = None;
+                map.set_chunk(s, None);
                 map.mapped -= 1;
                 self.stats.chunks.unmaps += 1;
                 // The bytes move between pools; the manager's total stays.
@@ -175,9 +177,7 @@ impl Core {
                 Some(Ok((chunk, (other, s))))
             }
             Err(err) => {
-                map.slots[s as usize].idle = true;
-                map.idle.push_front(s);
-                map.idle_count += 1;
+                map.requeue_oldest(s);
                 Some(Err(err.into()))
             }
         }
@@ -198,7 +198,7 @@ impl Core {
         let g = map.granularity;
         match storage.unmap_chunk(id, u64::from(s) * g) {
             Ok(chunk) => {
-                map.slots[s as usize].chunk = None;
+                map.set_chunk(s, None);
                 map.mapped -= 1;
                 self.stats.chunks.unmaps += 1;
                 self.drop_chunk(storage, pool, chunk, g);
@@ -206,9 +206,7 @@ impl Core {
             }
             Err(err) => {
                 tracing::warn!(%err, slot = s, "unmapping a chunk failed; it stays mapped, idle");
-                map.slots[s as usize].idle = true;
-                map.idle.push_back(s);
-                map.idle_count += 1;
+                map.queue_idle(s);
                 false
             }
         }

@@ -3,12 +3,20 @@
 //! An arena page is a virtual range carved exactly like a sliced page; this
 //! module decides where physical memory sits under it. Every granule of the
 //! range (a *chunk slot*) counts the live slices that overlap it:
+//! - **placement** (before acquire, `arena_place.rs`): of the free slices
+//!   that fit — a few of the free index's size class and the heads of the
+//!   next classes up — and each one's low or high end, a reservation goes
+//!   where it touches fewest unmapped slots. Freed holes keep their chunks,
+//!   so this is what turns reuse into zero driver calls; addresses are
+//!   free, so a larger mapped hole beats a tighter unmapped one.
 //! - **acquire** (a slice is about to go live): every slot it touches gets a
 //!   chunk. A slot already mapped costs nothing. Otherwise, once idle
 //!   chunks (mapped, touched by no live slice) are at least 1/[`IDLE_SHARE`]
 //!   of the mapped ones, an idle chunk is unmapped from its hole — in this
 //!   range, else in any other arena range of the manager, whatever its
-//!   pool — and mapped here; below that share a new chunk is created and
+//!   pool; among the oldest idle ones, one at the edge of a region already
+//!   stripped, so whole mapped holes stay whole for placement — and mapped
+//!   here; below that share a new chunk is created and
 //!   the holes keep theirs, so an allocation landing there again costs no
 //!   driver call. Physical memory therefore stays within about
 //!   1/([`IDLE_SHARE`] − 1) of the chunks live slices touch (plus one), at
@@ -21,8 +29,8 @@
 //!
 //! All of it is O(chunks the slice touches), plus O(arena ranges) for a
 //! chunk taken from another range and for the threshold of a pool with
-//! several ranges (one range each in practice); the idle queue is FIFO with
-//! lazy deletion (an entry whose slot went live again is skipped when met).
+//! several ranges (one range each in practice); the idle queue is a FIFO
+//! linked through the slots, so a slot going live again leaves it in O(1).
 //! A failed driver call leaves every slot either mapped (live or idle) or
 //! unmapped, never half, and a refused acquire leaves physical memory,
 //! reserved bytes and the cache as they were: acquire maps before it
@@ -64,7 +72,8 @@ impl Core {
 
     /// Map chunks under every slot of `offset..offset + bytes` of arena
     /// page `page`, then count the slice on them. Without `may_map` (a
-    /// capture window) only slots already mapped are accepted.
+    /// capture window) only slots already mapped are accepted; `mapped`
+    /// says placement counted no unmapped slot there (nothing to check).
     pub(crate) fn acquire_chunks<S: ComputeStorage>(
         &mut self,
         storage: &mut S,
@@ -72,9 +81,14 @@ impl Core {
         offset: u64,
         bytes: u64,
         may_map: bool,
+        mapped: bool,
     ) -> Result<(), IoError> {
         // The common case, an allocation landing on mapped chunks: one
-        // pass to check, one to count, no driver call.
+        // pass to count (after placement's check), no driver call.
+        if let Some(map) = self.chunk_map(page).filter(|_| mapped) {
+            map.claim_mapped_span(map.span(offset, bytes));
+            return Ok(());
+        }
         if self.claim_mapped_chunks(page, offset, bytes) {
             return Ok(());
         }
@@ -173,14 +187,7 @@ impl Core {
         let Some(map) = self.chunk_map(page) else {
             return true;
         };
-        let span = map.span(offset, bytes);
-        if span.clone().any(|s| map.slot(s).chunk.is_none()) {
-            return false;
-        }
-        for s in span {
-            map.claim_slot(s);
-        }
-        true
+        map.claim_span(map.span(offset, bytes))
     }
 
     /// Uncount a freed slice at `offset..offset + bytes` of arena page
@@ -197,9 +204,7 @@ impl Core {
         let Some(map) = self.chunk_map(page) else {
             return;
         };
-        for s in map.span(offset, bytes) {
-            map.release_slot(s);
-        }
+        map.release_span(map.span(offset, bytes));
         let pool = self.pool(self.pages[page].pool);
         let threshold = match pool.kind {
             PoolKind::Arena { threshold, .. } => threshold,

@@ -183,6 +183,40 @@ impl FreeIndex {
         }
     }
 
+    /// The head of each of up to `n` non-empty size classes above the
+    /// class of `size`, smallest class first (segregated index only; the
+    /// exact index has none): more free slices that fit, for a caller that
+    /// weighs more than size (an arena's placement on mapped chunks,
+    /// `arena_place.rs`). `visit` returns `false` to stop.
+    pub(crate) fn heads_above(&self, size: u64, n: usize, mut visit: impl FnMut(u32) -> bool) {
+        let Self::Segregated {
+            fl_bitmap,
+            sl_bitmaps,
+            heads,
+        } = self
+        else {
+            return;
+        };
+        let (mut fl, sl) = class(size);
+        let mut sl_map =
+            u32::from(sl_bitmaps[fl]) & (!0u32).checked_shl(sl as u32 + 1).unwrap_or(0);
+        for _ in 0..n {
+            while sl_map == 0 {
+                let fl_map = fl_bitmap & (!0u64).checked_shl(fl as u32 + 1).unwrap_or(0);
+                if fl_map == 0 {
+                    return;
+                }
+                fl = fl_map.trailing_zeros() as usize;
+                sl_map = u32::from(sl_bitmaps[fl]);
+            }
+            let sl = sl_map.trailing_zeros() as usize;
+            sl_map &= sl_map - 1;
+            if !visit(heads[fl][sl]) {
+                return;
+            }
+        }
+    }
+
     /// The largest free slice (for reports; scans the top bin only).
     pub(crate) fn largest(&self, slices: &Arena<SliceNode>) -> u64 {
         let mut best = 0;

@@ -95,9 +95,11 @@
 
 mod access;
 mod arena;
+mod arena_place;
 mod bind;
 mod capture;
 mod carve;
+mod chunk_idle;
 mod chunk_map;
 mod chunk_moves;
 mod chunks;

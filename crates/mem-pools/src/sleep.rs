@@ -89,12 +89,10 @@ impl Core {
         let map = self.arena_map(page);
         let g = map.granularity;
         let chunk = storage.unmap_chunk(id, u64::from(s) * g)?;
-        let slot = &mut map.slots[s as usize];
-        slot.chunk = None;
-        if slot.idle {
-            slot.idle = false; // its queue entry goes stale
-            map.idle_count -= 1;
+        if map.slots[s as usize].idle {
+            map.unqueue(s);
         }
+        map.set_chunk(s, None);
         map.mapped -= 1;
         self.stats.chunks.unmaps += 1;
         self.drop_chunk(storage, pool, chunk, g);
@@ -125,7 +123,7 @@ impl Core {
         }
         self.stats.chunks.maps += 1;
         let map = self.arena_map(page);
-        map.slots[s as usize].chunk = Some(chunk);
+        map.set_chunk(s, Some(chunk));
         map.mapped += 1;
         Ok(())
     }

@@ -12,6 +12,14 @@
 //! per 4096 alignment units of the page (1 for a 1 MiB page at 256-byte
 //! alignment, 64 for a 64 MiB one), each a single mask test, independent of
 //! how many slices the page holds.
+//!
+//! The bits live in *blocks* of 4096 units (64 words), allocated the first
+//! time a start lands in one; the page keeps only a block directory and the
+//! summary, 12 bytes per block. An arena page is a virtual range of tens of
+//! GiB carved in slices of MiB to GiB: a flat bitmap grew to one bit per
+//! 256 bytes up to its highest start — 16 MB, zeroed as it grew, for a
+//! `training` replay (15 % of its instructions) — where the blocks that
+//! hold a start are a few hundred.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -43,29 +51,43 @@ impl Hasher for UnitHasher {
     }
 }
 
+/// Units of one block of bits (64 words of 64).
+const BLOCK_UNITS: u64 = 64 * 64;
+/// A directory entry with no block.
+const NO_BLOCK: u32 = u32::MAX;
+
 /// Slice starts of one sliced page, in alignment units.
 ///
-/// The bitmap grows to the highest start set so far rather than the page's
-/// size: an arena page is a virtual range of tens of GiB of which only the
-/// low end is ever carved, and a full bitmap of it would cost more memory
-/// than the slices it indexes.
+/// The directory grows to the highest start set so far rather than the
+/// page's size, and a block exists only where a start was ever set.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SliceStarts {
-    bits: Vec<u64>,
+    /// Per block of [`BLOCK_UNITS`] units: its index in `blocks`, or
+    /// [`NO_BLOCK`].
+    dir: Vec<u32>,
+    /// Per block: bit `w` set where the block's word `w` holds a start.
     summary: Vec<u64>,
+    blocks: Vec<[u64; 64]>,
     /// Alignment units of the page: no start lies at or past it.
     units: u64,
     nodes: HashMap<u64, u32, BuildHasherDefault<UnitHasher>>,
+}
+
+/// (block, word in the block, bit in the word) of `unit`.
+fn place(unit: u64) -> (usize, usize, u64) {
+    (
+        (unit / BLOCK_UNITS) as usize,
+        ((unit / 64) % 64) as usize,
+        unit % 64,
+    )
 }
 
 impl SliceStarts {
     /// A page of `units` alignment units whose only slice, `head`, starts at 0.
     pub(crate) fn new(units: u64, head: u32) -> Self {
         let mut starts = Self {
-            bits: Vec::new(),
-            summary: Vec::new(),
             units,
-            nodes: HashMap::default(),
+            ..Self::default()
         };
         starts.insert(0, head);
         starts
@@ -74,39 +96,52 @@ impl SliceStarts {
     /// A slice `node` now starts at `unit`.
     #[inline]
     pub(crate) fn insert(&mut self, unit: u64, node: u32) {
-        let (w, b) = ((unit / 64) as usize, unit % 64);
-        if w >= self.bits.len() && !self.grow_to(unit, w) {
+        let (k, w, b) = place(unit);
+        if k >= self.dir.len() && !self.grow_to(unit, k) {
             return;
         }
-        if let Some(word) = self.bits.get_mut(w) {
-            *word |= 1 << b;
-        }
-        self.summary[w / 64] |= 1 << (w % 64);
+        let block = match self.dir[k] {
+            NO_BLOCK => self.new_block(k),
+            block => block,
+        };
+        self.blocks[block as usize][w] |= 1 << b;
+        self.summary[k] |= 1 << w;
         self.nodes.insert(unit, node);
     }
 
-    /// Grow the bitmap to hold word `w` (a start past the highest so far);
-    /// `false` for a unit past the page.
+    /// Grow the directory to hold block `k` (a start past the highest so
+    /// far); `false` for a unit past the page.
     #[cold]
-    fn grow_to(&mut self, unit: u64, w: usize) -> bool {
+    fn grow_to(&mut self, unit: u64, k: usize) -> bool {
         if unit >= self.units.max(1) {
             return false;
         }
-        self.bits.resize(w + 1, 0);
-        self.summary.resize((w + 1).div_ceil(64), 0);
+        self.dir.resize(k + 1, NO_BLOCK);
+        self.summary.resize(k + 1, 0);
         true
+    }
+
+    /// A zeroed block of bits for directory entry `k`.
+    #[cold]
+    fn new_block(&mut self, k: usize) -> u32 {
+        let block = self.blocks.len() as u32;
+        self.blocks.push([0; 64]);
+        self.dir[k] = block;
+        block
     }
 
     /// No slice starts at `unit` any more (it was absorbed by its left neighbour).
     pub(crate) fn remove(&mut self, unit: u64) {
-        let (w, b) = ((unit / 64) as usize, unit % 64);
-        if let Some(word) = self.bits.get_mut(w) {
-            *word &= !(1 << b);
-            if *word == 0 {
-                self.summary[w / 64] &= !(1 << (w % 64));
-            }
-            self.nodes.remove(&unit);
+        let (k, w, b) = place(unit);
+        let Some(&block) = self.dir.get(k).filter(|&&b| b != NO_BLOCK) else {
+            return;
+        };
+        let word = &mut self.blocks[block as usize][w];
+        *word &= !(1 << b);
+        if *word == 0 {
+            self.summary[k] &= !(1 << w);
         }
+        self.nodes.remove(&unit);
     }
 
     /// The slice node that starts at or last before `unit`.
@@ -114,70 +149,44 @@ impl SliceStarts {
         if unit >= self.units.max(1) {
             return None;
         }
-        let w = (unit / 64) as usize;
-        // Past the highest word set, the holder is the last start of all.
-        let (w, mask) = match self.bits.len().checked_sub(1)? {
-            last if w > last => (last, u64::MAX),
-            _ => (w, u64::MAX >> (63 - unit % 64)),
+        let (k, w, b) = place(unit);
+        // Past the highest block, the holder is the last start of all.
+        let (k, w, mask) = match self.dir.len().checked_sub(1)? {
+            last if k > last => (last, 63, u64::MAX),
+            _ => (k, w, u64::MAX >> (63 - b)),
         };
-        let word = self.bits[w];
-        let below = word & mask;
-        let start = if below != 0 {
-            w as u64 * 64 + u64::from(63 - below.leading_zeros())
-        } else {
-            let w = self.prev_word(w)?;
-            w as u64 * 64 + u64::from(63 - self.bits[w].leading_zeros())
+        let start = match self.last_bit(k, w, mask) {
+            Some(start) => start,
+            None => self.last_bit(self.prev_block(k)?, 63, u64::MAX)?,
         };
         self.nodes.get(&start).copied()
     }
 
-    /// The last non-empty word before word `w`.
-    fn prev_word(&self, w: usize) -> Option<usize> {
-        let (mut s, bit) = (w / 64, w % 64);
-        let mut mask = if bit == 0 { 0 } else { u64::MAX >> (64 - bit) };
-        loop {
-            let found = self.summary[s] & mask;
-            if found != 0 {
-                return Some(s * 64 + (63 - found.leading_zeros()) as usize);
-            }
-            s = s.checked_sub(1)?;
-            mask = u64::MAX;
+    /// The last start in word `w` of block `k` under `mask`, then in the
+    /// block's earlier words.
+    fn last_bit(&self, k: usize, w: usize, mask: u64) -> Option<u64> {
+        let block = *self.dir.get(k).filter(|&&b| b != NO_BLOCK)?;
+        let words = &self.blocks[block as usize];
+        let found = words[w] & mask;
+        if found != 0 {
+            let unit = k as u64 * BLOCK_UNITS + w as u64 * 64;
+            return Some(unit + u64::from(63 - found.leading_zeros()));
         }
+        let below = self.summary[k] & ((1u64 << w) - 1);
+        if below == 0 {
+            return None;
+        }
+        let w = 63 - below.leading_zeros() as usize;
+        let unit = k as u64 * BLOCK_UNITS + w as u64 * 64;
+        Some(unit + u64::from(63 - words[w].leading_zeros()))
+    }
+
+    /// The last block before block `k` that holds a start.
+    fn prev_block(&self, k: usize) -> Option<usize> {
+        (0..k).rev().find(|&j| self.summary[j] != 0)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_slice_holding_a_unit_is_the_last_start_at_or_before_it_across_words() {
-        let mut s = SliceStarts::new(10_000, 7);
-        assert_eq!(s.holding(0), Some(7));
-        assert_eq!(s.holding(9_999), Some(7));
-        s.insert(63, 1);
-        s.insert(64, 2);
-        s.insert(5_000, 3);
-        assert_eq!(s.holding(62), Some(7));
-        assert_eq!(s.holding(63), Some(1));
-        assert_eq!(s.holding(4_999), Some(2));
-        assert_eq!(s.holding(5_000), Some(3));
-        assert_eq!(s.holding(9_999), Some(3));
-        s.remove(5_000);
-        s.remove(64);
-        assert_eq!(s.holding(9_999), Some(1), "the summary skips emptied words");
-        assert_eq!(s.holding(157 * 64), None, "past the last word");
-    }
-
-    #[test]
-    fn the_unit_hasher_spreads_neighbouring_units_apart() {
-        use std::hash::BuildHasher;
-        let build = BuildHasherDefault::<UnitHasher>::default();
-        let low: std::collections::HashSet<u64> =
-            (0..1024u64).map(|u| build.hash_one(u) & 1023).collect();
-        let high: std::collections::HashSet<u64> =
-            (0..1024u64).map(|u| build.hash_one(u) >> 57).collect();
-        assert!(low.len() > 512, "low bits collide: {} distinct", low.len());
-        assert_eq!(high.len(), 128, "every top-7-bit tag is used");
-    }
-}
+#[path = "starts_tests.rs"]
+mod tests;

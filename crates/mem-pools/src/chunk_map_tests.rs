@@ -1,0 +1,98 @@
+//! Tests of `chunk_map.rs` and `chunk_idle.rs`: the idle FIFO, oldest
+//! first by latest idle period, and span claims that change nothing when
+//! refused.
+
+use super::*;
+
+/// A map of `n` mapped slots, none live.
+fn mapped(n: u32) -> ChunkMap {
+    let mut map = ChunkMap::new(1 << 16);
+    for s in 0..n {
+        map.set_chunk(s, Some(ChunkId(u64::from(s) + 1)));
+    }
+    map
+}
+
+#[test]
+fn slots_reused_in_place_do_not_grow_the_idle_queue() {
+    let mut map = mapped(8);
+    let rounds = if cfg!(miri) { 200 } else { 10_000 };
+    for _ in 0..rounds {
+        (0..8).for_each(|s| map.claim_slot(s));
+        (0..8).for_each(|s| map.release_slot(s));
+        assert_eq!(map.idle_order().len(), 8, "each idle slot once");
+    }
+    assert_eq!(map.idle_count, 8);
+    // Each idle slot comes out once, oldest first, then none.
+    let order: Vec<u32> = std::iter::from_fn(|| map.take_idle(&NONE)).collect();
+    assert_eq!(order, (0..8).collect::<Vec<_>>());
+    assert_eq!(map.idle_count, 0);
+}
+
+#[test]
+fn a_slot_reused_in_place_rejoins_the_idle_queue_as_its_newest() {
+    let mut map = mapped(100);
+    (0..100).for_each(|s| map.claim_slot(s));
+    (0..100).for_each(|s| map.release_slot(s));
+    // Slot 0 goes live and idle again: it is now the newest.
+    for _ in 0..300 {
+        map.claim_slot(0);
+        map.release_slot(0);
+    }
+    assert_eq!(map.idle_order().len(), 100);
+    let order: Vec<u32> = std::iter::from_fn(|| map.take_idle(&NONE)).collect();
+    let mut expected: Vec<u32> = (1..100).collect();
+    expected.push(0);
+    assert_eq!(order, expected);
+}
+
+#[test]
+fn a_span_claim_with_one_unmapped_slot_changes_no_count_and_no_idle_order() {
+    let mut map = mapped(6);
+    (0..6).rev().for_each(|s| {
+        map.claim_slot(s);
+        map.release_slot(s);
+    });
+    map.slot(9); // slots 6-9 exist, unmapped
+    assert!(!map.claim_span(3..=7));
+    assert!(map.slots.iter().all(|s| s.live == 0));
+    assert_eq!(map.idle_order(), vec![5, 4, 3, 2, 1, 0]);
+    assert!(map.claim_span(1..=3));
+    assert_eq!(map.idle_order(), vec![5, 4, 0]);
+    map.release_span(1..=3);
+    assert_eq!(map.idle_order(), vec![5, 4, 0, 1, 2, 3]);
+}
+
+#[test]
+fn taking_an_idle_slot_skips_the_span_being_mapped_and_keeps_it_in_line() {
+    let mut map = mapped(5);
+    (0..5).for_each(|s| {
+        map.claim_slot(s);
+        map.release_slot(s);
+    });
+    assert_eq!(map.take_idle(&(0..=1)), Some(2));
+    map.requeue_oldest(2); // its unmap was refused: first in line again
+    assert_eq!(map.idle_order(), vec![2, 0, 1, 3, 4]);
+    assert_eq!(map.take_idle(&(0..=4)), None);
+    assert_eq!(map.idle_count, 5);
+}
+
+#[test]
+fn a_chunk_to_move_comes_from_the_edge_of_a_stripped_region_before_a_whole_hole() {
+    let mut map = mapped(8);
+    map.set_chunk(5, None); // stripped earlier
+    map.slot(7); // slot 7 mapped: nothing past the end next to slot 6
+    for s in [1, 4, 2] {
+        map.claim_slot(s);
+        map.release_slot(s);
+    }
+    // Slot 1 is the oldest, but its neighbours are mapped; 4 borders 5.
+    assert_eq!(map.take_idle_to_move(&NONE), Some(4));
+    // None of the rest borders an unmapped slot: the oldest goes.
+    assert_eq!(map.take_idle_to_move(&NONE), Some(1));
+    // Trimming takes strictly the oldest.
+    map.claim_slot(6);
+    map.release_slot(6); // borders 5, newest
+    assert_eq!(map.take_idle(&NONE), Some(2));
+    assert_eq!(map.take_idle(&NONE), Some(6));
+}
