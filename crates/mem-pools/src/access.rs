@@ -131,7 +131,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// runtime compares against what another stream has synced.
     pub fn get_cursor(&self, binding: ManagedMemoryBinding) -> Result<u64, IoError> {
         let slice = self.resolve(&binding)?;
-        Ok(self.core.slices[slice].cursor)
+        Ok(self.core.cursor(slice))
     }
 
     /// Write `data` at the start of the allocation (at most its size).

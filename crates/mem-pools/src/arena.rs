@@ -14,7 +14,14 @@ use crate::slots::NIL;
 use crate::starts::SliceStarts;
 
 /// One slice of a page: free, or the memory of one live allocation.
+///
+/// Exactly one cache line, aligned to one: every reservation and free
+/// touches a node and up to four neighbours (address order, free list), so
+/// each should cost one line, not two. Everything a reserve or free reads
+/// or writes is here; the one field they never need, the cursor `bind`
+/// stamps, lives in `SliceCursors` (`cursors.rs`), flagged by `cursor_set`.
 #[derive(Debug, Clone)]
+#[repr(align(64))]
 pub(crate) struct SliceNode {
     pub(crate) page: u32,
     pub(crate) offset: u64,
@@ -28,8 +35,9 @@ pub(crate) struct SliceNode {
     pub(crate) free_next: u32,
     /// Slot of the live allocation; `NIL` when free.
     pub(crate) owner: u32,
-    /// Stream cursor stamped by `bind`.
-    pub(crate) cursor: u64,
+    /// `bind` stamped a cursor, kept in `SliceCursors`; cleared when the
+    /// slice is occupied again (its cursor reads 0 then).
+    pub(crate) cursor_set: bool,
     /// The owner's raw-out flag (`get_resource` sets it, `release_raw`
     /// clears it): one pin, however many addresses were taken.
     pub(crate) raw_out: bool,
@@ -61,7 +69,7 @@ impl SliceNode {
             free_prev: NIL,
             free_next: NIL,
             owner: NIL,
-            cursor: 0,
+            cursor_set: false,
             raw_out: false,
             raw_pins: 0,
             pins: 0,
@@ -79,6 +87,11 @@ impl SliceNode {
         self.raw_out || self.raw_pins > 0
     }
 }
+
+// One line per node, `Option` included (a `bool` is its niche): the arena
+// is a `Vec<Option<SliceNode>>`.
+const _: () = assert!(std::mem::size_of::<Option<SliceNode>>() == 64);
+const _: () = assert!(std::mem::align_of::<SliceNode>() == 64);
 
 /// One storage allocation, carved into slices.
 #[derive(Debug, Clone)]

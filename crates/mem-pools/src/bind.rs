@@ -150,7 +150,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         };
         let (r_key, a_key) = (reserved.key(), assigned.key());
         if r_key == a_key {
-            self.core.slices[source].cursor = cursor;
+            self.core.set_cursor(source, cursor);
             return Ok(None);
         }
         // Claimed before anything changes, so a full slot table refuses
@@ -164,8 +164,8 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         self.core.slots.repoint(a_key, source);
         let node = &mut self.core.slices[source];
         node.owner = a_key.slot;
-        node.cursor = cursor;
         assigned.set_size(node.requested);
+        self.core.set_cursor(source, cursor);
         let kept = match kept_key {
             Some(key) => {
                 let node = &mut self.core.slices[old];

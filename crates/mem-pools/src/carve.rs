@@ -142,7 +142,7 @@ impl Core {
         let node = &mut self.slices[slice];
         node.owner = owner;
         node.requested = size;
-        node.cursor = 0;
+        node.cursor_set = false;
         let (cap, page) = (node.size, node.page);
         let info = &mut self.pages[page];
         info.live += 1;

@@ -19,6 +19,8 @@ use crate::stats::PoolStats;
 pub(crate) struct Core {
     pub(crate) slots: SlotTable,
     pub(crate) slices: Arena<SliceNode>,
+    /// `bind`'s cursors, the one cold field of a slice (`cursors.rs`).
+    pub(crate) cursors: crate::cursors::SliceCursors,
     pub(crate) pages: Arena<Page>,
     /// Mapped pages by storage id: a view handed out names its page in O(1).
     pub(crate) by_storage: HashMap<StorageId, u32>,
@@ -44,6 +46,7 @@ impl Core {
         Self {
             slots: SlotTable::default(),
             slices: Arena::new("slice"),
+            cursors: Default::default(),
             pages: Arena::new("page"),
             by_storage: HashMap::new(),
             pools,

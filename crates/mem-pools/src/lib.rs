@@ -106,6 +106,7 @@ mod chunks;
 mod compact;
 mod config;
 mod core;
+mod cursors;
 mod drop_queue;
 mod error;
 mod free_index;

@@ -251,3 +251,21 @@ fn a_keeping_bind_of_a_handle_to_itself_only_stamps() {
     assert!(kept.is_none());
     assert_eq!(mm.get_cursor(h.binding()).unwrap(), 5);
 }
+
+#[test]
+fn a_slice_reused_after_a_bound_allocation_is_freed_reads_cursor_zero() {
+    let mut mm = manager(MemoryConfiguration::SubSlices);
+    let h = mm.reserve(100).unwrap();
+    let view = mm.get_storage(h.binding()).unwrap();
+    mm.bind(h.clone(), h.clone(), 9).unwrap();
+    drop(h);
+    let again = mm.reserve(100).unwrap();
+    assert_eq!(
+        mm.get_storage(again.binding()).unwrap(),
+        view,
+        "the same slice serves the next reservation"
+    );
+    assert_eq!(mm.get_cursor(again.binding()).unwrap(), 0);
+    mm.bind(again.clone(), again.clone(), 4).unwrap();
+    assert_eq!(mm.get_cursor(again.binding()).unwrap(), 4);
+}

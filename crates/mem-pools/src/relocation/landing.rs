@@ -189,10 +189,9 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             let target_key = m.target.key();
             self.core.slots.release(target_key);
             self.core.slots.repoint(m.source, target);
-            let cursor = self.core.slices[m.source_slice].cursor;
-            let t = &mut self.core.slices[target];
-            t.owner = m.source.slot;
-            t.cursor = cursor;
+            let cursor = self.core.cursor(m.source_slice);
+            self.core.slices[target].owner = m.source.slot;
+            self.core.set_cursor(target, cursor);
             self.core
                 .free_slice(&mut self.storage, m.source_slice, true);
             outcome.moved_slices += 1;
