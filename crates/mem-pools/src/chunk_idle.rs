@@ -8,6 +8,11 @@
 //! lazy deletion, compacted once stale entries outnumbered idle slots: a
 //! 3 GiB slice freed and reused pushed 1536 entries and ran the compaction
 //! check per slot — 12.5 % of the instructions of a `training` replay.)
+//! A slice's span is queued as one run, linked in one pass and spliced
+//! after the newest once, and a run queued so is unlinked with one splice
+//! when claimed again, instead of list-end and neighbour updates per slot.
+
+use std::ops::RangeInclusive;
 
 use crate::chunk_map::{ChunkMap, END, Slot};
 
@@ -61,6 +66,123 @@ impl ChunkMap {
         let slot = &mut self.slots[s as usize];
         (slot.idle, slot.older, slot.newer) = (false, END, END);
         self.idle_count -= 1;
+    }
+
+    /// Count a slice on every slot of `span`, all mapped (the caller
+    /// checked: placement counted them). Idle slots leave the list as
+    /// [`Self::unqueue`] per slot would leave it, but a run of consecutive
+    /// slots that are also consecutive in the list (each one's `newer` is
+    /// the next slot: a span released whole is queued so) is unlinked with
+    /// one splice, its neighbours outside the run written once, not once
+    /// per slot; past its first slot the run is walked as a slice of the
+    /// span (no bounds check per slot). devlog: 303 → 152 instructions a
+    /// call at 8–16 slots.
+    pub(crate) fn claim_mapped_span(&mut self, span: RangeInclusive<u32>) {
+        debug_assert_eq!(self.unmapped_in(span.clone()), 0);
+        let (mut s, last) = (*span.start(), *span.end());
+        let mut removed = 0;
+        while s <= last {
+            let slot = &mut self.slots[s as usize];
+            slot.live += 1;
+            if slot.idle {
+                let (older, mut newer) = (slot.older, slot.newer);
+                (slot.idle, slot.older, slot.newer) = (false, END, END);
+                let start = s;
+                s += 1;
+                if newer == s && s <= last {
+                    // The run goes on: its rest in one pass over the span
+                    // (a run of one, gpt2-train's usual, never gets here).
+                    for slot in &mut self.slots[s as usize..=last as usize] {
+                        slot.live += 1;
+                        newer = slot.newer;
+                        (slot.idle, slot.older, slot.newer) = (false, END, END);
+                        s += 1;
+                        if newer != s {
+                            break;
+                        }
+                    }
+                }
+                removed += u64::from(s - start);
+                self.link(older, newer);
+                continue;
+            }
+            s += 1;
+        }
+        self.idle_count -= removed;
+    }
+
+    /// One live slice less on every slot of `span` (counted, so they
+    /// exist). The slots left with none join the idle list as its newest
+    /// in slot order, as `queue_idle` per slot would queue them. This loop
+    /// only counts down (most releases of small slices leave their slot
+    /// live: gpt2-train); from the first slot the release leaves idle
+    /// [`Self::queue_released`] takes over.
+    pub(crate) fn release_span(&mut self, span: RangeInclusive<u32>) {
+        let (first, last) = (*span.start(), *span.end());
+        if first > last {
+            return;
+        }
+        for (i, slot) in self.slots[first as usize..=last as usize]
+            .iter_mut()
+            .enumerate()
+        {
+            slot.live -= 1;
+            if slot.live == 0 && slot.chunk.is_some() {
+                return self.queue_released(first + i as u32, last);
+            }
+        }
+    }
+
+    /// The rest of [`Self::release_span`], from `head` (the first slot it
+    /// leaves idle, counted down already) to `last`. Each slot left idle
+    /// is linked to its two neighbour slots, a pure function of its number
+    /// (no store to another slot, no list end per slot): right when they
+    /// are all idle together, the usual case, and relinked past any slot
+    /// still live between them otherwise. The run is then spliced after
+    /// the old newest once.
+    #[inline(never)]
+    fn queue_released(&mut self, head: u32, last: u32) {
+        let run = &mut self.slots[head as usize..=last as usize];
+        (run[0].idle, run[0].newer) = (true, head + 1);
+        let (mut tail, mut added) = (0, 1);
+        for (i, slot) in run.iter_mut().enumerate().skip(1) {
+            slot.live -= 1;
+            if slot.live == 0 && slot.chunk.is_some() {
+                let s = head + i as u32;
+                (slot.idle, slot.older, slot.newer) = (true, s - 1, s + 1);
+                (tail, added) = (i, added + 1);
+            }
+        }
+        if added != tail as u64 + 1 {
+            // A slot still live between two left idle: link past it (every
+            // idle slot of the run is new, the span's slots were live).
+            let mut prev = 0;
+            for i in 1..=tail {
+                if run[i].idle {
+                    run[prev].newer = head + i as u32;
+                    run[i].older = head + prev as u32;
+                    prev = i;
+                }
+            }
+        }
+        run[tail].newer = END;
+        self.link(self.newest, head);
+        self.newest = head + tail as u32;
+        self.idle_count += added;
+    }
+
+    /// Make `older` and `newer` neighbours in the idle list ([`END`]: the
+    /// list's end).
+    #[inline]
+    fn link(&mut self, older: u32, newer: u32) {
+        match older {
+            END => self.oldest = newer,
+            o => self.slots[o as usize].newer = newer,
+        }
+        match newer {
+            END => self.newest = older,
+            n => self.slots[n as usize].older = older,
+        }
     }
 
     /// The oldest idle slot outside `keep`, taken off the idle list.

@@ -166,8 +166,8 @@ impl ChunkMap {
     }
 
     /// One live slice less on slot `s` (counted, so it exists); idle when
-    /// none is left.
-    #[inline]
+    /// none is left. The step [`ChunkMap::release_span`] batches (tests).
+    #[cfg(test)]
     fn release_slot(&mut self, s: u32) {
         let slot = &mut self.slots[s as usize];
         slot.live -= 1;
@@ -188,26 +188,6 @@ impl ChunkMap {
         }
         self.claim_mapped_span(span);
         true
-    }
-
-    /// Count a slice on every slot of `span`, all mapped (the caller
-    /// checked: placement counted them).
-    pub(crate) fn claim_mapped_span(&mut self, span: std::ops::RangeInclusive<u32>) {
-        debug_assert_eq!(self.unmapped_in(span.clone()), 0);
-        for s in span {
-            let slot = &mut self.slots[s as usize];
-            slot.live += 1;
-            if slot.idle {
-                self.unqueue(s);
-            }
-        }
-    }
-
-    /// One live slice less on every slot of `span` (see `release_slot`).
-    pub(crate) fn release_span(&mut self, span: std::ops::RangeInclusive<u32>) {
-        for s in span {
-            self.release_slot(s);
-        }
     }
 }
 
