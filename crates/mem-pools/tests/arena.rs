@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use common::*;
 use mem_pools::{
-    IoError, ManagedMemoryHandle, MemoryConfiguration, MemoryManagement, MemoryManagementOptions,
-    MemoryPoolOptions, PoolReportKind, PoolType, ServerLogger,
+    IoError, MemoryConfiguration, MemoryManagement, MemoryManagementOptions, MemoryPoolOptions,
+    PoolReportKind, PoolType, ServerLogger,
 };
 use mem_storage::{
     ComputeStorage, HostResource, HostStorage, HostVirtualMemory, ResourceStorage, VirtualMemory,
@@ -41,19 +41,6 @@ fn arena_manager(threshold: u64) -> (Arc<HostVirtualMemory>, Mm) {
         MemoryManagementOptions::default(),
     );
     (vm, mm)
-}
-
-fn written(mm: &mut Mm, size: u64, seed: u64) -> ManagedMemoryHandle {
-    let h = mm.reserve(size).unwrap();
-    mm.write(h.binding(), &pattern(seed, size as usize))
-        .unwrap();
-    h
-}
-
-fn intact(mm: &mut Mm, h: &ManagedMemoryHandle, seed: u64) -> bool {
-    let mut out = vec![0; h.size() as usize];
-    mm.read(h.binding(), &mut out).unwrap();
-    out == pattern(seed, h.size() as usize)
 }
 
 #[test]

@@ -58,19 +58,6 @@ fn manager(pools: Vec<MemoryPoolOptions>) -> (Arc<HostVirtualMemory>, Mm) {
     (vm, mm)
 }
 
-fn written(mm: &mut Mm, size: u64, seed: u64) -> ManagedMemoryHandle {
-    let h = mm.reserve(size).unwrap();
-    mm.write(h.binding(), &pattern(seed, size as usize))
-        .unwrap();
-    h
-}
-
-fn intact(mm: &mut Mm, h: &ManagedMemoryHandle, seed: u64) -> bool {
-    let mut out = vec![0; h.size() as usize];
-    mm.read(h.binding(), &mut out).unwrap();
-    out == pattern(seed, h.size() as usize)
-}
-
 /// (bytes reserved, cached bytes, release threshold) of each arena pool.
 fn arenas(mm: &Mm) -> Vec<(u64, u64, u64)> {
     mm.memory_report()

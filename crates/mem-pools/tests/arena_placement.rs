@@ -52,19 +52,6 @@ fn manager(threshold: u64) -> (Faulty, Mm) {
     (vm, mm)
 }
 
-fn written(mm: &mut Mm, size: u64, seed: u64) -> ManagedMemoryHandle {
-    let h = mm.reserve(size).unwrap();
-    mm.write(h.binding(), &pattern(seed, size as usize))
-        .unwrap();
-    h
-}
-
-fn intact(mm: &mut Mm, h: &ManagedMemoryHandle, seed: u64) -> bool {
-    let mut out = vec![0; h.size() as usize];
-    mm.read(h.binding(), &mut out).unwrap();
-    out == pattern(seed, h.size() as usize)
-}
-
 fn free(mm: &mut Mm, h: ManagedMemoryHandle) {
     drop(h);
     mm.drain_drops();

@@ -5,10 +5,10 @@
 use std::sync::Arc;
 
 use mem_pools::{
-    MemoryConfiguration, MemoryDeviceProperties, MemoryManagement, MemoryManagementOptions,
-    MemoryPoolOptions, PoolType, ServerLogger,
+    ManagedMemoryHandle, MemoryConfiguration, MemoryDeviceProperties, MemoryManagement,
+    MemoryManagementOptions, MemoryPoolOptions, PoolType, ServerLogger,
 };
-use mem_storage::HostStorage;
+use mem_storage::{ComputeStorage, HostStorage};
 
 pub const KIB: u64 = 1024;
 pub const MIB: u64 = 1024 * KIB;
@@ -81,4 +81,27 @@ pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
     (0..len)
         .map(|i| (seed.wrapping_mul(31).wrapping_add(i as u64 * 7) % 251) as u8)
         .collect()
+}
+
+/// Reserve `size` bytes and fill them with `pattern(seed, size)`.
+pub fn written<S: ComputeStorage>(
+    mm: &mut MemoryManagement<S>,
+    size: u64,
+    seed: u64,
+) -> ManagedMemoryHandle {
+    let h = mm.reserve(size).unwrap();
+    mm.write(h.binding(), &pattern(seed, size as usize))
+        .unwrap();
+    h
+}
+
+/// Whether `h` still holds `pattern(seed, size)`.
+pub fn intact<S: ComputeStorage>(
+    mm: &mut MemoryManagement<S>,
+    h: &ManagedMemoryHandle,
+    seed: u64,
+) -> bool {
+    let mut out = vec![0; h.size() as usize];
+    mm.read(h.binding(), &mut out).unwrap();
+    out == pattern(seed, h.size() as usize)
 }
