@@ -27,7 +27,6 @@
 //! slots a word); a request whose first candidate is fully mapped at its
 //! low end (the steady state of a reused hole) costs one count.
 
-use crate::arena::SliceNode;
 use crate::core::Core;
 use crate::error::IoError;
 use crate::slots::NIL;
@@ -92,26 +91,9 @@ impl Core {
     /// slice (not indexed, for the caller to occupy); the front stays
     /// indexed at its new size.
     pub(crate) fn split_tail(&mut self, slice: u32, cap: u64) -> Result<u32, IoError> {
-        let node = &self.slices[slice];
-        let (page, next) = (node.page, node.next);
-        let tail = SliceNode {
-            prev: slice,
-            next,
-            ..SliceNode::free(page, node.offset + node.size - cap, cap)
-        };
-        let pool = self.pages[page].pool;
-        let tail = self.slices.insert(tail)?;
-        self.index_remove(pool, slice);
-        self.slices[slice].size -= cap;
-        self.slices[slice].next = tail;
-        if next != NIL {
-            self.slices[next].prev = tail;
-        }
+        let front = self.slices[slice].size - cap;
+        let (tail, pool) = self.cut(slice, front)?;
         self.index_insert(pool, slice);
-        let unit = self.slices[tail].offset / self.alignment;
-        if let Some(starts) = self.pages[page].starts.as_mut() {
-            starts.insert(unit, tail);
-        }
         Ok(tail)
     }
 }

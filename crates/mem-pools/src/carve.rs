@@ -111,30 +111,38 @@ impl Core {
     /// Cut `slice` (free, indexed) to `cap` bytes; the rest becomes a free
     /// slice right after it, indexed.
     pub(crate) fn split(&mut self, slice: u32, cap: u64) -> Result<(), IoError> {
+        let (rest, pool) = self.cut(slice, cap)?;
+        self.index_insert(pool, rest);
+        Ok(())
+    }
+
+    /// Cut free, indexed `slice` after its first `at` bytes: it keeps them,
+    /// and a new free slice right after it (linked, in the start map) takes
+    /// the rest. Both leave the index; the caller puts back what stays free
+    /// (`split`: the rest; `split_tail`: the front). On an error (no node
+    /// index left) nothing changed. Returns the new slice and the pool.
+    #[inline(always)]
+    pub(crate) fn cut(&mut self, slice: u32, at: u64) -> Result<(u32, u32), IoError> {
         let node = &self.slices[slice];
+        let (page, next) = (node.page, node.next);
         let rest = SliceNode {
             prev: slice,
-            next: node.next,
-            ..SliceNode::free(node.page, node.offset + cap, node.size - cap)
+            next,
+            ..SliceNode::free(page, node.offset + at, node.size - at)
         };
-        let next = node.next;
-        let pool = self.pages[node.page].pool;
+        let pool = self.pages[page].pool;
         let rest = self.slices.insert(rest)?;
         self.index_remove(pool, slice);
-        self.slices[slice].size = cap;
+        self.slices[slice].size = at;
         self.slices[slice].next = rest;
         if next != NIL {
             self.slices[next].prev = rest;
         }
-        self.index_insert(pool, rest);
-        let (page, unit) = (
-            self.slices[rest].page,
-            self.slices[rest].offset / self.alignment,
-        );
+        let unit = self.slices[rest].offset / self.alignment;
         if let Some(starts) = self.pages[page].starts.as_mut() {
             starts.insert(unit, rest);
         }
-        Ok(())
+        Ok((rest, pool))
     }
 
     /// Mark a free, unindexed slice live for `owner` and count it.
