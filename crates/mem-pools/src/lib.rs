@@ -93,63 +93,35 @@
 //!   mem-capture, mem-budget.
 //! - Thread safety of the engine itself: one manager per stream, `&mut self`.
 
-mod access;
 mod arena;
-mod arena_place;
-mod bind;
 mod capture;
-mod carve;
-mod chunk_idle;
-mod chunk_map;
-mod chunk_moves;
-mod chunks;
-mod compact;
 mod config;
-mod core;
-mod cursors;
-mod drop_queue;
+mod engine;
 mod error;
-mod free_index;
-mod free_path;
-mod growth;
-mod handle;
-mod handle_cell;
-#[cfg(all(test, loom))]
-mod handle_cell_loom;
-mod lifecycle;
+mod handles;
 mod logger;
-mod management;
-mod pages;
-mod pool;
-mod raw_pin;
-mod reclaim;
+mod paged;
 mod relocation;
 mod report;
-mod sleep;
-mod slots;
-mod starts;
-mod stats;
-mod sync;
-mod usage;
 
-pub use bind::BindRefused;
-pub use capture::CaptureState;
-pub use chunks::IDLE_SHARE;
+pub use arena::chunks::IDLE_SHARE;
+pub use arena::sleep::{SleepContents, SleepReport};
+pub use capture::window::CaptureState;
 pub use config::{
     DEFAULT_RELEASE_THRESHOLD, MemoryAllocationMode, MemoryConfiguration, MemoryDeviceProperties,
     MemoryManagementOptions, MemoryPoolOptions, PoolType,
 };
+pub use engine::management::MemoryManagement;
 pub use error::{InstallMemoryPoolsError, IoError, RelocationCopyError};
-pub use handle::{ManagedMemoryBinding, ManagedMemoryHandle};
+pub use handles::bind::BindRefused;
+pub use handles::handle::{ManagedMemoryBinding, ManagedMemoryHandle};
+pub use handles::raw_pin::RawPin;
 pub use logger::ServerLogger;
-pub use management::MemoryManagement;
-pub use pool::MAX_PAGE_SIZES;
-pub use raw_pin::RawPin;
+pub use paged::pool::MAX_PAGE_SIZES;
 pub use relocation::{
     CompactionState, CopyQueue, Landed, RelocationOutcome, RelocationPlan, RelocationShape,
     RelocationState, StorageCopyQueue, TargetRoom,
 };
-pub use report::{MemoryReport, PoolReport, PoolReportKind};
-pub use sleep::{SleepContents, SleepReport};
-pub use stats::{ChunkStats, PoolStats, Stat};
-pub use usage::MemoryUsage;
+pub use report::pools::{MemoryReport, PoolReport, PoolReportKind};
+pub use report::stats::{ChunkStats, PoolStats, Stat};
+pub use report::usage::MemoryUsage;

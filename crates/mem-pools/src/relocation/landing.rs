@@ -9,8 +9,8 @@
 
 use mem_storage::{ComputeStorage, StorageHandle, StorageUtilization};
 
+use crate::engine::management::MemoryManagement;
 use crate::error::{IoError, RelocationCopyError};
-use crate::management::MemoryManagement;
 use crate::relocation::{CopyQueue, Landed, RelocationOutcome, RelocationPlan};
 
 impl<S: ComputeStorage> MemoryManagement<S> {

@@ -9,11 +9,11 @@
 
 use mem_storage::ComputeStorage;
 
-use crate::carve::Allowance;
-use crate::management::MemoryManagement;
-use crate::pool::PoolKind;
+use crate::engine::management::MemoryManagement;
+use crate::engine::slots::NIL;
+use crate::paged::carve::Allowance;
+use crate::paged::pool::PoolKind;
 use crate::relocation::{Move, RelocationPlan, RelocationShape, RelocationState, TargetRoom};
-use crate::slots::NIL;
 
 impl<S: ComputeStorage> MemoryManagement<S> {
     /// Whether any pool holds outdated pages.
