@@ -106,14 +106,14 @@ mod report;
 
 pub use arena::chunks::IDLE_SHARE;
 pub use arena::sleep::{SleepContents, SleepReport};
-pub use capture::window::CaptureState;
+pub use capture::record::CaptureState;
 pub use config::{
     DEFAULT_RELEASE_THRESHOLD, MemoryAllocationMode, MemoryConfiguration, MemoryDeviceProperties,
     MemoryManagementOptions, MemoryPoolOptions, PoolType,
 };
-pub use engine::management::MemoryManagement;
+pub use engine::state::MemoryManagement;
+pub use error::BindRefused;
 pub use error::{InstallMemoryPoolsError, IoError, RelocationCopyError};
-pub use handles::bind::BindRefused;
 pub use handles::handle::{ManagedMemoryBinding, ManagedMemoryHandle};
 pub use handles::raw_pin::RawPin;
 pub use logger::ServerLogger;

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use mem_storage::{ComputeStorage, StorageHandle, StorageUtilization};
 
 use crate::engine::core::Core;
-use crate::engine::management::MemoryManagement;
+use crate::engine::state::MemoryManagement;
 use crate::error::IoError;
 
 /// Whether [`MemoryManagement::sleep`] keeps what the arenas hold.

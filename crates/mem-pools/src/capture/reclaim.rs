@@ -15,8 +15,8 @@
 use mem_storage::{ComputeStorage, StorageHandle};
 
 use crate::engine::core::Core;
-use crate::engine::management::MemoryManagement;
 use crate::engine::slots::NIL;
+use crate::engine::state::MemoryManagement;
 use crate::error::IoError;
 use crate::handles::handle::ManagedMemoryHandle;
 

@@ -1,62 +1,12 @@
-//! The memory side of graph capture.
-//!
-//! `capture_begin` forces every reservation into the persistent pool
-//! (exact fit, no bucket padding) and starts recording the extents the
-//! window hands out (by `reserve` and by `bind`). While *priming* (from
-//! begin until `capture_priming_end`) the engine retains a clone of every
-//! handle it hands out, so warmup grows the pool to the pass's whole working
-//! set rather than its transient peak; priming end drops those clones and
-//! the slices become free, kept by the pool. After priming, a reservation
-//! that would need a new page is [`crate::IoError::CaptureWouldAllocate`].
-//! `capture_end` restores the mode (the Persistent windows underneath are
-//! kept as they were) and returns one retained handle per touched extent —
-//! re-claiming an extent freed inside the window. Each is a *pin handle*, a
-//! holder of its own that pins the memory against relocation while any
-//! clone of it lives: the pin ends with the graph, not with the memory.
-//! During a capture nothing is given back to the storage.
-//!
-//! `capture_abort` ends a window whose graph is thrown away: mode restored,
-//! priming clones dropped, nothing re-claimed or pinned.
-//!
-//! Wrong-order calls are documented no-ops: a second `capture_begin` keeps
-//! the first capture's record; `capture_priming_end` without a capture or
-//! after priming ended does nothing; `capture_end` without a capture returns
-//! an empty list; `capture_abort` without a capture does nothing.
-
-use std::collections::HashMap;
+//! The capture window on the engine: recording what the window hands out
+//! (`touch`), the priming clones, and the pin handles `capture_end` returns.
+//! The contract is [`crate::CaptureState`]'s; the record is `record.rs`.
 
 use mem_storage::ComputeStorage;
 
-use crate::engine::management::MemoryManagement;
+use crate::capture::record::Extent;
+use crate::engine::state::MemoryManagement;
 use crate::handles::handle::{ManagedMemoryHandle, SlotKey};
-
-/// What a capture window has done so far (plain data).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct CaptureState {
-    /// A capture is open.
-    pub active: bool,
-    /// Warmup is still priming (slices handed out are retained).
-    pub priming: bool,
-    /// Distinct extents handed out inside the window so far.
-    pub touched: usize,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Extent {
-    page: u32,
-    cap: u64,
-    requested: u64,
-}
-
-/// The engine's record of an open capture.
-#[derive(Debug)]
-pub(crate) struct CaptureRecord {
-    pub(crate) priming: bool,
-    /// Clones retained while priming, by slot.
-    primed: HashMap<SlotKey, ManagedMemoryHandle>,
-    /// (page uid, offset) → extent handed out.
-    touched: HashMap<(u64, u64), Extent>,
-}
 
 impl<S: ComputeStorage> MemoryManagement<S> {
     /// Record that the window handed out `slice` (to `handle`).
@@ -99,22 +49,9 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         }
     }
 
-    /// Begin a graph capture (see the module docs). If one is already
-    /// active only the mode stays forced; its record is kept.
-    pub fn capture_begin(&mut self) {
-        if self.capture.is_none() {
-            self.drain();
-            self.capture = Some(CaptureRecord {
-                priming: true,
-                primed: HashMap::new(),
-                touched: HashMap::new(),
-            });
-        }
-    }
-
-    /// End priming: release the slices warmup retained, free in the pool.
-    /// No-op when no capture is active or priming already ended.
-    pub fn capture_priming_end(&mut self) {
+    /// `capture_priming_end`'s body: drop the clones warmup retained, so the
+    /// slices are free in the pool. No-op without a capture or after priming.
+    pub(crate) fn end_priming(&mut self) {
         let Some(record) = self.capture.as_mut() else {
             return;
         };
@@ -127,15 +64,10 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         self.drain();
     }
 
-    /// End the capture: restore the mode and return a pin handle to every
-    /// extent the window touched. Empty if no capture was active.
-    ///
-    /// Each pin handle is a holder of its own (see [`ManagedMemoryHandle`]):
-    /// the memory does not move while any clone of it lives, and stops being
-    /// pinned when the last clone drops, even if the user still holds the
-    /// allocation. The allocation is freed when its last holder of any kind
-    /// drops.
-    pub fn capture_end(&mut self) -> Vec<ManagedMemoryHandle> {
+    /// `capture_end`'s body: restore the mode and return a pin handle to every
+    /// extent the window touched, re-claiming one freed inside the window
+    /// (see [`crate::CaptureState`]). Empty if no capture was active.
+    pub(crate) fn pin_touched(&mut self) -> Vec<ManagedMemoryHandle> {
         let Some(record) = self.capture.take() else {
             return Vec::new();
         };
@@ -177,31 +109,6 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         }
         self.settle();
         out
-    }
-
-    /// End the capture without pinning anything: restore the mode (the
-    /// Persistent windows underneath are kept) and drop the priming clones,
-    /// so what the window handed out is owned by its handles alone. Unlike
-    /// [`Self::capture_end`] it re-claims no extent freed inside the window
-    /// and makes no pin handle — for a capture whose graph is thrown away.
-    /// No-op without a capture.
-    pub fn capture_abort(&mut self) {
-        if let Some(record) = self.capture.take() {
-            drop(record);
-            self.drain();
-        }
-    }
-
-    /// Plain data about the capture window.
-    pub fn capture_state(&self) -> CaptureState {
-        match &self.capture {
-            None => CaptureState::default(),
-            Some(r) => CaptureState {
-                active: true,
-                priming: r.priming,
-                touched: r.touched.len(),
-            },
-        }
     }
 
     /// Another holder of the live slice starting at `offset` of `page`.

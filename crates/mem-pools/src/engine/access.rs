@@ -18,7 +18,7 @@
 
 use mem_storage::{ComputeStorage, StorageHandle, StorageUtilization};
 
-use crate::engine::management::MemoryManagement;
+use crate::engine::state::MemoryManagement;
 use crate::error::IoError;
 use crate::handles::handle::ManagedMemoryBinding;
 
@@ -40,12 +40,13 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             })
     }
 
-    /// Returns the storage view of a binding: its page and the bytes it covers.
-    ///
-    /// This is the funnel every dereference passes through, so it is where a
-    /// lazily carved page gets its real backing: the view returned always
-    /// refers to mapped memory.
-    pub fn get_storage(&mut self, binding: ManagedMemoryBinding) -> Result<StorageHandle, IoError> {
+    /// `get_storage`'s body: the funnel every dereference passes through, so
+    /// it is where a lazily carved page (and a lazily counted arena slice's
+    /// chunks) gets its real backing: the view returned names mapped memory.
+    pub(crate) fn storage_view(
+        &mut self,
+        binding: ManagedMemoryBinding,
+    ) -> Result<StorageHandle, IoError> {
         self.drain();
         let slice = self.resolve(&binding)?;
         let (page, offset, size) = {
@@ -67,13 +68,9 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         })
     }
 
-    /// Returns the resource of bytes `offset_start..offset_end` of a binding
-    /// (`None` = that end of the allocation), and marks it raw-out (see the
-    /// module docs) until [`MemoryManagement::release_raw`]. The mark is
-    /// one flag owned by the allocation's owner: taking more addresses sets
-    /// it again, one `release_raw` clears it. To pin on behalf of someone
-    /// else, use [`MemoryManagement::raw_pin`] / [`MemoryManagement::get_resource_pinned`].
-    pub fn get_resource(
+    /// `get_resource`'s body: the resource, and the owner's raw-out flag set
+    /// (one flag however many addresses were taken; `release_raw` clears it).
+    pub(crate) fn resource_raw_out(
         &mut self,
         binding: ManagedMemoryBinding,
         offset_start: Option<u64>,
@@ -90,12 +87,10 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         Ok(resource)
     }
 
-    /// Declare that the owner uses no raw address of this allocation any
-    /// more: clears the raw-out flag `get_resource` set (one flag however
-    /// many addresses were taken). Relocation may move it again unless a
-    /// [`crate::RawPin`] still lives on it — those are released only by
-    /// their own drop. No-op when the flag was not set.
-    pub fn release_raw(&mut self, binding: ManagedMemoryBinding) -> Result<(), IoError> {
+    /// `release_raw`'s body: clear the owner's flag; the page may move again
+    /// unless a [`crate::RawPin`] still lives on it (those end only by their
+    /// own drop). No-op when the flag was not set.
+    pub(crate) fn clear_raw_out(&mut self, binding: ManagedMemoryBinding) -> Result<(), IoError> {
         let slice = self.resolve(&binding)?;
         let node = &mut self.core.slices[slice];
         let was_raw = node.is_raw();
@@ -126,27 +121,12 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         Ok((resource, self.resolve(&binding)?))
     }
 
-    /// Returns the cursor stamped on the allocation by its last `bind`
-    /// (0 if never bound): the issuing stream's operation counter, which a
-    /// runtime compares against what another stream has synced.
-    pub fn get_cursor(&self, binding: ManagedMemoryBinding) -> Result<u64, IoError> {
-        let slice = self.resolve(&binding)?;
-        Ok(self.core.cursor(slice))
-    }
-
-    /// Write `data` at the start of the allocation (at most its size).
-    pub fn write(&mut self, binding: ManagedMemoryBinding, data: &[u8]) -> Result<(), IoError> {
-        let view = self.fit(binding, data.len())?;
-        Ok(self.storage.write(&view, data)?)
-    }
-
-    /// Read the first `out.len()` bytes of the allocation.
-    pub fn read(&mut self, binding: ManagedMemoryBinding, out: &mut [u8]) -> Result<(), IoError> {
-        let view = self.fit(binding, out.len())?;
-        Ok(self.storage.read(&view, out)?)
-    }
-
-    fn fit(&mut self, binding: ManagedMemoryBinding, len: usize) -> Result<StorageHandle, IoError> {
+    /// The view of the first `len` bytes of the allocation (`write`, `read`).
+    pub(crate) fn fit(
+        &mut self,
+        binding: ManagedMemoryBinding,
+        len: usize,
+    ) -> Result<StorageHandle, IoError> {
         let view = self.get_storage(binding)?;
         let len = len as u64;
         if len > view.size() {

@@ -20,7 +20,7 @@ pub(crate) struct Core {
     pub(crate) slots: SlotTable,
     pub(crate) slices: Arena<SliceNode>,
     /// `bind`'s cursors, the one cold field of a slice (`cursors.rs`).
-    pub(crate) cursors: crate::handles::cursors::SliceCursors,
+    pub(crate) cursors: crate::engine::cursors::SliceCursors,
     pub(crate) pages: Arena<Page>,
     /// Mapped pages by storage id: a view handed out names its page in O(1).
     pub(crate) by_storage: HashMap<StorageId, u32>,

@@ -13,57 +13,11 @@
 
 use mem_storage::ComputeStorage;
 
-use crate::engine::core::Core;
-use crate::engine::management::MemoryManagement;
+use crate::engine::state::MemoryManagement;
 use crate::handles::drop_queue::recycle;
-use crate::handles::handle::{DropKind, SlotKey};
-
-impl Core {
-    /// Count one more graph pin on a live slice (its page stops moving).
-    pub(crate) fn pin(&mut self, slice: u32) {
-        let node = &mut self.slices[slice];
-        node.pins = node.pins.saturating_add(1);
-        if node.pins == 1 {
-            let page = node.page;
-            self.pages[page].pinned += 1;
-        }
-    }
-
-    /// One graph pin of a live slot ended. A stale key (the memory was freed,
-    /// which cleared its pins) is ignored.
-    pub(crate) fn unpin(&mut self, key: SlotKey) {
-        let Some(slice) = self.slots.resolve(key) else {
-            return;
-        };
-        let node = &mut self.slices[slice];
-        if node.pins == 0 {
-            return;
-        }
-        node.pins -= 1;
-        if node.pins == 0 {
-            let page = node.page;
-            self.pages[page].pinned -= 1;
-        }
-    }
-}
+use crate::handles::handle::DropKind;
 
 impl<S: ComputeStorage> MemoryManagement<S> {
-    /// Whether a handle dropped since the last drain (one atomic load): a
-    /// runtime that wants current reports drains only when this is true.
-    pub fn has_pending_drops(&self) -> bool {
-        self.cells.has_pending()
-    }
-
-    /// Free now every allocation whose last handle dropped (the engine also
-    /// does this at the start of each call that needs it). Returns how many
-    /// allocations were freed. Reports (`&self`) show drops only after a
-    /// drain, which is why a runtime drains before reading one.
-    pub fn drain_drops(&mut self) -> usize {
-        let before = self.core.slots.live();
-        self.drain();
-        before - self.core.slots.live()
-    }
-
     /// Free every slot whose last handle dropped: O(1) each, no scan.
     pub(crate) fn drain(&mut self) {
         let release = self.capture.is_none();

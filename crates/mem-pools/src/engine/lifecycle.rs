@@ -13,13 +13,13 @@
 use mem_storage::ComputeStorage;
 
 use crate::config::{MemoryConfiguration, MemoryDeviceProperties};
-use crate::engine::management::MemoryManagement;
+use crate::engine::state::MemoryManagement;
 use crate::error::InstallMemoryPoolsError;
 use crate::paged::pool::{PERSISTENT, Pool};
 
 impl<S: ComputeStorage> MemoryManagement<S> {
-    /// Give back pages deemed unnecessary (see the module docs).
-    pub fn cleanup(&mut self, explicit: bool) {
+    /// `cleanup`'s body (the policy is in the module docs).
+    pub(crate) fn give_back(&mut self, explicit: bool) {
         self.drain();
         if self.capture.is_some() {
             return;
@@ -68,18 +68,15 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         self.logger.cleanup(explicit, after - before);
     }
 
-    /// Replace the dynamic pools with ones built from a new layout.
+    /// `install_pools`' body.
     ///
     /// The old pools are cleaned up first (every free page returned) and then
     /// discarded; this only happens when nothing is live in them, because a
-    /// live slice carries its pool position. Rebuilding resets each dynamic
-    /// pool's high-water marks. The persistent pool is untouched.
-    ///
-    /// # Errors
+    /// live slice carries its pool position. Refused with
     /// [`InstallMemoryPoolsError::PoolsInUse`] while anything is live in the
-    /// dynamic pools, and [`InstallMemoryPoolsError::CaptureActive`] during a
+    /// dynamic pools and [`InstallMemoryPoolsError::CaptureActive`] during a
     /// capture (nothing can be given back then); the old layout is kept.
-    pub fn install_pools(
+    pub(crate) fn replace_pools(
         &mut self,
         config: MemoryConfiguration,
         properties: &MemoryDeviceProperties,
@@ -111,10 +108,5 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         self.config = config;
         self.epoch += 1;
         Ok(())
-    }
-
-    /// The layout of the dynamic pools.
-    pub fn configuration(&self) -> &MemoryConfiguration {
-        &self.config
     }
 }

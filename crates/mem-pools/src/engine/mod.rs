@@ -4,9 +4,14 @@
 //! reaching memory, the free path, cleanup and layout changes.
 
 pub(crate) mod access;
+pub(crate) mod bind;
 pub(crate) mod core;
+pub(crate) mod cursors;
 pub(crate) mod free_path;
 pub(crate) mod lifecycle;
 pub(crate) mod management;
+pub(crate) mod pins;
+pub(crate) mod reserve;
 pub(crate) mod slots;
+pub(crate) mod state;
 pub(crate) mod tables;

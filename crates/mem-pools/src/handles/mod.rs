@@ -2,8 +2,6 @@
 //! behind a handle's clones, the drop queue that carries frees to the
 //! engine, raw-address pins, and `bind` (with the cursor it stamps).
 
-pub(crate) mod bind;
-pub(crate) mod cursors;
 pub(crate) mod drop_queue;
 pub(crate) mod handle;
 pub(crate) mod handle_cell;

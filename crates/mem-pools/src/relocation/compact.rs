@@ -18,22 +18,21 @@ use std::collections::HashSet;
 
 use mem_storage::ComputeStorage;
 
-use crate::engine::management::MemoryManagement;
 use crate::engine::slots::NIL;
+use crate::engine::state::MemoryManagement;
 use crate::paged::carve::Allowance;
 use crate::paged::pool::PoolKind;
 use crate::relocation::{CompactionState, Move, RelocationPlan};
 
 impl<S: ComputeStorage> MemoryManagement<S> {
-    /// Plan to empty sparse current pages of sliced pools into the holes of
-    /// their other pages (see the module docs), least-occupied page first.
+    /// `plan_compaction`'s body: per sliced pool, least-occupied page first.
     /// Pages with a raw address out, a graph pin or a quarantined slice
     /// never move. Allocates no page: targets use held room only. Empty
     /// during a capture. Dropping the plan loses nothing.
     ///
     /// Cost: one reservation attempt per live slice of each candidate page
     /// (at most every live slice of the sliced pools' current pages).
-    pub fn plan_compaction(&mut self) -> RelocationPlan {
+    pub(crate) fn compaction_plan(&mut self) -> RelocationPlan {
         self.drain();
         let mut plan = RelocationPlan {
             manager: self.id,
@@ -147,8 +146,8 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         }
     }
 
-    /// Plain data for a compaction trigger, O(pools + outdated pages).
-    pub fn compaction_state(&self) -> CompactionState {
+    /// `compaction_state`'s body, O(pools + outdated pages).
+    pub(crate) fn measure_compaction(&self) -> CompactionState {
         let mut state = CompactionState::default();
         for pool in &self.core.pools {
             let PoolKind::Sliced { .. } = pool.kind else {

@@ -9,25 +9,20 @@
 
 use mem_storage::ComputeStorage;
 
-use crate::engine::management::MemoryManagement;
 use crate::engine::slots::NIL;
+use crate::engine::state::MemoryManagement;
 use crate::paged::carve::Allowance;
 use crate::paged::pool::PoolKind;
 use crate::relocation::{Move, RelocationPlan, RelocationShape, RelocationState, TargetRoom};
 
 impl<S: ComputeStorage> MemoryManagement<S> {
-    /// Whether any pool holds outdated pages.
-    pub fn has_outdated(&self) -> bool {
-        self.core.pools.iter().any(|p| !p.outdated.is_empty())
-    }
-
     pub(crate) fn page_movable(&self, page: u32) -> bool {
         let p = &self.core.pages[page];
         p.raw_out == 0 && p.pinned == 0 && p.quarantined == 0
     }
 
-    /// Plain data for relocation triggers (O(pools + outdated pages)).
-    pub fn relocation_state(&self) -> RelocationState {
+    /// `relocation_state`'s body (O(pools + outdated pages)).
+    pub(crate) fn measure_relocation(&self) -> RelocationState {
         let mut shape = RelocationShape::default();
         let mut state = RelocationState::default();
         for pool in &self.core.pools {
@@ -47,10 +42,11 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         state
     }
 
-    /// Reserve a target for every live slice of each movable outdated page,
-    /// cheapest page first; a page whose slices cannot all get a target is
-    /// left out. Empty during a capture. Dropping the plan loses nothing.
-    pub fn plan_relocation(&mut self, room: TargetRoom) -> RelocationPlan {
+    /// `plan_relocation`'s body: a target for every live slice of each
+    /// movable outdated page, cheapest page first; a page whose slices cannot
+    /// all get a target is left out. Empty during a capture. Dropping the
+    /// plan loses nothing.
+    pub(crate) fn outdated_plan(&mut self, room: TargetRoom) -> RelocationPlan {
         self.drain();
         let mut plan = RelocationPlan {
             manager: self.id,

@@ -11,7 +11,7 @@ use std::fmt;
 
 use mem_storage::ComputeStorage;
 
-use crate::engine::management::MemoryManagement;
+use crate::engine::state::MemoryManagement;
 use crate::paged::pool::{Pool, PoolKind};
 use crate::report::stats::PoolStats;
 use crate::report::usage::MemoryUsage;
@@ -173,11 +173,8 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         }
     }
 
-    /// Get the current memory usage (O(pools)).
-    ///
-    /// Handles dropped since the engine's last call are still counted:
-    /// call [`MemoryManagement::drain_drops`] first to process deferred frees.
-    pub fn memory_usage(&self) -> MemoryUsage {
+    /// `memory_usage`'s body: the pools' counters summed (O(pools)).
+    pub(crate) fn usage_now(&self) -> MemoryUsage {
         self.core
             .pools
             .iter()
@@ -193,11 +190,9 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             .fold(MemoryUsage::default(), MemoryUsage::combine)
     }
 
-    /// A structured per-pool report in routing order (see the module docs
-    /// for the measured-plan cycle the marks serve). Like
-    /// [`MemoryManagement::memory_usage`], it shows drops only after a drain
-    /// ([`MemoryManagement::drain_drops`]).
-    pub fn memory_report(&self) -> MemoryReport {
+    /// `memory_report`'s body (see the module docs for the measured-plan
+    /// cycle the marks serve).
+    pub(crate) fn report_now(&self) -> MemoryReport {
         MemoryReport {
             pools: self
                 .core
@@ -210,16 +205,8 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         }
     }
 
-    /// Print a report of the current memory usage to standard output (and
-    /// log it through the logger at debug level).
-    pub fn print_memory_usage(&self) {
-        let text = self.to_string();
-        self.logger.report(&text);
-        println!("{text}");
-    }
-
-    /// PyTorch-style statistics (O(pools) for the largest free block).
-    pub fn stats(&self) -> PoolStats {
+    /// `stats`' body: the kept counters plus the two O(pools) figures.
+    pub(crate) fn stats_now(&self) -> PoolStats {
         let mut stats = self.core.stats;
         // Straight from each pool's free index: building the whole report
         // (a `Vec` of every pool's figures) for one maximum cost a runtime
@@ -239,20 +226,6 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             .map(|p| self.core.cached_chunk_bytes(p))
             .sum();
         stats
-    }
-
-    /// The statistics as the engine keeps them, O(1) and without a copy:
-    /// [`Self::stats`] less its two O(pools) figures, `largest_free_block`
-    /// and `chunks.cached_bytes`, which read 0 here. For a runtime that
-    /// folds statistics after every call and asks for those two only when
-    /// someone reads them.
-    pub fn counters(&self) -> &PoolStats {
-        &self.core.stats
-    }
-
-    /// Set every statistics peak to its current level.
-    pub fn reset_peaks(&mut self) {
-        self.core.stats.reset_peaks();
     }
 }
 
