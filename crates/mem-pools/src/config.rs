@@ -124,6 +124,14 @@ pub enum PoolType {
     },
 }
 
+impl PoolType {
+    /// Pages split into many slices and coalesced on free (sliced pages and
+    /// arenas).
+    pub(crate) fn is_carved(self) -> bool {
+        matches!(self, Self::SlicedPages { .. } | Self::VirtualArena { .. })
+    }
+}
+
 /// The default release threshold of an arena: none — idle chunks stay
 /// mapped until an explicit cleanup (`cleanup(true)`, the facade's
 /// `reclaim` and its out-of-memory retry), as PyTorch's caching allocator

@@ -44,9 +44,9 @@
 use mem_storage::{ComputeStorage, StorageId};
 
 use crate::arena::chunk_map::{ChunkMap, NONE};
+use crate::config::PoolType;
 use crate::engine::core::Core;
 use crate::error::IoError;
-use crate::paged::pool::PoolKind;
 
 /// Idle chunks are moved to where a slot needs one once they are at least
 /// this fraction (1/16) of an arena manager's mapped chunks; below it a new
@@ -207,7 +207,9 @@ impl Core {
         map.release_span(map.span(offset, bytes));
         let pool = self.pool(self.pages[page].pool);
         let threshold = match pool.kind {
-            PoolKind::Arena { threshold, .. } => threshold,
+            PoolType::VirtualArena {
+                release_threshold, ..
+            } => release_threshold,
             _ => 0,
         };
         // No threshold (the default): idle chunks wait for a cleanup.

@@ -7,11 +7,11 @@
 
 use mem_storage::ComputeStorage;
 
+use crate::config::PoolType;
 use crate::engine::core::Core;
 use crate::engine::slots::NIL;
 use crate::engine::tables::SliceNode;
 use crate::error::IoError;
-use crate::paged::pool::PoolKind;
 
 /// What a reservation may do beyond reusing free slices.
 #[derive(Debug, Clone, Copy)]
@@ -41,34 +41,34 @@ impl Core {
         let kind = self.pool(pool).kind;
         // An arena's limit is its range, not a page (`Pool::max_size`
         // routed the size here already).
-        if cap > self.max_page && !matches!(kind, PoolKind::Arena { .. }) {
+        if cap > self.max_page && !matches!(kind, PoolType::VirtualArena { .. }) {
             return Err(IoError::BufferTooBig {
                 size,
                 max: self.max_page,
             });
         }
         let found = match kind {
-            PoolKind::Sliced { .. } => {
+            PoolType::SlicedPages { .. } => {
                 if cap > self.pool(pool).page_size {
                     self.grow(storage, pool, cap, size, allow.allocate, allow.release)?;
                 }
                 self.pool(pool).index.find(&self.slices, cap)
             }
-            PoolKind::Exclusive { .. } => self
+            // The persistent pool too: its exact-fit index finds only a
+            // free page of exactly `cap`, which the filter keeps.
+            PoolType::ExclusivePages { .. } => self
                 .pool(pool)
                 .index
                 .find(&self.slices, cap)
                 .filter(|&s| self.slices[s].size / 2 <= cap),
-            PoolKind::Persistent | PoolKind::Arena { .. } => {
-                self.pool(pool).index.find(&self.slices, cap)
-            }
+            PoolType::VirtualArena { .. } => self.pool(pool).index.find(&self.slices, cap),
         };
         let slice = match found {
             Some(slice) => slice,
             None => {
                 let page_size = match kind {
-                    PoolKind::Sliced { .. } => self.pool(pool).page_size,
-                    PoolKind::Arena { .. } => self.pool(pool).page_size.max(cap),
+                    PoolType::SlicedPages { .. } => self.pool(pool).page_size,
+                    PoolType::VirtualArena { .. } => self.pool(pool).page_size.max(cap),
                     _ => cap,
                 };
                 let page = self.new_page(storage, pool, page_size, size, allow.allocate)?;
@@ -80,7 +80,7 @@ impl Core {
         // fewest slots to map; see `arena_place.rs`): a refusal changes no
         // slice.
         let (mut slice, mut at_end) = (slice, false);
-        if let PoolKind::Arena { .. } = kind {
+        if let PoolType::VirtualArena { .. } = kind {
             let unmapped;
             (slice, at_end, unmapped) = self.arena_placement(slice, cap);
             let node = &self.slices[slice];

@@ -8,11 +8,11 @@
 use mem_storage::{ComputeStorage, StorageHandle};
 
 use crate::arena::chunk_map::ChunkMap;
+use crate::config::PoolType;
 use crate::engine::core::Core;
 use crate::engine::slots::NIL;
 use crate::engine::tables::{Page, SliceNode};
 use crate::error::IoError;
-use crate::paged::pool::PoolKind;
 use crate::paged::starts::SliceStarts;
 
 impl Core {
@@ -34,7 +34,7 @@ impl Core {
                 page_size: size,
             });
         }
-        let arena = matches!(self.pool(pool).kind, PoolKind::Arena { .. });
+        let arena = matches!(self.pool(pool).kind, PoolType::VirtualArena { .. });
         // An arena page is a virtual range: no memory until chunks map.
         let granularity = match arena {
             true => Some(storage.chunk_granularity().ok_or(IoError::Storage(

@@ -28,30 +28,6 @@ pub const MAX_PAGE_SIZES: usize = 8;
 /// Routing position of the persistent pool (a sentinel past any dynamic pool).
 pub(crate) const PERSISTENT: u32 = u32::MAX - 1;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum PoolKind {
-    Sliced {
-        max_slice: u64,
-    },
-    Exclusive {
-        max_alloc: u64,
-    },
-    Persistent,
-    /// A virtual-memory arena: carved like a sliced pool, over ranges
-    /// whose chunks follow live slices (`chunks.rs`).
-    Arena {
-        max_slice: u64,
-        threshold: u64,
-    },
-}
-
-impl PoolKind {
-    /// Pages split into many slices and coalesced on free.
-    pub(crate) fn is_carved(self) -> bool {
-        matches!(self, Self::Sliced { .. } | Self::Arena { .. })
-    }
-}
-
 /// Usage of a pool, kept current on every change, with high-water marks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Usage {
@@ -79,7 +55,11 @@ impl Usage {
 
 #[derive(Debug)]
 pub(crate) struct Pool {
-    pub(crate) kind: PoolKind,
+    /// What the layout asked for, as resolved (the persistent pool:
+    /// exclusive pages of any size, see [`Pool::persistent`]).
+    pub(crate) kind: PoolType,
+    /// The persistent pool: exact-fit reuse, never replaced.
+    pub(crate) persistent: bool,
     /// Current page size (sliced pools; 0 for the others).
     pub(crate) page_size: u64,
     pub(crate) dealloc_period: Option<u64>,
@@ -96,53 +76,37 @@ pub(crate) struct Pool {
 
 impl Pool {
     pub(crate) fn from_spec(spec: &PoolSpec) -> Self {
-        let (kind, page_size) = match spec.pool_type {
-            PoolType::SlicedPages {
-                page_size,
-                max_slice_size,
-            } => (
-                PoolKind::Sliced {
-                    max_slice: max_slice_size,
-                },
-                page_size,
-            ),
-            PoolType::ExclusivePages { max_alloc_size } => (
-                PoolKind::Exclusive {
-                    max_alloc: max_alloc_size,
-                },
-                0,
-            ),
-            PoolType::VirtualArena {
-                max_slice_size,
-                range_size,
-                release_threshold,
-            } => (
-                PoolKind::Arena {
-                    max_slice: max_slice_size,
-                    threshold: release_threshold,
-                },
-                range_size,
-            ),
+        let page_size = match spec.pool_type {
+            PoolType::SlicedPages { page_size, .. } => page_size,
+            PoolType::ExclusivePages { .. } => 0,
+            PoolType::VirtualArena { range_size, .. } => range_size,
         };
-        Self::new(kind, page_size, spec.dealloc_period)
+        Self::new(spec.pool_type, false, page_size, spec.dealloc_period)
     }
 
+    /// The persistent pool: one page per slice of exactly its aligned size
+    /// — exclusive pages with no size limit — whose free pages are reused
+    /// only by an exact fit.
     pub(crate) fn persistent() -> Self {
-        Self::new(PoolKind::Persistent, 0, None)
+        let kind = PoolType::ExclusivePages {
+            max_alloc_size: u64::MAX,
+        };
+        Self::new(kind, true, 0, None)
     }
 
-    fn new(kind: PoolKind, page_size: u64, dealloc_period: Option<u64>) -> Self {
+    fn new(kind: PoolType, persistent: bool, page_size: u64, dealloc_period: Option<u64>) -> Self {
         Self {
             kind,
+            persistent,
             page_size,
             dealloc_period,
             next_age_check: dealloc_period.map_or(u64::MAX, |p| (p / 5).max(1)),
             current: Vec::new(),
             outdated: Vec::new(),
             outdated_sizes: BTreeMap::new(),
-            index: match kind {
-                PoolKind::Persistent => FreeIndex::exact(),
-                _ => FreeIndex::segregated(),
+            index: match persistent {
+                true => FreeIndex::exact(),
+                false => FreeIndex::segregated(),
             },
             usage: Usage::default(),
         }
@@ -151,13 +115,11 @@ impl Pool {
     /// The largest requested size this pool serves.
     pub(crate) fn max_size(&self) -> u64 {
         match self.kind {
-            PoolKind::Sliced { max_slice } => max_slice,
-            PoolKind::Exclusive { max_alloc } => max_alloc,
-            PoolKind::Persistent => u64::MAX,
-            PoolKind::Arena { max_slice, .. } => max_slice,
+            PoolType::SlicedPages { max_slice_size, .. } => max_slice_size,
+            PoolType::ExclusivePages { max_alloc_size } => max_alloc_size,
+            PoolType::VirtualArena { max_slice_size, .. } => max_slice_size,
         }
     }
-
     /// Page sizes alive: the current one plus each outdated size.
     pub(crate) fn page_sizes_alive(&self) -> usize {
         self.outdated_sizes.len() + 1
@@ -165,7 +127,7 @@ impl Pool {
 
     /// Whether growing once more would exceed [`MAX_PAGE_SIZES`].
     pub(crate) fn out_of_page_sizes(&self) -> bool {
-        matches!(self.kind, PoolKind::Sliced { max_slice } if max_slice > self.page_size)
+        matches!(self.kind, PoolType::SlicedPages { max_slice_size, .. } if max_slice_size > self.page_size)
             && self.page_sizes_alive() >= MAX_PAGE_SIZES
     }
 

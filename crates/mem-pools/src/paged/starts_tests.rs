@@ -1,6 +1,9 @@
 //! Tests of `starts.rs`: the last start at or before a unit, across words
 //! and blocks, against a sorted map under random splits and merges.
 
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
 use super::*;
 
 #[test]
@@ -64,13 +67,8 @@ fn holding_matches_a_sorted_map_under_random_splits_and_merges() {
     let units = 3 * BLOCK_UNITS + 100;
     let mut s = SliceStarts::new(units, 0);
     let mut reference = std::collections::BTreeMap::from([(0u64, 0u32)]);
-    let mut x = 0x2545_F491_4F6C_DD1Du64;
-    let mut next = |n: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % n
-    };
+    let mut rng = SmallRng::seed_from_u64(0x2545_F491_4F6C_DD1D);
+    let mut next = |n: u64| rng.random_range(0..n);
     let rounds = if cfg!(miri) { 300 } else { 20_000 };
     for round in 0..rounds {
         let unit = 1 + next(units - 1);

@@ -18,10 +18,10 @@ use std::collections::HashSet;
 
 use mem_storage::ComputeStorage;
 
+use crate::config::PoolType;
 use crate::engine::slots::NIL;
 use crate::engine::state::MemoryManagement;
 use crate::paged::carve::Allowance;
-use crate::paged::pool::PoolKind;
 use crate::relocation::{CompactionState, Move, RelocationPlan};
 
 impl<S: ComputeStorage> MemoryManagement<S> {
@@ -44,7 +44,10 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             return plan;
         }
         for pool in 0..self.core.pools.len() as u32 {
-            if matches!(self.core.pools[pool as usize].kind, PoolKind::Sliced { .. }) {
+            if matches!(
+                self.core.pools[pool as usize].kind,
+                PoolType::SlicedPages { .. }
+            ) {
                 self.plan_pool_compaction(pool, &mut plan);
             }
         }
@@ -150,7 +153,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     pub(crate) fn measure_compaction(&self) -> CompactionState {
         let mut state = CompactionState::default();
         for pool in &self.core.pools {
-            let PoolKind::Sliced { .. } = pool.kind else {
+            let PoolType::SlicedPages { .. } = pool.kind else {
                 continue;
             };
             let (mut outdated_live, mut outdated_live_pages) = (0, 0u64);

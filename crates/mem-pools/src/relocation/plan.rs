@@ -9,10 +9,10 @@
 
 use mem_storage::ComputeStorage;
 
+use crate::config::PoolType;
 use crate::engine::slots::NIL;
 use crate::engine::state::MemoryManagement;
 use crate::paged::carve::Allowance;
-use crate::paged::pool::PoolKind;
 use crate::relocation::{Move, RelocationPlan, RelocationShape, RelocationState, TargetRoom};
 
 impl<S: ComputeStorage> MemoryManagement<S> {
@@ -32,7 +32,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 shape.outdated_pinned += usize::from(!self.page_movable(page));
                 shape.outdated_live_bytes += self.core.pages[page].live_bytes;
             }
-            if let PoolKind::Sliced { .. } = pool.kind {
+            if let PoolType::SlicedPages { .. } = pool.kind {
                 state.next_page_size = state.next_page_size.max(pool.page_size);
             }
             state.out_of_page_sizes |= pool.out_of_page_sizes();

@@ -11,8 +11,9 @@ use std::fmt;
 
 use mem_storage::ComputeStorage;
 
+use crate::config::PoolType;
 use crate::engine::state::MemoryManagement;
-use crate::paged::pool::{Pool, PoolKind};
+use crate::paged::pool::Pool;
 use crate::report::stats::PoolStats;
 use crate::report::usage::MemoryUsage;
 
@@ -139,22 +140,23 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         let u = &pool.usage;
         PoolReport {
             kind: match pool.kind {
-                PoolKind::Sliced { max_slice } => PoolReportKind::Sliced {
+                _ if pool.persistent => PoolReportKind::Persistent,
+                PoolType::SlicedPages { max_slice_size, .. } => PoolReportKind::Sliced {
                     page_size: pool.page_size,
-                    max_slice_size: max_slice,
+                    max_slice_size,
                     outdated_pages: pool.outdated.len(),
                 },
-                PoolKind::Exclusive { max_alloc } => PoolReportKind::Exclusive {
-                    max_alloc_size: max_alloc,
-                },
-                PoolKind::Persistent => PoolReportKind::Persistent,
-                PoolKind::Arena {
-                    max_slice,
-                    threshold,
+                PoolType::ExclusivePages { max_alloc_size } => {
+                    PoolReportKind::Exclusive { max_alloc_size }
+                }
+                PoolType::VirtualArena {
+                    max_slice_size,
+                    release_threshold,
+                    ..
                 } => PoolReportKind::Arena {
                     range_size: pool.page_size,
-                    max_slice_size: max_slice,
-                    release_threshold: threshold,
+                    max_slice_size,
+                    release_threshold,
                     cached_bytes: self.core.cached_chunk_bytes(pool),
                 },
             },
