@@ -137,7 +137,7 @@ impl PoolType {
 /// `reclaim` and its out-of-memory retry), as PyTorch's caching allocator
 /// keeps its segments until `empty_cache`. It never raises peak physical
 /// memory (idle chunks are moved before physical memory grows past
-/// 1/16 of need, see `chunks.rs`); what it buys is fewer driver calls. Set
+/// 1/16 of need, see `arena/chunks.rs`); what it buys is fewer driver calls. Set
 /// a finite threshold where other processes need the memory back.
 pub const DEFAULT_RELEASE_THRESHOLD: u64 = u64::MAX;
 

@@ -8,7 +8,7 @@
 
 use mem_storage::StorageError;
 
-use crate::handles::handle::ManagedMemoryHandle;
+use crate::handles::handle_cell::ManagedMemoryHandle;
 
 /// What went wrong in a call to the pool engine.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

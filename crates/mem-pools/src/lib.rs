@@ -86,6 +86,24 @@
 //! - No call panics on any input; bad input is a typed error or a
 //!   documented no-op, and an error leaves the engine as it was.
 //!
+//! ## Layout
+//! One folder per noun; [`MemoryManagement`]'s public API is one file,
+//! `engine/management.rs` (but `sleep` / `wake` / `is_asleep`, in
+//! `arena/sleep.rs`, and `reclaim_extent`, in `capture/reclaim.rs`).
+//! - `engine/`: the manager's fields, reserve path, access, `bind`, pin
+//!   counts, free path, cleanup; `Core` (the state without the storage),
+//!   the slot table, the slice and page tables.
+//! - `paged/`: pools, carving, pages, page-size growth, the free index,
+//!   slice starts.
+//! - `arena/`: virtual-memory arenas — chunks, the chunk map and its idle
+//!   queue, chunk moves, placement, `sleep` / `wake`.
+//! - `handles/`: handles and bindings, slot keys and drop records, the
+//!   counted cells and their pool, the drop queue, [`RawPin`].
+//! - `capture/`, `relocation/`, `report/`: the capture window and
+//!   `reclaim_extent`; plan → copy → commit and compaction; usage,
+//!   reports, statistics.
+//! - `config.rs`, `error.rs`, `logger.rs`.
+//!
 //! ## Non-goals
 //! - Copying bytes between pages (mem-relocate supplies the [`CopyQueue`];
 //!   [`StorageCopyQueue`] is a plain one for tests).
@@ -114,7 +132,8 @@ pub use config::{
 pub use engine::state::MemoryManagement;
 pub use error::BindRefused;
 pub use error::{InstallMemoryPoolsError, IoError, RelocationCopyError};
-pub use handles::handle::{ManagedMemoryBinding, ManagedMemoryHandle};
+pub use handles::handle_cell::ManagedMemoryHandle;
+pub use handles::keys::ManagedMemoryBinding;
 pub use handles::raw_pin::RawPin;
 pub use logger::ServerLogger;
 pub use paged::pool::MAX_PAGE_SIZES;

@@ -18,7 +18,7 @@ use crate::engine::core::Core;
 use crate::engine::slots::NIL;
 use crate::engine::state::MemoryManagement;
 use crate::error::IoError;
-use crate::handles::handle::ManagedMemoryHandle;
+use crate::handles::handle_cell::ManagedMemoryHandle;
 
 impl<S: ComputeStorage> MemoryManagement<S> {
     /// Re-claim exactly the extent `view` names — `view.size()` bytes at

@@ -3,7 +3,9 @@
 
 use std::collections::HashMap;
 
-use crate::handles::handle::{ManagedMemoryHandle, SlotKey};
+use crate::handles::handle_cell::ManagedMemoryHandle;
+
+use crate::handles::keys::SlotKey;
 
 /// What a capture window has done so far (plain data).
 ///

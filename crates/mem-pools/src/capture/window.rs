@@ -6,7 +6,8 @@ use mem_storage::ComputeStorage;
 
 use crate::capture::record::Extent;
 use crate::engine::state::MemoryManagement;
-use crate::handles::handle::{ManagedMemoryHandle, SlotKey};
+use crate::handles::handle_cell::ManagedMemoryHandle;
+use crate::handles::keys::SlotKey;
 
 impl<S: ComputeStorage> MemoryManagement<S> {
     /// Record that the window handed out `slice` (to `handle`).

@@ -20,7 +20,7 @@ use mem_storage::{ComputeStorage, StorageHandle, StorageUtilization};
 
 use crate::engine::state::MemoryManagement;
 use crate::error::IoError;
-use crate::handles::handle::ManagedMemoryBinding;
+use crate::handles::keys::ManagedMemoryBinding;
 
 impl<S: ComputeStorage> MemoryManagement<S> {
     /// The slice a binding names, or why it names none.

@@ -9,7 +9,7 @@ use crate::engine::core::Core;
 use crate::engine::state::MemoryManagement;
 use crate::error::BindRefused;
 use crate::error::IoError;
-use crate::handles::handle::ManagedMemoryHandle;
+use crate::handles::handle_cell::ManagedMemoryHandle;
 
 impl<S: ComputeStorage> MemoryManagement<S> {
     /// The one body of `try_bind` and `try_bind_keeping`: `keep` gives

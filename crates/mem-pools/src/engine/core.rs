@@ -1,7 +1,8 @@
 //! The engine's state without the storage: slots, slices, pages, pools.
 //!
-//! Page-level operations live here (allocate, release, grow a page size);
-//! slice-level carving lives in `carve.rs`. Every operation that can fail
+//! Page-level operations (allocate, release, grow a page size) live in
+//! `paged/pages.rs` and `paged/growth.rs`, slice-level carving in
+//! `paged/carve.rs`, chunks in `arena/`. Every operation that can fail
 //! does its fallible step (an index, a storage allocation) before it changes
 //! anything, so an error leaves the state as it was.
 
@@ -37,7 +38,7 @@ pub(crate) struct Core {
     /// Arena chunks, unmapped, whose release the storage refused: retried
     /// at each flush (their bytes already left the pools).
     pub(crate) unreleased_chunks: Vec<mem_storage::ChunkId>,
-    /// Set between `sleep` and `wake` (`sleep.rs`).
+    /// Set between `sleep` and `wake` (`arena/sleep.rs`).
     pub(crate) asleep: Option<crate::arena::sleep::Asleep>,
 }
 

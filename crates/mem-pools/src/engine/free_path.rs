@@ -15,7 +15,7 @@ use mem_storage::ComputeStorage;
 
 use crate::engine::state::MemoryManagement;
 use crate::handles::drop_queue::recycle;
-use crate::handles::handle::DropKind;
+use crate::handles::keys::DropKind;
 
 impl<S: ComputeStorage> MemoryManagement<S> {
     /// Free every slot whose last handle dropped: O(1) each, no scan.

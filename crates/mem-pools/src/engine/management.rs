@@ -15,7 +15,8 @@ use crate::config::{
 };
 use crate::engine::state::MemoryManagement;
 use crate::error::{BindRefused, InstallMemoryPoolsError, IoError, RelocationCopyError};
-use crate::handles::handle::{ManagedMemoryBinding, ManagedMemoryHandle};
+use crate::handles::handle_cell::ManagedMemoryHandle;
+use crate::handles::keys::ManagedMemoryBinding;
 use crate::handles::raw_pin::RawPin;
 use crate::logger::ServerLogger;
 use crate::relocation::{

@@ -7,7 +7,7 @@ use mem_storage::ComputeStorage;
 
 use crate::engine::core::Core;
 use crate::engine::state::MemoryManagement;
-use crate::handles::handle::{ManagedMemoryBinding, SlotKey};
+use crate::handles::keys::{ManagedMemoryBinding, SlotKey};
 use crate::handles::raw_pin::RawPin;
 
 impl Core {

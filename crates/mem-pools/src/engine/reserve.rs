@@ -8,7 +8,7 @@ use crate::config::MemoryAllocationMode;
 use crate::engine::slots::NIL;
 use crate::engine::state::MemoryManagement;
 use crate::error::IoError;
-use crate::handles::handle::ManagedMemoryHandle;
+use crate::handles::handle_cell::ManagedMemoryHandle;
 use crate::paged::carve::Allowance;
 use crate::paged::pool::PERSISTENT;
 

@@ -19,8 +19,9 @@ use std::collections::HashMap;
 use std::ptr::NonNull;
 
 use crate::error::IoError;
-use crate::handles::handle::{ManagedMemoryHandle, SlotKey};
 use crate::handles::handle_cell::Cell;
+use crate::handles::handle_cell::ManagedMemoryHandle;
+use crate::handles::keys::SlotKey;
 
 /// "No index" in every `u32` link of the engine.
 pub(crate) const NIL: u32 = u32::MAX;

@@ -9,8 +9,8 @@ use mem_storage::ComputeStorage;
 use crate::capture::record::CaptureRecord;
 use crate::config::{MemoryConfiguration, MemoryDeviceProperties, MemoryManagementOptions};
 use crate::engine::core::Core;
-use crate::handles::handle::{Dropped, next_manager_id};
-use crate::handles::handle_cell::CellPool;
+use crate::handles::cell_pool::CellPool;
+use crate::handles::keys::{Dropped, next_manager_id};
 use crate::logger::ServerLogger;
 use crate::paged::pool::Pool;
 

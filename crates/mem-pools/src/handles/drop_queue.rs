@@ -23,8 +23,7 @@
 use std::ptr;
 use std::sync::PoisonError;
 
-use crate::handles::handle::Dropped;
-use crate::handles::handle_cell::Cell;
+use crate::handles::keys::Dropped;
 use crate::handles::sync::{AtomicBool, AtomicPtr, Mutex, Ordering};
 
 /// Capacity the engine's drain buffer keeps between drains; a burst larger
@@ -33,16 +32,33 @@ const KEPT_CAPACITY: usize = 4096;
 
 /// The closed stack's head: never a cell's address (cells are aligned to
 /// 8 bytes, so address 1 is none of them).
-fn closed() -> *mut Cell {
+fn closed<C>() -> *mut C {
     ptr::without_provenance_mut(1)
+}
+
+/// A node of the lock-free stack (a handle cell): a link that only the
+/// node's sole owner reads or writes. Implementors are aligned to more than
+/// one byte, so address 1 ([`closed`]) is never a node's.
+pub(crate) trait Linked {
+    /// Link `node` to `next`.
+    ///
+    /// # Safety
+    /// `node` is live and owned by the caller alone.
+    unsafe fn set_next(node: *mut Self, next: *mut Self);
+
+    /// The node `node` links to.
+    ///
+    /// # Safety
+    /// `node` is live and owned by the caller alone.
+    unsafe fn next(node: *mut Self) -> *mut Self;
 }
 
 /// Ended holders, waiting for the engine's next call.
 #[derive(Debug)]
-pub(crate) struct DropQueue {
+pub(crate) struct DropQueue<C> {
     /// Cells of handles whose last holder dropped, newest first; null when
     /// empty, [`closed`] once the engine is gone.
-    cells: AtomicPtr<Cell>,
+    cells: AtomicPtr<C>,
     records: Mutex<Vec<Dropped>>,
     /// Whether `records` may hold records: written only under the lock,
     /// read without it. A push that happened before the drain (same
@@ -50,7 +66,7 @@ pub(crate) struct DropQueue {
     any: AtomicBool,
 }
 
-impl DropQueue {
+impl<C> DropQueue<C> {
     pub(crate) fn new() -> Self {
         Self {
             cells: AtomicPtr::new(ptr::null_mut()),
@@ -68,72 +84,11 @@ impl DropQueue {
         self.any.store(true, Ordering::Release);
     }
 
-    /// Push a cell whose last holder just dropped (any thread). Returns
-    /// `false` when the engine is gone: the caller owns the cell still and
-    /// frees it.
-    ///
-    /// Takes the queue by pointer, not `&self`: once the exchange publishes
-    /// the cell, the engine may take and free it — and with it the last
-    /// reference to the queue — before this call returns, so no reference
-    /// to the queue may outlive the exchange (the `Arc::drop` pattern).
-    ///
-    /// # Safety
-    /// `queue` is the queue the cell holds (so it lives while the cell is
-    /// unpublished); `cell` is a live cell no one else can reach: its
-    /// count is zero and it is on no list.
-    pub(crate) unsafe fn push_cell(queue: *const DropQueue, cell: *mut Cell) -> bool {
-        // SAFETY: the cell holds the queue alive until it is published.
-        let cells = unsafe { &(*queue).cells };
-        let mut head = cells.load(Ordering::Relaxed);
-        loop {
-            if head == closed() {
-                return false;
-            }
-            // SAFETY: the caller gives us the only access to `cell` until
-            // the exchange below publishes it.
-            unsafe { Cell::set_next(cell, head) };
-            // Release: the cell's contents (and the holders' last uses)
-            // happen before the engine's acquiring swap takes it.
-            match cells.compare_exchange_weak(head, cell, Ordering::Release, Ordering::Relaxed) {
-                Ok(_) => return true,
-                Err(now) => head = now,
-            }
-        }
-    }
-
     /// Whether anything may be waiting (a hint; exact for pushes that
     /// happened before this call).
     pub(crate) fn has_pending(&self) -> bool {
         let cells = self.cells.load(Ordering::Relaxed);
         (!cells.is_null() && cells != closed()) || self.any.load(Ordering::Acquire)
-    }
-
-    /// Take every pushed cell, oldest first (the stack reversed, so frees
-    /// are processed in the order they happened, as a FIFO queue would).
-    /// The caller owns the returned list (linked through the cells).
-    pub(crate) fn take_cells(&self) -> *mut Cell {
-        if self.cells.load(Ordering::Relaxed).is_null() {
-            return ptr::null_mut();
-        }
-        let mut list = self.cells.swap(ptr::null_mut(), Ordering::Acquire);
-        let mut oldest_first = ptr::null_mut();
-        while !list.is_null() {
-            // SAFETY: the swap gave this thread the whole list; each cell
-            // on it is owned by the list alone.
-            unsafe {
-                let next = Cell::next(list);
-                Cell::set_next(list, oldest_first);
-                oldest_first = list;
-                list = next;
-            }
-        }
-        oldest_first
-    }
-
-    /// Close the stack (the engine is being dropped) and return what was
-    /// on it: from now on a pushing holder frees its cell itself.
-    pub(crate) fn close(&self) -> *mut Cell {
-        self.cells.swap(closed(), Ordering::Acquire)
     }
 
     /// Move every pending record into `batch`, leaving `batch`'s old buffer
@@ -150,6 +105,69 @@ impl DropQueue {
     }
 }
 
+impl<C: Linked> DropQueue<C> {
+    /// Push a cell whose last holder just dropped (any thread). Returns
+    /// `false` when the engine is gone: the caller owns the cell still and
+    /// frees it.
+    ///
+    /// Takes the queue by pointer, not `&self`: once the exchange publishes
+    /// the cell, the engine may take and free it — and with it the last
+    /// reference to the queue — before this call returns, so no reference
+    /// to the queue may outlive the exchange (the `Arc::drop` pattern).
+    ///
+    /// # Safety
+    /// `queue` is the queue the cell holds (so it lives while the cell is
+    /// unpublished); `cell` is a live cell no one else can reach: its
+    /// count is zero and it is on no list.
+    pub(crate) unsafe fn push_cell(queue: *const DropQueue<C>, cell: *mut C) -> bool {
+        // SAFETY: the cell holds the queue alive until it is published.
+        let cells = unsafe { &(*queue).cells };
+        let mut head = cells.load(Ordering::Relaxed);
+        loop {
+            if head == closed() {
+                return false;
+            }
+            // SAFETY: the caller gives us the only access to `cell` until
+            // the exchange below publishes it.
+            unsafe { C::set_next(cell, head) };
+            // Release: the cell's contents (and the holders' last uses)
+            // happen before the engine's acquiring swap takes it.
+            match cells.compare_exchange_weak(head, cell, Ordering::Release, Ordering::Relaxed) {
+                Ok(_) => return true,
+                Err(now) => head = now,
+            }
+        }
+    }
+
+    /// Take every pushed cell, oldest first (the stack reversed, so frees
+    /// are processed in the order they happened, as a FIFO queue would).
+    /// The caller owns the returned list (linked through the cells).
+    pub(crate) fn take_cells(&self) -> *mut C {
+        if self.cells.load(Ordering::Relaxed).is_null() {
+            return ptr::null_mut();
+        }
+        let mut list = self.cells.swap(ptr::null_mut(), Ordering::Acquire);
+        let mut oldest_first = ptr::null_mut();
+        while !list.is_null() {
+            // SAFETY: the swap gave this thread the whole list; each cell
+            // on it is owned by the list alone.
+            unsafe {
+                let next = C::next(list);
+                C::set_next(list, oldest_first);
+                oldest_first = list;
+                list = next;
+            }
+        }
+        oldest_first
+    }
+
+    /// Close the stack (the engine is being dropped) and return what was
+    /// on it: from now on a pushing holder frees its cell itself.
+    pub(crate) fn close(&self) -> *mut C {
+        self.cells.swap(closed(), Ordering::Acquire)
+    }
+}
+
 /// Empty a processed batch, keeping a bounded buffer for the next one.
 pub(crate) fn recycle(batch: &mut Vec<Dropped>) {
     batch.clear();
@@ -161,7 +179,7 @@ pub(crate) fn recycle(batch: &mut Vec<Dropped>) {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::handles::handle::{DropKind, SlotKey};
+    use crate::handles::keys::{DropKind, SlotKey};
 
     fn record(slot: u32) -> Dropped {
         Dropped {
@@ -175,7 +193,7 @@ mod tests {
 
     #[test]
     fn records_pushed_from_other_threads_come_out_once_each_in_push_order_per_thread() {
-        let queue = std::sync::Arc::new(DropQueue::new());
+        let queue = std::sync::Arc::new(DropQueue::<()>::new());
         let threads: Vec<_> = (0..4u32)
             .map(|t| {
                 let queue = queue.clone();
@@ -202,7 +220,7 @@ mod tests {
 
     #[test]
     fn a_burst_gives_its_memory_back_after_the_drain() {
-        let queue = DropQueue::new();
+        let queue = DropQueue::<()>::new();
         (0..10 * KEPT_CAPACITY as u32).for_each(|i| queue.push(record(i)));
         let mut batch = Vec::new();
         queue.take_records(&mut batch);

@@ -3,7 +3,7 @@
 //! A [`ManagedMemoryHandle`] owns an allocation; it names a *slot* of the
 //! engine's slot table (index + generation), and the slot names the slice's
 //! current location. Its clones share one counted cell that the engine
-//! recycles (`handle_cell.rs`), so a reservation allocates nothing. Relocation and `bind` rewrite the slot only, so every
+//! recycles (`handle_cell.rs`, `cell_pool.rs`), so a reservation allocates nothing. Relocation and `bind` rewrite the slot only, so every
 //! holder follows a move with no fix-up. Dropping the last holder (on any
 //! thread) pushes the handle's cell onto the drop queue (`drop_queue.rs`) that the engine
 //! drains at its next call: freeing costs O(1), never a scan over slices.
@@ -18,83 +18,18 @@
 //! any kind drops (its own cell is released last, after every pin's),
 //! exactly once.
 //!
-//! A [`ManagedMemoryBinding`] is a `Copy`, non-owning name of the same slot.
+//! A [`ManagedMemoryBinding`] (`keys.rs`) is a `Copy`, non-owning name of the same slot.
 //! It resolves while the allocation lives; once the slot is freed its
 //! generation moves on and the binding is a [`crate::IoError::StaleBinding`],
 //! never another allocation's memory.
 
 use std::fmt;
 use std::ptr::NonNull;
-use std::sync::atomic::AtomicU64;
 
-use crate::handles::handle_cell::{Cell, CellPool};
+use crate::handles::cell_pool::CellPool;
+use crate::handles::handle_cell::{Cell, ManagedMemoryHandle};
+use crate::handles::keys::{ManagedMemoryBinding, SlotKey};
 use crate::handles::sync::Ordering;
-
-/// A slot index with the generation it was issued for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct SlotKey {
-    pub(crate) slot: u32,
-    pub(crate) generation: u32,
-}
-
-/// What a dropped handle state (or raw pin) asks of the engine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Dropped {
-    pub(crate) key: SlotKey,
-    pub(crate) kind: DropKind,
-}
-
-/// Which holder of a slot ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum DropKind {
-    /// The allocation's last holder dropped: free the slot.
-    Free,
-    /// A graph's pin handle ended (the slice stays live).
-    Unpin,
-    /// A [`crate::RawPin`] ended (the slice stays live).
-    Unraw,
-}
-
-static NEXT_MANAGER: AtomicU64 = AtomicU64::new(1);
-
-/// A fresh, process-unique manager id (never 0, never reused).
-pub(crate) fn next_manager_id() -> u64 {
-    NEXT_MANAGER.fetch_add(1, Ordering::Relaxed)
-}
-
-/// An owning handle to one allocation of a [`crate::MemoryManagement`].
-///
-/// `Clone` adds a holder (one atomic increment); the allocation is freed
-/// when the last holder drops, on any thread. `Send + Sync`.
-pub struct ManagedMemoryHandle {
-    /// The shared state of every clone (`handle_cell.rs`).
-    cell: NonNull<Cell>,
-}
-
-// SAFETY: a handle is a counted reference to a `Cell`, whose shared parts
-// are atomics and immutable fields (like `Arc<Cell>`), and whose last
-// holder may hand it back from any thread (the drop queue is lock-free).
-unsafe impl Send for ManagedMemoryHandle {}
-// SAFETY: as for `Send`: `&ManagedMemoryHandle` reads atomics and
-// immutable fields only.
-unsafe impl Sync for ManagedMemoryHandle {}
-
-impl Clone for ManagedMemoryHandle {
-    fn clone(&self) -> Self {
-        self.cell().hold();
-        Self { cell: self.cell }
-    }
-}
-
-impl Drop for ManagedMemoryHandle {
-    fn drop(&mut self) {
-        // SAFETY: this handle is one holder of its live cell, given up here.
-        // O(1): the engine frees (or unpins) the slot at its next call; a
-        // key whose generation moved on meanwhile (bind, relocation) is
-        // ignored there.
-        unsafe { Cell::release(self.cell) };
-    }
-}
 
 impl ManagedMemoryHandle {
     /// A new allocation's handle (one holder) on a cell from `cells`.
@@ -112,11 +47,6 @@ impl ManagedMemoryHandle {
         Self {
             cell: cells.make(allocation.key(), size, Some(allocation.clone())),
         }
-    }
-
-    fn cell(&self) -> &Cell {
-        // SAFETY: a live handle is a holder, so its cell is live.
-        unsafe { self.cell.as_ref() }
     }
 
     /// Another holder of the allocation whose cell `cell` is, unless its
@@ -210,25 +140,5 @@ impl fmt::Debug for ManagedMemoryHandle {
             .field("holders", &self.holders())
             .field("pin", &self.is_pin())
             .finish()
-    }
-}
-
-/// A non-owning, `Copy` name of an allocation, used to reach its storage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ManagedMemoryBinding {
-    pub(crate) manager: u64,
-    pub(crate) key: SlotKey,
-    pub(crate) size: u64,
-}
-
-impl ManagedMemoryBinding {
-    /// Requested bytes of the allocation when the binding was issued.
-    pub fn size(&self) -> u64 {
-        self.size
-    }
-
-    /// The id of the manager that issued this binding.
-    pub fn manager_id(&self) -> u64 {
-        self.manager
     }
 }

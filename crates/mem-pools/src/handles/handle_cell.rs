@@ -5,7 +5,7 @@
 //! queue. A handle is a pointer to one; `clone` is one atomic increment;
 //! the last drop pushes the cell itself onto the drop queue's lock-free
 //! stack (`drop_queue.rs`), so the cell is the record. The engine's drain
-//! takes it, reads the key, and keeps the cell in its [`CellPool`] for the
+//! takes it, reads the key, and keeps the cell in its `CellPool` (`cell_pool.rs`) for the
 //! next reservation. It was an `Arc` allocation per reservation, and with it
 //! a `malloc`, a `free` and two more atomic read-modify-writes per pair.
 //!
@@ -15,27 +15,23 @@
 //! reached zero and a count of zero never rises again, see
 //! [`Cell::try_hold`]); the pool's drop, for the cells it kept; or the
 //! last holder itself when the engine is gone (the stack is closed). A
-//! slot's `holder` pointer (`slots.rs`) is cleared when the slot is
+//! slot's `holder` pointer (`engine/slots.rs`) is cleared when the slot is
 //! released, and the drain releases a cell's slot before it reuses the
 //! cell. loom models of the races are in `handle_cell_loom.rs`; miri runs
 //! the handle tests.
 
-use std::ptr::{self, NonNull};
+use std::ptr::NonNull;
 
-use crate::handles::drop_queue::DropQueue;
-use crate::handles::handle::{DropKind, Dropped, ManagedMemoryHandle, SlotKey};
+use crate::handles::drop_queue::{DropQueue, Linked};
+use crate::handles::keys::SlotKey;
 use crate::handles::sync::{Arc, AtomicU64, AtomicUsize, Ordering, fence};
-
-/// Cells a pool keeps for reuse; more than this (after a burst of frees)
-/// are freed.
-const KEPT_CELLS: usize = 4096;
 
 /// A handle's shared state (see the module docs).
 #[derive(Debug)]
 pub(crate) struct Cell {
     /// Holders: clones of this handle (a pin handle's `pinning` holds one of
     /// its allocation's).
-    count: AtomicUsize,
+    pub(crate) count: AtomicUsize,
     pub(crate) manager: u64,
     pub(crate) key: SlotKey,
     /// Requested bytes; `bind` rewrites it when the handle takes over
@@ -44,10 +40,10 @@ pub(crate) struct Cell {
     /// Set on a graph's pin handle: the allocation's own handle, held so
     /// the allocation outlives every pin. `None` on an allocation's cell.
     pub(crate) pinning: Option<ManagedMemoryHandle>,
-    queue: Arc<DropQueue>,
+    pub(crate) queue: Arc<DropQueue<Cell>>,
     /// The next cell on the drop stack or in the pool; written only by the
     /// cell's sole owner.
-    next: *mut Cell,
+    pub(crate) next: *mut Cell,
 }
 
 impl Cell {
@@ -97,147 +93,61 @@ impl Cell {
             drop(unsafe { Box::from_raw(cell.as_ptr()) });
         }
     }
+}
 
-    /// # Safety
-    /// `cell` is live and owned by the caller alone.
-    pub(crate) unsafe fn set_next(cell: *mut Cell, next: *mut Cell) {
+impl Linked for Cell {
+    unsafe fn set_next(cell: *mut Cell, next: *mut Cell) {
         // SAFETY: the caller's exclusive ownership.
         unsafe { (*cell).next = next };
     }
 
-    /// # Safety
-    /// `cell` is live and owned by the caller alone.
-    pub(crate) unsafe fn next(cell: *mut Cell) -> *mut Cell {
+    unsafe fn next(cell: *mut Cell) -> *mut Cell {
         // SAFETY: the caller's exclusive ownership.
         unsafe { (*cell).next }
     }
 }
 
-/// The engine's side: makes cells (reusing freed ones) and drains them.
-#[derive(Debug)]
-pub(crate) struct CellPool {
-    queue: Arc<DropQueue>,
-    manager: u64,
-    /// Cells owned by the pool, count zero, ready for reuse.
-    spare: Vec<NonNull<Cell>>,
+// The drop stack's closed mark is address 1, never a cell's (see `Linked`).
+const _: () = assert!(std::mem::align_of::<Cell>() > 1);
+
+/// An owning handle to one allocation of a [`crate::MemoryManagement`].
+///
+/// `Clone` adds a holder (one atomic increment); the allocation is freed
+/// when the last holder drops, on any thread. `Send + Sync`.
+pub struct ManagedMemoryHandle {
+    /// The shared state of every clone (a [`Cell`]).
+    pub(crate) cell: NonNull<Cell>,
 }
 
-// SAFETY: the pool owns its spare cells outright (no holder can reach a
-// cell with a count of zero), and a cell's contents are `Send`.
-unsafe impl Send for CellPool {}
-// SAFETY: `&CellPool` exposes nothing of the spare cells.
-unsafe impl Sync for CellPool {}
+// SAFETY: a handle is a counted reference to a `Cell`, whose shared parts
+// are atomics and immutable fields (like `Arc<Cell>`), and whose last
+// holder may hand it back from any thread (the drop queue is lock-free).
+unsafe impl Send for ManagedMemoryHandle {}
+// SAFETY: as for `Send`: `&ManagedMemoryHandle` reads atomics and
+// immutable fields only.
+unsafe impl Sync for ManagedMemoryHandle {}
 
-impl CellPool {
-    pub(crate) fn new(manager: u64) -> Self {
-        Self {
-            queue: Arc::new(DropQueue::new()),
-            manager,
-            spare: Vec::new(),
-        }
-    }
-
-    /// The queue raw pins push their records onto.
-    pub(crate) fn queue(&self) -> &Arc<DropQueue> {
-        &self.queue
-    }
-
-    /// A cell with one holder, reused when the pool has one.
-    pub(crate) fn make(
-        &mut self,
-        key: SlotKey,
-        size: u64,
-        pinning: Option<ManagedMemoryHandle>,
-    ) -> NonNull<Cell> {
-        match self.spare.pop() {
-            Some(cell) => {
-                // SAFETY: a spare cell is the pool's alone (count zero, on
-                // no list) and live; the writes finish before any holder
-                // exists, and handing the handle to another thread orders
-                // them before that thread's reads.
-                unsafe {
-                    let c = &mut *cell.as_ptr();
-                    c.count.store(1, Ordering::Relaxed);
-                    c.key = key;
-                    c.size.store(size, Ordering::Relaxed);
-                    c.pinning = pinning;
-                    c.next = ptr::null_mut();
-                }
-                cell
-            }
-            None => NonNull::from(Box::leak(Box::new(Cell {
-                count: AtomicUsize::new(1),
-                manager: self.manager,
-                key,
-                size: AtomicU64::new(size),
-                pinning,
-                queue: Arc::clone(&self.queue),
-                next: ptr::null_mut(),
-            }))),
-        }
-    }
-
-    /// Whether any holder ended since the last drain (a hint).
-    pub(crate) fn has_pending(&self) -> bool {
-        self.queue.has_pending()
-    }
-
-    /// Move every ended holder into `out`, in the order they ended (raw
-    /// pins' records first), and keep their cells for reuse. A pin cell's
-    /// allocation handle is dropped here, so the allocation's own free (if
-    /// that was its last holder) is taken by the next round: after the
-    /// unpin, as it must be.
-    pub(crate) fn take(&mut self, out: &mut Vec<Dropped>) {
-        self.queue.take_records(out);
-        let mut cell = self.queue.take_cells();
-        while let Some(c) = NonNull::new(cell) {
-            // SAFETY: `take_cells` gave the pool the whole list; each cell
-            // is live and owned by it alone (count zero).
-            let (key, pinning, next) = unsafe {
-                let c = &mut *c.as_ptr();
-                (c.key, c.pinning.take(), c.next)
-            };
-            let kind = match pinning {
-                Some(_) => DropKind::Unpin,
-                None => DropKind::Free,
-            };
-            out.push(Dropped { key, kind });
-            drop(pinning);
-            self.keep(c);
-            cell = next;
-        }
-    }
-
-    /// Keep a count-zero cell the pool owns for reuse, or free it.
-    fn keep(&mut self, cell: NonNull<Cell>) {
-        if self.spare.len() < KEPT_CELLS {
-            self.spare.push(cell);
-        } else {
-            // SAFETY: from `Box::leak`, owned by the pool alone.
-            drop(unsafe { Box::from_raw(cell.as_ptr()) });
-        }
+impl Clone for ManagedMemoryHandle {
+    fn clone(&self) -> Self {
+        self.cell().hold();
+        Self { cell: self.cell }
     }
 }
 
-impl Drop for CellPool {
+impl Drop for ManagedMemoryHandle {
     fn drop(&mut self) {
-        // Close first: a holder dropping from now on frees its own cell.
-        let mut cell = self.queue.close();
-        while let Some(c) = NonNull::new(cell) {
-            // SAFETY: `close` gave the pool the list; each cell is its alone.
-            cell = unsafe { Cell::next(c.as_ptr()) };
-            // SAFETY: from `Box::leak`, owned by the pool alone. Dropping a
-            // pin cell drops its allocation handle, which frees that cell
-            // itself now that the queue is closed.
-            drop(unsafe { Box::from_raw(c.as_ptr()) });
-        }
-        for c in self.spare.drain(..) {
-            // SAFETY: spare cells are the pool's alone.
-            drop(unsafe { Box::from_raw(c.as_ptr()) });
-        }
+        // SAFETY: this handle is one holder of its live cell, given up here.
+        // O(1): the engine frees (or unpins) the slot at its next call; a
+        // key whose generation moved on meanwhile (bind, relocation) is
+        // ignored there.
+        unsafe { Cell::release(self.cell) };
     }
 }
 
-#[cfg(all(test, not(loom)))]
-#[path = "handle_cell_tests.rs"]
-mod tests;
+impl ManagedMemoryHandle {
+    /// The cell this handle holds.
+    pub(crate) fn cell(&self) -> &Cell {
+        // SAFETY: a live handle is a holder, so its cell is live.
+        unsafe { self.cell.as_ref() }
+    }
+}

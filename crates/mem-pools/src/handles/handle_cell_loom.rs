@@ -8,8 +8,10 @@
 
 use loom::thread;
 
-use crate::handles::handle::{DropKind, Dropped, ManagedMemoryHandle, SlotKey};
-use crate::handles::handle_cell::CellPool;
+use crate::handles::handle_cell::ManagedMemoryHandle;
+
+use crate::handles::cell_pool::CellPool;
+use crate::handles::keys::{DropKind, Dropped, SlotKey};
 
 fn key(slot: u32) -> SlotKey {
     SlotKey {

@@ -22,7 +22,8 @@
 use std::fmt;
 
 use crate::handles::drop_queue::DropQueue;
-use crate::handles::handle::{DropKind, Dropped, ManagedMemoryBinding};
+use crate::handles::handle_cell::Cell;
+use crate::handles::keys::{DropKind, Dropped, ManagedMemoryBinding};
 use crate::handles::sync::Arc;
 
 /// One raw-address pin on an allocation: while it lives the allocation's
@@ -34,13 +35,13 @@ use crate::handles::sync::Arc;
 /// afterwards is ignored. `Send + Sync`.
 pub struct RawPin {
     binding: ManagedMemoryBinding,
-    queue: Arc<DropQueue>,
+    queue: Arc<DropQueue<Cell>>,
 }
 
 impl RawPin {
     /// A guard on `binding`'s allocation whose drop queues its release on
     /// `queue` (the engine counted it first: `engine/pins.rs`).
-    pub(crate) fn new(binding: ManagedMemoryBinding, queue: Arc<DropQueue>) -> Self {
+    pub(crate) fn new(binding: ManagedMemoryBinding, queue: Arc<DropQueue<Cell>>) -> Self {
         Self { binding, queue }
     }
 

@@ -77,7 +77,7 @@ impl Core {
         };
         // Physical memory under an arena slice, before anything is carved
         // (in the fitting free slice, and at the end of it, that leaves
-        // fewest slots to map; see `arena_place.rs`): a refusal changes no
+        // fewest slots to map; see `arena/place.rs`): a refusal changes no
         // slice.
         let (mut slice, mut at_end) = (slice, false);
         if let PoolType::VirtualArena { .. } = kind {

@@ -187,7 +187,7 @@ impl FreeIndex {
     /// class of `size`, smallest class first (segregated index only; the
     /// exact index has none): more free slices that fit, for a caller that
     /// weighs more than size (an arena's placement on mapped chunks,
-    /// `arena_place.rs`). `visit` returns `false` to stop.
+    /// `arena/place.rs`). `visit` returns `false` to stop.
     pub(crate) fn heads_above(&self, size: u64, n: usize, mut visit: impl FnMut(u32) -> bool) {
         let Self::Segregated {
             fl_bitmap,

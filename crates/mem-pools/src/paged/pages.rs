@@ -102,7 +102,7 @@ impl Core {
         let p = self.pool_mut(pool);
         p.current.push(page);
         p.usage.pages += 1;
-        // An arena's reserved bytes are its mapped chunks (`chunks.rs`).
+        // An arena's reserved bytes are its mapped chunks (`arena/chunks.rs`).
         let held = if arena { 0 } else { size };
         p.usage.bytes_reserved += held;
         if handle.is_none() {

@@ -18,7 +18,9 @@ mod plan;
 
 use mem_storage::{ComputeStorage, StorageError, StorageHandle};
 
-use crate::handles::handle::{ManagedMemoryHandle, SlotKey};
+use crate::handles::handle_cell::ManagedMemoryHandle;
+
+use crate::handles::keys::SlotKey;
 
 /// The copy port: mem-relocate implements it (host memcpy; CUDA copy stream
 /// plus events). [`StorageCopyQueue`] is a plain one over the storage.
