@@ -72,9 +72,10 @@ impl<S: ComputeStorage> MemoryManagement<S> {
 
     /// The mode new reservations use now.
     pub fn effective_mode(&self) -> MemoryAllocationMode {
-        match self.persistent_depth > 0 || self.capture.is_some() {
-            true => MemoryAllocationMode::Persistent,
-            false => MemoryAllocationMode::Auto,
+        if self.persistent_depth > 0 || self.capture.is_some() {
+            MemoryAllocationMode::Persistent
+        } else {
+            MemoryAllocationMode::Auto
         }
     }
 

@@ -104,9 +104,10 @@ impl Pool {
             current: Vec::new(),
             outdated: Vec::new(),
             outdated_sizes: BTreeMap::new(),
-            index: match persistent {
-                true => FreeIndex::exact(),
-                false => FreeIndex::segregated(),
+            index: if persistent {
+                FreeIndex::exact()
+            } else {
+                FreeIndex::segregated()
             },
             usage: Usage::default(),
         }
