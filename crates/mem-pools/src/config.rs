@@ -124,12 +124,20 @@ pub enum PoolType {
     },
 }
 
+impl PoolType {
+    /// Pages split into many slices and coalesced on free (sliced pages and
+    /// arenas).
+    pub(crate) fn is_carved(self) -> bool {
+        matches!(self, Self::SlicedPages { .. } | Self::VirtualArena { .. })
+    }
+}
+
 /// The default release threshold of an arena: none — idle chunks stay
 /// mapped until an explicit cleanup (`cleanup(true)`, the facade's
 /// `reclaim` and its out-of-memory retry), as PyTorch's caching allocator
 /// keeps its segments until `empty_cache`. It never raises peak physical
 /// memory (idle chunks are moved before physical memory grows past
-/// 1/16 of need, see `chunks.rs`); what it buys is fewer driver calls. Set
+/// 1/16 of need, see `arena/chunks.rs`); what it buys is fewer driver calls. Set
 /// a finite threshold where other processes need the memory back.
 pub const DEFAULT_RELEASE_THRESHOLD: u64 = u64::MAX;
 
