@@ -22,7 +22,9 @@
 //! as `cargo run --release -p gpumem-cli -- ARGS` where a reader starts from a
 //! clone; [`NOT_RUN`] and the second test keep those honest: each must also be
 //! shown, and so run, as `$ gpumem ARGS` in a `console` block, or be listed in
-//! [`NOT_RUN`] with the reason.
+//! [`NOT_RUN`] with the reason. (Unix only: the scratch folder links.)
+
+#![cfg(unix)]
 
 use std::path::{Path, PathBuf};
 
