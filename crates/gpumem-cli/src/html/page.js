@@ -136,7 +136,7 @@ function toggleStacks(row) {
   const tr = document.createElement("tr");
   tr.className = "stack-row";
   tr.innerHTML = '<td colspan="3">' + stacks.slice(0, 3).map(([s, b]) =>
-    '<div class="stack"><b>' + bytes(b) + "</b> allocated from:" + stackHtml(s) + "</div>").join("") +
+    '<div class="stack"><b>' + bytes(b) + "</b> allocated from:" + stackHtml(s, name) + "</div>").join("") +
     (stacks.length > 3 ? '<div class="note">' + (stacks.length - 3) + " more stacks</div>" : "") + "</td>";
   row.after(tr);
 }
