@@ -179,12 +179,14 @@ impl fmt::Display for ReplayReport {
 /// where they came from.
 fn write_pre_existing(f: &mut fmt::Formatter<'_>, p: &PreExisting) -> fmt::Result {
     if p.blocks > 0 {
+        let (blocks, ops) = match p.blocks {
+            1 => ("1 block".to_string(), "op 1 allocates it".to_string()),
+            n => (format!("{n} blocks"), format!("ops 1–{n} allocate them")),
+        };
         writeln!(
             f,
-            "  pre-existing       {:>14}   in {} blocks live before recording began (ops 1–{} allocate them, from op 0)",
-            human_bytes(p.bytes),
-            p.blocks,
-            p.blocks
+            "  pre-existing       {:>14}   in {blocks} live before recording began ({ops}, from op 0)",
+            human_bytes(p.bytes)
         )?;
         writeln!(
             f,
