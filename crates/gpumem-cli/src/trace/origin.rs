@@ -208,6 +208,30 @@ mod tests {
     }
 
     #[test]
+    fn stacks_name_origins_and_group_by_renames_them_keeping_tags() {
+        let mut o = Origins::default();
+        let stacks = o.stacks_mut();
+        let native = stacks.intern_frame("??", 0, "torch::unwind::unwind()");
+        let user = stacks.intern_frame("/p/model/attn.py", 88, "attend");
+        let other = stacks.intern_frame("/p/model/attn.py", 90, "score");
+        let a = stacks.intern_stack(&[native, user]);
+        let b = stacks.intern_stack(&[native, other]);
+        assert_eq!(o.stacks_mut().intern_stack(&[native, user]), a, "interned");
+        o.set_stack(0, a);
+        o.set_origin(1, "weights");
+        o.set_stack(2, b);
+        o.finish(3);
+        assert_eq!(o.origin_of(0), Some("attend (model/attn.py:88)"));
+        assert_eq!(o.stack_of(1), None);
+        o.group_by(GroupBy::File);
+        assert_eq!(o.origin_of(0), Some("model/attn.py"));
+        assert_eq!(o.origin_of(2), Some("model/attn.py"));
+        assert_eq!(o.origin_of(1), Some("weights"));
+        assert_eq!(o.origin_count(), 2);
+        assert_eq!(o.stacks().stack(a), [native, user]);
+    }
+
+    #[test]
     fn a_trace_without_side_tables_reports_none() {
         let mut o = Origins::default();
         o.finish(10);

@@ -137,3 +137,7 @@ pub(super) fn pre_existing<'a>(
     stats.bytes = stats.active_bytes.saturating_add(stats.freed_bytes);
     (blocks, stats)
 }
+
+#[cfg(test)]
+#[path = "pytorch_blocks_tests.rs"]
+mod tests;
