@@ -35,6 +35,9 @@ pub struct Origins {
     source_name: Option<&'static str>,
     stacks: Stacks,
     stack_by_event: Vec<u32>,
+    /// The origin name (by line) of each stack, once computed: an index
+    /// into `names`, `NONE` when not yet computed or naming nothing.
+    name_by_stack: Vec<u32>,
 }
 
 impl Origins {
@@ -65,8 +68,23 @@ impl Origins {
             self.stack_by_event.resize(event + 1, NONE);
         }
         self.stack_by_event[event] = stack;
+        // The same few stacks recur for every step: name each once.
+        let known = self.name_by_stack.get(stack as usize).copied();
+        if let Some(id) = known.filter(|&id| id != NONE) {
+            if self.by_event.len() <= event {
+                self.by_event.resize(event + 1, NONE);
+            }
+            self.by_event[event] = id;
+            return;
+        }
         if let Some(origin) = self.stacks.origin(stack, GroupBy::Line) {
             self.set_origin(event, &origin);
+            if self.name_by_stack.len() <= stack as usize {
+                self.name_by_stack.resize(stack as usize + 1, NONE);
+            }
+            if let Some(&id) = self.index.get(&origin) {
+                self.name_by_stack[stack as usize] = id;
+            }
         }
     }
 
@@ -100,6 +118,7 @@ impl Origins {
         let old_names = std::mem::take(&mut self.names);
         let old_by_event = std::mem::take(&mut self.by_event);
         self.index.clear();
+        self.name_by_stack.clear();
         for (event, &old) in old_by_event.iter().enumerate() {
             let renamed = self
                 .stack_of(event)
