@@ -86,7 +86,8 @@ fn run_replay(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
         }
         capacity = capped;
     }
-    let (trace, source) = load_input(&args.input)?;
+    let (mut trace, source) = load_input(&args.input)?;
+    trace.origins.group_by(args.group_by);
     warn_about(&trace, &source, err).map_err(io_err("stderr"))?;
     let program = Program::compile(&trace.events)?;
     let views = args.plot.is_some() || args.html.is_some();

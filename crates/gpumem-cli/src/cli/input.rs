@@ -73,6 +73,19 @@ pub(crate) fn warn_about(trace: &Trace, source: &str, err: &mut dyn Write) -> st
             names.join(", ")
         )?;
     }
+    if !stats.skipped_kinds.is_empty() {
+        let kinds: Vec<String> = stats
+            .skipped_kinds
+            .iter()
+            .map(|(kind, count)| format!("{kind} ×{count} ({})", crate::trace::why_skipped(kind)))
+            .collect();
+        writeln!(
+            err,
+            "note: {} {unit}(s) carry nothing to replay and were skipped: {}",
+            stats.skipped_kinds.values().sum::<u64>(),
+            kinds.join(", ")
+        )?;
+    }
     if stats.source_failed_allocs > 0 {
         writeln!(
             err,

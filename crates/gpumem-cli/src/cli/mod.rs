@@ -21,7 +21,7 @@ pub use input::load_input;
 pub(crate) use input::warn_about;
 
 use crate::replay::StreamMode;
-use crate::trace::TraceFormat;
+use crate::trace::{GroupBy, TraceFormat};
 use crate::workload::Workload;
 
 /// Default simulated device size in GiB (an 80 GiB data-center GPU).
@@ -152,6 +152,11 @@ pub struct ReplayArgs {
     /// reserved; 0 leaves attribution out.
     #[arg(long, default_value_t = crate::attribution::DEFAULT_TOP)]
     pub top: usize,
+    /// What an origin taken from a stack names: its frame's `line` (the
+    /// call site), `function`, `file`, or `module` (the file as a Python
+    /// module). Tags stay as written.
+    #[arg(long, value_enum, default_value = "line")]
+    pub group_by: GroupBy,
 }
 
 /// `--x`.

@@ -37,7 +37,13 @@ pub(crate) fn complete_report(
 ) {
     let report = &mut run.report;
     report.device = trace.stats.device;
-    report.recorded = recorded_allocator(trace, program, report.peak_reserved_bytes);
+    report.recorded = recorded_allocator(
+        trace,
+        program,
+        report.peak_reserved_bytes,
+        report.failed_allocs,
+    );
+    report.pre_existing.clone_from(&trace.stats.pre_existing);
     if top == 0 {
         return;
     }

@@ -170,6 +170,7 @@ pub fn replay<B: AllocBackend>(
         device: None,
         attribution: None,
         recorded: None,
+        pre_existing: None,
     };
     // Allocations still live at the end are released here, after the report.
     for (token, _) in slots.into_iter().flatten() {

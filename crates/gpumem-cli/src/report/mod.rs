@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::attribution::Attribution;
 use crate::side_by_side::RecordedAllocator;
+use crate::trace::PreExisting;
 
 /// Reserved ÷ live ratios.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -108,6 +109,10 @@ pub struct ReplayReport {
     /// What the recorded allocator itself reserved (PyTorch snapshots).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recorded: Option<RecordedAllocator>,
+    /// Blocks live before the recording began, which the replay allocated
+    /// first (PyTorch snapshots).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pre_existing: Option<PreExisting>,
 }
 
 /// What the arena pools of a replay did with virtual memory. Their

@@ -5,6 +5,7 @@ use std::fmt;
 
 use super::{ReplayReport, human_bytes};
 use crate::attribution::LiveAt;
+use crate::trace::{BEFORE_RECORDING, PreExisting};
 
 fn ratio(r: Option<f64>) -> String {
     r.map_or_else(|| "n/a (nothing live)".to_string(), |r| format!("{r:.3}"))
@@ -133,20 +134,36 @@ impl fmt::Display for ReplayReport {
                 human_bytes(pool.peak_bytes_reserved)
             )?;
         }
+        if let Some(p) = &self.pre_existing {
+            write_pre_existing(f, p)?;
+        }
         if let Some(r) = &self.recorded {
-            let versus = r.gpumem_ratio.map_or_else(String::new, |x| {
-                format!(
-                    "; gpumem would reserve {} (×{x:.3} of it)",
+            let versus = match r.gpumem_ratio {
+                Some(x) => format!(
+                    "; gpumem would reserve {} at its peak (×{x:.3} of it) for the same allocations",
                     human_bytes(self.peak_reserved_bytes)
-                )
-            });
+                ),
+                None if self.failed_allocs > 0 => format!(
+                    "; gpumem refused {} allocations, so its reserved bytes are not comparable",
+                    self.failed_allocs
+                ),
+                None => String::new(),
+            };
             writeln!(
                 f,
-                "  {} reserved {} at its peak (op {}){versus}",
+                "  {} reserved {} at its peak (op {}, {} live){versus}",
                 r.name,
                 human_bytes(r.peak_reserved_bytes),
-                r.peak_op
+                r.peak_op,
+                human_bytes(r.live_at_peak_bytes)
             )?;
+            if r.below_live_events > 0 {
+                writeln!(
+                    f,
+                    "    its recorded reserved bytes are below live at {} events: the snapshot's segment history is incomplete",
+                    r.below_live_events
+                )?;
+            }
         }
         if let Some(a) = &self.attribution {
             write_live(f, "peak live", &a.peak_live)?;
@@ -156,6 +173,41 @@ impl fmt::Display for ReplayReport {
         }
         Ok(())
     }
+}
+
+/// The blocks live before recording began: how many, how much, and
+/// where they came from.
+fn write_pre_existing(f: &mut fmt::Formatter<'_>, p: &PreExisting) -> fmt::Result {
+    if p.blocks > 0 {
+        let (blocks, ops) = match p.blocks {
+            1 => ("1 block".to_string(), "op 1 allocates it".to_string()),
+            n => (format!("{n} blocks"), format!("ops 1–{n} allocate them")),
+        };
+        writeln!(
+            f,
+            "  pre-existing       {:>14}   in {blocks} live before recording began ({ops}, from op 0)",
+            human_bytes(p.bytes)
+        )?;
+        writeln!(
+            f,
+            "    {} still allocated at the snapshot ({}), {} freed during the trace ({}); \
+             {} with their allocation stack, {} \"{BEFORE_RECORDING}\"",
+            p.active_blocks,
+            human_bytes(p.active_bytes),
+            p.freed_blocks,
+            human_bytes(p.freed_bytes),
+            p.with_frames,
+            p.blocks - p.with_frames
+        )?;
+    }
+    if p.contradicted > 0 {
+        writeln!(
+            f,
+            "    {} allocated blocks of the snapshot left out: the trace freed their address and never allocated it again",
+            p.contradicted
+        )?;
+    }
+    Ok(())
 }
 
 /// The allocations live at one moment, a line per origin.
