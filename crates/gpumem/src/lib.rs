@@ -54,31 +54,54 @@
 //!   ([`Stream::begin_capture`]).
 //! - Pool internals, budgets' ledgers, device backends: the layers below.
 
+#[path = "stream/access.rs"]
 mod access;
 mod backend;
+#[path = "device/builder.rs"]
 mod builder;
+#[path = "capture/pool.rs"]
 mod capture_pool;
+#[path = "capture/steps.rs"]
 mod capture_steps;
+#[path = "config/conf.rs"]
 pub mod conf;
+#[path = "config/mod.rs"]
 mod config;
+#[path = "stream/cross_stream.rs"]
 mod cross_stream;
+#[path = "device/mod.rs"]
 mod device;
+#[path = "stats/device_stats.rs"]
 mod device_stats;
 #[cfg(all(test, loom))]
+#[path = "stats/device_stats_loom.rs"]
 mod device_stats_loom;
+#[path = "error/mod.rs"]
 mod error;
+#[path = "capture/mod.rs"]
 mod graph_capture;
+#[path = "stream/guards.rs"]
 mod guards;
+#[path = "config/layout.rs"]
 pub mod layout;
+#[path = "error/oom.rs"]
 mod oom;
 mod pool_resource;
+#[path = "relocation/mod.rs"]
 mod relocation;
+#[path = "relocation/calls.rs"]
 mod relocation_calls;
+#[path = "stats/report.rs"]
 mod report;
+#[path = "stream/reserve.rs"]
 mod reserve;
+#[path = "device/sleep.rs"]
 mod sleep;
+#[path = "stats/mod.rs"]
 mod stats;
+#[path = "stream/mod.rs"]
 mod stream;
+#[path = "shared/stream_state.rs"]
 mod stream_state;
 mod sync;
 pub mod units;
