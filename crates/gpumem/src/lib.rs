@@ -54,55 +54,15 @@
 //!   ([`Stream::begin_capture`]).
 //! - Pool internals, budgets' ledgers, device backends: the layers below.
 
-#[path = "stream/access.rs"]
-mod access;
 mod backend;
-#[path = "device/builder.rs"]
-mod builder;
-#[path = "capture/pool.rs"]
-mod capture_pool;
-#[path = "capture/steps.rs"]
-mod capture_steps;
-#[path = "config/conf.rs"]
-pub mod conf;
-#[path = "config/mod.rs"]
+pub mod capture;
 mod config;
-#[path = "stream/cross_stream.rs"]
-mod cross_stream;
-#[path = "device/mod.rs"]
 mod device;
-#[path = "stats/device_stats.rs"]
-mod device_stats;
-#[cfg(all(test, loom))]
-#[path = "stats/device_stats_loom.rs"]
-mod device_stats_loom;
-#[path = "error/mod.rs"]
 mod error;
-#[path = "capture/mod.rs"]
-mod graph_capture;
-#[path = "stream/guards.rs"]
-mod guards;
-#[path = "config/layout.rs"]
-pub mod layout;
-#[path = "error/oom.rs"]
-mod oom;
-mod pool_resource;
-#[path = "relocation/mod.rs"]
 mod relocation;
-#[path = "relocation/calls.rs"]
-mod relocation_calls;
-#[path = "stats/report.rs"]
-mod report;
-#[path = "stream/reserve.rs"]
-mod reserve;
-#[path = "device/sleep.rs"]
-mod sleep;
-#[path = "stats/mod.rs"]
+mod shared;
 mod stats;
-#[path = "stream/mod.rs"]
 mod stream;
-#[path = "shared/stream_state.rs"]
-mod stream_state;
 mod sync;
 pub mod units;
 
@@ -120,25 +80,16 @@ pub use mem_budget as budget;
 /// Relocation across streams (`RelocatingStreams`).
 pub use mem_relocate as relocate;
 
-/// Graph capture (state machine, captured graphs, backends).
-pub use mem_capture as capture;
-
-pub use backend::{BudgetedResource, DeviceStorage, StreamMemory};
-pub use builder::DeviceBuilder;
-pub use capture_steps::{CaptureRecording, CaptureWarmup, DeviceGraph};
-pub use config::{Budget, DEFAULT_POISON, DEFAULT_SLICED, GpumemConfig, PoolLayout};
-pub use cross_stream::StreamWait;
-pub use device::Device;
-pub use error::{GpuMemError, Result};
-pub use graph_capture::StreamCapture;
-pub use guards::{DevicePtrGuard, PersistentWindow};
-pub use layout::{LayoutError, format_layout, parse_layout};
-pub use oom::{OutOfMemoryReport, Refuser};
-pub use pool_resource::PoolResource;
-pub use relocation::RelocationSummary;
-pub use report::{DeviceReport, StreamReport};
-pub use stats::{Fragmentation, MemoryStats};
-pub use stream::Stream;
+pub use capture::{CaptureRecording, CaptureWarmup, DeviceGraph, StreamCapture};
+pub use config::{Budget, DEFAULT_POISON, DEFAULT_SLICED, GpumemConfig, PoolLayout, conf, layout};
+pub use device::{
+    BudgetedResource, Device, DeviceBuilder, DeviceStorage, PoolResource, StreamMemory,
+};
+pub use error::{GpuMemError, LayoutError, OutOfMemoryReport, Refuser, Result};
+pub use layout::{format_layout, parse_layout};
+pub use mem_relocate::RelocationSummary;
+pub use stats::{DeviceReport, Fragmentation, MemoryStats, StreamReport};
+pub use stream::{DevicePtrGuard, PersistentWindow, Stream, StreamWait};
 
 /// What most users need, in one `use`.
 pub mod prelude {

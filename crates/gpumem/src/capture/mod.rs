@@ -1,4 +1,6 @@
-//! Graph capture on a stream, delegated to mem-capture.
+//! Graph capture: mem-capture re-exported whole (the state machine,
+//! captured graphs, CUDA and host backends), and the facade's capture on a
+//! stream, delegated to it.
 //!
 //! mem-capture owns the sequence (`Capture`: prepare → begin → end, abort
 //! from anywhere) and the graph side (`GraphBackend`, `CapturedGraph`). The
@@ -8,16 +10,23 @@
 //! checks, relocation of every stream before the warmup, and the release of
 //! held allocations before priming ends.
 //!
-//! The type-state over it ([`Stream::begin_capture`]) is in `capture_steps.rs`.
+//! The type-state over it ([`Stream::begin_capture`]) is in `steps.rs`.
 
 use std::sync::atomic::Ordering;
 
-use mem_capture::CaptureStreams;
 use mem_relocate::{RelocatingStreams, RelocationReason};
 
-use crate::capture_pool::StreamPool;
 use crate::relocation::DeviceMemories;
-use crate::stream::Stream;
+use crate::shared::Stream;
+
+mod pool;
+mod steps;
+
+use pool::StreamPool;
+
+#[doc(no_inline)]
+pub use mem_capture::*;
+pub use steps::{CaptureRecording, CaptureWarmup, DeviceGraph};
 
 /// One stream of a device as mem-capture's `CaptureStreams`: use it with
 /// `mem_capture::Capture` directly when the type-state does not fit.
@@ -28,6 +37,11 @@ pub struct StreamCapture {
 }
 
 impl StreamCapture {
+    pub(crate) fn new(stream: Stream) -> Self {
+        let pool = StreamPool::new(stream.device.clone(), stream.index);
+        Self { stream, pool }
+    }
+
     /// The stream being captured.
     pub fn stream(&self) -> &Stream {
         &self.stream
@@ -70,15 +84,5 @@ impl CaptureStreams for StreamCapture {
         // Release held allocations whose users are done, so warmup's buffers
         // are back in the pool before priming ends.
         self.stream.device.run(self.stream.index, |_| ());
-    }
-}
-
-impl Stream {
-    /// This stream as mem-capture's `CaptureStreams`.
-    pub fn capture_streams(&self) -> StreamCapture {
-        StreamCapture {
-            stream: self.clone(),
-            pool: StreamPool::new(self.device.clone(), self.index),
-        }
     }
 }

@@ -1,10 +1,13 @@
 //! What a device is built with: pool layout, budget, streams, debug modes.
 //!
 //! A [`GpumemConfig`] is plain data. Code sets it through the
-//! [`DeviceBuilder`](crate::DeviceBuilder) or directly; the `GPUMEM_CONF`
-//! variable overrides the keys it names (see [`crate::conf`]). Everything is
+//! [`DeviceBuilder`](crate::device::DeviceBuilder) or directly; the `GPUMEM_CONF`
+//! variable overrides the keys it names (see [`conf`]). Everything is
 //! checked when the device is built, so a bad value is an error before any
 //! memory is touched, never a half-built device.
+
+pub mod conf;
+pub mod layout;
 
 use mem_pools::{MemoryConfiguration, MemoryPoolOptions, PoolType};
 
@@ -43,7 +46,7 @@ impl Budget {
 pub enum PoolLayout {
     /// The default: [`PoolLayout::Arenas`] where the device has virtual
     /// memory (host, simulated, CUDA devices that support it), else
-    /// [`PoolLayout::SubSlices`]. [`crate::DeviceReport`] says which.
+    /// [`PoolLayout::SubSlices`]. [`crate::stats::DeviceReport`] says which.
     #[default]
     Auto,
     /// Virtual-memory arenas: per stream one arena for every size, a range

@@ -17,11 +17,11 @@ use mem_relocate::CudaCopyQueue;
 use mem_storage::{DeviceResource, ResourceStorage, VirtualMemory};
 
 use crate::backend::{Backend, DeviceStorage, StreamMemory, budgeted};
+use crate::config::layout::format_layout;
 use crate::config::{Budget, GpumemConfig, PoolLayout};
-use crate::device::{CopyQueueSlot, Device, DeviceShared};
-use crate::device_stats::DevicePeaks;
 use crate::error::{GpuMemError, Result};
-use crate::stream_state::StreamShared;
+use crate::shared::{CopyQueueSlot, Device, DeviceShared, StreamShared};
+use crate::stats::device_stats::DevicePeaks;
 
 /// Chooses a backend and what differs from the defaults, then builds a [`Device`].
 #[derive(Debug, Clone)]
@@ -173,7 +173,7 @@ impl DeviceBuilder {
                 tracing::warn!(%reason, "pools:arenas asked for, but no virtual memory");
                 return Err(GpuMemError::InvalidConfig {
                     parameter: "pools",
-                    value: crate::layout::format_layout(&config.pools),
+                    value: format_layout(&config.pools),
                     expected: "a backend with virtual memory (use pools:auto or pools:sub_slices)",
                 });
             }

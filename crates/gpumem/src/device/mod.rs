@@ -1,201 +1,50 @@
-//! `Device`: a backend, a budget, and one pool engine per stream.
+//! `Device`: every public method of a device, in this one file.
 //!
-//! Built with [`DeviceBuilder`]: pick the backend ([`Device::host`],
+//! A device is a backend, a budget, and one pool engine per stream. Built
+//! with [`DeviceBuilder`]: pick the backend ([`Device::host`],
 //! [`Device::simulated`], [`Device::cuda`]), set what differs from the
-//! defaults, and [`DeviceBuilder::build`]. What the streams share lives in
-//! `DeviceShared`; `run` is the one door to a stream's engine, so every
-//! call releases held allocations first and folds its statistics after.
+//! defaults, and [`DeviceBuilder::build`]. What the streams share, and the
+//! one door to a stream's engine, is `shared/device_shared.rs`; the bodies
+//! that take more than a few lines live beside: `builder.rs`, `sleep.rs`,
+//! `report.rs`; `pool_resource.rs` is the RMM-style resource over a device.
 
-use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex, MutexGuard};
+mod builder;
+mod pool_resource;
+mod report;
+mod sleep;
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use mem_budget::GlobalBudgetHandle;
-use mem_pools::{CopyQueue, ManagedMemoryHandle, MemoryDeviceProperties};
+use mem_pools::{ManagedMemoryHandle, MemoryDeviceProperties, SleepContents, SleepReport};
+use mem_relocate::{RelocationReason, RelocationSummary};
 use mem_storage::{DeviceResource, MemInfo};
 
-use crate::backend::{Backend, BudgetedResource, DeviceStorage};
-use crate::builder::DeviceBuilder;
+use crate::backend::Backend;
 use crate::config::GpumemConfig;
-use crate::device_stats::{
-    DevicePeaks, LEVELS, call_peaks, levels, peak_levels, pool_levels, set_peaks, sum_streams,
-};
 use crate::error::{GpuMemError, Result};
-use crate::stats::MemoryStats;
-use crate::stream::Stream;
-use crate::stream_state::{StreamShared, StreamState};
+use crate::relocation;
+use crate::stats::device_stats::levels;
+use crate::stats::{DeviceReport, MemoryStats};
+use crate::stream::{PersistentWindow, Stream};
 
-/// The device's relocation copy queue (host memcpy, or a CUDA copy stream).
-pub(crate) struct CopyQueueSlot(pub(crate) Mutex<Box<dyn CopyQueue<DeviceStorage> + Send>>);
-
-impl std::fmt::Debug for CopyQueueSlot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("CopyQueueSlot")
-    }
-}
-
-/// Everything a device shares between its streams.
-#[derive(Debug)]
-pub(crate) struct DeviceShared {
-    pub(crate) name: String,
-    pub(crate) resource: Arc<BudgetedResource>,
-    pub(crate) config: GpumemConfig,
-    pub(crate) properties: MemoryDeviceProperties,
-    pub(crate) streams: Vec<StreamShared>,
-    /// The device's peaks (its levels and totals are the streams' sums).
-    pub(crate) peaks: DevicePeaks,
-    /// Taken by every device-wide move (relocation, reclaim, capture begin)
-    /// before any stream lock.
-    pub(crate) moving: Mutex<()>,
-    /// Held while a capture checks that no stream records and marks its own,
-    /// so two captures begun at once cannot both pass the check.
-    pub(crate) capture_gate: Mutex<()>,
-    pub(crate) retries: AtomicU64,
-    pub(crate) ooms: AtomicU64,
-    pub(crate) copy_queue: CopyQueueSlot,
-    /// The CUDA resource under the budget, on a CUDA device.
-    pub(crate) cuda: Option<Arc<mem_storage::CudaResource>>,
-    /// The virtual memory arena pools map chunks from (budget-charged);
-    /// `None` when the layout uses no arenas.
-    pub(crate) virtual_memory: Option<Arc<dyn mem_storage::VirtualMemory>>,
-    /// Why `pools: auto` fell back to paged pools (no virtual memory).
-    pub(crate) arena_fallback: Option<String>,
-}
-
-impl DeviceShared {
-    /// Run `f` on stream `index`'s engine: release what may be released
-    /// first; after it sample the stream's inactive bytes and, with several
-    /// streams, publish its levels and raise the device's peaks (see
-    /// [`crate::stats`]). Nothing device-wide is locked: streams run their
-    /// calls in parallel. With one stream the engine's counters are all
-    /// there is to keep: a call adds a lock, two flag tests and a sample.
-    #[inline]
-    pub(crate) fn run<T>(&self, index: usize, f: impl FnOnce(&mut StreamState) -> T) -> T {
-        if self.streams.len() > 1 {
-            return self.run_shared(index, f);
-        }
-        let mut st = self.streams[index].lock();
-        self.settle(&mut st);
-        let out = f(&mut st);
-        self.after(&mut st);
-        out
-    }
-
-    /// [`Self::run`] on a device with several streams.
-    fn run_shared<T>(&self, index: usize, f: impl FnOnce(&mut StreamState) -> T) -> T {
-        let mut st = self.streams[index].lock();
-        let start = st.begin_shared_call();
-        self.settle(&mut st);
-        let out = f(&mut st);
-        self.after(&mut st);
-        self.after_shared_call(index, &st, &start);
-        out
-    }
-
-    /// Before a call: release held allocations (and everything cached, in
-    /// `bypass_caching` mode).
-    #[inline]
-    fn settle(&self, st: &mut StreamState) {
-        st.settle(&self.streams, self.config.poison);
-        if self.config.bypass_caching {
-            self.cleanup(st);
-        }
-    }
-
-    /// After a call: give back everything cached in `bypass_caching` mode,
-    /// sample inactive bytes.
-    #[inline]
-    fn after(&self, st: &mut StreamState) {
-        if self.config.bypass_caching {
-            self.cleanup(st);
-        }
-        st.tally.sample_inactive(st.engine.counters());
-    }
-
-    /// Publish stream `index`'s levels after a call that began at `start`
-    /// and raise the device's peaks with the call's own.
-    fn after_shared_call(&self, index: usize, st: &StreamState, start: &[u64; LEVELS]) {
-        let call = st.engine.counters();
-        let others = (self.streams.iter().enumerate())
-            .filter(move |&(j, _)| j != index)
-            .map(|(_, s)| &s.levels);
-        let (now, peaks) = (pool_levels(call), call_peaks(call));
-        let mine = &self.streams[index].levels;
-        self.peaks.after_call(others, mine, start, &now, &peaks);
-    }
-
-    /// The device's statistics: every stream's summed, the device's peaks
-    /// (each at least any one stream's).
-    pub(crate) fn device_stats(&self) -> MemoryStats {
-        let mut highest = [0; LEVELS];
-        let one = |s: &StreamShared| {
-            let stats = s.lock().stats_now();
-            for (h, p) in highest.iter_mut().zip(peak_levels(&stats)) {
-                *h = (*h).max(p);
-            }
-            stats
-        };
-        let mut stats = sum_streams(self.streams.iter().map(one));
-        let current: [u64; LEVELS] = levels(&stats);
-        self.peaks.raise(&highest);
-        set_peaks(&mut stats, &self.peaks.read(&current));
-        stats
-    }
-
-    /// Give back every empty page of one stream — unless a stream records a
-    /// graph: a free then could synchronize under the recording (and the
-    /// recording stream's own pool refuses anyway).
-    pub(crate) fn cleanup(&self, st: &mut StreamState) {
-        if self.recording_stream().is_none() {
-            st.engine.cleanup(true);
-        }
-    }
-
-    pub(crate) fn copy_queue(&self) -> MutexGuard<'_, Box<dyn CopyQueue<DeviceStorage> + Send>> {
-        // A copy queue's state is its own pending count; the engine's
-        // type-state decides what a half-done copy means.
-        self.copy_queue.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    pub(crate) fn moving(&self) -> MutexGuard<'_, ()> {
-        self.moving.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The stream whose engine issued `handle`.
-    pub(crate) fn owner(&self, handle: &ManagedMemoryHandle) -> Result<usize> {
-        let manager = handle.manager_id();
-        self.streams
-            .iter()
-            .position(|s| s.manager == manager)
-            .ok_or(GpuMemError::ForeignHandle { manager })
-    }
-
-    /// The first stream that is recording a graph.
-    pub(crate) fn recording_stream(&self) -> Option<usize> {
-        self.streams.iter().position(StreamShared::is_recording)
-    }
-}
-
-/// A device: its budgeted memory and its streams. Cheap to clone (shared).
-#[derive(Debug, Clone)]
-pub struct Device {
-    pub(crate) shared: Arc<DeviceShared>,
-}
+pub use crate::backend::{BudgetedResource, DeviceStorage, StreamMemory};
+pub use crate::shared::Device;
+pub use builder::DeviceBuilder;
+pub use pool_resource::PoolResource;
 
 impl Device {
-    fn builder(backend: Backend) -> DeviceBuilder {
-        DeviceBuilder::new(backend)
-    }
-
     /// Real host memory standing in for a device: the embedded default, and
     /// what every test runs on.
     pub fn host() -> DeviceBuilder {
-        Self::builder(Backend::Host { capacity: None })
+        DeviceBuilder::new(Backend::Host { capacity: None })
     }
 
     /// Host memory that refuses to hold more than `capacity` bytes at once,
     /// like a device of that size.
     pub fn host_with_capacity(capacity: u64) -> DeviceBuilder {
-        Self::builder(Backend::Host {
+        DeviceBuilder::new(Backend::Host {
             capacity: Some(capacity),
         })
     }
@@ -203,7 +52,7 @@ impl Device {
     /// A simulated device of `capacity` bytes: addresses and accounting, no
     /// memory, so workloads larger than this machine can be planned.
     pub fn simulated(capacity: u64) -> DeviceBuilder {
-        Self::builder(Backend::Simulated { capacity })
+        DeviceBuilder::new(Backend::Simulated { capacity })
     }
 
     /// CUDA device `ordinal`.
@@ -212,7 +61,7 @@ impl Device {
     /// [`GpuMemError::CudaUnavailable`] when the CUDA driver cannot be loaded
     /// (checked before anything touches it) or the device cannot be opened.
     pub fn cuda(ordinal: usize) -> Result<DeviceBuilder> {
-        Backend::cuda(ordinal).map(Self::builder)
+        Backend::cuda(ordinal).map(DeviceBuilder::new)
     }
 
     /// A device on a runtime's own CUDA context (bring your own CUDA):
@@ -223,7 +72,7 @@ impl Device {
     /// [`GpuMemError::CudaUnavailable`] when the context's memory cannot be
     /// read.
     pub fn cuda_from_context(ctx: Arc<cudarc::driver::CudaContext>) -> Result<DeviceBuilder> {
-        Backend::cuda_context(ctx).map(Self::builder)
+        Backend::cuda_context(ctx).map(DeviceBuilder::new)
     }
 
     /// `"<backend>:<ordinal>"`, e.g. `"host:0"`.
@@ -290,11 +139,8 @@ impl Device {
     pub fn stats(&self) -> MemoryStats {
         self.drain();
         let mut stats = self.shared.device_stats();
-        stats.num_alloc_retries = self
-            .shared
-            .retries
-            .load(std::sync::atomic::Ordering::Relaxed);
-        stats.num_ooms = self.shared.ooms.load(std::sync::atomic::Ordering::Relaxed);
+        stats.num_alloc_retries = self.shared.retries.load(Ordering::Relaxed);
+        stats.num_ooms = self.shared.ooms.load(Ordering::Relaxed);
         stats
     }
 
@@ -318,10 +164,79 @@ impl Device {
         }
         Ok(())
     }
-}
 
-impl DeviceShared {
-    fn budget_reset_peak(&self) {
-        self.resource.handle().reset_peak();
+    /// Persistent mode on every stream until the guard drops (see
+    /// [`Stream::persistent`]).
+    pub fn persistent(&self) -> PersistentWindow {
+        let streams = (0..self.shared.streams.len()).collect();
+        PersistentWindow::open(self.shared.clone(), streams)
+    }
+
+    /// Process the handles dropped on any thread since each stream's last
+    /// call, so [`Device::stats`] and [`Device::memory_report`] are current.
+    pub fn drain(&self) {
+        for (index, stream) in self.shared.streams.iter().enumerate() {
+            // A stream with nothing dropped costs a lock and a load.
+            let pending = stream.lock().engine.has_pending_drops();
+            if pending {
+                self.shared.run(index, |st| st.engine.drain_drops());
+            }
+        }
+    }
+
+    /// Move what every stream holds on outdated pages onto current pages,
+    /// with the room `reason` allows.
+    ///
+    /// # Errors
+    /// [`GpuMemError::Recording`] while any stream records a graph (nothing
+    /// moves); a copy error (see [`mem_relocate::RelocationError`] for what
+    /// leaked).
+    pub fn relocate(&self, reason: RelocationReason) -> Result<RelocationSummary> {
+        relocation::relocate_device(&self.shared, reason)
+    }
+
+    /// Give back everything the streams hold and nothing needs: outdated
+    /// pages' live data moves into room already held, sparse current pages
+    /// are compacted, then every empty page goes back. Reserved bytes never
+    /// grow.
+    pub fn reclaim(&self) -> Result<RelocationSummary> {
+        relocation::reclaim_device(&self.shared)
+    }
+
+    /// Everything about the device's memory, as a value (`Display` prints
+    /// it); current as [`Device::stats`] is.
+    pub fn memory_report(&self) -> DeviceReport {
+        self.drain();
+        report::memory_report(&self.shared, || self.stats())
+    }
+
+    /// Release the physical memory of every stream's arenas, keeping every
+    /// address (handles, raw pointers and captured graphs stay valid);
+    /// [`SleepContents::Preserve`] copies live allocations' bytes to host
+    /// memory first. Paged pools keep their pages.
+    ///
+    /// # Errors
+    /// [`GpuMemError::Recording`] while a stream records a graph (nothing
+    /// released); a storage refusal partway (the device counts as asleep and
+    /// [`Device::wake`] maps back what was released);
+    /// [`mem_pools::IoError::Asleep`] when already asleep.
+    pub fn sleep(&self, contents: SleepContents) -> Result<SleepReport> {
+        sleep::sleep(&self.shared, contents)
+    }
+
+    /// Map fresh memory at every address live allocations had at
+    /// [`Device::sleep`] and copy back what it preserved; returns the bytes
+    /// mapped (0 when not asleep).
+    ///
+    /// # Errors
+    /// A storage refusal: what was mapped stays mapped, the device stays
+    /// asleep, and calling `wake` again maps the rest.
+    pub fn wake(&self) -> Result<u64> {
+        sleep::wake(&self.shared)
+    }
+
+    /// Whether any stream's arenas are asleep.
+    pub fn is_asleep(&self) -> bool {
+        sleep::is_asleep(&self.shared)
     }
 }

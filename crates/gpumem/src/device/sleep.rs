@@ -16,62 +16,38 @@
 
 use mem_pools::{SleepContents, SleepReport};
 
-use crate::device::Device;
 use crate::error::{GpuMemError, Result};
+use crate::shared::DeviceShared;
 
-impl Device {
-    /// Release the physical memory of every stream's arenas, keeping every
-    /// address (see the module docs); [`SleepContents::Preserve`] copies
-    /// what live allocations hold to host memory first. Returns what was
-    /// released and kept, summed over the streams.
-    ///
-    /// # Errors
-    /// [`GpuMemError::Recording`] while a stream records a graph (nothing
-    /// released); a stream's work that cannot be finished; a storage
-    /// refusal partway (what was released stays released, the device counts
-    /// as asleep, and [`Device::wake`] maps it back);
-    /// [`mem_pools::IoError::Asleep`] when already asleep.
-    pub fn sleep(&self, contents: SleepContents) -> Result<SleepReport> {
-        let shared = &self.shared;
-        let _moving = shared.moving();
-        if let Some(stream) = shared.recording_stream() {
-            let recording = shared.streams.iter().filter(|s| s.is_recording()).count();
-            return Err(GpuMemError::recording(stream, "sleep", recording));
-        }
-        shared.finish()?;
-        let mut total = SleepReport::default();
-        for index in 0..shared.streams.len() {
-            let report = shared.run(index, |st| st.engine.sleep(contents))?;
-            total.released_bytes += report.released_bytes;
-            total.preserved_bytes += report.preserved_bytes;
-            total.kept_paged_bytes += report.kept_paged_bytes;
-        }
-        Ok(total)
+/// [`crate::Device::sleep`].
+pub(crate) fn sleep(shared: &DeviceShared, contents: SleepContents) -> Result<SleepReport> {
+    let _moving = shared.moving();
+    if let Some(stream) = shared.recording_stream() {
+        let recording = shared.streams.iter().filter(|s| s.is_recording()).count();
+        return Err(GpuMemError::recording(stream, "sleep", recording));
     }
+    shared.finish()?;
+    let mut total = SleepReport::default();
+    for index in 0..shared.streams.len() {
+        let report = shared.run(index, |st| st.engine.sleep(contents))?;
+        total.released_bytes += report.released_bytes;
+        total.preserved_bytes += report.preserved_bytes;
+        total.kept_paged_bytes += report.kept_paged_bytes;
+    }
+    Ok(total)
+}
 
-    /// Map fresh physical memory at every address live allocations had when
-    /// the device went to sleep, and copy back what the sleep preserved.
-    /// Returns the bytes mapped (0 when not asleep).
-    ///
-    /// # Errors
-    /// A storage refusal (out of memory: the memory is still in use
-    /// elsewhere): what was mapped stays mapped, the device stays asleep,
-    /// and calling `wake` again maps the rest.
-    pub fn wake(&self) -> Result<u64> {
-        let shared = &self.shared;
-        let _moving = shared.moving();
-        let mut mapped = 0;
-        for index in 0..shared.streams.len() {
-            mapped += shared.run(index, |st| st.engine.wake())?;
-        }
-        Ok(mapped)
+/// [`crate::Device::wake`].
+pub(crate) fn wake(shared: &DeviceShared) -> Result<u64> {
+    let _moving = shared.moving();
+    let mut mapped = 0;
+    for index in 0..shared.streams.len() {
+        mapped += shared.run(index, |st| st.engine.wake())?;
     }
+    Ok(mapped)
+}
 
-    /// Whether any stream's arenas are asleep.
-    pub fn is_asleep(&self) -> bool {
-        self.shared
-            .streams
-            .iter()
-            .any(|s| s.lock().engine.is_asleep())
-    }
+/// [`crate::Device::is_asleep`].
+pub(crate) fn is_asleep(shared: &DeviceShared) -> bool {
+    shared.streams.iter().any(|s| s.lock().engine.is_asleep())
 }

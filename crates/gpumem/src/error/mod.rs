@@ -12,7 +12,11 @@ use mem_pools::{InstallMemoryPoolsError, IoError, RelocationCopyError};
 use mem_relocate::RelocationError;
 use mem_storage::StorageError;
 
-use crate::oom::OutOfMemoryReport;
+mod layout_error;
+mod oom;
+
+pub use layout_error::{LAYOUT_SYNTAX, LayoutError};
+pub use oom::{OutOfMemoryReport, Refuser};
 
 /// What went wrong in a gpumem call.
 #[derive(Debug, thiserror::Error)]
@@ -81,7 +85,7 @@ pub enum GpuMemError {
     BadConfLayout {
         /// What the layout parser found wrong.
         #[source]
-        source: crate::layout::LayoutError,
+        source: LayoutError,
     },
     /// A `GPUMEM_CONF` item that is not `key:value`.
     #[error(

@@ -1,88 +1,96 @@
-//! The public relocation calls: [`Device::relocate`], [`Device::reclaim`]
-//! and their one-stream forms on [`Stream`], each a sequence of
-//! mem-relocate's provided steps over the device's streams under the device's
-//! `moving` lock (see `relocation.rs` for the steps themselves).
+//! The relocation calls of `Device` and `Stream` (`relocate`, `reclaim`,
+//! `relocate_when_wanted`) and the free-cached-memory step before an
+//! out-of-memory retry: each a sequence of mem-relocate's provided steps
+//! over the device's streams, under the device's `moving` lock.
 
-use mem_relocate::{RelocatingStreams, RelocationReason};
-use mem_storage::ComputeStorage;
+use mem_relocate::{RelocatingStreams, RelocationReason, RelocationSummary};
 
-use crate::device::{Device, DeviceShared};
+use super::{DeviceMemories, DeviceStreams, refuse};
 use crate::error::Result;
-use crate::relocation::{DeviceMemories, RelocationSummary, refuse};
-use crate::stream::Stream;
+use crate::shared::DeviceShared;
 
-impl DeviceShared {
-    /// Get every stream's queued work done and mark it complete.
-    pub(crate) fn finish(&self) -> Result<()> {
-        for stream in &self.streams {
-            stream.lock().engine.storage().synchronize()?;
-            stream.mark_all_complete();
-        }
-        Ok(())
+/// Run `steps` over `device`'s streams with `relocating` relocating, under
+/// the `moving` lock; with `refused` named, refuse first while a stream
+/// records a graph. Returns what moved.
+pub(crate) fn run(
+    device: &DeviceShared,
+    relocating: usize,
+    refused: Option<&'static str>,
+    steps: impl FnOnce(&mut DeviceStreams<'_>) -> Result<()>,
+) -> Result<RelocationSummary> {
+    let _moving = device.moving();
+    let mut streams = DeviceMemories::steps(device, relocating)?;
+    if let Some(operation) = refused {
+        refuse(&mut streams, operation)?;
     }
+    steps(&mut streams)?;
+    streams.finish_result()
 }
 
-impl Device {
-    /// Move what every stream holds on outdated pages onto current pages,
-    /// with the room `reason` allows.
-    ///
-    /// # Errors
-    /// [`GpuMemError::Recording`](crate::GpuMemError::Recording) while any stream records a graph (nothing
-    /// moves); a copy error (see [`mem_relocate::RelocationError`] for what
-    /// leaked).
-    pub fn relocate(&self, reason: RelocationReason) -> Result<RelocationSummary> {
-        let _moving = self.shared.moving();
-        let mut streams = DeviceMemories::steps(&self.shared, 0)?;
-        refuse(&mut streams, "relocation")?;
+/// Every stream's outdated pages moved with the room `reason` allows.
+pub(crate) fn relocate_device(
+    device: &DeviceShared,
+    reason: RelocationReason,
+) -> Result<RelocationSummary> {
+    run(device, 0, Some("relocation"), |streams| {
         streams.relocate_device(reason);
-        streams.finish_result()
-    }
+        Ok(())
+    })
+}
 
-    /// Give back everything the device's streams hold and nothing needs:
-    /// outdated pages' live data moves first into room already held, sparse
-    /// current pages are compacted into held room, then every empty page
-    /// of every stream goes back. Reserved bytes never grow.
-    pub fn reclaim(&self) -> Result<RelocationSummary> {
-        let _moving = self.shared.moving();
-        let mut streams = DeviceMemories::steps(&self.shared, 0)?;
-        refuse(&mut streams, "reclaim")?;
+/// Outdated pages moved into held room, sparse current pages compacted,
+/// then every empty page of every stream given back.
+pub(crate) fn reclaim_device(device: &DeviceShared) -> Result<RelocationSummary> {
+    run(device, 0, Some("reclaim"), |streams| {
         streams.relocate_device(RelocationReason::Explicit);
-        for index in 0..self.shared.streams.len() {
+        for index in 0..device.streams.len() {
             streams.set_relocating(index)?;
             streams.cleanup_memory();
         }
-        streams.finish_result()
-    }
+        Ok(())
+    })
 }
 
-impl Stream {
-    /// Move what this stream holds on outdated pages (every stream's work is
-    /// finished first; refused while any stream records).
-    pub fn relocate(&self, reason: RelocationReason) -> Result<RelocationSummary> {
-        let _moving = self.device.moving();
-        let mut streams = DeviceMemories::steps(&self.device, self.index)?;
-        refuse(&mut streams, "relocation")?;
+/// One stream's outdated pages moved with the room `reason` allows.
+pub(crate) fn relocate_stream(
+    device: &DeviceShared,
+    index: usize,
+    reason: RelocationReason,
+) -> Result<RelocationSummary> {
+    run(device, index, Some("relocation"), |streams| {
         streams.relocate(reason);
-        streams.finish_result()
-    }
+        Ok(())
+    })
+}
 
-    /// Relocate this stream's memory if its trigger asks for it: the device
-    /// has less than a page to spare, or its pools are about to run out of
-    /// page sizes — and never again on a shape a relocation could not change.
-    pub fn relocate_when_wanted(&self) -> Result<RelocationSummary> {
-        let _moving = self.device.moving();
-        let mut streams = DeviceMemories::steps(&self.device, self.index)?;
+/// One stream's memory relocated if its trigger asks for it.
+pub(crate) fn relocate_when_wanted(
+    device: &DeviceShared,
+    index: usize,
+) -> Result<RelocationSummary> {
+    run(device, index, None, |streams| {
         streams.relocate_when_wanted();
-        streams.finish_result()
-    }
+        Ok(())
+    })
+}
 
-    /// mem-relocate's `reclaim` for this stream: relocate its outdated
-    /// pages into held room, then give back every page it holds empty.
-    pub fn reclaim(&self) -> Result<RelocationSummary> {
-        let _moving = self.device.moving();
-        let mut streams = DeviceMemories::steps(&self.device, self.index)?;
-        refuse(&mut streams, "reclaim")?;
-        RelocatingStreams::reclaim(&mut streams)?;
-        streams.finish_result()
+/// mem-relocate's `reclaim` for one stream.
+pub(crate) fn reclaim_stream(device: &DeviceShared, index: usize) -> Result<RelocationSummary> {
+    run(device, index, Some("reclaim"), |streams| {
+        Ok(RelocatingStreams::reclaim(streams)?)
+    })
+}
+
+/// Give back what every stream caches (PyTorch's free-cached-blocks step),
+/// mem-relocate's `free_cached`: wait for the work memory is held for,
+/// relocate outdated pages into held room (memory pressure) unless a graph
+/// records, then return every empty page of every stream.
+pub(crate) fn free_cached_memory(device: &DeviceShared) {
+    let result = run(device, 0, None, |streams| {
+        streams.free_cached();
+        Ok(())
+    });
+    if let Err(err) = result {
+        tracing::warn!(%err, "waiting or relocating before the retry failed; cleaned up only");
     }
 }

@@ -21,7 +21,14 @@
 //! derived, so its level is exact and its peak and totals are sampled at
 //! the end of each call and at each read.
 
+pub(crate) mod device_stats;
+#[cfg(all(test, loom))]
+mod device_stats_loom;
+mod report;
+
 use mem_pools::{ChunkStats, PoolStats, Stat};
+
+pub use report::{DeviceReport, StreamReport};
 
 /// Statistics in PyTorch's vocabulary (`torch.cuda.memory_stats()`).
 ///

@@ -1,42 +1,34 @@
-//! `Stream`: one stream of a device, with its own pools and operation counter.
-//!
-//! A runtime submits work to a stream in order; gpumem does not launch
-//! anything, it only needs to know *how far* each stream got. Each stream
-//! counts operations: [`Stream::submit`] adds one (call it per launch-like
-//! operation), and [`Stream::complete_through`] / [`Stream::synchronize`]
-//! say which have finished. The cross-stream rules built on these counters
-//! are in `cross_stream.rs`; reserving (with its out-of-memory retry) is in
-//! `reserve.rs`, and the same retry for a lazy page's first touch in
-//! `access.rs`.
+//! `Stream`: every public method of a stream, in this one file. Bodies
+//! longer than a few lines live beside, named after what they hold:
+//! `reserve.rs`, `out_of_memory.rs` (the one out-of-memory retry and its
+//! report), `cross_stream.rs` (the cursor rule, `bind`, `record_use`),
+//! `guards.rs`. Moves are in `relocation/`, capture in `capture/`.
+
+mod cross_stream;
+mod guards;
+mod out_of_memory;
+mod reserve;
+
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use mem_capture::{GraphBackend, HostGraphBackend};
 use mem_pools::{ManagedMemoryHandle, MemoryAllocationMode, MemoryReport};
+use mem_relocate::{RelocationReason, RelocationSummary};
 use mem_storage::{ComputeStorage, StorageHandle, StreamId};
 
 use crate::backend::StreamMemory;
-use crate::device::{Device, DeviceShared};
-use crate::device_stats::peak_levels;
-use crate::error::{GpuMemError, Result};
+use crate::capture::{CaptureWarmup, StreamCapture};
+use crate::error::Result;
+use crate::relocation;
 use crate::stats::MemoryStats;
-use crate::stream_state::StreamShared;
+use crate::stats::device_stats::peak_levels;
 
-/// One stream of a [`Device`]. Cheap to clone; `Send + Sync`.
-#[derive(Debug, Clone)]
-pub struct Stream {
-    pub(crate) device: Arc<DeviceShared>,
-    pub(crate) index: usize,
-}
+pub use crate::shared::Stream;
+pub use cross_stream::StreamWait;
+pub use guards::{DevicePtrGuard, PersistentWindow};
 
 impl Stream {
-    pub(crate) fn new(device: Arc<DeviceShared>, index: usize) -> Self {
-        Self { device, index }
-    }
-
-    pub(crate) fn shared(&self) -> &StreamShared {
-        &self.device.streams[self.index]
-    }
-
     /// This stream's index on its device (0 is the default stream).
     pub fn index(&self) -> usize {
         self.index
@@ -48,10 +40,8 @@ impl Stream {
     }
 
     /// The device this stream belongs to.
-    pub fn device(&self) -> Device {
-        Device {
-            shared: self.device.clone(),
-        }
+    pub fn device(&self) -> crate::Device {
+        crate::Device::new(self.device.clone())
     }
 
     /// Record one launch-like operation; returns its number (1, 2, ...).
@@ -73,45 +63,97 @@ impl Stream {
     /// this when its event for `op` fires). Never moves backwards.
     ///
     /// # Errors
-    /// [`GpuMemError::CompletionAhead`] for an operation not yet submitted.
+    /// [`crate::GpuMemError::CompletionAhead`] for an operation not yet submitted.
     pub fn complete_through(&self, op: u64) -> Result<()> {
-        let submitted = self.cursor();
-        if op > submitted {
-            return Err(GpuMemError::CompletionAhead {
-                stream: self.index,
-                op,
-                submitted,
-            });
-        }
-        self.shared().completed.fetch_max(op, Ordering::AcqRel);
-        Ok(())
+        self.device.complete_through(self.index, op)
     }
 
     /// Wait for all of this stream's work, then mark every operation complete.
     pub fn synchronize(&self) -> Result<()> {
-        self.device
-            .run(self.index, |st| st.engine.storage().synchronize())?;
+        (self.device).run(self.index, |st| st.engine.storage().synchronize())?;
         self.shared().mark_all_complete();
         Ok(())
     }
 
-    /// Bytes whose handles were dropped but that this stream still holds:
-    /// other streams' recorded work on them has not completed.
+    /// Reserve `size` bytes on this stream. A refusal by the device or its
+    /// budget gives every stream's cached memory back (relocating outdated
+    /// pages unless a graph records) and is tried once more.
+    ///
+    /// # Errors
+    /// [`crate::GpuMemError::OutOfMemory`] with the report when the retry fails for
+    /// lack of memory; the pool engine's error for anything else (a size no
+    /// pool accepts, a capture window that would allocate, ...).
+    pub fn reserve(&self, size: u64) -> Result<ManagedMemoryHandle> {
+        reserve::reserve(self, size)
+    }
+
+    /// Hand `reserved`'s memory to `assigned` and stamp it with the number
+    /// of the next operation this stream submits (bind, then launch); returns
+    /// the stamp. Memory another stream's work uses ([`Stream::record_use`])
+    /// is never freed by a bind: it stays held ([`Stream::held_bytes`]) until
+    /// that work completes. A refused bind changes nothing in the engine.
+    ///
+    /// # Errors
+    /// A stale handle or one of another stream; `IoError::SharedReserved`
+    /// when `reserved` has another holder (a clone, a graph's pin);
+    /// `IoError::AssignedPinned` when a captured graph pins `assigned`.
+    pub fn bind(
+        &self,
+        reserved: ManagedMemoryHandle,
+        assigned: ManagedMemoryHandle,
+    ) -> Result<u64> {
+        cross_stream::bind(self, reserved, assigned)
+    }
+
+    /// Stamp `handle` for the next operation without moving memory
+    /// (`bind` of a handle to itself).
+    pub fn stamp(&self, handle: &ManagedMemoryHandle) -> Result<u64> {
+        self.bind(handle.clone(), handle.clone())
+    }
+
+    /// The stamp of `handle`'s last `bind` (0 if never bound), read on the
+    /// stream that reserved it.
+    pub fn get_cursor(&self, handle: &ManagedMemoryHandle) -> Result<u64> {
+        cross_stream::get_cursor(self, handle)
+    }
+
+    /// Whether this stream must wait before using `handle`: `Some` when the
+    /// operation it was last bound for, on the stream that owns it, was
+    /// submitted and is not known complete; `None` on its own stream.
+    pub fn must_wait(&self, handle: &ManagedMemoryHandle) -> Result<Option<StreamWait>> {
+        cross_stream::must_wait(self, handle)
+    }
+
+    /// Order this stream's later work after `wait`'s stream's work (CUDA: an
+    /// event recorded there, waited here; nothing to order on in-order
+    /// backends).
+    pub fn wait_for(&self, wait: StreamWait) -> Result<()> {
+        cross_stream::wait_for(self, wait)
+    }
+
+    /// Record that work on this stream uses `handle` (reserved on another
+    /// stream), like PyTorch's `record_stream`: its memory is not reused
+    /// until this stream completes the work submitted when the handle's last
+    /// holder drops. No-op on its own stream.
+    pub fn record_use(&self, handle: &ManagedMemoryHandle) -> Result<()> {
+        cross_stream::record_use(self, handle)
+    }
+
+    /// Bytes whose handles were dropped but that this stream still holds
+    /// for other streams' unfinished work.
     pub fn held_bytes(&self) -> u64 {
         self.shared().lock().held_bytes()
     }
 
-    /// The storage view of `handle`'s memory (page id, offset, size): what a
-    /// graph recorder or a copy names. It follows relocation only while the
-    /// allocation is not moved; take a fresh one after a relocation.
+    /// The storage view of `handle`'s memory (page id, offset, size); take a
+    /// fresh one after a relocation.
     ///
     /// # Errors
-    /// A stale or foreign handle; with lazy pages, the first touch maps the
-    /// memory, and a refusal is retried once after cached memory is given
-    /// back, then is [`GpuMemError::OutOfMemory`] (see `access.rs`).
+    /// A stale or foreign handle; a lazy page's first touch refused twice
+    /// (once more after cached memory is given back) is
+    /// [`crate::GpuMemError::OutOfMemory`].
     pub fn view(&self, handle: &ManagedMemoryHandle) -> Result<StorageHandle> {
-        let owner = self.device.owner(handle)?;
-        self.access(owner, |st| st.engine.get_storage(handle.binding()))
+        out_of_memory::on_owner(self, handle, |st, binding| st.engine.get_storage(binding))
     }
 
     /// Write `data` at the start of `handle`'s memory (on its own stream).
@@ -119,8 +161,7 @@ impl Stream {
     /// # Errors
     /// As [`Stream::view`], and data longer than the allocation.
     pub fn write(&self, handle: &ManagedMemoryHandle, data: &[u8]) -> Result<()> {
-        let owner = self.device.owner(handle)?;
-        self.access(owner, |st| st.engine.write(handle.binding(), data))
+        out_of_memory::on_owner(self, handle, |st, binding| st.engine.write(binding, data))
     }
 
     /// Read the first `out.len()` bytes of `handle`'s memory.
@@ -128,8 +169,17 @@ impl Stream {
     /// # Errors
     /// As [`Stream::view`], and a buffer longer than the allocation.
     pub fn read(&self, handle: &ManagedMemoryHandle, out: &mut [u8]) -> Result<()> {
-        let owner = self.device.owner(handle)?;
-        self.access(owner, |st| st.engine.read(handle.binding(), out))
+        out_of_memory::on_owner(self, handle, |st, binding| st.engine.read(binding, out))
+    }
+
+    /// The device address of `handle`'s memory, pinned (never moved) while
+    /// the guard lives. While the device sleeps the address is the one it
+    /// will have after `wake`.
+    ///
+    /// # Errors
+    /// As [`Stream::view`]; nothing is pinned on error.
+    pub fn device_ptr(&self, handle: &ManagedMemoryHandle) -> Result<DevicePtrGuard> {
+        guards::device_ptr(self, handle)
     }
 
     /// Open (`Persistent`) or close (`Auto`) a persistent-allocation window.
@@ -137,23 +187,72 @@ impl Stream {
         self.device.run(self.index, |st| st.engine.mode(mode));
     }
 
-    /// Give back every page this stream holds that nothing uses (frees
-    /// processed, held allocations released first). Gives nothing back while
-    /// any stream records a graph.
+    /// Persistent mode on this stream until the guard drops (weights, graph
+    /// memory: exact-fit pages never relocated). Windows nest.
+    pub fn persistent(&self) -> PersistentWindow {
+        PersistentWindow::open(self.device.clone(), vec![self.index])
+    }
+
+    /// Give back every page this stream holds that nothing uses. Gives
+    /// nothing back while any stream records a graph.
     pub fn cleanup(&self) {
         let device = &self.device;
         device.run(self.index, |st| device.cleanup(st));
     }
 
-    /// Run `f` on this stream's pool engine: everything the CubeCL-compatible `MemoryManagement` offers
-    /// (`get_resource`, `release_raw`, `install_pools`, ...), with the
-    /// stream's statistics kept current.
+    /// Move what this stream holds on outdated pages (every stream's work is
+    /// finished first; refused while any stream records).
+    pub fn relocate(&self, reason: RelocationReason) -> Result<RelocationSummary> {
+        relocation::relocate_stream(&self.device, self.index, reason)
+    }
+
+    /// Relocate this stream's memory if its trigger asks for it: the device
+    /// has less than a page to spare, or its pools are about to run out of
+    /// page sizes (never again on a shape a relocation could not change).
+    pub fn relocate_when_wanted(&self) -> Result<RelocationSummary> {
+        relocation::relocate_when_wanted(&self.device, self.index)
+    }
+
+    /// Relocate this stream's outdated pages into held room, then give back
+    /// every page it holds empty.
+    pub fn reclaim(&self) -> Result<RelocationSummary> {
+        relocation::reclaim_stream(&self.device, self.index)
+    }
+
+    /// Begin a capture on this stream with the host graph backend.
     ///
-    /// The stream is locked while `f` runs: calling this stream's methods
-    /// from inside `f` would wait for itself. Use the engine `f` is given.
+    /// # Errors
+    /// As [`Stream::begin_capture_with`].
+    pub fn begin_capture(&self) -> Result<CaptureWarmup<HostGraphBackend>> {
+        self.begin_capture_with(HostGraphBackend::new())
+    }
+
+    /// Begin a capture with `backend`: refused if any stream records; every
+    /// stream's outdated memory is relocated; the stream's pool opens its
+    /// window and the stream is marked recording.
     ///
-    /// Handles dropped before the call are freed first, so a report `f`
-    /// reads (`memory_usage`, `memory_report`) is current.
+    /// # Errors
+    /// `CaptureError::Streams(RelocationError::Recording { .. })` while
+    /// another stream records, before anything changes.
+    pub fn begin_capture_with<B: GraphBackend>(&self, backend: B) -> Result<CaptureWarmup<B>> {
+        CaptureWarmup::begin(self.capture_streams(), backend)
+    }
+
+    /// This stream as mem-capture's `CaptureStreams`, for driving
+    /// `mem_capture::Capture` directly.
+    pub fn capture_streams(&self) -> StreamCapture {
+        StreamCapture::new(self.clone())
+    }
+
+    /// The CUDA stream this stream's memory is ordered on; `None` off CUDA.
+    pub fn cuda_stream(&self) -> Option<Arc<cudarc::driver::CudaStream>> {
+        let cuda = self.device.cuda.as_ref()?;
+        cuda.cuda_stream(self.id()).ok()
+    }
+
+    /// Run `f` on this stream's pool engine (everything the
+    /// CubeCL-compatible `MemoryManagement` offers), the stream locked while
+    /// it runs: use the engine `f` is given, not this stream's methods.
     pub fn with_memory<T>(&self, f: impl FnOnce(&mut StreamMemory) -> T) -> T {
         self.device.run(self.index, |st| {
             st.engine.drain_drops();
@@ -161,8 +260,17 @@ impl Stream {
         })
     }
 
-    /// This stream's statistics, current: every handle dropped before the
-    /// call, on any thread, is counted freed.
+    /// Process the handles dropped on any thread since this stream's last
+    /// call, so its statistics and reports are current.
+    pub fn drain(&self) {
+        let pending = self.shared().lock().engine.has_pending_drops();
+        if pending {
+            self.device.run(self.index, |st| st.engine.drain_drops());
+        }
+    }
+
+    /// This stream's statistics, current (handles dropped before the call
+    /// are counted freed).
     pub fn stats(&self) -> MemoryStats {
         self.drain();
         self.shared().lock().stats_now()
@@ -171,10 +279,8 @@ impl Stream {
     /// Lower this stream's peaks to their current levels.
     pub fn reset_peak_stats(&self) {
         let mut st = self.shared().lock();
-        // The device's peaks keep what the stream's held (with one stream
-        // the device has no peaks of its own until now).
-        let peaks = peak_levels(&st.stats_now());
-        self.device.peaks.raise(&peaks);
+        // The device's peaks keep what the stream's held.
+        self.device.peaks.raise(&peak_levels(&st.stats_now()));
         st.reset_peaks();
     }
 
