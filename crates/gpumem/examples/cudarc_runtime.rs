@@ -10,8 +10,10 @@
 use std::error::Error;
 
 use gpumem::capture::cuda::CudaGraphBackend;
-use gpumem::cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
-use gpumem::cudarc::nvrtc::compile_ptx;
+use gpumem::device::cudarc::driver::{
+    CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg,
+};
+use gpumem::device::cudarc::nvrtc::compile_ptx;
 use gpumem::prelude::*;
 
 const KERNEL: &str = r#"
@@ -27,8 +29,8 @@ const N: usize = 1 << 20;
 fn axpb(
     cuda: &CudaStream,
     f: &CudaFunction,
-    x: &gpumem::DevicePtrGuard,
-    y: &gpumem::DevicePtrGuard,
+    x: &gpumem::stream::DevicePtrGuard,
+    y: &gpumem::stream::DevicePtrGuard,
     (a, b): (f32, f32),
 ) -> Result<(), Box<dyn Error>> {
     let (px, py, n) = (x.as_raw(), y.as_raw(), N as i32);

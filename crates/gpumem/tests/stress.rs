@@ -401,7 +401,11 @@ fn device_thread(run: &Run, me: usize) {
     run.tally.start(me, Op::Done);
 }
 
-fn tally_moves(run: &Run, result: gpumem::Result<gpumem::RelocationSummary>, during: &str) {
+fn tally_moves(
+    run: &Run,
+    result: gpumem::error::Result<gpumem::relocate::RelocationSummary>,
+    during: &str,
+) {
     match result {
         Ok(summary) => {
             run.moved_slices

@@ -16,7 +16,7 @@
 mod dry_run;
 mod output;
 
-use gpumem::PoolLayout;
+use gpumem::config::PoolLayout;
 use gpumem::pools::{
     MemoryConfiguration, MemoryPoolOptions, MemoryReport, PoolReportKind, PoolType,
 };

@@ -26,7 +26,7 @@ pub const CONF_KEYS: &[(&str, &str, &str)] = &[
          (sliced:PAGE/MAX, exclusive:MAX[@PERIOD], arena:MAX[@THRESHOLD], e.g. \
          pools:sliced:8MiB/64KiB,exclusive:20GiB)",
         "pool layout of every stream (auto: arenas where the device has virtual memory; \
-         the grammar of gpumem::layout)",
+         the grammar of gpumem::config::layout)",
     ),
     (
         "page_size",

@@ -34,6 +34,9 @@ pub use crate::shared::Device;
 pub use builder::DeviceBuilder;
 pub use pool_resource::PoolResource;
 
+/// The cudarc the CUDA backend is built on (to bring a context and streams).
+pub use cudarc;
+
 impl Device {
     /// Real host memory standing in for a device: the embedded default, and
     /// what every test runs on.
