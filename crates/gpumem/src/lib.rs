@@ -23,7 +23,9 @@
 //! let buffer = stream.reserve(4096)?;
 //! stream.write(&buffer, &[1, 2, 3])?;
 //! stream.stamp(&buffer)?; // bound for the next operation
-//! stream.submit(); // launch-like work that uses it
+//! let launch = stream.launch(&[&buffer])?; // nothing moves until submit
+//! let _view = launch.view(&buffer)?; // what the work uses
+//! launch.submit(); // launch-like work that uses it, counted
 //! drop(buffer);
 //! println!("{}", device.memory_report());
 //! # Ok::<(), gpumem::GpuMemError>(())
@@ -51,14 +53,16 @@
 //! - Relocation across the streams runs mem-relocate's `RelocatingStreams`
 //!   (its order of steps, once): every stream's work is finished before a
 //!   byte moves, and nothing moves — nor is any page given back — while any
-//!   stream records a graph.
+//!   stream records a graph; a launch ([`Stream::launch`]) holds the
+//!   device's moving lock shared from reading its buffers' addresses to
+//!   counting its work, so no move lands in between.
 //! - Statistics ([`stats::MemoryStats`]) are PyTorch's: allocated, reserved, active,
 //!   inactive and requested bytes and counts, current, peak and totals.
 //! - No call panics on user input; errors are [`GpuMemError`] values.
 //!
 //! ## Non-goals
 //! - Launching kernels or owning a runtime's streams: a runtime tells each
-//!   stream how far its work got ([`Stream::submit`], [`Stream::complete_through`]).
+//!   stream how far its work got ([`Stream::launch`], [`Stream::complete_through`]).
 //! - Driving backend graphs: mem-capture owns the capture sequence and the
 //!   graph backends; the facade hands it the device's streams
 //!   ([`Stream::capture_streams`]) and wraps it in a type-state

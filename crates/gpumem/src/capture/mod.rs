@@ -16,7 +16,7 @@ use std::sync::atomic::Ordering;
 
 use mem_relocate::{RelocatingStreams, RelocationReason};
 
-use crate::relocation::DeviceMemories;
+use crate::relocation;
 use crate::shared::Stream;
 
 mod pool;
@@ -56,8 +56,9 @@ impl CaptureStreams for StreamCapture {
 
     fn set_recording(&mut self, recording: bool) {
         // Under the moving lock: a relocation in flight finishes first, and
-        // every later one sees the mark.
-        let _moving = self.stream.device.moving();
+        // every later one sees the mark. (A launch open on this thread holds
+        // it shared: no move is in flight then, and none begins before it.)
+        let _moving = self.stream.device.moving.exclusive_unless_launching();
         self.stream
             .shared()
             .recording
@@ -65,12 +66,16 @@ impl CaptureStreams for StreamCapture {
     }
 
     fn relocate_device(&mut self) {
-        let device = &self.stream.device;
-        let _moving = device.moving();
-        let result = DeviceMemories::steps(device, self.stream.index).and_then(|mut streams| {
-            streams.relocate_device(RelocationReason::Capture);
-            streams.finish_result()
-        });
+        let (device, index) = (&self.stream.device, self.stream.index);
+        let result = relocation::run(
+            device,
+            index,
+            ("relocation before a capture", true),
+            |streams| {
+                streams.relocate_device(RelocationReason::Capture);
+                Ok(())
+            },
+        );
         if let Err(err) = result {
             tracing::warn!(%err, "relocation before the capture's warmup failed; capturing anyway");
         }

@@ -11,7 +11,7 @@
 use mem_capture::{Capture, CapturedGraph, GraphBackend, HostGraphBackend};
 
 use super::StreamCapture;
-use crate::error::Result;
+use crate::error::{GpuMemError, Result};
 use crate::shared::Stream;
 
 struct Open<B> {
@@ -49,6 +49,10 @@ pub struct DeviceGraph<B: GraphBackend = HostGraphBackend> {
 impl<B: GraphBackend> CaptureWarmup<B> {
     /// [`Stream::begin_capture_with`] on `streams`' stream.
     pub(crate) fn begin(mut streams: StreamCapture, backend: B) -> Result<Self> {
+        if streams.stream.device.moving.launching_here() {
+            let operation = "begin_capture";
+            return Err(GpuMemError::LaunchOpen { operation });
+        }
         let mut capture = Capture::new();
         {
             // A capture gate poisoned by a panic guards no state of its own.

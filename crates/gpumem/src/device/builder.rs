@@ -20,6 +20,7 @@ use crate::backend::{Backend, DeviceStorage, StreamMemory, budgeted};
 use crate::config::layout::format_layout;
 use crate::config::{Budget, GpumemConfig, PoolLayout};
 use crate::error::{GpuMemError, Result};
+use crate::shared::moving::MovingLock;
 use crate::shared::{CopyQueueSlot, Device, DeviceShared, StreamShared};
 use crate::stats::device_stats::DevicePeaks;
 
@@ -228,7 +229,7 @@ impl DeviceBuilder {
                 config,
                 properties,
                 streams,
-                moving: Mutex::new(()),
+                moving: MovingLock::default(),
                 capture_gate: Mutex::new(()),
                 retries: AtomicU64::new(0),
                 ooms: AtomicU64::new(0),

@@ -178,12 +178,8 @@ impl Device {
     /// Process the handles dropped on any thread since each stream's last
     /// call, so [`Device::stats`] and [`Device::memory_report`] are current.
     pub fn drain(&self) {
-        for (index, stream) in self.shared.streams.iter().enumerate() {
-            // A stream with nothing dropped costs a lock and a load.
-            let pending = stream.lock().engine.has_pending_drops();
-            if pending {
-                self.shared.run(index, |st| st.engine.drain_drops());
-            }
+        for index in 0..self.shared.streams.len() {
+            self.shared.drain_stream(index);
         }
     }
 

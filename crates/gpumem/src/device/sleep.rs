@@ -21,7 +21,7 @@ use crate::shared::DeviceShared;
 
 /// [`crate::Device::sleep`].
 pub(crate) fn sleep(shared: &DeviceShared, contents: SleepContents) -> Result<SleepReport> {
-    let _moving = shared.moving();
+    let _moving = shared.moving.exclusive("sleep")?;
     if let Some(stream) = shared.recording_stream() {
         let recording = shared.streams.iter().filter(|s| s.is_recording()).count();
         return Err(GpuMemError::recording(stream, "sleep", recording));
@@ -39,7 +39,7 @@ pub(crate) fn sleep(shared: &DeviceShared, contents: SleepContents) -> Result<Sl
 
 /// [`crate::Device::wake`].
 pub(crate) fn wake(shared: &DeviceShared) -> Result<u64> {
-    let _moving = shared.moving();
+    let _moving = shared.moving.exclusive("wake")?;
     let mut mapped = 0;
     for index in 0..shared.streams.len() {
         mapped += shared.run(index, |st| st.engine.wake())?;

@@ -150,6 +150,17 @@ pub enum GpuMemError {
         #[source]
         source: RelocationError,
     },
+    /// A call that moves memory (or opens a second launch) on a thread that
+    /// holds a [`crate::stream::LaunchGuard`] of the same device: it would
+    /// wait for the launch, which waits for it. Submit or drop the launch
+    /// first.
+    #[error(
+        "{operation} on a thread that holds a launch of the same device: submit or drop the LaunchGuard first"
+    )]
+    LaunchOpen {
+        /// What was refused.
+        operation: &'static str,
+    },
     /// A completion claimed for an operation that was never submitted.
     #[error(
         "stream {stream} cannot complete operation {op}: only {submitted} operations were submitted"

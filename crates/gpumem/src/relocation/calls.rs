@@ -9,18 +9,23 @@ use super::{DeviceMemories, DeviceStreams, refuse};
 use crate::error::Result;
 use crate::shared::DeviceShared;
 
-/// Run `steps` over `device`'s streams with `relocating` relocating, under
-/// the `moving` lock; with `refused` named, refuse first while a stream
-/// records a graph. Returns what moved.
+/// Run `steps` (named `operation`) over `device`'s streams with
+/// `relocating` relocating, under the `moving` lock held exclusive; with
+/// `while_recording` false, refuse first while a stream records a graph.
+/// Returns what moved.
+///
+/// # Errors
+/// `LaunchOpen` on a thread that holds a launch of the device; a
+/// recording refusal; the steps' errors.
 pub(crate) fn run(
     device: &DeviceShared,
     relocating: usize,
-    refused: Option<&'static str>,
+    (operation, while_recording): (&'static str, bool),
     steps: impl FnOnce(&mut DeviceStreams<'_>) -> Result<()>,
 ) -> Result<RelocationSummary> {
-    let _moving = device.moving();
+    let _moving = device.moving.exclusive(operation)?;
     let mut streams = DeviceMemories::steps(device, relocating)?;
-    if let Some(operation) = refused {
+    if !while_recording {
         refuse(&mut streams, operation)?;
     }
     steps(&mut streams)?;
@@ -32,7 +37,7 @@ pub(crate) fn relocate_device(
     device: &DeviceShared,
     reason: RelocationReason,
 ) -> Result<RelocationSummary> {
-    run(device, 0, Some("relocation"), |streams| {
+    run(device, 0, ("relocation", false), |streams| {
         streams.relocate_device(reason);
         Ok(())
     })
@@ -41,7 +46,7 @@ pub(crate) fn relocate_device(
 /// Outdated pages moved into held room, sparse current pages compacted,
 /// then every empty page of every stream given back.
 pub(crate) fn reclaim_device(device: &DeviceShared) -> Result<RelocationSummary> {
-    run(device, 0, Some("reclaim"), |streams| {
+    run(device, 0, ("reclaim", false), |streams| {
         streams.relocate_device(RelocationReason::Explicit);
         for index in 0..device.streams.len() {
             streams.set_relocating(index)?;
@@ -57,7 +62,7 @@ pub(crate) fn relocate_stream(
     index: usize,
     reason: RelocationReason,
 ) -> Result<RelocationSummary> {
-    run(device, index, Some("relocation"), |streams| {
+    run(device, index, ("relocation", false), |streams| {
         streams.relocate(reason);
         Ok(())
     })
@@ -68,7 +73,7 @@ pub(crate) fn relocate_when_wanted(
     device: &DeviceShared,
     index: usize,
 ) -> Result<RelocationSummary> {
-    run(device, index, None, |streams| {
+    run(device, index, ("relocation", true), |streams| {
         streams.relocate_when_wanted();
         Ok(())
     })
@@ -76,7 +81,7 @@ pub(crate) fn relocate_when_wanted(
 
 /// mem-relocate's `reclaim` for one stream.
 pub(crate) fn reclaim_stream(device: &DeviceShared, index: usize) -> Result<RelocationSummary> {
-    run(device, index, Some("reclaim"), |streams| {
+    run(device, index, ("reclaim", false), |streams| {
         Ok(RelocatingStreams::reclaim(streams)?)
     })
 }
@@ -86,7 +91,7 @@ pub(crate) fn reclaim_stream(device: &DeviceShared, index: usize) -> Result<Relo
 /// relocate outdated pages into held room (memory pressure) unless a graph
 /// records, then return every empty page of every stream.
 pub(crate) fn free_cached_memory(device: &DeviceShared) {
-    let result = run(device, 0, None, |streams| {
+    let result = run(device, 0, ("freeing cached memory", true), |streams| {
         streams.free_cached();
         Ok(())
     });

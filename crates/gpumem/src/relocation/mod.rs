@@ -32,7 +32,7 @@ mod calls;
 
 pub(crate) use calls::{
     free_cached_memory, reclaim_device, reclaim_stream, relocate_device, relocate_stream,
-    relocate_when_wanted,
+    relocate_when_wanted, run,
 };
 
 /// A device's streams as mem-relocate's steps reach them.

@@ -16,6 +16,7 @@ use mem_storage::ComputeStorage;
 use crate::backend::{BudgetedResource, DeviceStorage};
 use crate::config::GpumemConfig;
 use crate::error::{GpuMemError, Result};
+use crate::shared::moving::MovingLock;
 use crate::shared::stream_state::{StreamShared, StreamState};
 use crate::stats::MemoryStats;
 use crate::stats::device_stats::{
@@ -43,7 +44,7 @@ pub(crate) struct DeviceShared {
     pub(crate) peaks: DevicePeaks,
     /// Taken by every device-wide move (relocation, reclaim, capture begin)
     /// before any stream lock.
-    pub(crate) moving: Mutex<()>,
+    pub(crate) moving: MovingLock,
     /// Held while a capture checks that no stream records and marks its own,
     /// so two captures begun at once cannot both pass the check.
     pub(crate) capture_gate: Mutex<()>,
@@ -154,10 +155,6 @@ impl DeviceShared {
         self.copy_queue.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub(crate) fn moving(&self) -> MutexGuard<'_, ()> {
-        self.moving.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// The stream whose engine issued `handle`.
     pub(crate) fn owner(&self, handle: &ManagedMemoryHandle) -> Result<usize> {
         let manager = handle.manager_id();
@@ -197,6 +194,30 @@ impl DeviceShared {
         }
         stream.completed.fetch_max(op, Ordering::AcqRel);
         Ok(())
+    }
+
+    /// Wait for all of stream `index`'s work, then mark it complete.
+    pub(crate) fn synchronize_stream(&self, index: usize) -> Result<()> {
+        self.run(index, |st| st.engine.storage().synchronize())?;
+        self.streams[index].mark_all_complete();
+        Ok(())
+    }
+
+    /// Process the handles dropped on any thread since stream `index`'s
+    /// last call (a stream with nothing dropped costs a lock and a load).
+    pub(crate) fn drain_stream(&self, index: usize) {
+        let pending = self.streams[index].lock().engine.has_pending_drops();
+        if pending {
+            self.run(index, |st| st.engine.drain_drops());
+        }
+    }
+
+    /// Lower stream `index`'s peaks to their current levels; the device's
+    /// peaks keep what the stream's held.
+    pub(crate) fn reset_stream_peaks(&self, index: usize) {
+        let mut st = self.streams[index].lock();
+        self.peaks.raise(&peak_levels(&st.stats_now()));
+        st.reset_peaks();
     }
 
     pub(crate) fn budget_reset_peak(&self) {

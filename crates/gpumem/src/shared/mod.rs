@@ -9,6 +9,7 @@
 
 pub(crate) mod device_shared;
 mod handles;
+pub(crate) mod moving;
 pub(crate) mod stream_state;
 
 pub(crate) use device_shared::{CopyQueueSlot, DeviceShared};

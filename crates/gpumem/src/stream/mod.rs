@@ -6,6 +6,7 @@
 
 mod cross_stream;
 mod guards;
+mod launch;
 mod out_of_memory;
 mod reserve;
 
@@ -15,18 +16,18 @@ use std::sync::atomic::Ordering;
 use mem_capture::{GraphBackend, HostGraphBackend};
 use mem_pools::{ManagedMemoryHandle, MemoryAllocationMode, MemoryReport};
 use mem_relocate::{RelocationReason, RelocationSummary};
-use mem_storage::{ComputeStorage, StorageHandle, StreamId};
+use mem_storage::{StorageHandle, StreamId};
 
 use crate::backend::StreamMemory;
 use crate::capture::{CaptureWarmup, StreamCapture};
 use crate::error::Result;
 use crate::relocation;
 use crate::stats::MemoryStats;
-use crate::stats::device_stats::peak_levels;
 
 pub use crate::shared::Stream;
 pub use cross_stream::StreamWait;
 pub use guards::{DevicePtrGuard, PersistentWindow};
+pub use launch::LaunchGuard;
 
 impl Stream {
     /// This stream's index on its device (0 is the default stream).
@@ -44,7 +45,19 @@ impl Stream {
         crate::Device::new(self.device.clone())
     }
 
-    /// Record one launch-like operation; returns its number (1, 2, ...).
+    /// Begin a launch that uses `buffers` (those of other streams get a
+    /// [`Stream::record_use`]): until it is submitted or dropped no memory
+    /// moves, so what [`LaunchGuard::view`] reads is what the work uses.
+    ///
+    /// # Errors
+    /// A stale or foreign handle; `GpuMemError::LaunchOpen` when this thread
+    /// already holds a launch of the device.
+    pub fn launch(&self, buffers: &[&ManagedMemoryHandle]) -> Result<LaunchGuard<'_>> {
+        launch::launch(self, buffers)
+    }
+
+    /// Count one launch-like operation; returns its number (1, 2, ...).
+    /// Prefer [`Stream::launch`], which also keeps memory from moving.
     pub fn submit(&self) -> u64 {
         self.shared().submitted.fetch_add(1, Ordering::AcqRel) + 1
     }
@@ -70,9 +83,7 @@ impl Stream {
 
     /// Wait for all of this stream's work, then mark every operation complete.
     pub fn synchronize(&self) -> Result<()> {
-        (self.device).run(self.index, |st| st.engine.storage().synchronize())?;
-        self.shared().mark_all_complete();
-        Ok(())
+        self.device.synchronize_stream(self.index)
     }
 
     /// Reserve `size` bytes on this stream. A refusal by the device or its
@@ -263,25 +274,19 @@ impl Stream {
     /// Process the handles dropped on any thread since this stream's last
     /// call, so its statistics and reports are current.
     pub fn drain(&self) {
-        let pending = self.shared().lock().engine.has_pending_drops();
-        if pending {
-            self.device.run(self.index, |st| st.engine.drain_drops());
-        }
+        self.device.drain_stream(self.index);
     }
 
     /// This stream's statistics, current (handles dropped before the call
     /// are counted freed).
     pub fn stats(&self) -> MemoryStats {
-        self.drain();
+        self.device.drain_stream(self.index);
         self.shared().lock().stats_now()
     }
 
     /// Lower this stream's peaks to their current levels.
     pub fn reset_peak_stats(&self) {
-        let mut st = self.shared().lock();
-        // The device's peaks keep what the stream's held.
-        self.device.peaks.raise(&peak_levels(&st.stats_now()));
-        st.reset_peaks();
+        self.device.reset_stream_peaks(self.index);
     }
 
     /// The per-pool report of this stream's engine, current as
