@@ -135,7 +135,7 @@ impl DeviceBuilder {
         };
         config.validate()?;
         let opened = self.backend.open();
-        let resource = Arc::new(budgeted(opened.resource.clone(), config.budget)?);
+        let resource = budgeted(&self.backend, opened.resource.clone(), config.budget)?;
         let capacity = resource.mem_info()?.total;
         let properties = MemoryDeviceProperties {
             max_page_size: config.resolved_max_page(capacity),
