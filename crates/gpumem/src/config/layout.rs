@@ -25,7 +25,7 @@
 //! layout a program gets from `GPUMEM_CONF=pools:…`; the parse is a pure
 //! function of the text.
 
-use mem_pools::{DEFAULT_RELEASE_THRESHOLD, MemoryConfiguration, MemoryPoolOptions, PoolType};
+use mem_pools::{DEFAULT_RELEASE_THRESHOLD, MemoryPoolOptions, PoolType};
 
 use super::{DEFAULT_SLICED, PoolLayout};
 pub use crate::error::{LAYOUT_SYNTAX, LayoutError};
@@ -161,9 +161,7 @@ pub fn parse_layout(text: &str) -> Result<PoolLayout, LayoutError> {
         }
         pools.push(pool);
     }
-    Ok(PoolLayout::Custom(MemoryConfiguration::Custom {
-        pool_options: pools,
-    }))
+    Ok(PoolLayout::Pools(pools))
 }
 
 /// `bytes` in the largest binary unit that writes it exactly (`3144MiB`).
@@ -228,14 +226,11 @@ pub fn format_layout(layout: &PoolLayout) -> String {
             format_size(*page_size),
             format_size(*max_slice)
         ),
-        PoolLayout::Custom(MemoryConfiguration::Custom { pool_options }) => pool_options
+        PoolLayout::Pools(pool_options) => pool_options
             .iter()
             .map(format_pool)
             .collect::<Vec<_>>()
             .join(","),
-        PoolLayout::Custom(MemoryConfiguration::SubSlices) => "sub_slices".into(),
-        PoolLayout::Custom(MemoryConfiguration::ExclusivePages) => "exclusive".into(),
-        PoolLayout::Custom(MemoryConfiguration::VirtualArenas) => "arenas".into(),
         other => other.name().into(),
     }
 }

@@ -13,7 +13,7 @@ fn sliced(page_size: u64, max_slice_size: u64) -> MemoryPoolOptions {
 }
 
 fn custom(pool_options: Vec<MemoryPoolOptions>) -> PoolLayout {
-    PoolLayout::Custom(MemoryConfiguration::Custom { pool_options })
+    PoolLayout::Pools(pool_options)
 }
 
 #[test]

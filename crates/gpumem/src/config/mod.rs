@@ -70,8 +70,10 @@ pub enum PoolLayout {
         /// The largest allocation the sliced pool serves.
         max_slice: u64,
     },
-    /// An explicit mem-pools configuration.
-    Custom(MemoryConfiguration),
+    /// Pools in routing order (mem-pools' `MemoryConfiguration::Custom`):
+    /// the first pool that takes a size serves it. The named layouts above
+    /// are the only spelling of mem-pools' named configurations.
+    Pools(Vec<MemoryPoolOptions>),
 }
 
 impl PoolLayout {
@@ -83,7 +85,7 @@ impl PoolLayout {
             PoolLayout::SubSlices => "sub_slices",
             PoolLayout::ExclusivePages => "exclusive",
             PoolLayout::Sliced { .. } => "sliced",
-            PoolLayout::Custom(_) => "custom",
+            PoolLayout::Pools(_) => "custom",
         }
     }
 
@@ -94,8 +96,7 @@ impl PoolLayout {
         match self {
             PoolLayout::Auto => virtual_memory,
             PoolLayout::Arenas => true,
-            PoolLayout::Custom(MemoryConfiguration::VirtualArenas) => true,
-            PoolLayout::Custom(MemoryConfiguration::Custom { pool_options }) => pool_options
+            PoolLayout::Pools(pool_options) => pool_options
                 .iter()
                 .any(|p| matches!(p.pool_type, PoolType::VirtualArena { .. })),
             _ => false,
@@ -146,7 +147,9 @@ impl PoolLayout {
                     },
                 ],
             },
-            PoolLayout::Custom(config) => config.clone(),
+            PoolLayout::Pools(pool_options) => MemoryConfiguration::Custom {
+                pool_options: pool_options.clone(),
+            },
         }
     }
 }
