@@ -14,7 +14,7 @@
 //!   trace stream, the facade's defaults and statistics), and relocates as
 //!   a runtime would when asked.
 //! - Pool layouts as text (`--config`, `gpumem plan`) are the facade's
-//!   grammar, `gpumem::layout`, the one `GPUMEM_CONF=pools:…` takes.
+//!   grammar, `gpumem::config::layout`, the one `GPUMEM_CONF=pools:…` takes.
 //! - [`compare`]: one trace through several allocators (gpumem's default,
 //!   its paged layouts, offset-allocator, the system baseline), one table.
 //! - [`report`], [`plot`]: the results as text, JSON and SVG.

@@ -1,7 +1,8 @@
 //! `gpumem replay --relocate`: relocation as a runtime would run it, its
 //! counters in the report, and patterns that survive the moves.
 
-use gpumem::{Device, GpumemConfig, PoolLayout};
+use gpumem::Device;
+use gpumem::config::{GpumemConfig, PoolLayout};
 use gpumem_cli::cli::{BackendKind, PoolSettings, replay_on};
 use gpumem_cli::replay::{DeviceBackend, Program, ReplayOptions, ReplayReport};
 use gpumem_cli::trace::Event;

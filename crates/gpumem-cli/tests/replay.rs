@@ -3,7 +3,8 @@
 
 use std::collections::HashMap;
 
-use gpumem::{Device, PoolLayout};
+use gpumem::Device;
+use gpumem::config::PoolLayout;
 use gpumem_cli::cli::{BackendKind, PoolSettings, replay_on};
 use gpumem_cli::replay::{DeviceBackend, Program, ReplayOptions, replay};
 use gpumem_cli::trace::{Event, read_jsonl, write_jsonl};

@@ -89,8 +89,8 @@ fn a_trace_larger_than_the_simulated_device_fails_allocations_without_stopping()
     // pages are each bounded by the device's size but not by it together
     // (without a budget), so the peak can exceed it; see docs/cli.md.
     let settings = PoolSettings {
-        config: gpumem::GpumemConfig {
-            pools: gpumem::PoolLayout::SubSlices,
+        config: gpumem::config::GpumemConfig {
+            pools: gpumem::config::PoolLayout::SubSlices,
             max_page_size: Some(4 * GIB),
             ..Default::default()
         },

@@ -3,7 +3,8 @@
 
 use std::collections::HashMap;
 
-use gpumem::{Device, GpumemConfig, PoolLayout};
+use gpumem::Device;
+use gpumem::config::{GpumemConfig, PoolLayout};
 use gpumem_cli::cli::{BackendKind, PoolSettings, replay_on};
 use gpumem_cli::replay::{DeviceBackend, Program, ReplayOptions, ReplayRun, StreamMode, replay};
 use gpumem_cli::trace::{Event, Mode};

@@ -1,8 +1,8 @@
 //! `GPUMEM_CONF` parsing (a pure function) and configuration checks.
 
-use gpumem::conf::CONF_KEYS;
+use gpumem::config::conf::CONF_KEYS;
+use gpumem::config::{DEFAULT_POISON, DEFAULT_SLICED};
 use gpumem::prelude::*;
-use gpumem::{DEFAULT_POISON, DEFAULT_SLICED};
 
 #[test]
 fn every_key_sets_its_setting() {

@@ -8,7 +8,9 @@
 //! the generic replay loop with a concrete backend type, so the timed loop
 //! is monomorphized per backend (no dynamic dispatch).
 
-use gpumem::{Device, DeviceBuilder, GpumemConfig};
+use gpumem::Device;
+use gpumem::config::GpumemConfig;
+use gpumem::device::DeviceBuilder;
 
 use super::BackendKind;
 use crate::error::{CliError, Result};

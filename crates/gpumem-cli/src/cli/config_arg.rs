@@ -1,4 +1,4 @@
-//! `--config`: a pool layout in the facade's grammar (`gpumem::layout`,
+//! `--config`: a pool layout in the facade's grammar (`gpumem::config::layout`,
 //! what `GPUMEM_CONF=pools:…` takes), `GPUMEM_CONF` items, or a file
 //! holding either — as text, or as `gpumem plan --json` output (its
 //! `config` field), so a measured plan replays as printed.
@@ -9,8 +9,9 @@
 
 use std::path::Path;
 
-use gpumem::conf::CONF_KEYS;
-use gpumem::{GpumemConfig, LayoutError, parse_layout};
+use gpumem::config::GpumemConfig;
+use gpumem::config::conf::CONF_KEYS;
+use gpumem::config::layout::{LayoutError, parse_layout};
 
 use crate::error::{CliError, Result};
 
@@ -25,7 +26,7 @@ fn invalid(value: &str, err: &LayoutError) -> CliError {
         reason: format!(
             "{}; expected {}, or {CONFIG_SYNTAX}",
             err.reason,
-            gpumem::layout::LAYOUT_SYNTAX
+            gpumem::config::layout::LAYOUT_SYNTAX
         ),
     }
 }
@@ -135,7 +136,7 @@ fn json_kind(value: &serde_json::Value) -> &'static str {
 pub fn base_config() -> Result<GpumemConfig> {
     GpumemConfig::from_env().map_err(|e| CliError::InvalidArgument {
         option: "GPUMEM_CONF",
-        value: std::env::var(gpumem::conf::CONF_VAR).unwrap_or_default(),
+        value: std::env::var(gpumem::config::conf::CONF_VAR).unwrap_or_default(),
         reason: e.to_string(),
     })
 }

@@ -8,7 +8,9 @@
 //! that refused nothing. Each device is dropped before the next row runs,
 //! so on `host` only one row holds memory at a time.
 
-use gpumem::{Device, DeviceReport, GpumemConfig};
+use gpumem::Device;
+use gpumem::config::GpumemConfig;
+use gpumem::stats::DeviceReport;
 use serde::Serialize;
 
 use super::CompareBackend;

@@ -25,32 +25,17 @@
 //! layout a program gets from `GPUMEM_CONF=pools:…`; the parse is a pure
 //! function of the text.
 
-use mem_pools::{DEFAULT_RELEASE_THRESHOLD, MemoryConfiguration, MemoryPoolOptions, PoolType};
+use mem_pools::{DEFAULT_RELEASE_THRESHOLD, MemoryPoolOptions, PoolType};
 
-use crate::config::{DEFAULT_SLICED, PoolLayout};
+use super::{DEFAULT_SLICED, PoolLayout};
+pub use crate::error::{LAYOUT_SYNTAX, LayoutError};
 use crate::units::{GIB, parse_bytes};
-
-/// What a layout may be, for error messages.
-pub const LAYOUT_SYNTAX: &str = "`auto`, `arenas`, `sub_slices`, `exclusive`, `sliced`, \
-     or pools in routing order separated by commas: `sliced:PAGE/MAX`, \
-     `exclusive:MAX[@PERIOD]` and `arena:MAX[@THRESHOLD]`, sizes like 4096, 64KiB, \
-     8MiB, 20GiB (e.g. `sliced:8MiB/64KiB,sliced:512MiB/5GiB,exclusive:20GiB`)";
 
 /// The `kind:` prefixes of a pool in a list.
 pub const POOL_KINDS: [&str; 3] = ["sliced", "exclusive", "arena"];
 
 /// The least range of an `arena:` pool (the `arenas` layout's least range).
 const ARENA_RANGE: u64 = 64 * GIB;
-
-/// A layout text that is not a layout: what was wrong with it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid pool layout `{text}`: {reason}; expected {LAYOUT_SYNTAX}")]
-pub struct LayoutError {
-    /// The text given.
-    pub text: String,
-    /// What is wrong with it (names the pool or size at fault).
-    pub reason: String,
-}
 
 fn parse_size(text: &str) -> Result<u64, String> {
     match parse_bytes(text) {
@@ -176,9 +161,7 @@ pub fn parse_layout(text: &str) -> Result<PoolLayout, LayoutError> {
         }
         pools.push(pool);
     }
-    Ok(PoolLayout::Custom(MemoryConfiguration::Custom {
-        pool_options: pools,
-    }))
+    Ok(PoolLayout::Pools(pools))
 }
 
 /// `bytes` in the largest binary unit that writes it exactly (`3144MiB`).
@@ -243,14 +226,11 @@ pub fn format_layout(layout: &PoolLayout) -> String {
             format_size(*page_size),
             format_size(*max_slice)
         ),
-        PoolLayout::Custom(MemoryConfiguration::Custom { pool_options }) => pool_options
+        PoolLayout::Pools(pool_options) => pool_options
             .iter()
             .map(format_pool)
             .collect::<Vec<_>>()
             .join(","),
-        PoolLayout::Custom(MemoryConfiguration::SubSlices) => "sub_slices".into(),
-        PoolLayout::Custom(MemoryConfiguration::ExclusivePages) => "exclusive".into(),
-        PoolLayout::Custom(MemoryConfiguration::VirtualArenas) => "arenas".into(),
         other => other.name().into(),
     }
 }

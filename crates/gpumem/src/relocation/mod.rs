@@ -25,10 +25,15 @@ use mem_relocate::{
 };
 
 use crate::backend::DeviceStorage;
-use crate::device::DeviceShared;
 use crate::error::{GpuMemError, Result};
+use crate::shared::DeviceShared;
 
-pub use mem_relocate::RelocationSummary;
+mod calls;
+
+pub(crate) use calls::{
+    free_cached_memory, reclaim_device, reclaim_stream, relocate_device, relocate_stream,
+    relocate_when_wanted, run,
+};
 
 /// A device's streams as mem-relocate's steps reach them.
 pub(crate) struct DeviceMemories<'a>(&'a DeviceShared);

@@ -4,8 +4,8 @@
 use loom::sync::Arc;
 use loom::thread;
 
-use crate::device_stats::tests::rise;
-use crate::device_stats::{DevicePeaks, LEVELS, Levels};
+use super::device_stats::tests::rise;
+use super::device_stats::{DevicePeaks, LEVELS, Levels};
 
 #[test]
 fn loom_two_streams_rising_at_once_leave_the_device_peak_at_their_sum() {

@@ -17,11 +17,12 @@ use mem_relocate::CudaCopyQueue;
 use mem_storage::{DeviceResource, ResourceStorage, VirtualMemory};
 
 use crate::backend::{Backend, DeviceStorage, StreamMemory, budgeted};
+use crate::config::layout::format_layout;
 use crate::config::{Budget, GpumemConfig, PoolLayout};
-use crate::device::{CopyQueueSlot, Device, DeviceShared};
-use crate::device_stats::DevicePeaks;
 use crate::error::{GpuMemError, Result};
-use crate::stream_state::StreamShared;
+use crate::shared::moving::MovingLock;
+use crate::shared::{CopyQueueSlot, Device, DeviceShared, StreamShared};
+use crate::stats::device_stats::DevicePeaks;
 
 /// Chooses a backend and what differs from the defaults, then builds a [`Device`].
 #[derive(Debug, Clone)]
@@ -134,7 +135,7 @@ impl DeviceBuilder {
         };
         config.validate()?;
         let opened = self.backend.open();
-        let resource = Arc::new(budgeted(opened.resource.clone(), config.budget)?);
+        let resource = budgeted(&self.backend, opened.resource.clone(), config.budget)?;
         let capacity = resource.mem_info()?.total;
         let properties = MemoryDeviceProperties {
             max_page_size: config.resolved_max_page(capacity),
@@ -173,7 +174,7 @@ impl DeviceBuilder {
                 tracing::warn!(%reason, "pools:arenas asked for, but no virtual memory");
                 return Err(GpuMemError::InvalidConfig {
                     parameter: "pools",
-                    value: crate::layout::format_layout(&config.pools),
+                    value: format_layout(&config.pools),
                     expected: "a backend with virtual memory (use pools:auto or pools:sub_slices)",
                 });
             }
@@ -228,7 +229,7 @@ impl DeviceBuilder {
                 config,
                 properties,
                 streams,
-                moving: Mutex::new(()),
+                moving: MovingLock::default(),
                 capture_gate: Mutex::new(()),
                 retries: AtomicU64::new(0),
                 ooms: AtomicU64::new(0),

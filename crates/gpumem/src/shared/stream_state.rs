@@ -28,7 +28,7 @@ use mem_relocate::RelocationTrigger;
 use mem_storage::{ComputeStorage, StreamId};
 
 use crate::backend::StreamMemory;
-use crate::device_stats::{LEVELS, Levels, pool_levels};
+use crate::stats::device_stats::{LEVELS, Levels, pool_levels};
 use crate::stats::{MemoryStats, StreamTally};
 
 /// One recorded use of a held allocation by another stream.

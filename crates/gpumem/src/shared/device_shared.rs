@@ -1,28 +1,27 @@
-//! `Device`: a backend, a budget, and one pool engine per stream.
+//! `DeviceShared`: what a device's streams share, and `run`, the one door
+//! to a stream's engine: every call releases held allocations first and
+//! folds its statistics after.
 //!
-//! Built with [`DeviceBuilder`]: pick the backend ([`Device::host`],
-//! [`Device::simulated`], [`Device::cuda`]), set what differs from the
-//! defaults, and [`DeviceBuilder::build`]. What the streams share lives in
-//! `DeviceShared`; `run` is the one door to a stream's engine, so every
-//! call releases held allocations first and folds its statistics after.
+//! Locking: each stream's engine sits behind its own mutex (see
+//! `stream_state.rs`); device-wide work (relocation, reclaim, sleep,
+//! capture begin) takes the device's `moving` lock first and then visits
+//! the streams one at a time.
 
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use mem_budget::GlobalBudgetHandle;
 use mem_pools::{CopyQueue, ManagedMemoryHandle, MemoryDeviceProperties};
-use mem_storage::{DeviceResource, MemInfo};
+use mem_storage::ComputeStorage;
 
-use crate::backend::{Backend, BudgetedResource, DeviceStorage};
-use crate::builder::DeviceBuilder;
+use crate::backend::{BudgetedResource, DeviceStorage};
 use crate::config::GpumemConfig;
-use crate::device_stats::{
+use crate::error::{GpuMemError, Result};
+use crate::shared::moving::MovingLock;
+use crate::shared::stream_state::{StreamShared, StreamState};
+use crate::stats::MemoryStats;
+use crate::stats::device_stats::{
     DevicePeaks, LEVELS, call_peaks, levels, peak_levels, pool_levels, set_peaks, sum_streams,
 };
-use crate::error::{GpuMemError, Result};
-use crate::stats::MemoryStats;
-use crate::stream::Stream;
-use crate::stream_state::{StreamShared, StreamState};
 
 /// The device's relocation copy queue (host memcpy, or a CUDA copy stream).
 pub(crate) struct CopyQueueSlot(pub(crate) Mutex<Box<dyn CopyQueue<DeviceStorage> + Send>>);
@@ -45,7 +44,7 @@ pub(crate) struct DeviceShared {
     pub(crate) peaks: DevicePeaks,
     /// Taken by every device-wide move (relocation, reclaim, capture begin)
     /// before any stream lock.
-    pub(crate) moving: Mutex<()>,
+    pub(crate) moving: MovingLock,
     /// Held while a capture checks that no stream records and marks its own,
     /// so two captures begun at once cannot both pass the check.
     pub(crate) capture_gate: Mutex<()>,
@@ -156,10 +155,6 @@ impl DeviceShared {
         self.copy_queue.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub(crate) fn moving(&self) -> MutexGuard<'_, ()> {
-        self.moving.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// The stream whose engine issued `handle`.
     pub(crate) fn owner(&self, handle: &ManagedMemoryHandle) -> Result<usize> {
         let manager = handle.manager_id();
@@ -175,153 +170,57 @@ impl DeviceShared {
     }
 }
 
-/// A device: its budgeted memory and its streams. Cheap to clone (shared).
-#[derive(Debug, Clone)]
-pub struct Device {
-    pub(crate) shared: Arc<DeviceShared>,
-}
-
-impl Device {
-    fn builder(backend: Backend) -> DeviceBuilder {
-        DeviceBuilder::new(backend)
-    }
-
-    /// Real host memory standing in for a device: the embedded default, and
-    /// what every test runs on.
-    pub fn host() -> DeviceBuilder {
-        Self::builder(Backend::Host { capacity: None })
-    }
-
-    /// Host memory that refuses to hold more than `capacity` bytes at once,
-    /// like a device of that size.
-    pub fn host_with_capacity(capacity: u64) -> DeviceBuilder {
-        Self::builder(Backend::Host {
-            capacity: Some(capacity),
-        })
-    }
-
-    /// A simulated device of `capacity` bytes: addresses and accounting, no
-    /// memory, so workloads larger than this machine can be planned.
-    pub fn simulated(capacity: u64) -> DeviceBuilder {
-        Self::builder(Backend::Simulated { capacity })
-    }
-
-    /// CUDA device `ordinal`.
-    ///
-    /// # Errors
-    /// [`GpuMemError::CudaUnavailable`] when the CUDA driver cannot be loaded
-    /// (checked before anything touches it) or the device cannot be opened.
-    pub fn cuda(ordinal: usize) -> Result<DeviceBuilder> {
-        Backend::cuda(ordinal).map(Self::builder)
-    }
-
-    /// A device on a runtime's own CUDA context (bring your own CUDA):
-    /// gpumem allocates in it, beside the runtime's kernels and modules.
-    /// Give the runtime's streams with [`DeviceBuilder::cuda_streams`].
-    ///
-    /// # Errors
-    /// [`GpuMemError::CudaUnavailable`] when the context's memory cannot be
-    /// read.
-    pub fn cuda_from_context(ctx: Arc<cudarc::driver::CudaContext>) -> Result<DeviceBuilder> {
-        Backend::cuda_context(ctx).map(Self::builder)
-    }
-
-    /// `"<backend>:<ordinal>"`, e.g. `"host:0"`.
-    pub fn name(&self) -> &str {
-        &self.shared.name
-    }
-
-    /// The configuration the device was built with (after `GPUMEM_CONF`).
-    pub fn config(&self) -> &GpumemConfig {
-        &self.shared.config
-    }
-
-    /// The page limits and alignment every stream's pools use.
-    pub fn properties(&self) -> &MemoryDeviceProperties {
-        &self.shared.properties
-    }
-
-    /// Number of streams.
-    pub fn stream_count(&self) -> usize {
-        self.shared.streams.len()
-    }
-
-    /// Stream `index`.
-    pub fn stream(&self, index: usize) -> Result<Stream> {
-        if index < self.shared.streams.len() {
-            Ok(Stream::new(self.shared.clone(), index))
-        } else {
-            Err(GpuMemError::unknown_stream(
-                index,
-                self.shared.streams.len(),
-            ))
-        }
-    }
-
-    /// Stream 0, the default stream.
-    pub fn default_stream(&self) -> Stream {
-        Stream::new(self.shared.clone(), 0)
-    }
-
-    /// Every stream, in index order.
-    pub fn streams(&self) -> Vec<Stream> {
-        (0..self.shared.streams.len())
-            .map(|i| Stream::new(self.shared.clone(), i))
-            .collect()
-    }
-
-    /// The stream that reserved `handle`.
-    pub fn stream_of(&self, handle: &ManagedMemoryHandle) -> Result<Stream> {
-        Ok(Stream::new(self.shared.clone(), self.shared.owner(handle)?))
-    }
-
-    /// The device budget's ledger: limit, charged bytes, peak, reservations.
-    pub fn budget(&self) -> GlobalBudgetHandle {
-        self.shared.resource.handle()
-    }
-
-    /// Free and total bytes of the device itself (below the budget).
-    pub fn mem_info(&self) -> Result<MemInfo> {
-        Ok(self.shared.resource.upstream().mem_info()?)
-    }
-
-    /// Device-wide statistics (see [`MemoryStats`]), current: every handle
-    /// dropped before the call, on any thread, is counted freed.
-    pub fn stats(&self) -> MemoryStats {
-        self.drain();
-        let mut stats = self.shared.device_stats();
-        stats.num_alloc_retries = self
-            .shared
-            .retries
-            .load(std::sync::atomic::Ordering::Relaxed);
-        stats.num_ooms = self.shared.ooms.load(std::sync::atomic::Ordering::Relaxed);
-        stats
-    }
-
-    /// Lower every peak of the device, of each stream and of the budget's
-    /// ledger to its current level (`reset_peak_memory_stats`).
-    pub fn reset_peak_stats(&self) {
-        for stream in &self.shared.streams {
-            let mut st = stream.lock();
-            st.reset_peaks();
-            stream.levels.reset_high();
-        }
-        let current = levels(&self.shared.device_stats());
-        self.shared.peaks.reset(&current);
-        self.shared.budget_reset_peak();
-    }
-
-    /// Wait for every stream's work and mark all of it complete.
-    pub fn synchronize(&self) -> Result<()> {
-        for stream in self.streams() {
-            stream.synchronize()?;
+impl DeviceShared {
+    /// Get every stream's queued work done and mark it complete.
+    pub(crate) fn finish(&self) -> Result<()> {
+        for stream in &self.streams {
+            stream.lock().engine.storage().synchronize()?;
+            stream.mark_all_complete();
         }
         Ok(())
     }
-}
 
-impl DeviceShared {
-    fn budget_reset_peak(&self) {
+    /// Declare operations up to `op` of stream `index` complete (never
+    /// backwards); an operation not yet submitted is an error.
+    pub(crate) fn complete_through(&self, index: usize, op: u64) -> Result<()> {
+        let stream = &self.streams[index];
+        let submitted = stream.submitted();
+        if op > submitted {
+            return Err(GpuMemError::CompletionAhead {
+                stream: index,
+                op,
+                submitted,
+            });
+        }
+        stream.completed.fetch_max(op, Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// Wait for all of stream `index`'s work, then mark it complete.
+    pub(crate) fn synchronize_stream(&self, index: usize) -> Result<()> {
+        self.run(index, |st| st.engine.storage().synchronize())?;
+        self.streams[index].mark_all_complete();
+        Ok(())
+    }
+
+    /// Process the handles dropped on any thread since stream `index`'s
+    /// last call (a stream with nothing dropped costs a lock and a load).
+    pub(crate) fn drain_stream(&self, index: usize) {
+        let pending = self.streams[index].lock().engine.has_pending_drops();
+        if pending {
+            self.run(index, |st| st.engine.drain_drops());
+        }
+    }
+
+    /// Lower stream `index`'s peaks to their current levels; the device's
+    /// peaks keep what the stream's held.
+    pub(crate) fn reset_stream_peaks(&self, index: usize) {
+        let mut st = self.streams[index].lock();
+        self.peaks.raise(&peak_levels(&st.stats_now()));
+        st.reset_peaks();
+    }
+
+    pub(crate) fn budget_reset_peak(&self) {
         self.resource.handle().reset_peak();
     }
 }

@@ -12,7 +12,11 @@ use mem_pools::{InstallMemoryPoolsError, IoError, RelocationCopyError};
 use mem_relocate::RelocationError;
 use mem_storage::StorageError;
 
-use crate::oom::OutOfMemoryReport;
+mod layout_error;
+mod oom;
+
+pub use layout_error::{LAYOUT_SYNTAX, LayoutError};
+pub use oom::{OutOfMemoryReport, Refuser};
 
 /// What went wrong in a gpumem call.
 #[derive(Debug, thiserror::Error)]
@@ -81,7 +85,7 @@ pub enum GpuMemError {
     BadConfLayout {
         /// What the layout parser found wrong.
         #[source]
-        source: crate::layout::LayoutError,
+        source: LayoutError,
     },
     /// A `GPUMEM_CONF` item that is not `key:value`.
     #[error(
@@ -145,6 +149,17 @@ pub enum GpuMemError {
         /// The refusal, with the number of recording streams.
         #[source]
         source: RelocationError,
+    },
+    /// A call that moves memory (or opens a second launch) on a thread that
+    /// holds a [`crate::stream::LaunchGuard`] of the same device: it would
+    /// wait for the launch, which waits for it. Submit or drop the launch
+    /// first.
+    #[error(
+        "{operation} on a thread that holds a launch of the same device: submit or drop the LaunchGuard first"
+    )]
+    LaunchOpen {
+        /// What was refused.
+        operation: &'static str,
     },
     /// A completion claimed for an operation that was never submitted.
     #[error(

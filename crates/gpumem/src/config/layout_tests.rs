@@ -13,7 +13,7 @@ fn sliced(page_size: u64, max_slice_size: u64) -> MemoryPoolOptions {
 }
 
 fn custom(pool_options: Vec<MemoryPoolOptions>) -> PoolLayout {
-    PoolLayout::Custom(MemoryConfiguration::Custom { pool_options })
+    PoolLayout::Pools(pool_options)
 }
 
 #[test]
@@ -167,7 +167,7 @@ fn gpumem_conf_pools_takes_every_layout_the_parser_takes_even_a_list_beside_othe
     );
     assert_eq!(
         (conf.streams, conf.budget),
-        (2, crate::Budget::Bytes(8 * GIB))
+        (2, crate::config::Budget::Bytes(8 * GIB))
     );
     // A pool item with no `pools:` before it is an unknown key, not a layout.
     assert!(GpumemConfig::from_conf("budget:8GiB,sliced:8MiB/64KiB").is_err());

@@ -36,7 +36,7 @@
 
 use mem_pools::PoolStats;
 
-use crate::stats::MemoryStats;
+use super::MemoryStats;
 use crate::sync::{AtomicU64, Ordering, fence};
 
 /// Levels kept device-wide: the six engine statistics, then inactive bytes.

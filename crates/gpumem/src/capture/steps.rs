@@ -10,9 +10,9 @@
 
 use mem_capture::{Capture, CapturedGraph, GraphBackend, HostGraphBackend};
 
-use crate::error::Result;
-use crate::graph_capture::StreamCapture;
-use crate::stream::Stream;
+use super::StreamCapture;
+use crate::error::{GpuMemError, Result};
+use crate::shared::Stream;
 
 struct Open<B> {
     capture: Capture,
@@ -46,30 +46,18 @@ pub struct DeviceGraph<B: GraphBackend = HostGraphBackend> {
     backend: B,
 }
 
-impl Stream {
-    /// Begin a capture on this stream with the host graph backend.
-    ///
-    /// # Errors
-    /// As [`Stream::begin_capture_with`].
-    pub fn begin_capture(&self) -> Result<CaptureWarmup<HostGraphBackend>> {
-        self.begin_capture_with(HostGraphBackend::new())
-    }
-
-    /// Begin a capture on this stream with `backend`: refused if any stream
-    /// records; every stream's outdated memory is relocated; the stream's
-    /// pool opens its window and the stream is marked recording.
-    ///
-    /// # Errors
-    /// `CaptureError::Streams(RelocationError::Recording { .. })` while
-    /// another stream records (or another refusal of mem-capture's
-    /// `prepare`), before anything changes.
-    pub fn begin_capture_with<B: GraphBackend>(&self, backend: B) -> Result<CaptureWarmup<B>> {
-        let mut streams = self.capture_streams();
+impl<B: GraphBackend> CaptureWarmup<B> {
+    /// [`Stream::begin_capture_with`] on `streams`' stream.
+    pub(crate) fn begin(mut streams: StreamCapture, backend: B) -> Result<Self> {
+        if streams.stream.device.moving.launching_here() {
+            let operation = "begin_capture";
+            return Err(GpuMemError::LaunchOpen { operation });
+        }
         let mut capture = Capture::new();
         {
             // A capture gate poisoned by a panic guards no state of its own.
-            let _gate = self
-                .device
+            let device = streams.stream.device.clone();
+            let _gate = device
                 .capture_gate
                 .lock()
                 .unwrap_or_else(|p| p.into_inner());
@@ -83,9 +71,7 @@ impl Stream {
             }),
         })
     }
-}
 
-impl<B: GraphBackend> CaptureWarmup<B> {
     fn open(&self) -> &Open<B> {
         self.open
             .as_ref()

@@ -1,10 +1,13 @@
 //! What a device is built with: pool layout, budget, streams, debug modes.
 //!
 //! A [`GpumemConfig`] is plain data. Code sets it through the
-//! [`DeviceBuilder`](crate::DeviceBuilder) or directly; the `GPUMEM_CONF`
-//! variable overrides the keys it names (see [`crate::conf`]). Everything is
+//! [`DeviceBuilder`](crate::device::DeviceBuilder) or directly; the `GPUMEM_CONF`
+//! variable overrides the keys it names (see [`conf`]). Everything is
 //! checked when the device is built, so a bad value is an error before any
 //! memory is touched, never a half-built device.
+
+pub mod conf;
+pub mod layout;
 
 use mem_pools::{MemoryConfiguration, MemoryPoolOptions, PoolType};
 
@@ -43,7 +46,7 @@ impl Budget {
 pub enum PoolLayout {
     /// The default: [`PoolLayout::Arenas`] where the device has virtual
     /// memory (host, simulated, CUDA devices that support it), else
-    /// [`PoolLayout::SubSlices`]. [`crate::DeviceReport`] says which.
+    /// [`PoolLayout::SubSlices`]. [`crate::stats::DeviceReport`] says which.
     #[default]
     Auto,
     /// Virtual-memory arenas: per stream one arena for every size, a range
@@ -67,8 +70,10 @@ pub enum PoolLayout {
         /// The largest allocation the sliced pool serves.
         max_slice: u64,
     },
-    /// An explicit mem-pools configuration.
-    Custom(MemoryConfiguration),
+    /// Pools in routing order (mem-pools' `MemoryConfiguration::Custom`):
+    /// the first pool that takes a size serves it. The named layouts above
+    /// are the only spelling of mem-pools' named configurations.
+    Pools(Vec<MemoryPoolOptions>),
 }
 
 impl PoolLayout {
@@ -80,7 +85,7 @@ impl PoolLayout {
             PoolLayout::SubSlices => "sub_slices",
             PoolLayout::ExclusivePages => "exclusive",
             PoolLayout::Sliced { .. } => "sliced",
-            PoolLayout::Custom(_) => "custom",
+            PoolLayout::Pools(_) => "custom",
         }
     }
 
@@ -91,8 +96,7 @@ impl PoolLayout {
         match self {
             PoolLayout::Auto => virtual_memory,
             PoolLayout::Arenas => true,
-            PoolLayout::Custom(MemoryConfiguration::VirtualArenas) => true,
-            PoolLayout::Custom(MemoryConfiguration::Custom { pool_options }) => pool_options
+            PoolLayout::Pools(pool_options) => pool_options
                 .iter()
                 .any(|p| matches!(p.pool_type, PoolType::VirtualArena { .. })),
             _ => false,
@@ -143,7 +147,9 @@ impl PoolLayout {
                     },
                 ],
             },
-            PoolLayout::Custom(config) => config.clone(),
+            PoolLayout::Pools(pool_options) => MemoryConfiguration::Custom {
+                pool_options: pool_options.clone(),
+            },
         }
     }
 }

@@ -1,4 +1,6 @@
-//! Graph capture on a stream, delegated to mem-capture.
+//! Graph capture: mem-capture re-exported whole (the state machine,
+//! captured graphs, CUDA and host backends), and the facade's capture on a
+//! stream, delegated to it.
 //!
 //! mem-capture owns the sequence (`Capture`: prepare → begin → end, abort
 //! from anywhere) and the graph side (`GraphBackend`, `CapturedGraph`). The
@@ -8,16 +10,23 @@
 //! checks, relocation of every stream before the warmup, and the release of
 //! held allocations before priming ends.
 //!
-//! The type-state over it ([`Stream::begin_capture`]) is in `capture_steps.rs`.
+//! The type-state over it ([`Stream::begin_capture`]) is in `steps.rs`.
 
 use std::sync::atomic::Ordering;
 
-use mem_capture::CaptureStreams;
 use mem_relocate::{RelocatingStreams, RelocationReason};
 
-use crate::capture_pool::StreamPool;
-use crate::relocation::DeviceMemories;
-use crate::stream::Stream;
+use crate::relocation;
+use crate::shared::Stream;
+
+mod pool;
+mod steps;
+
+use pool::StreamPool;
+
+#[doc(no_inline)]
+pub use mem_capture::*;
+pub use steps::{CaptureRecording, CaptureWarmup, DeviceGraph};
 
 /// One stream of a device as mem-capture's `CaptureStreams`: use it with
 /// `mem_capture::Capture` directly when the type-state does not fit.
@@ -28,6 +37,11 @@ pub struct StreamCapture {
 }
 
 impl StreamCapture {
+    pub(crate) fn new(stream: Stream) -> Self {
+        let pool = StreamPool::new(stream.device.clone(), stream.index);
+        Self { stream, pool }
+    }
+
     /// The stream being captured.
     pub fn stream(&self) -> &Stream {
         &self.stream
@@ -42,8 +56,9 @@ impl CaptureStreams for StreamCapture {
 
     fn set_recording(&mut self, recording: bool) {
         // Under the moving lock: a relocation in flight finishes first, and
-        // every later one sees the mark.
-        let _moving = self.stream.device.moving();
+        // every later one sees the mark. (A launch open on this thread holds
+        // it shared: no move is in flight then, and none begins before it.)
+        let _moving = self.stream.device.moving.exclusive_unless_launching();
         self.stream
             .shared()
             .recording
@@ -51,12 +66,16 @@ impl CaptureStreams for StreamCapture {
     }
 
     fn relocate_device(&mut self) {
-        let device = &self.stream.device;
-        let _moving = device.moving();
-        let result = DeviceMemories::steps(device, self.stream.index).and_then(|mut streams| {
-            streams.relocate_device(RelocationReason::Capture);
-            streams.finish_result()
-        });
+        let (device, index) = (&self.stream.device, self.stream.index);
+        let result = relocation::run(
+            device,
+            index,
+            ("relocation before a capture", true),
+            |streams| {
+                streams.relocate_device(RelocationReason::Capture);
+                Ok(())
+            },
+        );
         if let Err(err) = result {
             tracing::warn!(%err, "relocation before the capture's warmup failed; capturing anyway");
         }
@@ -70,15 +89,5 @@ impl CaptureStreams for StreamCapture {
         // Release held allocations whose users are done, so warmup's buffers
         // are back in the pool before priming ends.
         self.stream.device.run(self.stream.index, |_| ());
-    }
-}
-
-impl Stream {
-    /// This stream as mem-capture's `CaptureStreams`.
-    pub fn capture_streams(&self) -> StreamCapture {
-        StreamCapture {
-            stream: self.clone(),
-            pool: StreamPool::new(self.device.clone(), self.index),
-        }
     }
 }

@@ -1,4 +1,5 @@
-//! `Device::memory_report`: the device's memory as one value.
+//! `DeviceReport`: the device's memory as one value (`Device::memory_report`
+//! builds it, in `device/report.rs`).
 //!
 //! What `torch.cuda.memory_summary()` prints, as data first: the device's
 //! and budget's figures, the device-wide statistics and fragmentation, and
@@ -8,10 +9,9 @@
 use std::fmt;
 
 use mem_pools::MemoryReport;
-use mem_storage::{DeviceResource, MemInfo, VirtualMemoryStats};
+use mem_storage::{MemInfo, VirtualMemoryStats};
 
-use crate::device::Device;
-use crate::stats::MemoryStats;
+use super::MemoryStats;
 use crate::units::format_bytes;
 
 /// One stream's part of a [`DeviceReport`].
@@ -58,46 +58,6 @@ pub struct DeviceReport {
     /// Why the default layout fell back to paged pools (the backend has no
     /// virtual memory); `None` when arenas are in use or were not asked for.
     pub arena_fallback: Option<String>,
-}
-
-impl Device {
-    /// Everything about the device's memory, as a value (`Display` prints it).
-    /// Current as [`Device::stats`] is: handles dropped before the call are
-    /// counted freed.
-    pub fn memory_report(&self) -> DeviceReport {
-        self.drain();
-        let shared = &self.shared;
-        let streams = shared
-            .streams
-            .iter()
-            .enumerate()
-            .map(|(index, s)| {
-                let mut st = s.lock();
-                StreamReport {
-                    index,
-                    submitted: s.submitted(),
-                    completed: s.completed(),
-                    recording: s.is_recording(),
-                    held_bytes: st.held_bytes(),
-                    stats: st.stats_now(),
-                    pools: st.engine.memory_report(),
-                }
-            })
-            .collect();
-        let budget = self.budget();
-        DeviceReport {
-            device: shared.name.clone(),
-            backend: shared.resource.backend(),
-            mem_info: self.mem_info().ok(),
-            budget_limit: budget.is_finite().then(|| budget.limit()),
-            budget_charged: budget.charged(),
-            budget_peak: budget.peak(),
-            stats: self.stats(),
-            streams,
-            virtual_memory: shared.virtual_memory.as_ref().map(|vm| vm.vm_stats()),
-            arena_fallback: shared.arena_fallback.clone(),
-        }
-    }
 }
 
 impl fmt::Display for DeviceReport {

@@ -20,10 +20,9 @@ use mem_storage::{
     StorageUtilization, StreamId,
 };
 
-use crate::device::Device;
 use crate::error::GpuMemError;
-use crate::guards::DevicePtrGuard;
-use crate::stream::Stream;
+use crate::shared::Device;
+use crate::stream::{DevicePtrGuard, Stream};
 
 const BACKEND: &str = "gpumem";
 

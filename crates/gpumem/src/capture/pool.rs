@@ -17,7 +17,7 @@ use mem_pools::{
 };
 use mem_storage::{ComputeStorage, StorageError, StorageHandle};
 
-use crate::device::DeviceShared;
+use crate::shared::DeviceShared;
 
 /// One stream's engine, reached by locking it per call.
 pub(crate) struct StreamPool {

@@ -10,9 +10,9 @@
 //! that name what is valid — a typo must never be silently ignored, since
 //! the setting the user meant would then silently not apply.
 
-use crate::config::{Budget, DEFAULT_POISON, GpumemConfig, PoolLayout};
+use super::layout::{POOL_KINDS, parse_layout};
+use super::{Budget, DEFAULT_POISON, GpumemConfig, PoolLayout};
 use crate::error::{GpuMemError, Result};
-use crate::layout::{POOL_KINDS, parse_layout};
 use crate::units::parse_bytes;
 
 /// The environment variable read by [`GpumemConfig::from_env`].
@@ -26,7 +26,7 @@ pub const CONF_KEYS: &[(&str, &str, &str)] = &[
          (sliced:PAGE/MAX, exclusive:MAX[@PERIOD], arena:MAX[@THRESHOLD], e.g. \
          pools:sliced:8MiB/64KiB,exclusive:20GiB)",
         "pool layout of every stream (auto: arenas where the device has virtual memory; \
-         the grammar of gpumem::layout)",
+         the grammar of gpumem::config::layout)",
     ),
     (
         "page_size",

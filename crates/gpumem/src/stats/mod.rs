@@ -3,7 +3,7 @@
 //! The pool engine keeps exact per-manager counters ([`PoolStats`]), and
 //! they stay the source: a stream's statistics are its engine's counters,
 //! read when someone asks, plus the little the engine does not keep
-//! ([`StreamTally`]). Nothing is copied or folded per call.
+//! (`StreamTally`). Nothing is copied or folded per call.
 //!
 //! A device has one manager per stream, and the device's peak is not the
 //! sum of the streams' peaks (they need not peak together). With **one
@@ -21,7 +21,14 @@
 //! derived, so its level is exact and its peak and totals are sampled at
 //! the end of each call and at each read.
 
+pub(crate) mod device_stats;
+#[cfg(all(test, loom))]
+mod device_stats_loom;
+mod report;
+
 use mem_pools::{ChunkStats, PoolStats, Stat};
+
+pub use report::{DeviceReport, StreamReport};
 
 /// Statistics in PyTorch's vocabulary (`torch.cuda.memory_stats()`).
 ///
