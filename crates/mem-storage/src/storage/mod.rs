@@ -18,6 +18,10 @@ use crate::id::{DevicePtr, StorageHandle, StorageId};
 use crate::resource::MemInfo;
 use crate::vm::ChunkId;
 
+pub(crate) mod resource_storage;
+mod resource_storage_virtual;
+pub(crate) mod virtual_pages;
+
 /// Page storage for the pool engine.
 pub trait ComputeStorage: Send {
     /// What [`ComputeStorage::get`] resolves a view to (an address and length).

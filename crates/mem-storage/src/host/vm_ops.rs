@@ -3,8 +3,8 @@
 //! refusal by either the table or the kernel changes nothing.
 
 use crate::error::StorageError;
-use crate::vm::host::{BACKEND, Base, State};
-use crate::vm::host_sys as sys;
+use crate::host::virtual_memory::{BACKEND, Base, State};
+use crate::host::vm_sys as sys;
 use crate::vm::{ChunkId, RangeId, VaRange};
 
 impl State {

@@ -22,11 +22,11 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::address_space::AddressSpace;
 use crate::error::StorageError;
 use crate::id::DevicePtr;
 use crate::physical::PhysicalMemory;
 use crate::resource::MemInfo;
+use crate::simulated::address_space::AddressSpace;
 use crate::vm::check_granularity;
 use crate::vm::table::VmTable;
 use crate::vm::{

@@ -13,10 +13,10 @@ use std::fmt;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, MutexGuard};
 
+use crate::adaptors::logging::event_log::thread_number;
+use crate::adaptors::tracking::TrackingResource;
 use crate::error::StorageError;
-use crate::event_log::thread_number;
 use crate::id::DevicePtr;
-use crate::tracking::TrackingResource;
 use crate::vm::{ChunkId, RangeId, VaRange, VirtualMemory};
 
 /// A reserved range not yet freed.
@@ -176,5 +176,5 @@ impl<V: VirtualMemory> VirtualMemory for TrackingResource<V> {
         Ok(chunks)
     }
 
-    crate::vm::forward_vm_to_inner!();
+    crate::adaptors::forward_vm_to_inner!();
 }

@@ -9,10 +9,10 @@
 
 use std::sync::MutexGuard;
 
+use crate::adaptors::logging::LoggingResource;
+use crate::adaptors::logging::event_log::thread_number;
 use crate::error::StorageError;
-use crate::event_log::thread_number;
 use crate::id::DevicePtr;
-use crate::logging::LoggingResource;
 use crate::vm::{ChunkId, RangeId, VaRange, VirtualMemory};
 
 /// What a logged virtual-memory call did.
@@ -178,5 +178,5 @@ impl<V: VirtualMemory> VirtualMemory for LoggingResource<V> {
         result
     }
 
-    crate::vm::forward_vm_to_inner!();
+    crate::adaptors::forward_vm_to_inner!();
 }

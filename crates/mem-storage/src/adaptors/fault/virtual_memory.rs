@@ -9,9 +9,9 @@
 //! Queries (`range_info`, `chunk_bytes`, `vm_stats`, `granularity`) are
 //! never counted or failed; `physical_info` counts as `MemInfo`.
 
+use crate::adaptors::fault::FaultInjection;
+use crate::adaptors::fault::plan::Operation;
 use crate::error::StorageError;
-use crate::fault::FaultInjection;
-use crate::fault_plan::Operation;
 use crate::id::{DevicePtr, StreamId};
 use crate::resource::MemInfo;
 use crate::vm::{ChunkId, RangeId, VaRange, VirtualMemory, VirtualMemoryStats};

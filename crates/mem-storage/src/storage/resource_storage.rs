@@ -13,8 +13,8 @@ use std::collections::HashMap;
 use crate::error::StorageError;
 use crate::id::{DevicePtr, StorageHandle, StorageId, StreamId};
 use crate::resource::{DeviceResource, MemInfo};
+use crate::storage::virtual_pages::VirtualPages;
 use crate::storage::{ComputeStorage, DeviceView};
-use crate::virtual_pages::VirtualPages;
 use crate::vm::{ChunkId, VirtualMemory};
 
 #[derive(Debug, Clone, Copy)]

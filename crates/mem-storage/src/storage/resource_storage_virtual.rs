@@ -8,9 +8,9 @@ use std::sync::Arc;
 use crate::error::StorageError;
 use crate::id::{StorageHandle, StorageId};
 use crate::resource::DeviceResource;
-use crate::resource_storage::ResourceStorage;
 use crate::storage::ComputeStorage;
-use crate::virtual_pages::VirtualPages;
+use crate::storage::resource_storage::ResourceStorage;
+use crate::storage::virtual_pages::VirtualPages;
 use crate::vm::VirtualMemory;
 
 impl<R: DeviceResource> ResourceStorage<R> {

@@ -11,8 +11,8 @@
 use std::ptr::NonNull;
 
 use crate::error::StorageError;
+use crate::host::virtual_memory::{HostVirtualMemory, State};
 use crate::id::DevicePtr;
-use crate::vm::host::{HostVirtualMemory, State};
 
 impl State {
     /// The pointer to mapped `ptr..ptr+len`, after checking every byte.

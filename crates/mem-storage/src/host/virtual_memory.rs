@@ -35,11 +35,11 @@ use std::ptr::NonNull;
 use std::sync::{Arc, Mutex};
 
 use crate::error::StorageError;
+use crate::host::vm_sys as sys;
 use crate::id::DevicePtr;
 use crate::physical::PhysicalMemory;
 use crate::resource::MemInfo;
 use crate::vm::check_granularity;
-use crate::vm::host_sys as sys;
 use crate::vm::table::VmTable;
 use crate::vm::{
     ChunkId, DEFAULT_GRANULARITY, RangeId, VaRange, VirtualMemory, VirtualMemoryStats,

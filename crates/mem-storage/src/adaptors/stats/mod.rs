@@ -16,6 +16,8 @@ use crate::error::StorageError;
 use crate::id::{DevicePtr, StreamId};
 use crate::resource::DeviceResource;
 
+pub(crate) mod virtual_memory;
+
 /// A snapshot of [`StatsResource`]'s counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ResourceStats {
@@ -51,7 +53,7 @@ pub struct StatsResource<R> {
     failed_allocations: AtomicU64,
     failed_frees: AtomicU64,
     /// Virtual-memory counters, when the inner resource has virtual memory.
-    pub(crate) vm: crate::vm::stats::VmCounters,
+    pub(crate) vm: crate::adaptors::stats::virtual_memory::VmCounters,
 }
 
 impl<R> StatsResource<R> {
@@ -146,7 +148,7 @@ impl<R: DeviceResource> DeviceResource for StatsResource<R> {
         }
     }
 
-    crate::adaptor::forward_to_inner!();
+    crate::adaptors::forward_to_inner!();
 }
 
 fn saturating_sub(counter: &AtomicU64, amount: u64) {

@@ -7,7 +7,7 @@
 //! refusal keeps nothing else mapped). Linear in what the storage holds.
 
 use crate::error::StorageError;
-use crate::virtual_pages::VirtualPages;
+use crate::storage::virtual_pages::VirtualPages;
 
 impl VirtualPages {
     /// Free the queued ranges; one that fails stays queued.

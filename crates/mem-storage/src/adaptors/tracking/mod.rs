@@ -15,10 +15,14 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::adaptors::logging::event_log::thread_number;
 use crate::error::StorageError;
-use crate::event_log::thread_number;
 use crate::id::{DevicePtr, StreamId};
 use crate::resource::DeviceResource;
+
+pub(crate) mod virtual_memory;
+
+pub use virtual_memory::{OutstandingChunk, OutstandingRange, VirtualLeakReport};
 
 /// One allocation that has not been freed.
 #[derive(Debug, Clone)]
@@ -86,7 +90,7 @@ pub struct TrackingResource<R> {
     pub(crate) sequence: AtomicU64,
     pub(crate) backtraces: bool,
     /// Ranges and chunks, when the inner resource has virtual memory.
-    pub(crate) vm: Mutex<crate::vm::tracking::VmLive>,
+    pub(crate) vm: Mutex<crate::adaptors::tracking::virtual_memory::VmLive>,
 }
 
 impl<R> TrackingResource<R> {
@@ -167,5 +171,5 @@ impl<R: DeviceResource> DeviceResource for TrackingResource<R> {
         Ok(())
     }
 
-    crate::adaptor::forward_to_inner!();
+    crate::adaptors::forward_to_inner!();
 }

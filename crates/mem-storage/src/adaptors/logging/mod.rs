@@ -15,10 +15,16 @@ use std::io::{self, Write};
 use std::sync::Mutex;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use event_log::{Action, ResourceEvent, thread_number};
 use crate::error::StorageError;
-use crate::event_log::{self, Action, ResourceEvent, thread_number};
 use crate::id::{DevicePtr, StreamId};
 use crate::resource::DeviceResource;
+
+pub(crate) mod event_log;
+pub(crate) mod tag;
+mod virtual_memory;
+
+pub use virtual_memory::{VmAction, VmEvent};
 
 /// A resource that records every allocate and free made through it.
 #[derive(Debug)]
@@ -98,7 +104,9 @@ impl<R> LoggingResource<R> {
             bytes,
             stream,
             tag: match action {
-                Action::Allocate | Action::AllocateFailure => crate::tag::current_tag(),
+                Action::Allocate | Action::AllocateFailure => {
+                    crate::adaptors::logging::tag::current_tag()
+                }
                 Action::Free | Action::FreeFailure => None,
             },
         };
@@ -137,5 +145,5 @@ impl<R: DeviceResource> DeviceResource for LoggingResource<R> {
         result
     }
 
-    crate::adaptor::forward_to_inner!();
+    crate::adaptors::forward_to_inner!();
 }

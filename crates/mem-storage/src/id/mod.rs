@@ -5,6 +5,11 @@
 
 use std::fmt;
 
+pub(crate) mod hash;
+mod virtual_memory;
+
+pub use virtual_memory::{ChunkId, RangeId, VaRange, VirtualMemoryStats};
+
 /// Identifies one page (one device allocation) within a storage.
 ///
 /// Issued from a 64-bit counter that never wraps in practice (one id per

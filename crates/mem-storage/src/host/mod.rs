@@ -25,7 +25,23 @@ use crate::error::StorageError;
 use crate::id::{DevicePtr, StreamId};
 use crate::physical::PhysicalMemory;
 use crate::resource::{DeviceResource, MemInfo};
-use crate::vm::HostVirtualMemory;
+
+#[cfg(test)]
+mod refusal_tests;
+mod transfer;
+#[cfg(target_os = "linux")]
+pub(crate) mod virtual_memory;
+#[cfg(not(target_os = "linux"))]
+#[path = "vm_unsupported.rs"]
+pub(crate) mod virtual_memory;
+#[cfg(target_os = "linux")]
+mod vm_bytes;
+#[cfg(target_os = "linux")]
+mod vm_ops;
+#[cfg(target_os = "linux")]
+pub(crate) mod vm_sys;
+
+pub use virtual_memory::HostVirtualMemory;
 
 pub(crate) const BACKEND: &str = "host";
 

@@ -20,12 +20,16 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::address_space::AddressSpace;
 use crate::error::StorageError;
 use crate::id::{DevicePtr, StreamId};
 use crate::physical::PhysicalMemory;
 use crate::resource::{DeviceResource, MemInfo};
-use crate::vm::SimulatedVirtualMemory;
+use crate::simulated::address_space::AddressSpace;
+
+pub(crate) mod address_space;
+mod virtual_memory;
+
+pub use virtual_memory::SimulatedVirtualMemory;
 
 const BACKEND: &str = "sim";
 

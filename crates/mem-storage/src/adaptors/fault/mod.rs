@@ -16,10 +16,13 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::adaptors::fault::plan::{Call, FaultPlan, Operation};
 use crate::error::StorageError;
-use crate::fault_plan::{Call, FaultPlan, Operation};
 use crate::id::{DevicePtr, StreamId};
 use crate::resource::{DeviceResource, MemInfo};
+
+pub(crate) mod plan;
+mod virtual_memory;
 
 #[derive(Debug, Default)]
 struct Arming {

@@ -11,9 +11,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+use crate::adaptors::stats::StatsResource;
 use crate::error::StorageError;
 use crate::id::DevicePtr;
-use crate::stats::StatsResource;
 use crate::vm::{ChunkId, RangeId, VaRange, VirtualMemory, VirtualMemoryStats};
 
 /// The atomics behind [`StatsResource::virtual_stats`], one per field.
@@ -144,5 +144,5 @@ impl<V: VirtualMemory> VirtualMemory for StatsResource<V> {
         })
     }
 
-    crate::vm::forward_vm_to_inner!();
+    crate::adaptors::forward_vm_to_inner!();
 }

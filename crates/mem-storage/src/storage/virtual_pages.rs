@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use crate::error::StorageError;
 use crate::id::StorageId;
-use crate::id_hash::IdBuildHasher;
+use crate::id::hash::IdBuildHasher;
 use crate::vm::granules::Granules;
 use crate::vm::{ChunkId, VaRange, VirtualMemory};
 
