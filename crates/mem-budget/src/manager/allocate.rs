@@ -10,12 +10,12 @@ use std::sync::Arc;
 
 use mem_storage::{Refuser, StorageError, StreamId};
 
-use crate::element::{AllocTag, DeviceElement};
 use crate::error::{BudgetError, BudgetScope, Result};
 use crate::global_handle::GlobalBudgetHandle;
 use crate::manager::GpuMemoryManager;
-use crate::reservation::GpuMemoryReservation;
-use crate::tracked::{Allocation, Route, RuntimeAllocBlock, TrackedSlice};
+use crate::manager::element::{AllocTag, DeviceElement};
+use crate::manager::reservation::GpuMemoryReservation;
+use crate::manager::tracked::{Allocation, Route, RuntimeAllocBlock, TrackedSlice};
 
 impl GpuMemoryManager {
     /// Atomically reserve `bytes` for one bounded multi-allocation request.

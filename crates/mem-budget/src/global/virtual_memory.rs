@@ -14,7 +14,8 @@ use mem_storage::{
     ChunkId, DevicePtr, MemInfo, RangeId, StorageError, VaRange, VirtualMemory, VirtualMemoryStats,
 };
 
-use crate::global::{GlobalDeviceBudget, Shared};
+use crate::global::GlobalDeviceBudget;
+use crate::global_handle::Shared;
 
 /// A [`VirtualMemory`] whose chunks are charged to a device budget.
 #[derive(Debug)]

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use mem_storage::{DevicePtr, DeviceResource, StorageError, StreamId};
 
 use crate::account::Account;
-use crate::element::{AllocTag, DeviceElement, as_bytes, as_bytes_mut};
+use crate::manager::element::{AllocTag, DeviceElement, as_bytes, as_bytes_mut};
 use crate::runtime::DeviceRuntime;
 
 /// Where an allocation's memory came from, and so where it goes back.

@@ -15,7 +15,11 @@
 //! release on one thread happen-before the claim it made room for on
 //! another, which is what a user reading "the memory is free now" expects.
 
-use crate::sync::{AtomicU64, Ordering};
+use sync::{AtomicU64, Ordering};
+
+#[cfg(all(test, loom))]
+mod loom_models;
+mod sync;
 
 /// Why a claim was refused: the numbers at the moment of refusal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -18,6 +18,11 @@ use crate::device::BudgetDevice;
 use crate::error::{BudgetError, Result};
 use crate::runtime::DeviceRuntime;
 
+mod allocate;
+pub(crate) mod element;
+pub(crate) mod reservation;
+pub(crate) mod tracked;
+
 /// GPU memory manager with budget enforcement.
 ///
 /// Tracks allocated device memory and enforces a memory budget: a request
