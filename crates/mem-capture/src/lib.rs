@@ -96,27 +96,19 @@
 
 mod backend;
 mod capture;
-pub mod cuda;
 mod error;
-mod external;
 mod graph;
-mod host;
-mod host_op;
-mod lend;
-mod pins;
-mod run;
-mod seal;
 mod stage;
 mod stream_set;
 mod streams;
 
-pub use backend::GraphBackend;
+pub use backend::host::{HostGraph, HostGraphBackend, HostRecorder};
+pub use backend::host_op::{HostOp, KernelBody};
+pub use backend::{GraphBackend, cuda};
 pub use capture::Capture;
 pub use error::CaptureError;
 pub use graph::CapturedGraph;
-pub use host::{HostGraph, HostGraphBackend, HostRecorder};
-pub use host_op::{HostOp, KernelBody};
-pub use pins::GraphPool;
+pub use graph::pins::GraphPool;
 pub use stage::{CaptureStage, RecordingFlag};
 pub use stream_set::StreamSetCapture;
 pub use streams::{CapturePool, CaptureStreams};

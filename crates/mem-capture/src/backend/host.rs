@@ -16,8 +16,8 @@ use std::sync::Arc;
 use mem_storage::StorageHandle;
 
 use crate::backend::GraphBackend;
+use crate::backend::host_op::{HostOp, RunError};
 use crate::error::CaptureError;
-use crate::host_op::{HostOp, RunError};
 use crate::streams::CapturePool;
 
 /// Where the recorded pass appends operations (see [`HostOp`]).

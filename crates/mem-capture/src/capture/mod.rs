@@ -31,9 +31,12 @@ use mem_pools::ManagedMemoryBinding;
 
 use crate::backend::GraphBackend;
 use crate::error::CaptureError;
-use crate::pins::{GraphPool, PinKey};
+use crate::graph::pins::{GraphPool, PinKey};
 use crate::stage::CaptureStage;
 use crate::streams::CaptureStreams;
+
+mod run;
+mod seal;
 
 /// One graph capture over a device's streams (see the module docs).
 ///

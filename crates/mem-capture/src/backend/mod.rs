@@ -11,6 +11,10 @@
 use crate::error::CaptureError;
 use crate::streams::CapturePool;
 
+pub mod cuda;
+pub(crate) mod host;
+pub(crate) mod host_op;
+
 /// Stream capture for one stream.
 pub trait GraphBackend {
     /// An instantiated graph, ready to launch.

@@ -4,9 +4,9 @@
 use crate::backend::GraphBackend;
 use crate::capture::Capture;
 use crate::error::CaptureError;
-use crate::external::External;
 use crate::graph::CapturedGraph;
-use crate::pins::PinKey;
+use crate::graph::external::External;
+use crate::graph::pins::PinKey;
 use crate::stage::CaptureStage;
 use crate::streams::CaptureStreams;
 

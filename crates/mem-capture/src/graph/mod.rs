@@ -14,9 +14,13 @@ use crate::backend::GraphBackend;
 use mem_pools::RawPin;
 
 use crate::error::CaptureError;
-use crate::external::External;
-use crate::pins::{GraphPool, PinClaim};
+use crate::graph::external::External;
+use crate::graph::pins::{GraphPool, PinClaim};
 use crate::streams::{CapturePool, CaptureStreams};
+
+pub(crate) mod external;
+mod lend;
+pub(crate) mod pins;
 
 /// A sealed graph with its pinned memory.
 #[derive(Debug)]

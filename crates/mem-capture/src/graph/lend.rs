@@ -14,7 +14,7 @@
 use mem_pools::ManagedMemoryHandle;
 use mem_storage::{StorageHandle, StorageUtilization};
 
-use crate::pins::{GraphPool, PinKey};
+use crate::graph::pins::{GraphPool, PinKey};
 use crate::streams::CapturePool;
 
 impl GraphPool {
