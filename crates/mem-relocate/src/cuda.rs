@@ -13,24 +13,16 @@
 //!    every byte landed. If that wait fails, the engine leaks sources and
 //!    targets rather than free memory a copy may still write.
 //!
-//! [`cuda_stream_set`] builds the reference [`StreamSet`] over one device:
-//! one non-blocking stream and one `MemoryManagement` per stream.
-//!
 //! Nothing here touches the driver unless a [`CudaResource`] exists, and
 //! making one checks [`mem_storage::cuda_available`] first.
 
 use std::sync::Arc;
 
-use mem_pools::{
-    CopyQueue, MemoryConfiguration, MemoryDeviceProperties, MemoryManagement,
-    MemoryManagementOptions, ServerLogger,
-};
+use mem_pools::CopyQueue;
 use mem_storage::{
     ComputeStorage, CudaResource, DeviceResource, ResourceStorage, StorageError, StorageHandle,
     StreamId,
 };
-
-use crate::stream_set::StreamSet;
 
 /// Relocation copies on a dedicated CUDA stream (see the module docs).
 #[derive(Debug)]
@@ -110,38 +102,3 @@ impl<R: DeviceResource> CopyQueue<ResourceStorage<R>> for CudaCopyQueue {
 
 /// CUDA pages of one stream of a device.
 pub type CudaStreamStorage = ResourceStorage<Arc<CudaResource>>;
-
-/// The reference stream set over `cuda`: `streams` new non-blocking streams
-/// (at least one), each with its own `MemoryManagement` of `config`, moving
-/// memory through a [`CudaCopyQueue`]; the device's total memory is the
-/// capacity pressure is measured against.
-///
-/// # Errors
-/// [`StorageError::Driver`] if a stream cannot be created or the device's
-/// memory cannot be read.
-pub fn cuda_stream_set(
-    cuda: Arc<CudaResource>,
-    streams: usize,
-    config: MemoryConfiguration,
-    properties: &MemoryDeviceProperties,
-) -> Result<StreamSet<CudaStreamStorage>, StorageError> {
-    let manager = |index: usize| -> Result<MemoryManagement<CudaStreamStorage>, StorageError> {
-        let stream = cuda.create_stream()?;
-        Ok(MemoryManagement::from_configuration(
-            ResourceStorage::on_stream(cuda.clone(), stream),
-            properties,
-            config.clone(),
-            Arc::new(ServerLogger::default()),
-            MemoryManagementOptions::named(format!("cuda stream {index}")),
-        ))
-    };
-    let mut set = StreamSet::new(manager(0)?, CudaCopyQueue::new(cuda.clone())?);
-    for index in 1..streams.max(1) {
-        set.add_stream(manager(index)?);
-    }
-    let total = set.memory(0).map(|m| m.storage().mem_info());
-    if let Ok(Ok(info)) = total {
-        set.set_capacity(Some(info.total));
-    }
-    Ok(set)
-}

@@ -1,4 +1,4 @@
-//! `RelocationLog`: what the relocations of a stream set did, as a value.
+//! `RelocationLog`: what the relocations of a device's streams did, as a value.
 //!
 //! The trait's steps return nothing (a relocation is best effort and the
 //! caller's work goes on either way), so what happened is kept here: every
@@ -11,7 +11,7 @@ use crate::compact::Compaction;
 use crate::error::RelocationError;
 use crate::reason::RelocationReason;
 
-/// Counters over every relocation attempt of a stream set.
+/// Counters over every relocation attempt of a device's streams.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RelocationLog {
     /// Relocations attempted (one per stream memory relocated).

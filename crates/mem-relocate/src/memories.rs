@@ -7,9 +7,8 @@
 //! stream's empty pages back. Everything else — when to relocate, in which
 //! order, what a compaction may do, what the trigger remembers, what a
 //! relocation did — is the same for every runtime and lives once, in
-//! [`DeviceRelocation`](crate::DeviceRelocation). The reference runtime
-//! ([`StreamSet`](crate::StreamSet)) and the gpumem facade both implement
-//! this trait and nothing more.
+//! [`DeviceRelocation`](crate::DeviceRelocation). A runtime (the gpumem
+//! facade's `Device`) implements this trait and nothing more.
 
 use mem_pools::{CopyQueue, MemoryManagement};
 use mem_storage::ComputeStorage;

@@ -2,8 +2,8 @@
 //! every runtime.
 //!
 //! A runtime hands over its streams as [`StreamMemories`]; this type does
-//! the rest, the same way for the reference [`StreamSet`](crate::StreamSet)
-//! and for the gpumem facade:
+//! the rest, the same way for every runtime (the gpumem facade's `Device`,
+//! the tests' small runtime):
 //!
 //! - `bytes_allocated` sums every stream's storage (device pressure is the
 //!   whole device's, not one stream's);
