@@ -107,29 +107,23 @@
 //!   compacting for a reason that may allocate: out of page sizes or before
 //!   a capture, only outdated pages are emptied.
 
-pub mod compact;
-mod cuda;
 mod device_relocation;
 mod error;
 mod execute;
-mod log;
-mod memories;
-pub mod need;
 mod reason;
-mod retry;
 mod streams;
 mod trigger;
 
-pub use compact::{Compaction, compact_memory, compaction_worthwhile};
-pub use cuda::{CudaCopyQueue, CudaStreamStorage};
+pub use device_relocation::log::RelocationLog;
+pub use device_relocation::memories::{StreamMemories, StreamParts};
+pub use device_relocation::retry::{ReserveRetry, RetryStep};
 pub use device_relocation::{DeviceRelocation, RelocationSummary};
 pub use error::{RelocationError, ServerError};
-pub use execute::{Copied, Planned, relocate_memory};
-pub use log::RelocationLog;
+pub use execute::compact::{Compaction, compact_memory, compaction_worthwhile};
+pub use execute::cuda::{CudaCopyQueue, CudaStreamStorage};
+pub use execute::{Copied, Planned, compact, relocate_memory};
 pub use mem_pools::{CompactionState, CopyQueue, RelocationOutcome, StorageCopyQueue};
-pub use memories::{StreamMemories, StreamParts};
-pub use need::RelocationNeed;
 pub use reason::{RelocationReason, TargetRoom};
-pub use retry::{ReserveRetry, RetryStep};
 pub use streams::RelocatingStreams;
 pub use trigger::RelocationTrigger;
+pub use trigger::need::{self, RelocationNeed};

@@ -33,12 +33,16 @@
 mod steps;
 
 use crate::compact;
+use crate::device_relocation::log::RelocationLog;
+use crate::device_relocation::memories::StreamMemories;
 use crate::error::RelocationError;
 use crate::execute;
-use crate::log::RelocationLog;
-use crate::memories::StreamMemories;
 use crate::reason::RelocationReason;
 use crate::streams::RelocatingStreams;
+
+pub(crate) mod log;
+pub(crate) mod memories;
+pub(crate) mod retry;
 
 /// What a relocation did, summed over the streams it visited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

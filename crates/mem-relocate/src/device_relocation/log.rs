@@ -7,8 +7,8 @@
 
 use mem_pools::{RelocationCopyError, RelocationOutcome};
 
-use crate::compact::Compaction;
 use crate::error::RelocationError;
+use crate::execute::compact::Compaction;
 use crate::reason::RelocationReason;
 
 /// Counters over every relocation attempt of a device's streams.

@@ -65,6 +65,9 @@ use mem_storage::ComputeStorage;
 use crate::error::RelocationError;
 use crate::reason::RelocationReason;
 
+pub mod compact;
+pub(crate) mod cuda;
+
 /// Targets reserved on `memory` for every movable outdated page (or, from
 /// [`Planned::compaction`], for every sparse current page that can empty).
 #[must_use = "dropping a plan abandons it (losslessly); call copy to move"]

@@ -28,8 +28,10 @@
 
 use mem_pools::{CompactionState, RelocationOutcome, RelocationShape, RelocationState};
 
-use crate::compact::{Compaction, compaction_worthwhile};
-use crate::need::RelocationNeed;
+use crate::execute::compact::{Compaction, compaction_worthwhile};
+use crate::trigger::need::RelocationNeed;
+
+pub mod need;
 
 /// When to relocate one stream's memory (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
