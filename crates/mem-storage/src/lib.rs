@@ -106,6 +106,7 @@ mod physical;
 mod resource;
 mod simulated;
 mod storage;
+pub mod units;
 mod vm;
 
 pub use adaptors::fault::FaultInjection;
