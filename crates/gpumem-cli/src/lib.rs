@@ -38,6 +38,7 @@ pub mod cli;
 pub mod compare;
 pub mod error;
 pub mod html;
+pub mod input;
 pub mod plan;
 pub mod plot;
 pub mod replay;

@@ -6,26 +6,9 @@
 //! comparison a PyTorch user switching allocators asks for first — and the
 //! plots can draw PyTorch's line beside gpumem's.
 
-use serde::Serialize;
-
 use crate::replay::Program;
+use crate::report::RecordedAllocator;
 use crate::trace::Trace;
-
-/// The recorded allocator's reserved bytes, summarized.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RecordedAllocator {
-    /// Its name (`"PyTorch"`).
-    pub name: &'static str,
-    /// Its peak reserved bytes over the trace.
-    pub peak_reserved_bytes: u64,
-    /// The op (from 1, as the report counts) at which it peaked.
-    pub peak_op: u64,
-    /// What it reserved after the last event.
-    pub final_reserved_bytes: u64,
-    /// gpumem's peak reserved ÷ the recorded allocator's (below 1: gpumem
-    /// would hold less).
-    pub gpumem_ratio: Option<f64>,
-}
 
 /// The recorded allocator's summary, when the trace carries its reserved
 /// bytes; `gpumem_peak` is the replay's peak reserved.

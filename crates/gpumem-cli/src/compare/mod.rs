@@ -32,10 +32,10 @@ pub use rows::{Row, Setup, paged_max_page, run_row};
 pub use table::Comparison;
 pub use threads::{Lane, ThreadedRun, lanes, replay_threaded};
 
-use crate::cli::{base_config, device_bytes, host_capacity, load_input, warn_about};
 use crate::error::{CliError, Result};
+use crate::input::{base_config, device_bytes, host_capacity, load_input, warn_about};
 use crate::replay::Program;
-use crate::report::human_bytes;
+use gpumem::storage::units::format_bytes as human_bytes;
 
 /// Replays `program` through every allocator of `allocators`, in order.
 ///

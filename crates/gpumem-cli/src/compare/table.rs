@@ -9,7 +9,7 @@ use std::fmt;
 use serde::Serialize;
 
 use super::rows::Row;
-use crate::report::human_bytes;
+use gpumem::storage::units::format_bytes as human_bytes;
 
 /// Every row of one `gpumem compare`.
 #[derive(Debug, Clone, PartialEq, Serialize)]

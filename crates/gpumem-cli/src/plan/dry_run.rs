@@ -12,8 +12,8 @@ use gpumem::layout::format_size;
 use gpumem::units::{GIB, MIB};
 use gpumem::{Device, GpumemConfig, PoolLayout, format_layout};
 
-use crate::cli::PoolSettings;
 use crate::error::Result;
+use crate::input::PoolSettings;
 use crate::replay::{DeviceBackend, Op, Program, ReplayOptions, ReplayReport, StreamMode, replay};
 
 /// The `max_page` a plan of `program` on a device of `capacity` bytes

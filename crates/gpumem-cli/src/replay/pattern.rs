@@ -8,7 +8,7 @@
 
 use gpumem::storage::{ComputeStorage, StorageHandle};
 
-use crate::report::human_bytes;
+use gpumem::storage::units::format_bytes as human_bytes;
 
 /// Bytes checked at each end of an allocation.
 pub const PATTERN_WINDOW: u64 = 4096;

@@ -3,7 +3,8 @@
 
 use gpumem::pools::{MemoryReport, PoolReportKind};
 
-use crate::report::{PoolLine, human_bytes};
+use crate::report::PoolLine;
+use gpumem::storage::units::format_bytes as human_bytes;
 
 fn pool_name(kind: &PoolReportKind) -> String {
     match *kind {

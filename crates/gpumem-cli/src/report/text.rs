@@ -3,8 +3,9 @@
 
 use std::fmt;
 
-use super::{ReplayReport, human_bytes};
+use super::ReplayReport;
 use crate::attribution::LiveAt;
+use gpumem::storage::units::format_bytes;
 
 fn ratio(r: Option<f64>) -> String {
     r.map_or_else(|| "n/a (nothing live)".to_string(), |r| format!("{r:.3}"))
@@ -21,22 +22,22 @@ impl fmt::Display for ReplayReport {
         writeln!(
             f,
             "  peak live          {:>14}",
-            human_bytes(self.peak_live_bytes)
+            format_bytes(self.peak_live_bytes)
         )?;
         writeln!(
             f,
             "  peak reserved      {:>14}",
-            human_bytes(self.peak_reserved_bytes)
+            format_bytes(self.peak_reserved_bytes)
         )?;
         writeln!(
             f,
             "  final live         {:>14}",
-            human_bytes(self.final_live_bytes)
+            format_bytes(self.final_live_bytes)
         )?;
         writeln!(
             f,
             "  final reserved     {:>14}",
-            human_bytes(self.final_reserved_bytes)
+            format_bytes(self.final_reserved_bytes)
         )?;
         writeln!(
             f,
@@ -72,8 +73,8 @@ impl fmt::Display for ReplayReport {
             writeln!(
                 f,
                 "  arenas             {:>14}   virtual; {} cached at the end (peak reserved is peak physical)",
-                human_bytes(a.virtual_bytes),
-                human_bytes(a.cached_bytes)
+                format_bytes(a.virtual_bytes),
+                format_bytes(a.cached_bytes)
             )?;
             writeln!(
                 f,
@@ -95,14 +96,14 @@ impl fmt::Display for ReplayReport {
             writeln!(
                 f,
                 "  moved              {:>14}   ({} allocations)",
-                human_bytes(r.moved_bytes),
+                format_bytes(r.moved_bytes),
                 r.moved_slices
             )?;
             writeln!(
                 f,
                 "  pages freed        {:>14}   ({})",
                 r.pages_freed,
-                human_bytes(r.bytes_freed)
+                format_bytes(r.bytes_freed)
             )?;
             if let Some(err) = &r.last_error {
                 writeln!(f, "    last failure: {err}")?;
@@ -114,10 +115,10 @@ impl fmt::Display for ReplayReport {
                 "  stream {:#x}: {} allocs, live {} (peak {}), reserved {} (peak {}), {} storage allocs",
                 s.stream,
                 s.allocs,
-                human_bytes(s.final_live_bytes),
-                human_bytes(s.peak_live_bytes),
-                human_bytes(s.final_reserved_bytes),
-                human_bytes(s.peak_reserved_bytes),
+                format_bytes(s.final_live_bytes),
+                format_bytes(s.peak_live_bytes),
+                format_bytes(s.final_reserved_bytes),
+                format_bytes(s.peak_reserved_bytes),
                 s.storage_allocs
             )?;
         }
@@ -127,24 +128,24 @@ impl fmt::Display for ReplayReport {
                 "  pool {}: {} pages, in use {} (peak {}), reserved {} (peak {})",
                 pool.pool,
                 pool.pages,
-                human_bytes(pool.bytes_in_use),
-                human_bytes(pool.peak_bytes_in_use),
-                human_bytes(pool.bytes_reserved),
-                human_bytes(pool.peak_bytes_reserved)
+                format_bytes(pool.bytes_in_use),
+                format_bytes(pool.peak_bytes_in_use),
+                format_bytes(pool.bytes_reserved),
+                format_bytes(pool.peak_bytes_reserved)
             )?;
         }
         if let Some(r) = &self.recorded {
             let versus = r.gpumem_ratio.map_or_else(String::new, |x| {
                 format!(
                     "; gpumem would reserve {} (×{x:.3} of it)",
-                    human_bytes(self.peak_reserved_bytes)
+                    format_bytes(self.peak_reserved_bytes)
                 )
             });
             writeln!(
                 f,
                 "  {} reserved {} at its peak (op {}){versus}",
                 r.name,
-                human_bytes(r.peak_reserved_bytes),
+                format_bytes(r.peak_reserved_bytes),
                 r.peak_op
             )?;
         }
@@ -164,14 +165,14 @@ fn write_live(f: &mut fmt::Formatter<'_>, moment: &str, at: &LiveAt) -> fmt::Res
         f,
         "  live at {moment} (op {}): {} in {} allocations",
         at.op,
-        human_bytes(at.live_bytes),
+        format_bytes(at.live_bytes),
         at.live_count
     )?;
     for h in at.holders.iter().chain(&at.rest) {
         writeln!(
             f,
             "    {:>12} {:>7}×  {}",
-            human_bytes(h.bytes),
+            format_bytes(h.bytes),
             h.count,
             h.origin
         )?;
