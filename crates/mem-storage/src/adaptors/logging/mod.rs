@@ -15,10 +15,10 @@ use std::io::{self, Write};
 use std::sync::Mutex;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use event_log::{Action, ResourceEvent, thread_number};
 use crate::error::StorageError;
 use crate::id::{DevicePtr, StreamId};
 use crate::resource::DeviceResource;
+use event_log::{Action, ResourceEvent, thread_number};
 
 pub(crate) mod event_log;
 pub(crate) mod tag;
