@@ -26,13 +26,13 @@ use mem_pools::{
     MemoryPoolOptions, PoolType, ServerLogger,
 };
 use mem_relocate::{RelocatingStreams, StorageCopyQueue};
+use mem_storage::units::MIB;
 use mem_storage::{ComputeStorage, SimulatedStorage};
 
 #[path = "../tests/common/streams.rs"]
 mod streams;
 use streams::TestStreams;
 
-const MIB: u64 = 1 << 20;
 const DEVICE: u64 = 16 << 30;
 const PHASES: u64 = 8;
 const LONG_LIVED: usize = 16;
@@ -40,6 +40,8 @@ const TRANSIENT: usize = 64;
 const WORKING_SET: usize = 12;
 
 /// A small deterministic generator (xorshift64*), so runs are repeatable.
+/// Kept rather than `rand`'s `SmallRng`: docs/relocation.md's table is
+/// this generator's trace.
 struct Rng(u64);
 
 impl Rng {

@@ -14,9 +14,8 @@ use mem_pools::{
     MemoryManagementOptions, MemoryPoolOptions, PoolType, ServerLogger,
 };
 use mem_relocate::StorageCopyQueue;
+pub use mem_storage::units::KIB;
 use mem_storage::{ComputeStorage, HostStorage};
-
-pub const KIB: u64 = 1024;
 
 pub fn props() -> MemoryDeviceProperties {
     MemoryDeviceProperties {
