@@ -22,12 +22,11 @@
 
 use std::collections::HashSet;
 
-use mem_pools::{MemoryAllocationMode, PoolReportKind};
+use mem_pools::{IoError, MemoryAllocationMode, PoolReportKind};
 use mem_storage::{ComputeStorage, RangeId, VirtualMemory};
 
 use crate::error::Violation;
-use crate::model::CapturePhase;
-use crate::op_reserve::read_at;
+use crate::world::model::CapturePhase;
 use crate::world::{World, props};
 
 impl World {
@@ -368,4 +367,22 @@ impl World {
         }
         Ok(())
     }
+}
+
+/// Read `len` bytes at `offset` of an entry's view.
+fn read_at<S: ComputeStorage>(
+    manager: &mut mem_pools::MemoryManagement<S>,
+    binding: mem_pools::ManagedMemoryBinding,
+    offset: u64,
+    out: &mut [u8],
+) -> Result<(), IoError> {
+    let view = manager.get_storage(binding)?;
+    let narrowed = view
+        .narrow(Some(offset), Some(offset + out.len() as u64))
+        .ok_or(IoError::OutOfBounds {
+            start: offset,
+            end: offset + out.len() as u64,
+            size: view.size(),
+        })?;
+    Ok(manager.storage().read(&narrowed, out)?)
 }

@@ -11,9 +11,16 @@ use mem_pools::{IoError, MemoryAllocationMode, MemoryUsage};
 use mem_storage::ComputeStorage;
 
 use crate::error::Violation;
-use crate::model::CapturePhase;
 use crate::program::Op;
 use crate::world::World;
+use crate::world::model::CapturePhase;
+
+mod bind;
+mod budget;
+mod capture;
+mod install;
+mod relocate;
+pub(crate) mod reserve;
 
 /// Context of the op being run: for error messages and fault attribution.
 #[derive(Clone, Copy)]

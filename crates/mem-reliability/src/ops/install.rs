@@ -4,8 +4,8 @@
 use mem_pools::InstallMemoryPoolsError;
 
 use crate::error::Violation;
-use crate::execute::Ctx;
-use crate::model::{CapturePhase, PoolClass};
+use crate::ops::Ctx;
+use crate::world::model::{CapturePhase, PoolClass};
 use crate::world::{World, props};
 
 impl World {

@@ -3,7 +3,7 @@
 //! Three pool managers (one per stream) share one [`TestDevice`]; a budget
 //! manager and its overlay allocate through two runtimes over the same
 //! global budget. [`World::step`] runs one op (which checks
-//! its own outcome) and then every invariant ([`crate::check`]);
+//! its own outcome) and then every invariant ([`crate::world::check`]);
 //! [`World::apply`] runs an op without the invariant pass, for sweeps whose
 //! call counts must not include the checker's reads.
 
@@ -18,8 +18,12 @@ use mem_pools::{
 
 use crate::device::{PoolStorage, TestDevice};
 use crate::error::Violation;
-use crate::model::Model;
 use crate::program::{Op, Program};
+use crate::world::model::Model;
+
+mod check;
+pub(crate) mod model;
+pub(crate) mod teardown;
 
 /// Pool managers (streams) in a world.
 pub const STREAMS: usize = 3;

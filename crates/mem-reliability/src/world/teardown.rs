@@ -1,7 +1,7 @@
 //! Teardown: drop everything the user holds and prove nothing is left.
 
 use crate::error::Violation;
-use crate::model::CapturePhase;
+use crate::world::model::CapturePhase;
 use crate::world::{RunSummary, World};
 
 /// The teardown's step label.

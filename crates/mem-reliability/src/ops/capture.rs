@@ -2,9 +2,9 @@
 //! to the allocations they name (or recorded as reclaimed extents), pinned.
 
 use crate::error::Violation;
-use crate::execute::Ctx;
-use crate::model::{CapturePhase, Entry, PoolClass};
+use crate::ops::Ctx;
 use crate::world::World;
+use crate::world::model::{CapturePhase, Entry, PoolClass};
 
 impl World {
     /// Priming ended on `s`: the engine dropped its clones.

@@ -4,9 +4,9 @@
 use mem_budget::{AllocTag, BudgetError, BudgetScope, GpuMemoryManager};
 
 use crate::error::Violation;
-use crate::execute::Ctx;
-use crate::model::{Block, pattern};
+use crate::ops::Ctx;
 use crate::world::World;
+use crate::world::model::{Block, pattern};
 
 impl World {
     pub(crate) fn budget_manager(&self, overlay: bool) -> std::sync::Arc<GpuMemoryManager> {

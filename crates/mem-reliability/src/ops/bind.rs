@@ -3,9 +3,9 @@
 use mem_pools::IoError;
 
 use crate::error::Violation;
-use crate::execute::Ctx;
-use crate::model::CapturePhase;
+use crate::ops::Ctx;
 use crate::world::World;
+use crate::world::model::CapturePhase;
 
 impl World {
     /// `bind` passes the reserved handle by value (the user gives it up

@@ -5,8 +5,8 @@ use mem_pools::IoError;
 use mem_storage::{ComputeStorage, StorageError};
 
 use crate::error::Violation;
-use crate::execute::Ctx;
-use crate::model::{CapturePhase, Contents, Entry, PoolClass};
+use crate::ops::Ctx;
+use crate::world::model::{CapturePhase, Contents, Entry, PoolClass};
 use crate::world::{World, props};
 
 impl World {
@@ -225,24 +225,6 @@ impl World {
             Err(e) => Err(ctx.unexpected(e)),
         }
     }
-}
-
-/// Used by the checker: read `len` bytes at `offset` of an entry's view.
-pub(crate) fn read_at<S: ComputeStorage>(
-    manager: &mut mem_pools::MemoryManagement<S>,
-    binding: mem_pools::ManagedMemoryBinding,
-    offset: u64,
-    out: &mut [u8],
-) -> Result<(), IoError> {
-    let view = manager.get_storage(binding)?;
-    let narrowed = view
-        .narrow(Some(offset), Some(offset + out.len() as u64))
-        .ok_or(IoError::OutOfBounds {
-            start: offset,
-            end: offset + out.len() as u64,
-            size: view.size(),
-        })?;
-    Ok(manager.storage().read(&narrowed, out)?)
 }
 
 /// A refusal that changed nothing live, only idle arena chunks: reserved

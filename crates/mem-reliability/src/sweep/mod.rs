@@ -10,8 +10,10 @@
 
 use crate::error::Violation;
 use crate::program::{Op, Program};
-use crate::scenario::Scenario;
+use crate::sweep::scenario::Scenario;
 use crate::world::{Limits, RunSummary, World};
+
+pub(crate) mod scenario;
 
 /// How the k-th call fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -6,9 +6,9 @@ use mem_pools::{IoError, RelocationCopyError, StorageCopyQueue, TargetRoom};
 use mem_storage::StorageError;
 
 use crate::error::Violation;
-use crate::execute::Ctx;
-use crate::model::CapturePhase;
+use crate::ops::Ctx;
 use crate::world::World;
+use crate::world::model::CapturePhase;
 
 impl World {
     pub(crate) fn relocate(

@@ -5,6 +5,8 @@
 //! the second one), so every decoded program is meaningful: there is no
 //! "invalid index" to reject, and the fuzzer spends its time on behaviour.
 
+pub(crate) mod decode;
+
 /// One operation of a program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
