@@ -28,6 +28,8 @@ mod virtual_memory;
 
 pub use virtual_memory::BudgetedVirtualMemory;
 
+use mem_storage::VirtualMemory;
+
 /// A limiting resource adaptor: a hard, atomic byte cap over `R`.
 #[derive(Debug)]
 pub struct GlobalDeviceBudget<R: DeviceResource> {
@@ -71,6 +73,14 @@ impl<R: DeviceResource> GlobalDeviceBudget<R> {
     /// Bytes charged now (allocations, reservations, and failed frees).
     pub fn charged(&self) -> u64 {
         self.shared.ledger.claimed()
+    }
+
+    /// `vm`'s chunks, charged to this budget beside its pages.
+    pub fn charge_virtual_memory(&self, vm: Arc<dyn VirtualMemory>) -> BudgetedVirtualMemory {
+        BudgetedVirtualMemory {
+            upstream: vm,
+            shared: self.shared.clone(),
+        }
     }
 }
 

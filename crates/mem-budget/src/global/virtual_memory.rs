@@ -14,24 +14,13 @@ use mem_storage::{
     ChunkId, DevicePtr, MemInfo, RangeId, StorageError, VaRange, VirtualMemory, VirtualMemoryStats,
 };
 
-use crate::global::GlobalDeviceBudget;
 use crate::global_handle::Shared;
 
 /// A [`VirtualMemory`] whose chunks are charged to a device budget.
 #[derive(Debug)]
 pub struct BudgetedVirtualMemory {
-    upstream: Arc<dyn VirtualMemory>,
-    shared: Arc<Shared>,
-}
-
-impl<R: mem_storage::DeviceResource> GlobalDeviceBudget<R> {
-    /// `vm`'s chunks, charged to this budget beside its pages.
-    pub fn charge_virtual_memory(&self, vm: Arc<dyn VirtualMemory>) -> BudgetedVirtualMemory {
-        BudgetedVirtualMemory {
-            upstream: vm,
-            shared: self.shared.clone(),
-        }
-    }
+    pub(crate) upstream: Arc<dyn VirtualMemory>,
+    pub(crate) shared: Arc<Shared>,
 }
 
 impl BudgetedVirtualMemory {
