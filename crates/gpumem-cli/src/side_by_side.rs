@@ -13,32 +13,9 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
-
 use crate::replay::Program;
+use crate::report::RecordedAllocator;
 use crate::trace::{Event, Trace};
-
-/// The recorded allocator's reserved bytes, summarized.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RecordedAllocator {
-    /// Its name (`"PyTorch"`).
-    pub name: &'static str,
-    /// Its peak reserved bytes over the trace.
-    pub peak_reserved_bytes: u64,
-    /// The op (from 1, as the report counts) at which it peaked.
-    pub peak_op: u64,
-    /// Requested bytes live after that op.
-    pub live_at_peak_bytes: u64,
-    /// Events after which its reserved bytes are below live bytes (0 for
-    /// a consistent snapshot; more means its segment history is
-    /// incomplete).
-    pub below_live_events: u64,
-    /// What it reserved after the last event.
-    pub final_reserved_bytes: u64,
-    /// gpumem's peak reserved ÷ the recorded allocator's (below 1: gpumem
-    /// would hold less); `None` when the replay refused allocations.
-    pub gpumem_ratio: Option<f64>,
-}
 
 /// Requested bytes live after each event of `trace`.
 fn live_after_events(trace: &Trace) -> Vec<u64> {

@@ -9,9 +9,8 @@ use common::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use gpumem::storage::units::MIB;
 use serde_pickle::{HashableValue, SerOptions, Value};
-
-const MIB: u64 = 1 << 20;
 
 /// Weights and activations tagged; the activations die before the end.
 fn tagged_trace() -> PathBuf {

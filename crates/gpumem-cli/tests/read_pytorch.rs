@@ -4,11 +4,10 @@
 
 use std::collections::BTreeMap;
 
+use gpumem::storage::units::MIB;
 use gpumem_cli::CliError;
 use gpumem_cli::trace::{Event, read_pytorch};
 use serde_pickle::{HashableValue, SerOptions, Value};
-
-const MIB: u64 = 1 << 20;
 
 fn key(k: &str) -> HashableValue {
     HashableValue::String(k.to_string())

@@ -17,8 +17,8 @@ use super::CompareBackend;
 use super::allocators::Allocator;
 use super::offset::OffsetBackend;
 use super::threads::{ThreadedRun, lanes, replay_threaded};
-use crate::cli::PoolSettings;
 use crate::error::Result;
+use crate::input::PoolSettings;
 use crate::plan::max_page_for;
 use crate::replay::{
     DeviceBackend, Program, ReplayOptions, ReplayReport, StreamMode, SystemBackend, replay,

@@ -9,7 +9,7 @@ use std::fmt;
 use serde::Serialize;
 
 use super::rows::Row;
-use crate::report::human_bytes;
+use gpumem::storage::units::format_bytes;
 
 /// Every row of one `gpumem compare`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -72,7 +72,7 @@ impl fmt::Display for Comparison {
             self.source,
             self.backend,
             self.ops,
-            human_bytes(self.device_bytes)
+            format_bytes(self.device_bytes)
         )?;
         let name_width = self
             .rows
@@ -94,8 +94,8 @@ impl fmt::Display for Comparison {
                 f,
                 "  {:<name_width$}  {:>11}  {:>13}  {ratio:>13}  {:>13}  {:>9.1}  {:>6}",
                 row.allocator,
-                human_bytes(row.peak_live_bytes),
-                human_bytes(row.peak_reserved_bytes),
+                format_bytes(row.peak_live_bytes),
+                format_bytes(row.peak_reserved_bytes),
                 row.storage_calls,
                 row.ns_per_op,
                 row.failed_allocs,
@@ -119,7 +119,7 @@ impl fmt::Display for Comparison {
                 f,
                 "paged rows ran with max_page {}, the trace's largest allocation (the facade's \
                  default, min(1 GiB, device), would refuse it)",
-                human_bytes(page)
+                format_bytes(page)
             )?;
         }
         if let Some(streams) = self.threaded_streams {

@@ -14,8 +14,8 @@ use gpumem::config::layout::format_size;
 use gpumem::config::{GpumemConfig, PoolLayout};
 use gpumem::units::{GIB, MIB};
 
-use crate::cli::PoolSettings;
 use crate::error::Result;
+use crate::input::PoolSettings;
 use crate::replay::{DeviceBackend, Op, Program, ReplayOptions, ReplayReport, StreamMode, replay};
 
 /// The `max_page` a plan of `program` on a device of `capacity` bytes

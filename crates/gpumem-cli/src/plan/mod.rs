@@ -13,6 +13,7 @@
 //! 4. Replay every candidate and keep the one that reserves least, so the
 //!    suggestion is measured, not hoped for.
 
+mod args;
 mod dry_run;
 mod output;
 
@@ -22,6 +23,7 @@ use gpumem::pools::{
 };
 use serde::Serialize;
 
+pub use args::PlanArgs;
 pub use output::run_plan;
 
 use crate::error::Result;

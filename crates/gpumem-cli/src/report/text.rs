@@ -3,9 +3,10 @@
 
 use std::fmt;
 
-use super::{ReplayReport, human_bytes};
+use super::ReplayReport;
 use crate::attribution::LiveAt;
 use crate::trace::{BEFORE_RECORDING, PreExisting};
+use gpumem::storage::units::format_bytes;
 
 fn ratio(r: Option<f64>) -> String {
     r.map_or_else(|| "n/a (nothing live)".to_string(), |r| format!("{r:.3}"))
@@ -22,22 +23,22 @@ impl fmt::Display for ReplayReport {
         writeln!(
             f,
             "  peak live          {:>14}",
-            human_bytes(self.peak_live_bytes)
+            format_bytes(self.peak_live_bytes)
         )?;
         writeln!(
             f,
             "  peak reserved      {:>14}",
-            human_bytes(self.peak_reserved_bytes)
+            format_bytes(self.peak_reserved_bytes)
         )?;
         writeln!(
             f,
             "  final live         {:>14}",
-            human_bytes(self.final_live_bytes)
+            format_bytes(self.final_live_bytes)
         )?;
         writeln!(
             f,
             "  final reserved     {:>14}",
-            human_bytes(self.final_reserved_bytes)
+            format_bytes(self.final_reserved_bytes)
         )?;
         writeln!(
             f,
@@ -73,8 +74,8 @@ impl fmt::Display for ReplayReport {
             writeln!(
                 f,
                 "  arenas             {:>14}   virtual; {} cached at the end (peak reserved is peak physical)",
-                human_bytes(a.virtual_bytes),
-                human_bytes(a.cached_bytes)
+                format_bytes(a.virtual_bytes),
+                format_bytes(a.cached_bytes)
             )?;
             writeln!(
                 f,
@@ -96,14 +97,14 @@ impl fmt::Display for ReplayReport {
             writeln!(
                 f,
                 "  moved              {:>14}   ({} allocations)",
-                human_bytes(r.moved_bytes),
+                format_bytes(r.moved_bytes),
                 r.moved_slices
             )?;
             writeln!(
                 f,
                 "  pages freed        {:>14}   ({})",
                 r.pages_freed,
-                human_bytes(r.bytes_freed)
+                format_bytes(r.bytes_freed)
             )?;
             if let Some(err) = &r.last_error {
                 writeln!(f, "    last failure: {err}")?;
@@ -115,10 +116,10 @@ impl fmt::Display for ReplayReport {
                 "  stream {:#x}: {} allocs, live {} (peak {}), reserved {} (peak {}), {} storage allocs",
                 s.stream,
                 s.allocs,
-                human_bytes(s.final_live_bytes),
-                human_bytes(s.peak_live_bytes),
-                human_bytes(s.final_reserved_bytes),
-                human_bytes(s.peak_reserved_bytes),
+                format_bytes(s.final_live_bytes),
+                format_bytes(s.peak_live_bytes),
+                format_bytes(s.final_reserved_bytes),
+                format_bytes(s.peak_reserved_bytes),
                 s.storage_allocs
             )?;
         }
@@ -128,10 +129,10 @@ impl fmt::Display for ReplayReport {
                 "  pool {}: {} pages, in use {} (peak {}), reserved {} (peak {})",
                 pool.pool,
                 pool.pages,
-                human_bytes(pool.bytes_in_use),
-                human_bytes(pool.peak_bytes_in_use),
-                human_bytes(pool.bytes_reserved),
-                human_bytes(pool.peak_bytes_reserved)
+                format_bytes(pool.bytes_in_use),
+                format_bytes(pool.peak_bytes_in_use),
+                format_bytes(pool.bytes_reserved),
+                format_bytes(pool.peak_bytes_reserved)
             )?;
         }
         if let Some(p) = &self.pre_existing {
@@ -141,7 +142,7 @@ impl fmt::Display for ReplayReport {
             let versus = match r.gpumem_ratio {
                 Some(x) => format!(
                     "; gpumem would reserve {} at its peak (×{x:.3} of it) for the same allocations",
-                    human_bytes(self.peak_reserved_bytes)
+                    format_bytes(self.peak_reserved_bytes)
                 ),
                 None if self.failed_allocs > 0 => format!(
                     "; gpumem refused {} allocations, so its reserved bytes are not comparable",
@@ -153,9 +154,9 @@ impl fmt::Display for ReplayReport {
                 f,
                 "  {} reserved {} at its peak (op {}, {} live){versus}",
                 r.name,
-                human_bytes(r.peak_reserved_bytes),
+                format_bytes(r.peak_reserved_bytes),
                 r.peak_op,
-                human_bytes(r.live_at_peak_bytes)
+                format_bytes(r.live_at_peak_bytes)
             )?;
             if r.below_live_events > 0 {
                 writeln!(
@@ -186,16 +187,16 @@ fn write_pre_existing(f: &mut fmt::Formatter<'_>, p: &PreExisting) -> fmt::Resul
         writeln!(
             f,
             "  pre-existing       {:>14}   in {blocks} live before recording began ({ops}, from op 0)",
-            human_bytes(p.bytes)
+            format_bytes(p.bytes)
         )?;
         writeln!(
             f,
             "    {} still allocated at the snapshot ({}), {} freed during the trace ({}); \
              {} with their allocation stack, {} \"{BEFORE_RECORDING}\"",
             p.active_blocks,
-            human_bytes(p.active_bytes),
+            format_bytes(p.active_bytes),
             p.freed_blocks,
-            human_bytes(p.freed_bytes),
+            format_bytes(p.freed_bytes),
             p.with_frames,
             p.blocks - p.with_frames
         )?;
@@ -216,14 +217,14 @@ fn write_live(f: &mut fmt::Formatter<'_>, moment: &str, at: &LiveAt) -> fmt::Res
         f,
         "  live at {moment} (op {}): {} in {} allocations",
         at.op,
-        human_bytes(at.live_bytes),
+        format_bytes(at.live_bytes),
         at.live_count
     )?;
     for h in at.holders.iter().chain(&at.rest) {
         writeln!(
             f,
             "    {:>12} {:>7}×  {}",
-            human_bytes(h.bytes),
+            format_bytes(h.bytes),
             h.count,
             h.origin
         )?;

@@ -4,7 +4,7 @@
 //! The steps — when to relocate, moving outdated pages, compacting sparse
 //! ones for the held-room reasons, recording on each stream's trigger,
 //! freeing cached memory before an out-of-memory retry — live once, in
-//! [`mem_relocate::DeviceRelocation`], which the reference `StreamSet` runs
+//! [`mem_relocate::DeviceRelocation`], which the relocation tests' small runtime runs
 //! too. The facade supplies only what is its own ([`DeviceMemories`]):
 //!
 //! - each stream's engine behind its lock, reached through
