@@ -13,7 +13,10 @@
 //!   [`LoggingResource`] (a replayable event log, written as RMM CSV or a
 //!   gpumem trace), [`StatsResource`] (current / peak / total bytes and
 //!   counts), [`TrackingResource`] (outstanding allocations, leak report),
-//!   [`FaultInjection`] (fail the k-th call or the calls a predicate picks);
+//!   [`FaultInjection`] (fail the k-th call or the calls a predicate picks),
+//!   [`DriverCostResource`] (charge each call the modeled latency of the
+//!   CUDA driver calls it stands for, from the one [`DriverCosts`] table,
+//!   to a [`DriverMeter`]: nothing sleeps);
 //! - [`ComputeStorage`]: pages with ids and offset views, provided for every
 //!   resource by [`ResourceStorage`], which is what the pool engine uses
 //!   ([`HostStorage`] and [`SimulatedStorage`] name the common two);
@@ -100,6 +103,7 @@
 mod adaptor;
 mod address_space;
 pub mod cuda;
+mod driver_cost;
 mod error;
 mod event_log;
 mod fault;
@@ -122,6 +126,10 @@ mod virtual_pages;
 mod vm;
 
 pub use cuda::{CudaAllocMode, CudaEventHandle, CudaResource, CudaVirtualMemory, DriverPoolStats};
+pub use driver_cost::{
+    CALL_KINDS, COST_GRANULE, CallTally, DriverCall, DriverCostResource, DriverCosts, DriverMeter,
+    DriverTime, ENTRY_GRAMMAR, LATENCY_GRAMMAR, Latency, PageCalls, UNMAP_WAITS_FOR_DEVICE,
+};
 pub use error::{Refuser, StorageError};
 pub use event_log::{Action, CSV_HEADER, ResourceEvent, write_csv, write_trace};
 pub use fault::FaultInjection;
