@@ -59,6 +59,10 @@ pub(crate) struct DeviceShared {
     pub(crate) virtual_memory: Option<Arc<dyn mem_storage::VirtualMemory>>,
     /// Why `pools: auto` fell back to paged pools (no virtual memory).
     pub(crate) arena_fallback: Option<String>,
+    /// The modeled driver time of every call under the budget.
+    pub(crate) driver: Arc<mem_storage::DriverMeter>,
+    /// The facade's device-wide waits, by source.
+    pub(crate) waits: crate::waits::WaitCounters,
 }
 
 impl DeviceShared {
@@ -295,6 +299,8 @@ impl Device {
             .retries
             .load(std::sync::atomic::Ordering::Relaxed);
         stats.num_ooms = self.shared.ooms.load(std::sync::atomic::Ordering::Relaxed);
+        stats.driver = self.shared.driver.snapshot();
+        stats.waits = self.shared.waits.read(&stats.driver);
         stats
     }
 
@@ -313,6 +319,9 @@ impl Device {
 
     /// Wait for every stream's work and mark all of it complete.
     pub fn synchronize(&self) -> Result<()> {
+        self.shared
+            .waits
+            .count(crate::waits::WaitSource::Synchronize);
         for stream in self.streams() {
             stream.synchronize()?;
         }

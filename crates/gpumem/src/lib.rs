@@ -82,6 +82,7 @@ mod stream;
 mod stream_state;
 mod sync;
 pub mod units;
+mod waits;
 
 /// The cudarc the CUDA backend is built on (to bring a context and streams).
 pub use cudarc;
@@ -116,6 +117,7 @@ pub use relocation::RelocationSummary;
 pub use report::{DeviceReport, StreamReport};
 pub use stats::{Fragmentation, MemoryStats};
 pub use stream::Stream;
+pub use waits::WaitStats;
 
 /// What most users need, in one `use`.
 pub mod prelude {

@@ -13,7 +13,8 @@ use crate::stream::Stream;
 
 impl DeviceShared {
     /// Get every stream's queued work done and mark it complete.
-    pub(crate) fn finish(&self) -> Result<()> {
+    pub(crate) fn finish(&self, source: crate::waits::WaitSource) -> Result<()> {
+        self.waits.count(source);
         for stream in &self.streams {
             stream.lock().engine.storage().synchronize()?;
             stream.mark_all_complete();

@@ -28,7 +28,8 @@ impl DeviceShared {
     /// a graph records, then return every empty page of every stream.
     pub(crate) fn free_cached_memory(&self) {
         let _moving = self.moving();
-        let result = DeviceMemories::steps(self, 0).and_then(|mut streams| {
+        let steps = DeviceMemories::steps_for(self, 0, crate::waits::WaitSource::OomRetry);
+        let result = steps.and_then(|mut streams| {
             streams.free_cached();
             streams.finish_result()
         });

@@ -38,7 +38,7 @@ impl Device {
             let recording = shared.streams.iter().filter(|s| s.is_recording()).count();
             return Err(GpuMemError::recording(stream, "sleep", recording));
         }
-        shared.finish()?;
+        shared.finish(crate::waits::WaitSource::Sleep)?;
         let mut total = SleepReport::default();
         for index in 0..shared.streams.len() {
             let report = shared.run(index, |st| st.engine.sleep(contents))?;
