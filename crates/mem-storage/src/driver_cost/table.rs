@@ -201,8 +201,12 @@ impl DriverCosts {
             // free: estimate, unmap + release (its device wait is charged
             // apart, as a device synchronize).
             Latency::sized(2 * 12_815, 2 * 12_815),
-            // alloc async from the pool: 2.42 µs (CUDA.jl's pooled path).
-            Latency::fixed(2_420),
+            // alloc async: 2.42 µs served by the pool (CUDA.jl's pooled
+            // path), plus, conservatively, the pool growing by the whole
+            // allocation (create + set-access per 2 MiB): the default
+            // pool's release threshold is 0, so freed memory goes back to
+            // the device at the next synchronize and must be made again.
+            Latency::sized(2_420, 96_660 + 17_995),
             // free async: 1.46 µs (the same measurement).
             Latency::fixed(1_460),
             // stream synchronize of a stream with nothing queued: estimate.
