@@ -25,6 +25,7 @@ fn every_key_sets_its_setting() {
             auto_relocate: true,
             poison: Some(0xAB),
             bypass_caching: true,
+            driver_costs: gpumem::storage::DriverCosts::A100,
         }
     );
 }

@@ -292,6 +292,14 @@ pub enum StorageError {
         /// Why.
         reason: String,
     },
+    /// An entry of the driver cost table's text form that does not parse.
+    #[error("driver cost entry `{entry}`: expected {expected}")]
+    BadDriverCost {
+        /// The entry as given.
+        entry: String,
+        /// What is valid there.
+        expected: &'static str,
+    },
 }
 
 impl StorageError {

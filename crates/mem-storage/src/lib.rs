@@ -13,7 +13,10 @@
 //!   [`LoggingResource`] (a replayable event log, written as RMM CSV or a
 //!   gpumem trace), [`StatsResource`] (current / peak / total bytes and
 //!   counts), [`TrackingResource`] (outstanding allocations, leak report),
-//!   [`FaultInjection`] (fail the k-th call or the calls a predicate picks);
+//!   [`FaultInjection`] (fail the k-th call or the calls a predicate picks),
+//!   [`DriverCostResource`] (charge each call the modeled latency of the
+//!   CUDA driver calls it stands for, from the one [`DriverCosts`] table,
+//!   to a [`DriverMeter`]: nothing sleeps);
 //! - [`ComputeStorage`]: pages with ids and offset views, provided for every
 //!   resource by [`ResourceStorage`], which is what the pool engine uses
 //!   ([`HostStorage`] and [`SimulatedStorage`] name the common two);
@@ -99,6 +102,7 @@
 
 mod adaptors;
 pub mod cuda;
+mod driver_cost;
 mod error;
 mod host;
 mod id;
@@ -120,6 +124,10 @@ pub use adaptors::tracking::{
     VirtualLeakReport,
 };
 pub use cuda::{CudaAllocMode, CudaEventHandle, CudaResource, CudaVirtualMemory, DriverPoolStats};
+pub use driver_cost::{
+    CALL_KINDS, COST_GRANULE, CallTally, DriverCall, DriverCostResource, DriverCosts, DriverMeter,
+    DriverTime, ENTRY_GRAMMAR, LATENCY_GRAMMAR, Latency, PageCalls, UNMAP_WAITS_FOR_DEVICE,
+};
 pub use error::{Refuser, StorageError};
 pub use host::{HOST_ALIGNMENT, HostResource, HostVirtualMemory};
 pub use id::{

@@ -6,7 +6,10 @@
 //! device. Fragmentation is reserved ÷ live, at the two peaks and at the end
 //! (1.0 is perfect; a peak of 2.0 means half the memory held was unusable).
 
+mod driver;
 mod text;
+
+pub use driver::{DriverCallLine, DriverSummary, WaitSummary};
 
 use serde::Serialize;
 
@@ -84,6 +87,10 @@ pub struct ReplayReport {
     pub wall_ns: u64,
     /// `wall_ns` ÷ `ops`.
     pub ns_per_op: f64,
+    /// Modeled driver time beside the host's, and the waits (gpumem's
+    /// rows; absent for backends without a driver).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub driver: Option<DriverSummary>,
     /// Frees of ids that were not live (skipped).
     pub unknown_frees: u64,
     /// Reservations the backend refused.

@@ -57,6 +57,39 @@ impl fmt::Display for ReplayReport {
             self.wall_ns as f64 / 1e6,
             self.ns_per_op
         )?;
+        if let Some(d) = &self.driver {
+            writeln!(
+                f,
+                "  driver (modeled)   {:>11.3} ms   ({:.1} ns/op; host + driver = {:.1} ns/op)",
+                d.driver_ns as f64 / 1e6,
+                d.driver_ns_per_op,
+                d.modeled_ns_per_op
+            )?;
+            let calls: Vec<String> = d
+                .calls
+                .iter()
+                .map(|c| format!("{} {}", c.calls, c.call))
+                .collect();
+            writeln!(
+                f,
+                "  driver calls       {:>14}   ({})",
+                d.driver_calls,
+                calls.join(", ")
+            )?;
+            let w = &d.waits;
+            writeln!(
+                f,
+                "  device-wide waits  {:>14}   ({} synchronize, {} sleep, {} relocation, {} OOM retry, \
+                 {} backend); {} stream waits",
+                w.device_waits,
+                w.synchronize,
+                w.sleep,
+                w.relocation,
+                w.oom_retry,
+                w.backend,
+                w.stream_waits
+            )?;
+        }
         if self.unknown_frees > 0 {
             writeln!(
                 f,

@@ -14,6 +14,7 @@ use super::layout::{POOL_KINDS, parse_layout};
 use super::{Budget, DEFAULT_POISON, GpumemConfig, PoolLayout};
 use crate::error::{GpuMemError, Result};
 use crate::units::parse_bytes;
+use mem_storage::DriverCosts;
 
 /// The environment variable read by [`GpumemConfig::from_env`].
 pub const CONF_VAR: &str = "GPUMEM_CONF";
@@ -60,6 +61,15 @@ pub const CONF_KEYS: &[(&str, &str, &str)] = &[
         "bypass_caching",
         "true | false",
         "every reservation is a storage allocation",
+    ),
+    (
+        "driver_cost",
+        "a100 | zero | entries key=latency, e.g. driver_cost:create=20us+86us/2MiB,map=1.2us \
+         (keys: create, map, set_access, unmap, release, address_reserve, address_free, alloc, \
+         free, alloc_async, free_async, stream_sync, device_sync, event_record, event_query; \
+         latency: a time per call with an optional part per size, units ns, us, ms)",
+        "the modeled latency of driver calls on the host and simulated backends \
+         (entries not named keep the A100 table's figure)",
     ),
 ];
 
@@ -136,27 +146,52 @@ fn parse_poison(value: &str) -> Result<Option<u8>> {
 /// The items of a `GPUMEM_CONF` string, with a `pools:` list kept whole:
 /// the items after `pools:` that are pools of a list (`sliced:…`,
 /// `exclusive:…`, `arena:…`; no key has those names) belong to its value,
-/// so `pools:` takes every layout `gpumem replay --config` does.
+/// so `pools:` takes every layout `gpumem replay --config` does. Likewise
+/// the `key=latency` entries after `driver_cost:` (no colon, an `=`)
+/// belong to it.
 fn items(text: &str) -> Vec<String> {
     let mut items: Vec<String> = Vec::new();
-    let mut in_pools = false;
+    let (mut in_pools, mut in_costs) = (false, false);
     for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
         let key = item
             .split_once(':')
             .map(|(k, _)| k.trim().to_ascii_lowercase());
         let pool = key.as_deref().is_some_and(|k| POOL_KINDS.contains(&k));
+        let cost_entry = key.is_none() && item.contains('=');
         match items.last_mut() {
-            Some(last) if in_pools && pool => {
+            Some(last) if (in_pools && pool) || (in_costs && cost_entry) => {
                 last.push(',');
                 last.push_str(item);
             }
             _ => {
                 in_pools = key.as_deref() == Some("pools");
+                in_costs = key.as_deref() == Some("driver_cost");
                 items.push(item.to_string());
             }
         }
     }
     items
+}
+
+/// `a100`, `zero`, or `key=latency` entries over the A100 table.
+fn parse_driver_costs(value: &str) -> Result<DriverCosts> {
+    match value.to_ascii_lowercase().as_str() {
+        "a100" | "default" => return Ok(DriverCosts::A100),
+        "zero" | "off" | "none" => return Ok(DriverCosts::ZERO),
+        _ => {}
+    }
+    let mut costs = DriverCosts::A100;
+    costs
+        .apply_entries(value)
+        .map_err(|source| GpuMemError::BadConfValue {
+            key: "driver_cost",
+            value: match source {
+                mem_storage::StorageError::BadDriverCost { entry, .. } => entry,
+                other => other.to_string(),
+            },
+            expected: expected("driver_cost"),
+        })?;
+    Ok(costs)
 }
 
 impl GpumemConfig {
@@ -215,6 +250,7 @@ impl GpumemConfig {
                         _ => return Err(bad(key, value)),
                     }
                 }
+                "driver_cost" => next.driver_costs = parse_driver_costs(value)?,
                 _ => next.bypass_caching = parse_bool(key, value)?,
             }
         }

@@ -190,6 +190,11 @@ pub struct GpumemConfig {
     /// reservation from the storage, so memory checkers see each buffer's
     /// real bounds (`PYTORCH_NO_CUDA_MEMORY_CACHING`).
     pub bypass_caching: bool,
+    /// The driver cost model charged for every driver call on the host and
+    /// simulated backends (what a GPU would pay; read in
+    /// [`MemoryStats::driver`](crate::MemoryStats::driver)). A CUDA device
+    /// charges nothing: its driver time is in the wall clock.
+    pub driver_costs: mem_storage::DriverCosts,
 }
 
 impl Default for GpumemConfig {
@@ -203,6 +208,7 @@ impl Default for GpumemConfig {
             auto_relocate: false,
             poison: None,
             bypass_caching: false,
+            driver_costs: mem_storage::DriverCosts::A100,
         }
     }
 }

@@ -14,7 +14,9 @@ use mem_pools::{
     MemoryPoolOptions, PoolType, ServerLogger, StorageCopyQueue,
 };
 use mem_relocate::CudaCopyQueue;
-use mem_storage::{DeviceResource, ResourceStorage, VirtualMemory};
+use mem_storage::{
+    DeviceResource, DriverCostResource, DriverCosts, DriverMeter, ResourceStorage, VirtualMemory,
+};
 
 use crate::backend::{Backend, DeviceStorage, StreamMemory, budgeted};
 use crate::config::layout::format_layout;
@@ -135,7 +137,19 @@ impl DeviceBuilder {
         };
         config.validate()?;
         let opened = self.backend.open();
-        let resource = budgeted(&self.backend, opened.resource.clone(), config.budget)?;
+        // Every driver call under the budget is charged its modeled cost:
+        // pages here, chunks below. On CUDA the real time is in the wall
+        // clock, so the meter only counts.
+        let costs = match self.backend {
+            Backend::Cuda { .. } => DriverCosts::ZERO,
+            _ => config.driver_costs,
+        };
+        let driver = Arc::new(DriverMeter::new(costs));
+        let charged: Arc<dyn DeviceResource> = Arc::new(DriverCostResource::new(
+            opened.resource.clone(),
+            driver.clone(),
+        ));
+        let resource = budgeted(&self.backend, charged, config.budget)?;
         let capacity = resource.mem_info()?.total;
         let properties = MemoryDeviceProperties {
             max_page_size: config.resolved_max_page(capacity),
@@ -166,10 +180,14 @@ impl DeviceBuilder {
             other => other,
         };
         let (vm, fallback) = match vm {
-            Some(Ok(vm)) => (
-                Some(Arc::new(resource.charge_virtual_memory(vm)) as Arc<dyn VirtualMemory>),
-                None,
-            ),
+            Some(Ok(vm)) => {
+                let vm: Arc<dyn VirtualMemory> =
+                    Arc::new(DriverCostResource::new(vm, driver.clone()));
+                (
+                    Some(Arc::new(resource.charge_virtual_memory(vm)) as Arc<dyn VirtualMemory>),
+                    None,
+                )
+            }
             Some(Err(reason)) if config.pools.requires_virtual_memory() => {
                 tracing::warn!(%reason, "pools:arenas asked for, but no virtual memory");
                 return Err(GpuMemError::InvalidConfig {
@@ -237,6 +255,8 @@ impl DeviceBuilder {
                 virtual_memory: vm,
                 cuda: self.backend.cuda_resource(),
                 arena_fallback: fallback,
+                driver,
+                waits: Default::default(),
             }),
         })
     }

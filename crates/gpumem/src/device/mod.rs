@@ -268,6 +268,8 @@ impl Device {
         let mut stats = self.shared.device_stats();
         stats.num_alloc_retries = self.shared.retries.load(Ordering::Relaxed);
         stats.num_ooms = self.shared.ooms.load(Ordering::Relaxed);
+        stats.driver = self.shared.driver.snapshot();
+        stats.waits = self.shared.waits.read(&stats.driver);
         stats
     }
 
@@ -305,6 +307,9 @@ impl Device {
     /// # Ok::<(), GpuMemError>(())
     /// ```
     pub fn synchronize(&self) -> Result<()> {
+        self.shared
+            .waits
+            .count(crate::stats::waits::WaitSource::Synchronize);
         for stream in self.streams() {
             stream.synchronize()?;
         }

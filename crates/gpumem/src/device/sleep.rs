@@ -26,7 +26,7 @@ pub(crate) fn sleep(shared: &DeviceShared, contents: SleepContents) -> Result<Sl
         let recording = shared.streams.iter().filter(|s| s.is_recording()).count();
         return Err(GpuMemError::recording(stream, "sleep", recording));
     }
-    shared.finish()?;
+    shared.finish(crate::stats::waits::WaitSource::Sleep)?;
     let mut total = SleepReport::default();
     for index in 0..shared.streams.len() {
         let report = shared.run(index, |st| st.engine.sleep(contents))?;

@@ -8,6 +8,7 @@ use mem_relocate::{RelocatingStreams, RelocationReason, RelocationSummary};
 use super::{DeviceMemories, DeviceStreams, refuse};
 use crate::error::Result;
 use crate::shared::DeviceShared;
+use crate::stats::waits::WaitSource;
 
 /// Run `steps` (named `operation`) over `device`'s streams with
 /// `relocating` relocating, under the `moving` lock held exclusive; with
@@ -20,11 +21,23 @@ use crate::shared::DeviceShared;
 pub(crate) fn run(
     device: &DeviceShared,
     relocating: usize,
+    operation: (&'static str, bool),
+    steps: impl FnOnce(&mut DeviceStreams<'_>) -> Result<()>,
+) -> Result<RelocationSummary> {
+    run_as(device, relocating, operation, WaitSource::Relocation, steps)
+}
+
+/// As [`run`], its "finish every stream" counted as `source`'s
+/// device-wide wait.
+fn run_as(
+    device: &DeviceShared,
+    relocating: usize,
     (operation, while_recording): (&'static str, bool),
+    source: WaitSource,
     steps: impl FnOnce(&mut DeviceStreams<'_>) -> Result<()>,
 ) -> Result<RelocationSummary> {
     let _moving = device.moving.exclusive(operation)?;
-    let mut streams = DeviceMemories::steps(device, relocating)?;
+    let mut streams = DeviceMemories::steps(device, relocating, source)?;
     if !while_recording {
         refuse(&mut streams, operation)?;
     }
@@ -91,7 +104,8 @@ pub(crate) fn reclaim_stream(device: &DeviceShared, index: usize) -> Result<Relo
 /// relocate outdated pages into held room (memory pressure) unless a graph
 /// records, then return every empty page of every stream.
 pub(crate) fn free_cached_memory(device: &DeviceShared) {
-    let result = run(device, 0, ("freeing cached memory", true), |streams| {
+    let operation = ("freeing cached memory", true);
+    let result = run_as(device, 0, operation, WaitSource::OomRetry, |streams| {
         streams.free_cached();
         Ok(())
     });

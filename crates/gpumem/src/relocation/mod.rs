@@ -27,6 +27,7 @@ use mem_relocate::{
 use crate::backend::DeviceStorage;
 use crate::error::{GpuMemError, Result};
 use crate::shared::DeviceShared;
+use crate::stats::waits::WaitSource;
 
 mod calls;
 
@@ -35,17 +36,23 @@ pub(crate) use calls::{
     relocate_when_wanted, run,
 };
 
-/// A device's streams as mem-relocate's steps reach them.
-pub(crate) struct DeviceMemories<'a>(&'a DeviceShared);
+/// A device's streams as mem-relocate's steps reach them, and why they
+/// would be finished (counted as that source's device-wide wait).
+pub(crate) struct DeviceMemories<'a>(&'a DeviceShared, WaitSource);
 
 /// The shared steps over a device's streams, for one operation under the
 /// device's `moving` lock.
 pub(crate) type DeviceStreams<'a> = DeviceRelocation<DeviceMemories<'a>>;
 
 impl<'a> DeviceMemories<'a> {
-    /// Steps over `device`'s streams with `relocating` relocating.
-    pub(crate) fn steps(device: &'a DeviceShared, relocating: usize) -> Result<DeviceStreams<'a>> {
-        Ok(DeviceRelocation::new(Self(device), relocating)?)
+    /// Steps over `device`'s streams with `relocating` relocating, their
+    /// finishes counted as `source`'s waits.
+    pub(crate) fn steps(
+        device: &'a DeviceShared,
+        relocating: usize,
+        source: WaitSource,
+    ) -> Result<DeviceStreams<'a>> {
+        Ok(DeviceRelocation::new(Self(device, source), relocating)?)
     }
 }
 
@@ -78,7 +85,7 @@ impl StreamMemories for DeviceMemories<'_> {
     }
 
     fn finish(&mut self) -> Result<()> {
-        self.0.finish()
+        self.0.finish(self.1)
     }
 
     fn held_bytes(&mut self) -> u64 {

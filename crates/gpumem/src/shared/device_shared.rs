@@ -58,6 +58,10 @@ pub(crate) struct DeviceShared {
     pub(crate) virtual_memory: Option<Arc<dyn mem_storage::VirtualMemory>>,
     /// Why `pools: auto` fell back to paged pools (no virtual memory).
     pub(crate) arena_fallback: Option<String>,
+    /// The modeled driver time of every call under the budget.
+    pub(crate) driver: Arc<mem_storage::DriverMeter>,
+    /// The facade's device-wide waits, by source.
+    pub(crate) waits: crate::stats::waits::WaitCounters,
 }
 
 impl DeviceShared {
@@ -172,7 +176,8 @@ impl DeviceShared {
 
 impl DeviceShared {
     /// Get every stream's queued work done and mark it complete.
-    pub(crate) fn finish(&self) -> Result<()> {
+    pub(crate) fn finish(&self, source: crate::stats::waits::WaitSource) -> Result<()> {
+        self.waits.count(source);
         for stream in &self.streams {
             stream.lock().engine.storage().synchronize()?;
             stream.mark_all_complete();

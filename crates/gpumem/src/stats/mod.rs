@@ -25,10 +25,12 @@ pub(crate) mod device_stats;
 #[cfg(all(test, loom))]
 mod device_stats_loom;
 mod report;
+pub(crate) mod waits;
 
 use mem_pools::{ChunkStats, PoolStats, Stat};
 
 pub use report::{DeviceReport, StreamReport};
+pub use waits::WaitStats;
 
 /// Statistics in PyTorch's vocabulary (`torch.cuda.memory_stats()`).
 ///
@@ -68,6 +70,13 @@ pub struct MemoryStats {
     /// `reserved_bytes`, which counts mapped chunks), and the driver calls
     /// made for chunks (create / map / unmap / release). Zero without arenas.
     pub chunks: ChunkStats,
+    /// The device's driver calls and their modeled time (what a GPU would
+    /// pay on the host and simulated backends; calls only on CUDA). The
+    /// device's figure: zero in a stream's statistics.
+    pub driver: mem_storage::DriverTime,
+    /// How often the host waited for the whole device or one stream, and
+    /// why. The device's figure: zero in a stream's statistics.
+    pub waits: WaitStats,
 }
 
 /// How much of what is reserved does not serve live data, and in what shape.
@@ -213,6 +222,8 @@ impl StreamTally {
             largest_free_block: engine.largest_free_block,
             leaked_bytes: engine.leaked_bytes,
             chunks: engine.chunks,
+            driver: Default::default(),
+            waits: Default::default(),
         };
         for (stat, &kept) in stats.stats_mut().into_iter().zip(&self.peaks) {
             stat.peak = stat.peak.max(kept);

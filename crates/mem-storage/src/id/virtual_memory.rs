@@ -89,6 +89,10 @@ pub struct VirtualMemoryStats {
     pub peak_mapped_bytes: u64,
     /// Reserve, free, create, release, map and unmap calls refused.
     pub refused_calls: u64,
+    /// Modeled driver calls and time of the device, when a
+    /// [`crate::DriverCostResource`] is installed over it (zero otherwise):
+    /// pages and chunks together, as the device pays them.
+    pub driver: crate::DriverTime,
 }
 
 impl VirtualMemoryStats {

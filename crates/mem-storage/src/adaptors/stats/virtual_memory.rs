@@ -79,6 +79,7 @@ impl<R> StatsResource<R> {
             mapped_bytes: c.mapped_bytes.load(Relaxed),
             peak_mapped_bytes: c.peak_mapped_bytes.load(Relaxed),
             refused_calls: c.refused_calls.load(Relaxed),
+            driver: Default::default(),
         }
     }
 
