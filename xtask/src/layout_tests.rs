@@ -82,3 +82,17 @@ fn the_check_reports_a_long_file_and_a_circle_in_a_scratch_crate() {
     assert_eq!(found.circles[0].modules, names(&["a", "b"]));
     assert_eq!(found.circles[0].edges.len(), 2);
 }
+
+#[test]
+fn an_inline_test_module_is_left_out_of_the_import_graph() {
+    let text = "use crate::a::X;\n\n#[cfg(test)]\nmod tests {\n    use crate::b::Y;\n}\n";
+    assert_eq!(super::without_inline_tests(text), "use crate::a::X;\n\n");
+    let gated = "#[cfg(test)]\nuse crate::c::Z;\nuse crate::d::W;\n";
+    assert_eq!(super::without_inline_tests(gated), gated);
+}
+
+#[test]
+fn rustdoc_lines_do_not_count_toward_a_files_length() {
+    let text = "//! Module docs.\n/// An item's docs.\n///\n/// ```\n/// example();\n/// ```\nfn item() {}\n// a plain comment\n";
+    assert_eq!(super::counted_lines(text), 2);
+}

@@ -93,9 +93,8 @@ pub use mem_budget as budget;
 /// Relocation across streams (`RelocatingStreams`, `RelocationSummary`).
 pub use mem_relocate as relocate;
 
-pub use device::Device;
 pub use error::GpuMemError;
-pub use stream::Stream;
+pub use shared::{Device, Stream};
 
 /// What most users need, in one `use`.
 pub mod prelude {

@@ -113,6 +113,7 @@ mod storage;
 pub mod units;
 mod vm;
 
+pub use adaptors::driver_cost::{DriverCostResource, PageCalls, UNMAP_WAITS_FOR_DEVICE};
 pub use adaptors::fault::FaultInjection;
 pub use adaptors::fault::plan::{Call, CallPredicate, FaultPlan, Operation};
 pub use adaptors::logging::event_log::{Action, CSV_HEADER, ResourceEvent, write_csv, write_trace};
@@ -125,21 +126,20 @@ pub use adaptors::tracking::{
 };
 pub use cuda::{CudaAllocMode, CudaEventHandle, CudaResource, CudaVirtualMemory, DriverPoolStats};
 pub use driver_cost::{
-    CALL_KINDS, COST_GRANULE, CallTally, DriverCall, DriverCostResource, DriverCosts, DriverMeter,
-    DriverTime, ENTRY_GRAMMAR, LATENCY_GRAMMAR, Latency, PageCalls, UNMAP_WAITS_FOR_DEVICE,
+    CALL_KINDS, COST_GRANULE, CallTally, DriverCall, DriverCosts, DriverMeter, DriverTime,
+    ENTRY_GRAMMAR, LATENCY_GRAMMAR, Latency,
 };
 pub use error::{Refuser, StorageError};
 pub use host::{HOST_ALIGNMENT, HostResource, HostVirtualMemory};
 pub use id::{
     ChunkId, DevicePtr, RangeId, StorageHandle, StorageId, StorageUtilization, StreamId, VaRange,
-    VirtualMemoryStats,
 };
 pub use physical::PhysicalMemory;
 pub use resource::{DeviceResource, MemInfo};
 pub use simulated::{SimulatedResource, SimulatedVirtualMemory};
 pub use storage::resource_storage::{HostStorage, ResourceStorage, SimulatedStorage};
 pub use storage::{ComputeStorage, DeviceView};
-pub use vm::{DEFAULT_GRANULARITY, VirtualMemory};
+pub use vm::{DEFAULT_GRANULARITY, VirtualMemory, VirtualMemoryStats};
 
 /// Whether the CUDA driver library can be loaded on this machine.
 ///

@@ -2,6 +2,7 @@
 //! wrapped to log, count, track or fail its calls; each forwards the calls it
 //! does not watch to the resource inside.
 
+pub(crate) mod driver_cost;
 pub(crate) mod fault;
 mod forward;
 mod forward_vm;

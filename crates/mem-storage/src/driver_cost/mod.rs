@@ -8,18 +8,17 @@
 //! - [`DriverMeter`] (`meter.rs`): one device's charged calls and modeled
 //!   time per call kind, lock-free; [`DriverTime`] is its snapshot, which
 //!   [`crate::VirtualMemoryStats::driver`] and the facade's statistics carry.
-//! - [`DriverCostResource`] (`adaptor.rs`): the adaptor that charges every
-//!   call passing through it, over any resource or virtual memory.
+//! - [`crate::DriverCostResource`] (`adaptors/driver_cost.rs`, with the
+//!   other adaptors): charges every call passing through it, over any
+//!   resource or virtual memory.
 //!
 //! Nothing sleeps: time is added to counters, so host time and modeled
 //! driver time are read side by side.
 
-mod adaptor;
 mod meter;
 mod parse;
 mod table;
 
-pub use adaptor::{DriverCostResource, PageCalls, UNMAP_WAITS_FOR_DEVICE};
 pub use meter::{CallTally, DriverMeter, DriverTime};
 pub use parse::{ENTRY_GRAMMAR, LATENCY_GRAMMAR};
 pub use table::{CALL_KINDS, COST_GRANULE, DriverCall, DriverCosts, Latency};

@@ -8,7 +8,7 @@ use std::fmt;
 pub(crate) mod hash;
 mod virtual_memory;
 
-pub use virtual_memory::{ChunkId, RangeId, VaRange, VirtualMemoryStats};
+pub use virtual_memory::{ChunkId, RangeId, VaRange};
 
 /// Identifies one page (one device allocation) within a storage.
 ///

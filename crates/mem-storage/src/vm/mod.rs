@@ -21,6 +21,7 @@
 mod forward;
 pub(crate) mod granules;
 mod slab;
+mod stats;
 pub(crate) mod table;
 mod table_access;
 mod table_chunks;
@@ -28,7 +29,8 @@ pub(crate) mod table_map;
 #[cfg(test)]
 mod table_tests;
 
-pub use crate::id::{ChunkId, RangeId, VaRange, VirtualMemoryStats};
+pub use crate::id::{ChunkId, RangeId, VaRange};
+pub use stats::VirtualMemoryStats;
 
 use std::fmt;
 

@@ -24,8 +24,7 @@
 
 use std::sync::Arc;
 
-use crate::driver_cost::meter::DriverMeter;
-use crate::driver_cost::table::DriverCall;
+use crate::driver_cost::{DriverCall, DriverMeter};
 use crate::error::StorageError;
 use crate::id::{DevicePtr, StreamId};
 use crate::resource::DeviceResource;
