@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use gpumem_cli::trace::{Event, GroupBy, read_pytorch};
 
-const MIB: u64 = 1 << 20;
+use gpumem::storage::units::MIB;
 
 fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cpp_stacks.pickle")

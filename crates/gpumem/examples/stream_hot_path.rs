@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use gpumem::prelude::*;
 
-const GIB: u64 = 1 << 30;
+use gpumem::units::GIB;
 const PAIR_SIZES: [u64; 4] = [512, 4096, 64 << 10, 1 << 20];
 
 /// A small deterministic generator (same numbers everywhere).

@@ -5,15 +5,11 @@
 //! number (or `B`) is bytes. Units are matched case-insensitively, so `8gib`
 //! is `8GiB`. A fractional count is allowed with a unit (`1.5GiB`) and rounded
 //! down to whole bytes. Parsing is a pure function: no environment, no device.
+//!
+//! The constants and [`format_bytes`] are mem-storage's (`mem_storage::units`),
+//! the one place every crate prints bytes from; parsing is the facade's.
 
-/// 1 KiB.
-pub const KIB: u64 = 1 << 10;
-/// 1 MiB.
-pub const MIB: u64 = 1 << 20;
-/// 1 GiB.
-pub const GIB: u64 = 1 << 30;
-/// 1 TiB.
-pub const TIB: u64 = 1 << 40;
+pub use mem_storage::units::{GIB, KIB, MIB, PIB, TIB, format_bytes};
 
 const UNITS: &[(&str, u64)] = &[
     ("b", 1),
@@ -59,20 +55,6 @@ pub fn parse_bytes(text: &str) -> Option<u64> {
     (0.0..18_446_744_073_709_551_616.0)
         .contains(&bytes)
         .then_some(bytes.floor() as u64)
-}
-
-/// Format bytes with the largest binary unit that keeps the count ≥ 1
-/// (`1.50 GiB`, `512 B`), for reports and error messages.
-pub fn format_bytes(bytes: u64) -> String {
-    let (unit, scale) = [("TiB", TIB), ("GiB", GIB), ("MiB", MIB), ("KiB", KIB)]
-        .into_iter()
-        .find(|&(_, scale)| bytes >= scale)
-        .unwrap_or(("B", 1));
-    if scale == 1 {
-        format!("{bytes} B")
-    } else {
-        format!("{:.2} {unit}", bytes as f64 / scale as f64)
-    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use mem_storage::{
     VirtualMemory,
 };
 
-const MIB: u64 = 1 << 20;
+use mem_storage::units::MIB;
 
 fn metered_vm() -> (DriverCostResource<SimulatedVirtualMemory>, Arc<DriverMeter>) {
     let meter = Arc::new(DriverMeter::new(DriverCosts::A100));

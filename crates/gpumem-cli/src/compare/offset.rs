@@ -158,7 +158,7 @@ mod tests {
     use crate::replay::{Program, ReplayOptions, replay};
     use crate::workload::{Workload, WorkloadSpec};
 
-    const GIB: u64 = 1 << 30;
+    use gpumem::storage::units::GIB;
 
     fn program() -> Program {
         let spec = WorkloadSpec {

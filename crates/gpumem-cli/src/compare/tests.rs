@@ -7,7 +7,7 @@ use super::*;
 use crate::cli::Cli;
 use crate::workload::{Workload, WorkloadSpec};
 
-const GIB: u64 = 1 << 30;
+use gpumem::storage::units::GIB;
 
 fn program(workload: Workload, scale: f64) -> Program {
     let spec = WorkloadSpec { seed: 7, scale };
