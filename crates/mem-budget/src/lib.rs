@@ -81,4 +81,4 @@ pub use manager::element::{AllocTag, DeviceElement};
 pub use manager::reservation::GpuMemoryReservation;
 pub use manager::tracked::{RuntimeAllocBlock, TrackedSlice};
 pub use runtime::{DeviceRuntime, Layer, RuntimeLog};
-pub use runtime_builder::DeviceRuntimeBuilder;
+pub use runtime_builder::{DeviceRuntimeBuilder, ResourceStack};
