@@ -35,7 +35,13 @@ pub struct CompareArgs {
     pub input: InputArgs,
     /// Allocators to compare, comma-separated, in the order to print them:
     /// gpumem (Device defaults), sub_slices, exclusive, sliced (Device on
-    /// that paged layout), offset-allocator, system. Default: all.
+    /// that paged layout), offset-allocator, pytorch (a model of PyTorch's
+    /// CUDA caching allocator with its default settings: 512 B rounding,
+    /// 2 MiB small and 20 MiB large segments, best fit per stream, cached
+    /// segments released and the request retried when the device is
+    /// full), pytorch-expandable (the same with expandable_segments:True:
+    /// one segment per stream and pool grown by 2 MiB or 20 MiB pages),
+    /// system. Default: all.
     #[arg(long, value_name = "LIST")]
     pub against: Option<String>,
     /// Device of gpumem's rows.
