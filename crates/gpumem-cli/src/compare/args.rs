@@ -49,7 +49,7 @@ pub struct CompareArgs {
     pub backend: CompareBackend,
     /// Device size in GiB (fractions such as 23.5 are accepted): gpumem's
     /// device, offset-allocator's heap and the system baseline's capacity.
-    #[arg(long, default_value_t = DEFAULT_DEVICE_GIB as f64)]
+    #[arg(long, default_value_t = DEFAULT_DEVICE_GIB as f64, allow_negative_numbers = true)]
     pub device_gib: f64,
     /// Replay a trace with several streams with one thread per stream on
     /// gpumem's rows, all at once through one device (the other rows and

@@ -135,6 +135,29 @@ fn oversized_size(text: &str) -> Option<&str> {
     (whole && digits.parse::<u64>().is_err()).then_some(digits)
 }
 
+/// The whole-number fields of an event line.
+const COUNT_FIELDS: [&str; 4] = ["size", "id", "stream", "time_us"];
+
+/// The first whole-number field of `text` holding something else (a
+/// negative number, a fraction, a string), named with what it holds:
+/// serde reads events through their `op` tag, so its own error ("invalid
+/// value: integer `-4096`, expected u64") never names the field.
+fn bad_count(text: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(text).ok()?;
+    let object = value.as_object()?;
+    COUNT_FIELDS.into_iter().find_map(|key| {
+        let field = object.get(key)?;
+        if field.is_null() || field.as_u64().is_some() {
+            return None;
+        }
+        let what = if key == "size" { " of bytes" } else { "" };
+        Some(format!(
+            "field `{key}` is {field}, not a whole number{what} from 0 to {}",
+            u64::MAX
+        ))
+    })
+}
+
 fn parse_header(line_no: u64, text: &str) -> Result<bool> {
     let value: serde_json::Value =
         serde_json::from_str(text).map_err(|e| CliError::line(NAME, line_no, describe(&e)))?;
@@ -191,9 +214,10 @@ pub fn read_jsonl(mut input: impl BufRead) -> Result<Trace> {
             }
         }
         let line: Line = serde_json::from_str(text).map_err(|e| {
-            let message = match oversized_size(text) {
-                Some(digits) => oversized(digits),
-                None => describe(&e),
+            let message = match (oversized_size(text), bad_count(text)) {
+                (Some(digits), _) => oversized(digits),
+                (None, Some(message)) => message,
+                (None, None) => describe(&e),
             };
             CliError::line(NAME, line_no, message)
         })?;
