@@ -56,6 +56,11 @@ pub struct CompareArgs {
     /// one-stream traces replay in trace order as without it).
     #[arg(long)]
     pub threads: bool,
+    /// PYTORCH_CUDA_ALLOC_CONF settings for the pytorch rows, in PyTorch's
+    /// syntax: max_split_size_mb:N (above 20), roundup_power2_divisions:N
+    /// (a power of two), comma-separated. Default: PyTorch's defaults.
+    #[arg(long, value_name = "CONF")]
+    pub pytorch_conf: Option<String>,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,

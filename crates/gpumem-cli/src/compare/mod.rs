@@ -109,6 +109,10 @@ pub fn run_compare(args: &CompareArgs, out: &mut dyn Write, err: &mut dyn Write)
         capacity,
         config: base_config()?,
         threads: args.threads,
+        pytorch: match &args.pytorch_conf {
+            Some(text) => pytorch::parse_pytorch_conf(text)?,
+            None => pytorch::Policy::default(),
+        },
     };
     let (trace, source) = load_input(&args.input)?;
     warn_about(&trace, &source, err).map_err(write_err("stderr"))?;

@@ -38,6 +38,9 @@ pub struct Setup {
     /// Replay a multi-stream trace with one thread per stream on gpumem's
     /// rows (`--threads`).
     pub threads: bool,
+    /// The modeled PyTorch rows' settings (`--pytorch-conf`); each row
+    /// sets `expandable` itself.
+    pub pytorch: Policy,
 }
 
 /// One allocator's numbers.
@@ -192,7 +195,7 @@ pub fn run_row(
         Allocator::Pytorch | Allocator::PytorchExpandable => {
             let policy = Policy {
                 expandable: allocator == Allocator::PytorchExpandable,
-                ..Policy::default()
+                ..setup.pytorch
             };
             let costs = setup.config.driver_costs;
             let mut backend = PytorchBackend::new(allocator.name(), policy, setup.capacity, costs);

@@ -26,6 +26,7 @@
 
 mod backend;
 mod caching;
+mod conf;
 mod error;
 mod expandable;
 mod policy;
@@ -33,6 +34,7 @@ mod release;
 
 pub use backend::PytorchBackend;
 pub use caching::{CachingAllocator, Calls};
+pub use conf::{PYTORCH_CONF_KEYS, parse_pytorch_conf};
 pub use error::ModelError;
 pub use policy::{
     LARGE_BUFFER, MIN_BLOCK, MIN_LARGE_ALLOC, Policy, Pool, ROUND_LARGE, SMALL_BUFFER, SMALL_SIZE,

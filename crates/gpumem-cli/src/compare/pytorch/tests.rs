@@ -233,3 +233,29 @@ fn expandable_segments_reserve_less_than_segments_for_growing_batches() {
     assert!(grown < fixed, "expandable {grown} vs segments {fixed}");
     assert_eq!(grown, 60 * MIB);
 }
+
+#[test]
+fn the_devlogs_16_then_32_mib_case_reserves_256_mib_for_128_mib_live() {
+    // Eight 16 MiB segments, all freed, cannot serve 32 MiB (no merging
+    // across segments): four new 32 MiB segments, as the devlog reports.
+    let mut m = model(Policy::default(), GIB);
+    let small: Vec<u64> = (0..8).map(|_| m.malloc(16 * MIB, 0).unwrap()).collect();
+    for a in small {
+        m.free(a).unwrap();
+    }
+    for _ in 0..4 {
+        m.malloc(32 * MIB, 0).unwrap();
+    }
+    assert_eq!(m.live_bytes(), 128 * MIB);
+    assert_eq!(m.reserved_bytes(), 256 * MIB);
+    // With expandable segments the freed 128 MiB is one free run to reuse.
+    let mut m = model(expandable(), GIB);
+    let small: Vec<u64> = (0..8).map(|_| m.malloc(16 * MIB, 0).unwrap()).collect();
+    for a in small {
+        m.free(a).unwrap();
+    }
+    for _ in 0..4 {
+        m.malloc(32 * MIB, 0).unwrap();
+    }
+    assert_eq!(m.reserved_bytes(), 140 * MIB, "seven 20 MiB pages");
+}
