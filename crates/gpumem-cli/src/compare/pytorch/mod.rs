@@ -41,4 +41,6 @@ pub use policy::{
 };
 
 #[cfg(test)]
+mod invariants_tests;
+#[cfg(test)]
 mod tests;
