@@ -103,20 +103,14 @@ impl CachingAllocator {
         let pool = Policy::pool(rounded);
         let addr = match self.take_cached(pool, stream, rounded) {
             Some(addr) => addr,
-            None => match self.grow(pool, stream, rounded) {
-                Ok(addr) => addr,
-                Err(_) => {
-                    self.calls.retries += 1;
-                    self.release_cached();
-                    self.grow(pool, stream, rounded)
-                        .map_err(|needed| ModelError::OutOfMemory {
-                            requested: size,
-                            segment: needed,
-                            reserved: self.reserved,
-                            capacity: self.capacity,
-                        })?
-                }
-            },
+            None => self
+                .grow_retrying(pool, stream, rounded)
+                .map_err(|needed| ModelError::OutOfMemory {
+                    requested: size,
+                    segment: needed,
+                    reserved: self.reserved,
+                    capacity: self.capacity,
+                })?,
         };
         self.take(addr, rounded, size)
     }
@@ -178,20 +172,39 @@ impl CachingAllocator {
 
     /// The best-fitting cached block of this stream and pool, taken out of
     /// the free set (`get_free_block`).
+    ///
+    /// With expandable segments the free block at a segment's end can grow
+    /// by mapping pages, so, as PyTorch does, a request takes the next
+    /// larger block of its stream and pool rather than that one when there
+    /// is one.
     fn take_cached(&mut self, pool: Pool, stream: u64, rounded: u64) -> Option<u64> {
-        let &key = self.free.range((pool, stream, rounded, 0)..).next()?;
-        let (p, s, size, addr) = key;
-        if p != pool || s != stream || !self.policy.may_take(size, rounded) {
+        let mut fits = self
+            .free
+            .range((pool, stream, rounded, 0)..)
+            .take_while(|&&(p, s, _, _)| p == pool && s == stream);
+        let mut key = *fits.next()?;
+        if self.policy.expandable && self.at_segment_end(key.3, key.2) {
+            key = fits.next().copied().unwrap_or(key);
+        }
+        if !self.policy.may_take(key.2, rounded) {
             return None;
         }
         self.free.remove(&key);
-        Some(addr)
+        Some(key.3)
+    }
+
+    /// Whether the block of `size` bytes at `addr` ends its segment.
+    fn at_segment_end(&self, addr: u64, size: u64) -> bool {
+        self.blocks
+            .get(&addr)
+            .and_then(|b| self.segments.get(&b.segment))
+            .is_some_and(|s| s.base + s.bytes == addr + size)
     }
 
     /// A new segment (or, expandable, newly mapped pages) holding a free
     /// block of at least `rounded` bytes, out of the free set; `Err` with
     /// the bytes it would have needed when the device is full.
-    fn grow(&mut self, pool: Pool, stream: u64, rounded: u64) -> Result<u64, u64> {
+    pub(super) fn grow(&mut self, pool: Pool, stream: u64, rounded: u64) -> Result<u64, u64> {
         if self.policy.expandable {
             return self.map_pages(pool, stream, rounded);
         }

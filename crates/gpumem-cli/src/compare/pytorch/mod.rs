@@ -13,16 +13,18 @@
 //!   at least 512 B (small pool, expandable segments) or more than 1 MiB
 //!   (large pool, and only below `max_split_size`); freed blocks merge with
 //!   free neighbours of the same segment;
-//! - when the device cannot hold a new segment, every cached segment that
-//!   is wholly free is released (`cudaFree`) and the request retried, as
-//!   `release_cached_blocks` does before PyTorch reports out of memory;
+//! - when the device cannot hold a new segment, PyTorch's two retries run
+//!   (`release.rs`): with `max_split_size` set, cached oversize blocks of
+//!   the stream and pool are freed until the request fits; then every
+//!   cached segment that is wholly free is released (`cudaFree`);
 //! - `expandable_segments`: one segment per stream and pool that grows by
-//!   2 MiB (small) or 20 MiB (large) pages (see `expandable.rs`).
+//!   2 MiB (small) or 20 MiB (large) pages (see `expandable.rs`); best fit
+//!   takes the free block at a segment's end (which can grow) only when no
+//!   other block fits.
 //!
 //! Not modeled: events and `record_stream` (a freed block is reusable at
 //! once on its stream), CUDA graph pools, the garbage-collection threshold,
-//! `set_per_process_memory_fraction`, and freeing only oversize blocks
-//! before the full release (`release_available_cached_blocks`).
+//! and `set_per_process_memory_fraction`.
 
 mod backend;
 mod caching;

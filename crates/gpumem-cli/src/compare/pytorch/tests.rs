@@ -259,3 +259,36 @@ fn the_devlogs_16_then_32_mib_case_reserves_256_mib_for_128_mib_live() {
     }
     assert_eq!(m.reserved_bytes(), 140 * MIB, "seven 20 MiB pages");
 }
+
+#[test]
+fn with_max_split_size_out_of_memory_first_frees_only_oversize_blocks() {
+    let p = Policy {
+        max_split_size: 32 * MIB,
+        ..Policy::default()
+    };
+    let mut m = model(p, 128 * MIB);
+    let a = m.malloc(40 * MIB, 0).unwrap();
+    let b = m.malloc(40 * MIB, 0).unwrap();
+    let c = m.malloc(4 * MIB, 0).unwrap();
+    for addr in [a, b, c] {
+        m.free(addr).unwrap();
+    }
+    assert_eq!(m.reserved_bytes(), 100 * MIB);
+    // 60 MiB more does not fit: the two 40 MiB oversize blocks go, the
+    // cached 20 MiB segment of the 4 MiB block stays.
+    m.malloc(60 * MIB, 0).unwrap();
+    assert_eq!(m.calls().cuda_frees, 2);
+    assert_eq!(m.reserved_bytes(), 80 * MIB);
+}
+
+#[test]
+fn expandable_best_fit_leaves_the_growable_tail_for_last() {
+    let mut m = model(expandable(), GIB);
+    let x = m.malloc(12 * MIB, 0).unwrap();
+    let _y = m.malloc(2 * MIB, 0).unwrap();
+    m.free(x).unwrap();
+    // Free: 12 MiB at x and the 6 MiB tail of the 20 MiB page. The tail
+    // fits 4 MiB best, but it can grow, so the 12 MiB block serves.
+    assert_eq!(m.malloc(4 * MIB, 0).unwrap(), x);
+    assert_eq!(m.reserved_bytes(), 20 * MIB);
+}
