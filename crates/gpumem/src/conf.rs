@@ -47,6 +47,11 @@ pub const CONF_KEYS: &[(&str, &str, &str)] = &[
     ("streams", "1..=1024", "streams the device starts with"),
     ("lazy_pages", "true | false", "map pages on first touch"),
     (
+        "arena_max_chunk",
+        "bytes (64MiB)",
+        "largest physical chunk an arena creates (larger: fewer driver calls, more memory)",
+    ),
+    (
         "relocate",
         "auto | manual",
         "relocate outdated pages when the trigger asks",
@@ -207,6 +212,7 @@ impl GpumemConfig {
                         .ok_or_else(|| bad(key, value))?
                 }
                 "lazy_pages" => next.lazy_pages = parse_bool(key, value)?,
+                "arena_max_chunk" => next.arena_max_chunk = Some(parse_size(key, value)?),
                 "poison" => next.poison = parse_poison(value)?,
                 "relocate" => {
                     next.auto_relocate = match value.to_ascii_lowercase().as_str() {

@@ -184,6 +184,11 @@ pub struct GpumemConfig {
     /// reservation from the storage, so memory checkers see each buffer's
     /// real bounds (`PYTORCH_NO_CUDA_MEMORY_CACHING`).
     pub bypass_caching: bool,
+    /// The largest physical chunk an arena creates, in bytes; `None`: the
+    /// engine's default (`mem_pools::DEFAULT_MAX_CHUNK`, 64 MiB). Larger:
+    /// fewer driver calls, more physical memory over live data
+    /// (docs/pools.md, the frontier).
+    pub arena_max_chunk: Option<u64>,
 }
 
 impl Default for GpumemConfig {
@@ -197,6 +202,7 @@ impl Default for GpumemConfig {
             auto_relocate: false,
             poison: None,
             bypass_caching: false,
+            arena_max_chunk: None,
         }
     }
 }

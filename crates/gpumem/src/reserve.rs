@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering;
 
 use mem_pools::{IoError, ManagedMemoryHandle};
 use mem_relocate::{RelocationReason, ReserveRetry, RetryStep};
-use mem_storage::{DeviceResource, StorageError};
+use mem_storage::{ComputeStorage, DeviceResource, StorageError};
 
 use crate::device::DeviceShared;
 use crate::error::{GpuMemError, Result};
@@ -28,12 +28,34 @@ impl DeviceShared {
     /// a graph records, then return every empty page of every stream.
     pub(crate) fn free_cached_memory(&self) {
         let _moving = self.moving();
+        self.finish_for_idle_chunks();
         let result = DeviceMemories::steps(self, 0).and_then(|mut streams| {
             streams.free_cached();
             streams.finish_result()
         });
         if let Err(err) = result {
             tracing::warn!(%err, "waiting or relocating before the retry failed; cleaned up only");
+        }
+    }
+
+    /// The out-of-memory retry's one wait for arenas: each stream one of
+    /// whose idle chunks waits for its work (see mem-pools'
+    /// `arena_chunks_waiting`) is synchronized and marked complete, so the
+    /// cleanup that follows can give those chunks back. Streams with none
+    /// are not waited for.
+    fn finish_for_idle_chunks(&self) {
+        for stream in &self.streams {
+            let mut st = stream.lock();
+            if !st.engine.arena_chunks_waiting() {
+                continue;
+            }
+            match st.engine.storage().synchronize() {
+                Ok(()) => {
+                    drop(st);
+                    stream.mark_all_complete();
+                }
+                Err(err) => tracing::warn!(%err, "waiting for a stream's idle chunks failed"),
+            }
         }
     }
 

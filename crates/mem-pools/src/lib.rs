@@ -129,12 +129,13 @@ mod sleep;
 mod slots;
 mod starts;
 mod stats;
+mod stream_order;
 mod sync;
 mod usage;
 
 pub use bind::BindRefused;
 pub use capture::CaptureState;
-pub use chunks::IDLE_SHARE;
+pub use chunks::{DEFAULT_MAX_CHUNK, IDLE_SHARE};
 pub use config::{
     DEFAULT_RELEASE_THRESHOLD, MemoryAllocationMode, MemoryConfiguration, MemoryDeviceProperties,
     MemoryManagementOptions, MemoryPoolOptions, PoolType,

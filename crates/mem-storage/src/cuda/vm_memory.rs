@@ -139,12 +139,17 @@ impl VirtualMemory for CudaVirtualMemory {
     fn unmap(&self, range: RangeId, offset: u64, bytes: u64) -> Result<Vec<ChunkId>, StorageError> {
         self.counted(|t| {
             let plan = t.check_unmap(range, offset, bytes)?;
-            self.ctx
-                .synchronize()
-                .map_err(driver("waiting for the device before an unmap"))?;
+            // No device-wide wait here. `cuMemUnmap` is not ordered after
+            // queued work, and unmapping memory a queued kernel still uses
+            // is a device fault, so the caller proves the work is done:
+            // the pool engine unmaps an idle chunk only once the stream's
+            // completed cursor has passed the submit cursor stamped when
+            // the chunk went idle (mem-pools `stream_order.rs`), `sleep`
+            // synchronizes the storage first, and a dropped backend waits
+            // for the device (`Drop`).
             for (done, m) in t.unmapping(&plan).iter().enumerate() {
-                // SAFETY: each span is one whole live mapping (checked) and
-                // the device is idle, so no work uses it.
+                // SAFETY: each span is one whole live mapping (checked), and
+                // by this method's contract no queued work uses it.
                 if let Err(e) = unsafe { drv::unmap(m.addr, m.bytes as usize) } {
                     // Record what the driver did unmap before failing.
                     t.commit_unmap(&plan, done);
