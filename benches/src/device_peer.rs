@@ -9,7 +9,8 @@
 //! allocation where the facade's 1 GiB page limit is below it, as `gpumem
 //! plan` does — paged pools refuse anything larger than a page).
 
-use gpumem::{Device, GpumemConfig, PoolLayout};
+use gpumem::Device;
+use gpumem::config::{GpumemConfig, PoolLayout};
 use gpumem_cli::cli::PoolSettings;
 use gpumem_cli::plan::max_page_for;
 use gpumem_cli::replay::{DeviceBackend, Program, StreamMode};

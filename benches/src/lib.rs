@@ -59,12 +59,7 @@ pub mod tight;
 
 pub use error::{BenchError, Result};
 
-/// Bytes in a KiB.
-pub const KIB: u64 = 1 << 10;
-/// Bytes in a MiB.
-pub const MIB: u64 = 1 << 20;
-/// Bytes in a GiB.
-pub const GIB: u64 = 1 << 30;
+pub use mem_storage::units::{GIB, KIB, MIB};
 
 /// The simulated device every host-side measurement uses: an H100/H200-class
 /// 80 GiB, as the `gpumem` command's default.

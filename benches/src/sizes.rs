@@ -3,37 +3,12 @@
 //! Each peer must see the very same sequence, or the comparison measures the
 //! sequence rather than the allocator. A [`ChurnPlan`] is therefore data:
 //! the sizes of the initial live set, then a list of `(slot, size)` steps,
-//! all drawn from [`SplitMix64`] with a fixed seed before any clock starts.
+//! all drawn from a seeded [`SmallRng`] before any clock starts (the
+//! workspace's `Cargo.lock` pins `rand`, so a sequence only changes when
+//! that pin is upgraded).
 
-/// A small, fast, seedable generator (Steele et al.'s SplitMix64). Owned
-/// here rather than taken from `rand` so the sequences can never change
-/// under a dependency upgrade.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    /// A generator seeded with `seed`.
-    pub fn new(seed: u64) -> Self {
-        SplitMix64(seed)
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..bound` (`bound` > 0; 0 gives 0).
-    pub fn below(&mut self, bound: u64) -> u64 {
-        if bound == 0 {
-            return 0;
-        }
-        ((u128::from(self.next_u64()) * u128::from(bound)) >> 64) as u64
-    }
-}
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
 
 /// How request sizes are drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,15 +32,15 @@ impl SizeMix {
     pub const DEPTH: SizeMix = SizeMix::LogUniform { min: 64, max: 4096 };
 
     /// One size.
-    pub fn draw(&self, rng: &mut SplitMix64) -> u64 {
+    pub fn draw(&self, rng: &mut SmallRng) -> u64 {
         match *self {
             SizeMix::Fixed(size) => size,
             SizeMix::LogUniform { min, max } => {
                 let (lo, hi) = (min.max(1), max.max(min.max(1)));
                 let octaves = 63 - u64::from((hi / lo).leading_zeros());
-                let octave = rng.below(octaves.max(1));
+                let octave = rng.random_range(0..octaves.max(1));
                 let base = lo << octave;
-                (base + rng.below(base)).clamp(lo, hi)
+                (base + rng.random_range(0..base)).clamp(lo, hi)
             }
         }
     }
@@ -84,10 +59,15 @@ pub struct ChurnPlan {
 impl ChurnPlan {
     /// `live` initial slices and `steps` replacements, all drawn from `mix`.
     pub fn new(live: usize, steps: usize, mix: SizeMix, seed: u64) -> Self {
-        let mut rng = SplitMix64::new(seed);
+        let mut rng = SmallRng::seed_from_u64(seed);
         let initial = (0..live).map(|_| mix.draw(&mut rng)).collect();
         let steps = (0..steps)
-            .map(|_| (rng.below(live as u64) as u32, mix.draw(&mut rng)))
+            .map(|_| {
+                (
+                    rng.random_range(0..(live as u64).max(1)) as u32,
+                    mix.draw(&mut rng),
+                )
+            })
             .collect();
         ChurnPlan { initial, steps }
     }
@@ -136,7 +116,7 @@ mod tests {
 
     #[test]
     fn log_uniform_sizes_stay_in_range_and_cover_every_octave() {
-        let mut rng = SplitMix64::new(1);
+        let mut rng = SmallRng::seed_from_u64(1);
         let mix = SizeMix::LogUniform { min: 64, max: 4096 };
         let sizes: Vec<u64> = (0..10_000).map(|_| mix.draw(&mut rng)).collect();
         assert!(sizes.iter().all(|&s| (64..=4096).contains(&s)));

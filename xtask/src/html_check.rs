@@ -4,7 +4,9 @@
 //! each page in headless Chromium with `#at=OP` in its address (the page
 //! selects that point as a click would), and checks the DOM the page built:
 //! the curves are drawn, and the table of allocations live at the point
-//! lists the trace's tags with their bytes. A screenshot of each page goes
+//! lists the trace's tags with their bytes; on a PyTorch snapshot with C++
+//! stacks (`#open=N` opens a row as a click would), a group's stack lists
+//! the user's Python frames. A screenshot of each page goes
 //! to `target/html-check/`. Without Chromium (the Debian package
 //! `chromium`) the check says so and skips.
 
@@ -68,11 +70,11 @@ fn replay_html(args: &[&str], page: &Path) -> Result<(), String> {
     run(&mut cargo(&all))
 }
 
-/// Open `page` at op `at`; return the DOM the page built and write a
-/// screenshot beside it.
-fn open(browser: &Path, page: &Path, at: u64) -> Result<String, String> {
+/// Open `page` with `hash` in its address (`at=4`, `at=16&open=2`);
+/// return the DOM the page built and write a screenshot beside it.
+fn open(browser: &Path, page: &Path, hash: &str) -> Result<String, String> {
     let profile = std::env::temp_dir().join(format!("gpumem-html-check-{}", std::process::id()));
-    let url = format!("file://{}#at={at}", page.display());
+    let url = format!("file://{}#{hash}", page.display());
     let out = headless(browser, &profile)
         .arg("--dump-dom")
         .arg(&url)
@@ -123,7 +125,7 @@ pub fn html_check(_args: &[String]) -> Result<Option<String>, String> {
     std::fs::write(&trace, TAGGED).map_err(|e| format!("{}: {e}", trace.display()))?;
     let page = dir.join("tagged.html");
     replay_html(&[trace.to_str().unwrap_or_default()], &page)?;
-    let dom = open(&browser, &page, 4)?;
+    let dom = open(&browser, &page, "at=4")?;
     expect(&dom, "a ready page", "data-ready=\"1\"")?;
     expect(&dom, "the curves", "class=\"curve\"")?;
     expect(
@@ -143,9 +145,22 @@ pub fn html_check(_args: &[String]) -> Result<Option<String>, String> {
     )?;
     let page = dir.join("serving.html");
     replay_html(&["--workload", "serving"], &page)?;
-    let dom = open(&browser, &page, 1000)?;
+    let dom = open(&browser, &page, "at=1000")?;
     expect(&dom, "the serving curves", "class=\"curve\"")?;
     expect(&dom, "the live allocations", "class=\"live-row\"")?;
-    eprintln!("html-check: both pages render and list live allocations");
+    let page = dir.join("cpp_stacks.html");
+    replay_html(
+        &["crates/gpumem-cli/tests/fixtures/cpp_stacks.pickle"],
+        &page,
+    )?;
+    // At op 16 the third group is forward (model/transformer.py:208).
+    let dom = open(&browser, &page, "at=16&open=2")?;
+    expect(&dom, "an opened stack", "class=\"stack-row\"")?;
+    expect(
+        &dom,
+        "the user's frame in the stack",
+        "/home/user/proj/model/transformer.py:208",
+    )?;
+    eprintln!("html-check: the three pages render, list live allocations and open a stack");
     Ok(None)
 }

@@ -1,12 +1,21 @@
 //! `cargo xtask <task>`: the project's automation, in plain Rust (no deps).
 //!
 //! Tasks:
-//! - `ci` — what CI runs: fmt --check, clippy -D warnings, tests, bench
-//!   targets in test mode, the ledger's loom model, and miri on the host
-//!   paths when a nightly with miri is present (skipped with a reason otherwise).
-//!   Its last lines say how many tests skipped themselves (GPU tests without
-//!   a CUDA driver) and why, grouped by reason (`skips.rs`); `test` ends
-//!   the same way.
+//! - `ci` — what CI runs: fmt --check, clippy -D warnings, tests (the docs'
+//!   commands among them: gpumem-cli's `tests/docs.rs`), bench targets in
+//!   test mode, the loom models, the API docs with warnings denied, the
+//!   crates packaged as they would publish, the minimum Rust version, the
+//!   layout report (printed, not enforced), the HTML check, and miri on the
+//!   host paths when a nightly with miri is present. Its last lines say
+//!   which steps passed, which skipped and why, and how many tests skipped
+//!   themselves (GPU tests without a CUDA driver), grouped by reason
+//!   (`skips.rs`); `test` ends the same way.
+//! - `doc` — `cargo doc --no-deps --workspace` with warnings denied.
+//! - `package` — `cargo package` of every publishable crate, lowest layer
+//!   first (`publish.rs`).
+//! - `msrv` — the declared `rust-version` against the compiler in use.
+//! - `layout [--deny]` — files over 300 lines and import circles between a
+//!   crate's modules (`layout.rs`); `--deny` fails on any.
 //! - `miri`   — miri over the host paths (needs nightly with miri).
 //! - `loom`   — the ledger's loom model (`RUSTFLAGS=--cfg loom`).
 //! - `fault-sweep` — every reliability scenario with each device call failed.
@@ -34,6 +43,8 @@ mod fault_sweep;
 mod fuzz;
 mod gpu;
 mod html_check;
+mod layout;
+mod publish;
 mod skips;
 mod soak;
 mod tasks;

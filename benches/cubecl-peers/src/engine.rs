@@ -269,10 +269,9 @@ mod tests {
     use gpumem_cli::replay::{AllocBackend, Program, ReplayOptions, replay};
     use gpumem_cli::workload::{Workload, WorkloadSpec};
 
-    use super::CubeclBackend;
+    use mem_storage::units::{GIB, MIB};
 
-    const MIB: u64 = 1 << 20;
-    const GIB: u64 = 1 << 30;
+    use super::CubeclBackend;
 
     #[test]
     fn a_workload_replays_whole_and_reserves_at_least_its_live_peak() {

@@ -3,7 +3,7 @@
 use std::fmt;
 
 use gpumem_cli::compare::Row;
-use gpumem_cli::report::human_bytes;
+use mem_storage::units::format_bytes;
 
 /// One row over several runs: the first run's numbers (bytes are
 /// deterministic) and every run's ns/op.
@@ -85,7 +85,7 @@ impl fmt::Display for Table {
             "{}: {} ops, peak live {}, 80 GiB device",
             self.source,
             self.ops,
-            human_bytes(live)
+            format_bytes(live)
         )?;
         let width = self
             .rows
@@ -117,7 +117,7 @@ impl fmt::Display for Table {
                 row.allocator,
                 m.median(),
                 format!("{min:.1}–{max:.1}"),
-                human_bytes(row.peak_reserved_bytes),
+                format_bytes(row.peak_reserved_bytes),
                 row.storage_calls,
                 row.failed_allocs,
             )?;

@@ -8,6 +8,10 @@
 //! - [`bandwidth`]: relocation copy bandwidth (plan → copy → commit of
 //!   outdated pages on a copy stream, the scenario of [`relocation`])
 //!   against a plain device-to-device copy of the same bytes.
+//! - [`driver_costs`]: every call of the driver cost table timed (create,
+//!   set-access, unmap, release, alloc and free by size; map, the address
+//!   calls, the stream-ordered pair, the waits and the events), printed in
+//!   the table's own form so the table can take them.
 //! - [`capture`]: record a CUDA graph over pool memory with the CubeCL-compatible
 //!   capture protocol, replay it many times, and count device allocations
 //!   during the replays (must be zero) and check the bytes.
@@ -19,6 +23,8 @@
 pub mod alloc;
 pub mod bandwidth;
 pub mod capture;
+pub mod driver_costs;
+pub mod driver_waits;
 pub mod relocation;
 
 use std::sync::Arc;
@@ -44,7 +50,10 @@ pub fn device(mode: mem_storage::CudaAllocMode) -> Result<Arc<CudaResource>> {
 /// Everything `gpu-bench` prints, as Markdown.
 pub fn run_all(quick: bool) -> Result<String> {
     let mut out = String::new();
-    out.push_str("## Reserve+drop: pool hit vs cuMemAllocAsync vs cuMemAlloc\n\n");
+    // First: the driver cost table's figures, what a GPU run is for.
+    out.push_str("## Driver call latencies (the driver cost table)\n\n");
+    out.push_str(&driver_costs::report(quick)?);
+    out.push_str("\n## Reserve+drop: pool hit vs cuMemAllocAsync vs cuMemAlloc\n\n");
     out.push_str(&alloc::table(&alloc::measure(quick)?));
     out.push_str("\n## Relocation copy bandwidth vs a plain device-to-device copy\n\n");
     out.push_str(&bandwidth::cuda_table(quick)?);

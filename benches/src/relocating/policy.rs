@@ -44,7 +44,7 @@ pub struct RelocationTally {
 
 impl RelocationTally {
     /// Counts one facade relocation call's outcome.
-    pub fn record(&mut self, done: gpumem::RelocationSummary) {
+    pub fn record(&mut self, done: gpumem::relocate::RelocationSummary) {
         if done.moved_slices > 0 || done.pages_freed > 0 {
             self.runs += 1;
         }

@@ -16,8 +16,8 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::report::human_bytes;
 use crate::trace::{Event, Trace};
+use gpumem::storage::units::format_bytes;
 
 /// How many groups a report lists by default.
 pub const DEFAULT_TOP: usize = 10;
@@ -100,7 +100,7 @@ pub fn live_at(trace: &Trace, event: usize, top: usize) -> LiveAt {
     for &(size, at) in live.values() {
         let origin = match trace.origins.origin_of(at) {
             Some(origin) => origin.to_string(),
-            None => format!("untagged {}", human_bytes(size)),
+            None => format!("untagged {}", format_bytes(size)),
         };
         let group = groups.entry(origin.clone()).or_insert(Holder {
             origin,

@@ -2,8 +2,7 @@
 
 use super::*;
 use crate::trace::read_jsonl;
-
-const MIB: u64 = 1 << 20;
+use gpumem::storage::units::MIB;
 
 fn trace(lines: &str) -> Trace {
     read_jsonl(lines.as_bytes()).unwrap()

@@ -14,7 +14,7 @@
 //!   trace stream, the facade's defaults and statistics), and relocates as
 //!   a runtime would when asked.
 //! - Pool layouts as text (`--config`, `gpumem plan`) are the facade's
-//!   grammar, `gpumem::layout`, the one `GPUMEM_CONF=pools:…` takes.
+//!   grammar, `gpumem::config::layout`, the one `GPUMEM_CONF=pools:…` takes.
 //! - [`compare`]: one trace through several allocators (gpumem's default,
 //!   its paged layouts, offset-allocator, the system baseline), one table.
 //! - [`report`], [`plot`]: the results as text, JSON and SVG.
@@ -29,8 +29,12 @@
 //!   starts and the report is assembled after it stops.
 //!
 //! ## Non-goals
-//! - Multi-threaded replay: events are replayed in global trace order on one
-//!   thread (streams are passed to the backend, not run concurrently).
+//! - Multi-threaded `replay`: `gpumem replay` (and `plan`) replays events in
+//!   global trace order on one thread (streams are passed to the backend,
+//!   not run concurrently). Only `gpumem compare --threads` runs one thread
+//!   per stream through one `gpumem::Device`, to time the facade under
+//!   concurrent streams; its peak live is the interleaving's, not the
+//!   trace's.
 //! - Being an allocator: every number comes from the backend under test.
 
 pub mod attribution;
@@ -38,6 +42,7 @@ pub mod cli;
 pub mod compare;
 pub mod error;
 pub mod html;
+pub mod input;
 pub mod plan;
 pub mod plot;
 pub mod replay;

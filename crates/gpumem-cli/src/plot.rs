@@ -12,7 +12,8 @@ use plotters::prelude::*;
 
 use crate::error::{CliError, Result};
 use crate::replay::Sample;
-use crate::report::{ReplayReport, human_bytes};
+use crate::report::ReplayReport;
+use gpumem::storage::units::format_bytes;
 
 const SIZE: (u32, u32) = (1280, 720);
 
@@ -99,8 +100,8 @@ fn draw(
         "{} on {}: peak live {}, peak reserved {}{}",
         report.source,
         report.backend,
-        human_bytes(report.peak_live_bytes),
-        human_bytes(report.peak_reserved_bytes),
+        format_bytes(report.peak_live_bytes),
+        format_bytes(report.peak_reserved_bytes),
         ratio
     );
     let mut chart = ChartBuilder::on(&root)

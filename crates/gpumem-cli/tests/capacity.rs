@@ -3,9 +3,8 @@
 //! device's one physical capacity, as they share a GPU's. Before they did,
 //! this replay peaked at 31.99 GiB reserved on a 16 GiB device.
 
+use gpumem::storage::units::GIB;
 use std::process::Command;
-
-const GIB: u64 = 1 << 30;
 
 #[test]
 fn the_training_replay_on_a_16_gib_device_reports_peak_reserved_within_16_gib() {

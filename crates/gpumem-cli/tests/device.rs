@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 use std::process::{Command, Output};
 
+use gpumem::config::{GpumemConfig, PoolLayout};
 use gpumem::prelude::*;
-use gpumem::{GpumemConfig, PoolLayout};
 use gpumem_cli::cli::{BackendKind, PoolSettings, replay_on};
 use gpumem_cli::replay::{Program, ReplayOptions, ReplayReport};
 use gpumem_cli::trace::{Event, Mode};

@@ -1,7 +1,7 @@
 //! `gpumem plan`: candidates are measured, the best one is suggested, and
 //! its `config` replays to what the plan measured (the measured-plan cycle).
 
-use gpumem::GpumemConfig;
+use gpumem::config::GpumemConfig;
 use gpumem_cli::cli::{BackendKind, PoolSettings, load_config, replay_on};
 use gpumem_cli::plan::{CANDIDATE_SPLITS, plan};
 use gpumem_cli::replay::{Program, ReplayOptions};

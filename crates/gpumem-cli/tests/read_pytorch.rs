@@ -4,11 +4,10 @@
 
 use std::collections::BTreeMap;
 
+use gpumem::storage::units::MIB;
 use gpumem_cli::CliError;
 use gpumem_cli::trace::{Event, read_pytorch};
 use serde_pickle::{HashableValue, SerOptions, Value};
-
-const MIB: u64 = 1 << 20;
 
 fn key(k: &str) -> HashableValue {
     HashableValue::String(k.to_string())
@@ -52,10 +51,17 @@ fn error_at(bytes: &[u8]) -> (u64, String) {
 fn a_python_made_snapshot_reads_alloc_and_free_completed_only() {
     let trace = read_pytorch(&include_bytes!("fixtures/snapshot.pickle")[..], None).unwrap();
     let (a, b, c) = (0x7F1000000000, 0x7F1000200000, 0x7F2000000000);
+    let before = 0x7F0000000000;
     assert_eq!(
         trace.events,
         vec![
-            Event::Free { id: 0x7F0000000000 },
+            // Freed before it was seen allocated: live from the start.
+            Event::Alloc {
+                id: before,
+                size: 4 * MIB,
+                stream: 0
+            },
+            Event::Free { id: before },
             Event::Alloc {
                 id: a,
                 size: 2 * MIB,
@@ -82,26 +88,36 @@ fn a_python_made_snapshot_reads_alloc_and_free_completed_only() {
     );
     assert_eq!(trace.stats.records, 11);
     assert_eq!(
-        trace.stats.unknown_frees, 1,
-        "the block freed before recording began"
+        trace.stats.unknown_frees, 0,
+        "the block freed before it was seen allocated is pre-existing"
+    );
+    let pre = trace.stats.pre_existing.as_ref().unwrap();
+    assert_eq!((pre.blocks, pre.freed_blocks, pre.bytes), (1, 1, 4 * MIB));
+    assert_eq!(
+        (pre.active_blocks, pre.contradicted),
+        (0, 0),
+        "the active block in segments is one the trace allocated"
     );
     assert_eq!(trace.stats.skipped, 4, "segment and free_requested events");
+    assert_eq!(trace.origins.origin_of(0), Some("before recording"));
 }
 
 #[test]
 fn frames_times_and_pytorchs_own_reserved_bytes_are_kept_beside_the_events() {
     let trace = read_pytorch(&include_bytes!("fixtures/snapshot.pickle")[..], None).unwrap();
     let o = &trace.origins;
-    assert_eq!(o.origin_of(1), Some("forward (train.py:12)"));
-    assert_eq!(o.origin_count(), 1);
+    assert_eq!(o.origin_of(2), Some("forward (train.py:12)"));
+    assert_eq!(o.origin_count(), 2, "the frame and `before recording`");
     let addr = 0x7F1000000000u64;
-    assert_eq!(o.time_us(1), Some(1000 + addr % 997));
+    assert_eq!(o.time_us(2), Some(1000 + addr % 997));
     let (name, reserved) = o.source_reserved().expect("segments were recorded");
     assert_eq!(name, "PyTorch");
     // 20 MiB held at the snapshot, +20 MiB then -20 MiB over the history:
-    // 20 MiB before the first segment_alloc, 40 MiB after it.
+    // 20 MiB before the first segment_alloc (the pre-existing block's
+    // allocation and its free), 40 MiB after it, and the segment_free
+    // after the last event counts toward it: 20 MiB, as the snapshot holds.
     let mib = reserved.iter().map(|b| b / MIB).collect::<Vec<_>>();
-    assert_eq!(mib, [20, 40, 40, 40, 40, 40, 40]);
+    assert_eq!(mib, [20, 20, 40, 40, 40, 40, 40, 20]);
 }
 
 #[test]

@@ -1,14 +1,13 @@
 //! `gpumem replay --relocate`: relocation as a runtime would run it, its
 //! counters in the report, and patterns that survive the moves.
 
-use gpumem::{Device, GpumemConfig, PoolLayout};
+use gpumem::Device;
+use gpumem::config::{GpumemConfig, PoolLayout};
+use gpumem::storage::units::{GIB, MIB};
 use gpumem_cli::cli::{BackendKind, PoolSettings, replay_on};
 use gpumem_cli::replay::{DeviceBackend, Program, ReplayOptions, ReplayReport};
 use gpumem_cli::trace::Event;
 use gpumem_cli::workload::{Workload, WorkloadSpec};
-
-const MIB: u64 = 1 << 20;
-const GIB: u64 = 1 << 30;
 
 /// A growth-heavy trace: each round leaves one small long-lived allocation
 /// on the mid pool's current page, then asks for a size that does not fit

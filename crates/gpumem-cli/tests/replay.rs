@@ -3,13 +3,13 @@
 
 use std::collections::HashMap;
 
-use gpumem::{Device, PoolLayout};
+use gpumem::Device;
+use gpumem::config::PoolLayout;
+use gpumem::storage::units::GIB;
 use gpumem_cli::cli::{BackendKind, PoolSettings, replay_on};
 use gpumem_cli::replay::{DeviceBackend, Program, ReplayOptions, replay};
 use gpumem_cli::trace::{Event, read_jsonl, write_jsonl};
 use gpumem_cli::workload::{Workload, WorkloadSpec};
-
-const GIB: u64 = 1 << 30;
 
 fn events(w: Workload, scale: f64) -> Vec<Event> {
     w.generate(&WorkloadSpec { seed: 11, scale }).unwrap()

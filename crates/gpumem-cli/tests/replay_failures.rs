@@ -1,13 +1,12 @@
 //! Replay when things go wrong: unknown frees, refused allocations, traces
 //! larger than the device, malformed programs, and a missing CUDA driver.
 
+use gpumem::storage::units::GIB;
 use gpumem_cli::CliError;
 use gpumem_cli::cli::{BackendKind, PoolSettings, replay_on};
 use gpumem_cli::replay::{AllocBackend, Program, ReplayOptions, SystemBackend, replay};
 use gpumem_cli::trace::Event;
 use gpumem_cli::workload::{Workload, WorkloadSpec};
-
-const GIB: u64 = 1 << 30;
 
 fn events(w: Workload, scale: f64) -> Vec<Event> {
     w.generate(&WorkloadSpec { seed: 11, scale }).unwrap()
@@ -89,8 +88,8 @@ fn a_trace_larger_than_the_simulated_device_fails_allocations_without_stopping()
     // pages are each bounded by the device's size but not by it together
     // (without a budget), so the peak can exceed it; see docs/cli.md.
     let settings = PoolSettings {
-        config: gpumem::GpumemConfig {
-            pools: gpumem::PoolLayout::SubSlices,
+        config: gpumem::config::GpumemConfig {
+            pools: gpumem::config::PoolLayout::SubSlices,
             max_page_size: Some(4 * GIB),
             ..Default::default()
         },

@@ -3,13 +3,12 @@
 
 use std::collections::HashMap;
 
-use gpumem::{Device, GpumemConfig, PoolLayout};
+use gpumem::Device;
+use gpumem::config::{GpumemConfig, PoolLayout};
+use gpumem::storage::units::{GIB, MIB};
 use gpumem_cli::cli::{BackendKind, PoolSettings, replay_on};
 use gpumem_cli::replay::{DeviceBackend, Program, ReplayOptions, ReplayRun, StreamMode, replay};
 use gpumem_cli::trace::{Event, Mode};
-
-const MIB: u64 = 1 << 20;
-const GIB: u64 = 1 << 30;
 
 fn alloc(id: u64, size: u64, stream: u64) -> Event {
     Event::Alloc { id, size, stream }

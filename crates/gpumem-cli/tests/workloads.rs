@@ -1,13 +1,12 @@
 //! Built-in workloads: deterministic per seed, realistic in size, modest in
 //! op count, and each well-formed (no unknown frees, no double allocation).
 
+use gpumem::storage::units::{GIB, MIB};
 use gpumem_cli::CliError;
 use gpumem_cli::replay::Program;
 use gpumem_cli::trace::{Event, Mode};
 use gpumem_cli::workload::{Workload, WorkloadSpec};
 
-const GIB: u64 = 1 << 30;
-const MIB: u64 = 1 << 20;
 const ALL: [Workload; 4] = [
     Workload::Random,
     Workload::Training,

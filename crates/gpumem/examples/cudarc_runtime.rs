@@ -1,8 +1,9 @@
 //! A small runtime on cudarc that brings its own CUDA context and streams
 //! and takes its memory from gpumem: compile a kernel with NVRTC at run
 //! time, launch it on buffers gpumem hands out (pinned device pointers),
-//! hand a buffer from one stream to another with `record_use`, and capture
-//! the step into a CUDA graph that replays with no allocation.
+//! hand a buffer from one stream to another (`Stream::launch` records its
+//! use), and capture the step into a CUDA graph that replays with no
+//! allocation.
 //!
 //! `cargo run -p gpumem --example cudarc_runtime` — it needs a GPU (and
 //! libnvrtc); without a driver it says why and exits 0.
@@ -10,8 +11,10 @@
 use std::error::Error;
 
 use gpumem::capture::cuda::CudaGraphBackend;
-use gpumem::cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
-use gpumem::cudarc::nvrtc::compile_ptx;
+use gpumem::device::cudarc::driver::{
+    CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg,
+};
+use gpumem::device::cudarc::nvrtc::compile_ptx;
 use gpumem::prelude::*;
 
 const KERNEL: &str = r#"
@@ -27,8 +30,8 @@ const N: usize = 1 << 20;
 fn axpb(
     cuda: &CudaStream,
     f: &CudaFunction,
-    x: &gpumem::DevicePtrGuard,
-    y: &gpumem::DevicePtrGuard,
+    x: &gpumem::stream::DevicePtrGuard,
+    y: &gpumem::stream::DevicePtrGuard,
     (a, b): (f32, f32),
 ) -> Result<(), Box<dyn Error>> {
     let (px, py, n) = (x.as_raw(), y.as_raw(), N as i32);
@@ -83,12 +86,14 @@ fn main() -> Result<(), Box<dyn Error>> {
     let input: Vec<u8> = (0..N).flat_map(|i| (i as f32).to_le_bytes()).collect();
     s_load.write(&x, &input)?;
     s_load.synchronize()?;
-    s_compute.record_use(&x)?; // x is not reused before stream 1's work ends
     let y = s_compute.reserve((N * 4) as u64)?;
     {
-        let (px, py) = (s_load.device_ptr(&x)?, s_compute.device_ptr(&y)?);
+        // The launch records x's use (x is not reused before stream 1's
+        // work ends) and keeps every move out until the kernel is counted.
+        let launch = s_compute.launch(&[&x, &y])?;
+        let (px, py) = (launch.device_ptr(&x)?, launch.device_ptr(&y)?);
         axpb(&compute, &f, &px, &py, (2.0, 1.0))?;
-        s_compute.submit();
+        launch.submit();
     }
     drop(x); // held by stream 0 until stream 1 completes
     s_compute.synchronize()?;

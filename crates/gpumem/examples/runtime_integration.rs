@@ -16,13 +16,16 @@ fn launch_scale(
     if let Some(wait) = stream.must_wait(input)? {
         stream.wait_for(wait)?;
     }
-    stream.record_use(input)?; // input may belong to another stream
     stream.stamp(output)?; // output is bound for the operation about to run
+    // The launch records input's use (it may belong to another stream) and
+    // keeps every move out until the submit: the "kernel" below works on
+    // the memory the buffers have now.
+    let launch = stream.launch(&[input, output])?;
     let mut data = vec![0; input.size().min(output.size()) as usize];
     stream.read(input, &mut data)?;
     data.iter_mut().for_each(|b| *b = b.wrapping_mul(factor));
     stream.write(output, &data)?;
-    Ok(stream.submit())
+    Ok(launch.submit())
 }
 
 fn main() -> Result<(), GpuMemError> {

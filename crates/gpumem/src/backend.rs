@@ -2,8 +2,9 @@
 //! built over it.
 //!
 //! The stack is the same for every backend: the backend resource at the
-//! bottom, mem-budget's [`GlobalDeviceBudget`] above it, and one
-//! [`ResourceStorage`] per stream above that. So every page any stream's
+//! bottom, mem-budget's [`GlobalDeviceBudget`] above it (built by
+//! mem-budget's one stack builder, `DeviceRuntimeBuilder::build_stack`), and
+//! one [`ResourceStorage`] per stream above that. So every page any stream's
 //! pools allocate is charged against the one device budget, and a refusal
 //! by the budget says so by type (`refused_by: Refuser::DeviceBudget`),
 //! distinct from the device's own (`Refuser::Device`).
@@ -17,7 +18,7 @@
 
 use std::sync::Arc;
 
-use mem_budget::{GlobalDeviceBudget, MemoryBudget};
+use mem_budget::{BudgetDevice, DeviceRuntime, GlobalDeviceBudget, MemoryBudget};
 use mem_pools::MemoryManagement;
 use mem_storage::{
     CudaResource, CudaVirtualMemory, DEFAULT_GRANULARITY, DeviceResource, HostResource,
@@ -186,16 +187,30 @@ impl Backend {
     }
 }
 
-/// Resolve a budget against the device under it and build the adaptor.
+/// Resolve a budget against the device under it and build the stack over
+/// `backend`'s opened `resource` with mem-budget's one stack builder (here
+/// the budget right over the backend: no middle layer, no logging).
 pub(crate) fn budgeted(
+    backend: &Backend,
     resource: Arc<dyn DeviceResource>,
     budget: Budget,
-) -> Result<BudgetedResource> {
+) -> Result<Arc<BudgetedResource>> {
     budget.validate()?;
     let budget = match budget {
         Budget::Unlimited => MemoryBudget::unlimited(),
         Budget::Bytes(bytes) => MemoryBudget::bytes(bytes),
         Budget::Fraction(f) => MemoryBudget::fraction_of(&*resource, f)?,
     };
-    Ok(GlobalDeviceBudget::new(resource, budget))
+    let (kind, ordinal) = match backend {
+        Backend::Host { .. } => ("host", 0),
+        Backend::Simulated { .. } => ("sim", 0),
+        Backend::Cuda { ordinal, .. } => ("cuda", *ordinal),
+    };
+    let device = BudgetDevice::from_resource(kind, ordinal, resource);
+    let stack = DeviceRuntime::builder(device)
+        .global_budget(budget)
+        .build_stack();
+    Ok(stack
+        .budget
+        .expect("a stack built with a global budget has one"))
 }

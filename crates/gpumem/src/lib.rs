@@ -1,8 +1,19 @@
 //! # gpumem — a GPU memory manager for Rust runtimes
 //!
-//! The facade: one dependency, one [`Device`] with [`Stream`]s, and the
-//! layers re-exported under [`storage`], [`pools`], [`budget`],
-//! [`relocate`] and [`capture`] for everything beyond it.
+//! The facade: one dependency, one [`Device`] with [`Stream`]s. At the
+//! root are those two, the error, [`units`] and [`prelude`]; everything else is in a
+//! named module:
+//!
+//! | module | holds |
+//! |---|---|
+//! | [`device`] | [`Device`] and [`device::DeviceBuilder`], the resource stack types, [`device::PoolResource`], `cudarc` |
+//! | [`stream`] | [`Stream`], [`stream::StreamWait`], the guards ([`stream::DevicePtrGuard`], [`stream::PersistentWindow`]) |
+//! | [`config`] | [`config::GpumemConfig`], [`config::Budget`], [`config::PoolLayout`], `GPUMEM_CONF` ([`config::conf`]), the layout grammar ([`config::layout`]) |
+//! | [`units`] | byte sizes: `KIB`..`TIB`, parsing and printing them |
+//! | [`stats`] | [`stats::MemoryStats`], [`stats::DeviceReport`] |
+//! | [`error`] | [`GpuMemError`], [`error::Result`], [`error::OutOfMemoryReport`] |
+//! | [`capture`] | the capture type-state on a stream, and mem-capture |
+//! | [`storage`], [`pools`], [`budget`], [`relocate`] | the layers below, whole |
 //!
 //! ```
 //! use gpumem::prelude::*;
@@ -12,7 +23,9 @@
 //! let buffer = stream.reserve(4096)?;
 //! stream.write(&buffer, &[1, 2, 3])?;
 //! stream.stamp(&buffer)?; // bound for the next operation
-//! stream.submit(); // launch-like work that uses it
+//! let launch = stream.launch(&[&buffer])?; // nothing moves until submit
+//! let _view = launch.view(&buffer)?; // what the work uses
+//! launch.submit(); // launch-like work that uses it, counted
 //! drop(buffer);
 //! println!("{}", device.memory_report());
 //! # Ok::<(), gpumem::GpuMemError>(())
@@ -23,9 +36,9 @@
 //!   [`Device::cuda`]) under mem-budget's `GlobalDeviceBudget`, with one
 //!   `MemoryManagement` per stream over a storage on that budget: every page
 //!   any stream's pools hold is charged against the one device budget.
-//! - Configuration comes from code ([`GpumemConfig`], [`DeviceBuilder`]) and
-//!   from `GPUMEM_CONF` (`key:value,…`, see [`conf`]; pool layouts in the
-//!   grammar of [`layout`], shared with the `gpumem` command); a bad key or value is
+//! - Configuration comes from code ([`config::GpumemConfig`], [`device::DeviceBuilder`]) and
+//!   from `GPUMEM_CONF` (`key:value,…`, see [`config::conf`]; pool layouts in the
+//!   grammar of [`config::layout`], shared with the `gpumem` command); a bad key or value is
 //!   an error that lists what is valid, checked before any memory is touched.
 //! - Cross-stream use follows the `MemoryManagement` cursor rule ([`Stream::bind`],
 //!   [`Stream::must_wait`]) and PyTorch's `record_stream`
@@ -36,55 +49,38 @@
 //!   finished first).
 //! - A reservation the device or budget refuses is retried once after every
 //!   stream's cached memory is given back; then it is
-//!   [`GpuMemError::OutOfMemory`] with an [`OutOfMemoryReport`].
+//!   [`GpuMemError::OutOfMemory`] with an [`error::OutOfMemoryReport`].
 //! - Relocation across the streams runs mem-relocate's `RelocatingStreams`
 //!   (its order of steps, once): every stream's work is finished before a
 //!   byte moves, and nothing moves — nor is any page given back — while any
-//!   stream records a graph.
-//! - Statistics ([`MemoryStats`]) are PyTorch's: allocated, reserved, active,
+//!   stream records a graph; a launch ([`Stream::launch`]) holds the
+//!   device's moving lock shared from reading its buffers' addresses to
+//!   counting its work, so no move lands in between.
+//! - Statistics ([`stats::MemoryStats`]) are PyTorch's: allocated, reserved, active,
 //!   inactive and requested bytes and counts, current, peak and totals.
 //! - No call panics on user input; errors are [`GpuMemError`] values.
 //!
 //! ## Non-goals
 //! - Launching kernels or owning a runtime's streams: a runtime tells each
-//!   stream how far its work got ([`Stream::submit`], [`Stream::complete_through`]).
+//!   stream how far its work got ([`Stream::launch`], [`Stream::complete_through`]).
 //! - Driving backend graphs: mem-capture owns the capture sequence and the
 //!   graph backends; the facade hands it the device's streams
 //!   ([`Stream::capture_streams`]) and wraps it in a type-state
 //!   ([`Stream::begin_capture`]).
 //! - Pool internals, budgets' ledgers, device backends: the layers below.
 
-mod access;
 mod backend;
-mod builder;
-mod capture_pool;
-mod capture_steps;
-pub mod conf;
-mod config;
-mod cross_stream;
-mod device;
-mod device_stats;
-#[cfg(all(test, loom))]
-mod device_stats_loom;
-mod error;
-mod graph_capture;
-mod guards;
-pub mod layout;
-mod oom;
-mod pool_resource;
+pub mod capture;
+pub mod config;
+pub mod device;
+pub mod error;
 mod relocation;
-mod relocation_calls;
-mod report;
-mod reserve;
-mod sleep;
-mod stats;
-mod stream;
-mod stream_state;
+mod shared;
+pub mod stats;
+pub mod stream;
 mod sync;
 pub mod units;
 
-/// The cudarc the CUDA backend is built on (to bring a context and streams).
-pub use cudarc;
 /// The storage layer: `ComputeStorage`, `DeviceResource`, backends, adaptors.
 pub use mem_storage as storage;
 
@@ -94,35 +90,20 @@ pub use mem_pools as pools;
 /// Budgets: `GpuMemoryManager`, `MemoryBudget`, `GlobalDeviceBudget`, runtimes.
 pub use mem_budget as budget;
 
-/// Relocation across streams (`RelocatingStreams`).
+/// Relocation across streams (`RelocatingStreams`, `RelocationSummary`).
 pub use mem_relocate as relocate;
 
-/// Graph capture (state machine, captured graphs, backends).
-pub use mem_capture as capture;
-
-pub use backend::{BudgetedResource, DeviceStorage, StreamMemory};
-pub use builder::DeviceBuilder;
-pub use capture_steps::{CaptureRecording, CaptureWarmup, DeviceGraph};
-pub use config::{Budget, DEFAULT_POISON, DEFAULT_SLICED, GpumemConfig, PoolLayout};
-pub use cross_stream::StreamWait;
 pub use device::Device;
-pub use error::{GpuMemError, Result};
-pub use graph_capture::StreamCapture;
-pub use guards::{DevicePtrGuard, PersistentWindow};
-pub use layout::{LayoutError, format_layout, parse_layout};
-pub use oom::{OutOfMemoryReport, Refuser};
-pub use pool_resource::PoolResource;
-pub use relocation::RelocationSummary;
-pub use report::{DeviceReport, StreamReport};
-pub use stats::{Fragmentation, MemoryStats};
+pub use error::GpuMemError;
 pub use stream::Stream;
 
 /// What most users need, in one `use`.
 pub mod prelude {
+    pub use crate::config::{Budget, GpumemConfig, PoolLayout};
+    pub use crate::stats::MemoryStats;
+    pub use crate::stream::StreamWait;
     pub use crate::units::{GIB, KIB, MIB};
-    pub use crate::{
-        Budget, Device, GpuMemError, GpumemConfig, MemoryStats, PoolLayout, Stream, StreamWait,
-    };
+    pub use crate::{Device, GpuMemError, Stream};
     pub use mem_pools::{ManagedMemoryHandle, MemoryAllocationMode, SleepContents};
     pub use mem_relocate::RelocationReason;
 }

@@ -82,7 +82,7 @@ fn a_runtime_brings_its_own_cuda_context_and_streams() {
         println!("skipping: the CUDA driver library (libcuda) cannot be loaded");
         return;
     }
-    let ctx = match gpumem::cudarc::driver::CudaContext::new(0) {
+    let ctx = match gpumem::device::cudarc::driver::CudaContext::new(0) {
         Ok(ctx) => ctx,
         Err(err) => {
             println!("skipping: no CUDA device ({err})");

@@ -5,8 +5,9 @@
 //! `mem_info` counts both, and the out-of-memory retry gives idle chunks
 //! back to make room for a page and idle pages back for a chunk.
 
+use gpumem::device::DeviceBuilder;
+use gpumem::error::Refuser;
 use gpumem::prelude::*;
-use gpumem::{DeviceBuilder, Refuser};
 
 /// 32 chunks of 2 MiB: enough for `pools: auto` to choose arenas.
 const N: u64 = 64 * MIB;

@@ -1,8 +1,8 @@
 //! `GPUMEM_CONF` parsing (a pure function) and configuration checks.
 
-use gpumem::conf::CONF_KEYS;
+use gpumem::config::conf::CONF_KEYS;
+use gpumem::config::{DEFAULT_POISON, DEFAULT_SLICED};
 use gpumem::prelude::*;
-use gpumem::{DEFAULT_POISON, DEFAULT_SLICED};
 
 #[test]
 fn every_key_sets_its_setting() {
@@ -27,6 +27,7 @@ fn every_key_sets_its_setting() {
             poison: Some(0xAB),
             bypass_caching: true,
             arena_max_chunk: Some(32 * MIB),
+            driver_costs: gpumem::storage::DriverCosts::A100,
         }
     );
 }

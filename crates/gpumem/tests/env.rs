@@ -1,7 +1,7 @@
 //! `GPUMEM_CONF` read at build. One test in its own binary: the environment
 //! is process-wide, so no other test may build a device meanwhile.
 
-use gpumem::conf::CONF_VAR;
+use gpumem::config::conf::CONF_VAR;
 use gpumem::prelude::*;
 
 #[test]

@@ -1,8 +1,8 @@
 //! Out of memory at a lazy buffer's first touch: the same one retry after
 //! giving cached memory back, then the same report, as `Stream::reserve`.
 
+use gpumem::error::{OutOfMemoryReport, Refuser};
 use gpumem::prelude::*;
-use gpumem::{OutOfMemoryReport, Refuser};
 
 /// A host device with lazy pages: arenas (`PoolLayout::Arenas`, chunks
 /// mapped at first touch) or paged pools (a page allocated at first touch).

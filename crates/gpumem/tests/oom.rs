@@ -1,7 +1,7 @@
 //! Out of memory: one retry after giving cached memory back, then a report.
 
+use gpumem::error::{OutOfMemoryReport, Refuser};
 use gpumem::prelude::*;
-use gpumem::{OutOfMemoryReport, Refuser};
 
 fn budgeted(streams: usize) -> Device {
     Device::host()

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use gpumem::PoolResource;
+use gpumem::device::PoolResource;
 use gpumem::prelude::*;
 use gpumem::storage::{DevicePtr, DeviceResource, StatsResource, StorageError, StreamId};
 

@@ -4,8 +4,8 @@
 //!
 //! Workers reserve, write, verify, drop, stamp and bind buffers, hand them
 //! to each other through channels, and record uses of buffers other
-//! streams own (`record_use` + `submit`), completing their own work only
-//! now and then. The oracles run all the time:
+//! streams own (`Stream::launch`: a recorded use and a submit), completing
+//! their own work only now and then. The oracles run all the time:
 //! - **No memory under unfinished work is handed out.** Every recorded use
 //!   is remembered (owner stream, view, user stream, operation); every new
 //!   reservation's view must miss every remembered region whose operation
@@ -26,12 +26,13 @@
 //! the budget is unlimited, and sizes up to 256 KiB need 3 page sizes of
 //! the 8 a pool may hold, so no reservation relocates. A runtime names
 //! memory in its launches by views, and a view goes stale when a
-//! relocation moves the memory, so it must not launch while it relocates:
-//! the workers' record-use-submit-view step and the device thread's moves
-//! exclude each other (`Run::launch_gate`). Without that, a move between a
-//! relocation's "finish every stream" and its copy strands a view the
-//! oracles still protect (the fixed engine trips the move check in under
-//! a second then).
+//! relocation moves the memory: the workers launch through
+//! `Stream::launch`, whose guard holds the device's moving lock shared from
+//! the recorded use through the view to the submit, so the device thread's
+//! moves (which take it exclusive) never land between a relocation's
+//! "finish every stream" and its copy. Without it, such a move strands a
+//! view the oracles still protect (the fixed engine trips the move check in
+//! under a second then).
 //!
 //! `GPUMEM_STRESS_SECS` (default 20) bounds the run, `GPUMEM_STRESS_SEED`
 //! repeats a seed (each thread's op sequence is the seed's; the
@@ -43,9 +44,9 @@ mod common;
 #[path = "stress/oracle.rs"]
 mod oracle;
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, RwLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -85,9 +86,6 @@ struct Run {
     stop: AtomicBool,
     oracle: Oracle,
     tally: Arc<Tally>,
-    /// Read: a worker's record-use-submit-view step. Write: a device-wide
-    /// move (relocate, reclaim, a capture's begin).
-    launch_gate: RwLock<()>,
     moved_slices: AtomicU64,
     pages_freed: AtomicU64,
     graphs: AtomicU64,
@@ -321,16 +319,14 @@ fn record_use(run: &Run, me: usize, rng: &mut Rng, bufs: &mut [Buf]) {
     }
     let buf = &mut bufs[foreign[rng.index(foreign.len())]];
     run.check_unmoved(me, buf);
-    let _launch = run.launch_gate.read().unwrap_or_else(|p| p.into_inner());
     run.tally.start(me, Op::RecordUse);
-    stream
-        .record_use(&buf.handle)
+    // The launch records the use and keeps every move out until the
+    // submit: the view it reads is the memory the work uses.
+    let launch = stream
+        .launch(&[&buf.handle])
         .expect("a held buffer's use is recorded");
-    let op = stream.submit();
-    // The view after the submit: a move before it finished this work first.
-    let view = run.streams[buf.owner]
-        .view(&buf.handle)
-        .expect("a held buffer has a view");
+    let view = launch.view(&buf.handle).expect("a held buffer has a view");
+    let op = launch.submit();
     let region = Region {
         owner: buf.owner,
         view,
@@ -374,7 +370,6 @@ fn device_thread(run: &Run, me: usize) {
         match rng.below(10) {
             0..=1 => {
                 run.tally.start(me, Op::Relocate);
-                let _moves = run.launch_gate.write().unwrap_or_else(|p| p.into_inner());
                 tally_moves(
                     run,
                     run.device.relocate(RelocationReason::Explicit),
@@ -383,12 +378,10 @@ fn device_thread(run: &Run, me: usize) {
             }
             2..=3 => {
                 run.tally.start(me, Op::DeviceReclaim);
-                let _moves = run.launch_gate.write().unwrap_or_else(|p| p.into_inner());
                 tally_moves(run, run.device.reclaim(), "device reclaim");
             }
             4..=5 => {
                 run.tally.start(me, Op::StreamReclaim);
-                let _moves = run.launch_gate.write().unwrap_or_else(|p| p.into_inner());
                 tally_moves(run, stream.reclaim(), "stream reclaim");
             }
             6 => {
@@ -401,7 +394,11 @@ fn device_thread(run: &Run, me: usize) {
     run.tally.start(me, Op::Done);
 }
 
-fn tally_moves(run: &Run, result: gpumem::Result<gpumem::RelocationSummary>, during: &str) {
+fn tally_moves(
+    run: &Run,
+    result: gpumem::error::Result<gpumem::relocate::RelocationSummary>,
+    during: &str,
+) {
     match result {
         Ok(summary) => {
             run.moved_slices
@@ -416,7 +413,6 @@ fn tally_moves(run: &Run, result: gpumem::Result<gpumem::RelocationSummary>, dur
 /// While a graph records, a device-wide move is refused with `Recording`.
 fn refused_while_recording(run: &Run, me: usize, rng: &mut Rng) {
     run.tally.start(me, Op::RefusedWhileRecording);
-    let _moves = run.launch_gate.write().unwrap_or_else(|p| p.into_inner());
     let result = if rng.percent(50) {
         run.device.reclaim()
     } else {
@@ -432,10 +428,7 @@ fn refused_while_recording(run: &Run, me: usize, rng: &mut Rng) {
 /// recorded pass with a fill recorded over it, end, one replay.
 fn capture(run: &Run, me: usize, rng: &mut Rng, stream: &Stream) {
     run.tally.start(me, Op::CaptureBegin);
-    let warmup = {
-        let _moves = run.launch_gate.write().unwrap_or_else(|p| p.into_inner());
-        stream.begin_capture()
-    };
+    let warmup = stream.begin_capture();
     let warmup = match warmup {
         Ok(warmup) => warmup,
         Err(err) => return run.tolerate(err, "begin capture"),
@@ -530,7 +523,6 @@ fn four_threads_on_four_streams_never_reuse_memory_under_unfinished_work() {
         stop: AtomicBool::new(false),
         oracle: Oracle::default(),
         tally: Arc::new(Tally::new(names)),
-        launch_gate: RwLock::new(()),
         moved_slices: AtomicU64::new(0),
         pages_freed: AtomicU64::new(0),
         graphs: AtomicU64::new(0),

@@ -1,4 +1,5 @@
-//! Handles on a device budget: figures and reservations, free of the resource type.
+//! Handles on a device budget: figures and reservations, free of the resource
+//! type, and the state they share (the ledger and its charge / refund rules).
 //!
 //! A [`GlobalDeviceBudget`](crate::GlobalDeviceBudget) is generic over the
 //! resource below it; runtimes and managers only need its ledger. A
@@ -6,10 +7,100 @@
 //! holders can reserve against one device budget and read its figures.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use mem_storage::{Refuser, StorageError};
 
 use crate::error::{BudgetError, BudgetScope, Result};
-use crate::global::Shared;
+use crate::ledger::Ledger;
+
+/// The `backend` named in the messages of the refusals this adaptor returns.
+/// To tell a budget refusal from a device that is full, match the errors'
+/// typed `refused_by` ([`mem_storage::Refuser::DeviceBudget`]), not this name.
+pub const GLOBAL_BUDGET_BACKEND: &str = "global-budget";
+
+/// The state every handle on one device budget shares.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) ledger: Ledger,
+    pub(crate) free_failures: AtomicU64,
+    pub(crate) free_failure_bytes: AtomicU64,
+}
+
+impl Shared {
+    /// Claim `bytes`, then run `make` (the allocation below): confirm the
+    /// claim when it succeeds, roll it back when it fails, so a failed
+    /// allocation costs nothing. Larger than the whole budget is `TooBig`
+    /// (no reclaim can ever make room, so never retried); over what is
+    /// left is a retryable `OutOfMemory` naming the budget.
+    pub(crate) fn charge<T>(
+        &self,
+        bytes: u64,
+        make: impl FnOnce() -> Result<T, StorageError>,
+    ) -> Result<T, StorageError> {
+        let ledger = &self.ledger;
+        if bytes > ledger.limit() {
+            return Err(StorageError::TooBig {
+                backend: GLOBAL_BUDGET_BACKEND,
+                refused_by: Refuser::DeviceBudget,
+                requested: bytes,
+                max: ledger.limit(),
+            });
+        }
+        let total = ledger
+            .claim_tentative(bytes)
+            .map_err(|refusal| StorageError::OutOfMemory {
+                backend: GLOBAL_BUDGET_BACKEND,
+                refused_by: Refuser::DeviceBudget,
+                requested: bytes,
+                free: refusal.remaining(),
+                total: refusal.limit,
+            })?;
+        match make() {
+            Ok(made) => {
+                ledger.confirm(total);
+                Ok(made)
+            }
+            Err(error) => {
+                // Roll back: the claim above is ours and is still held.
+                let _ = ledger.release(bytes);
+                Err(error)
+            }
+        }
+    }
+
+    /// Refund `bytes` after a free below: only when it succeeded (`freed`).
+    /// A failed free stays charged and is counted: the memory was not
+    /// proven released, and charging it as free could let the device be
+    /// oversubscribed. `what` names the memory in the log.
+    pub(crate) fn refund(
+        &self,
+        bytes: u64,
+        freed: Result<(), StorageError>,
+        what: impl FnOnce() -> String,
+    ) -> Result<(), StorageError> {
+        match freed {
+            Ok(()) => {
+                if self.ledger.release(bytes).is_err() {
+                    // More than is charged: it did not come through this
+                    // budget. Refuse to invent room.
+                    tracing::error!(
+                        what = what(),
+                        bytes,
+                        "free of bytes never charged to this budget"
+                    );
+                }
+                Ok(())
+            }
+            Err(error) => {
+                self.free_failures.fetch_add(1, Ordering::Relaxed);
+                self.free_failure_bytes.fetch_add(bytes, Ordering::Relaxed);
+                tracing::error!(what = what(), bytes, %error, "free failed; bytes stay charged");
+                Err(error)
+            }
+        }
+    }
+}
 
 /// A cloneable view of a [`GlobalDeviceBudget`](crate::GlobalDeviceBudget)'s ledger, independent of its
 /// resource type, so runtimes and managers can reserve against it.

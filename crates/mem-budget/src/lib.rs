@@ -59,35 +59,26 @@
 //! [`BudgetDevice`], which is the host, a CUDA device, or any resource.
 
 mod account;
-mod allocate;
 mod budget;
 mod cuda;
 mod device;
-mod element;
 mod error;
 mod global;
 mod global_handle;
-mod global_vm;
 mod ledger;
-#[cfg(all(test, loom))]
-mod ledger_loom;
 mod manager;
-mod reservation;
 mod runtime;
 mod runtime_builder;
-mod sync;
-mod tracked;
 
 pub use budget::MemoryBudget;
 pub use device::BudgetDevice;
-pub use element::{AllocTag, DeviceElement};
 pub use error::{BudgetError, BudgetScope, Result};
-pub use global::{GLOBAL_BUDGET_BACKEND, GlobalDeviceBudget};
-pub use global_handle::{GlobalBudgetHandle, GlobalReservation};
-pub use global_vm::BudgetedVirtualMemory;
+pub use global::{BudgetedVirtualMemory, GlobalDeviceBudget};
+pub use global_handle::{GLOBAL_BUDGET_BACKEND, GlobalBudgetHandle, GlobalReservation};
 pub use ledger::{Ledger, Refusal};
 pub use manager::GpuMemoryManager;
-pub use reservation::GpuMemoryReservation;
+pub use manager::element::{AllocTag, DeviceElement};
+pub use manager::reservation::GpuMemoryReservation;
+pub use manager::tracked::{RuntimeAllocBlock, TrackedSlice};
 pub use runtime::{DeviceRuntime, Layer, RuntimeLog};
 pub use runtime_builder::DeviceRuntimeBuilder;
-pub use tracked::{RuntimeAllocBlock, TrackedSlice};

@@ -1,4 +1,8 @@
-//! Assembling a [`DeviceRuntime`]'s stack: budget → logging → layers → backend.
+//! Assembling a device's resource stack, once for every user: budget →
+//! logging → layers → backend. [`DeviceRuntimeBuilder::build`] puts a
+//! [`DeviceRuntime`] on it; [`DeviceRuntimeBuilder::build_stack`] hands the
+//! stack itself to callers with their own storage (the gpumem facade, the
+//! reliability suite's test device).
 
 use std::sync::Arc;
 
@@ -7,7 +11,7 @@ use mem_storage::{DeviceResource, LoggingResource, StreamId};
 use crate::budget::MemoryBudget;
 use crate::device::BudgetDevice;
 use crate::global::GlobalDeviceBudget;
-use crate::runtime::{DeviceRuntime, Layer};
+use crate::runtime::{DeviceRuntime, Layer, RuntimeLog};
 
 /// Builds a [`DeviceRuntime`]: budget → layers → backend.
 pub struct DeviceRuntimeBuilder {
@@ -56,8 +60,19 @@ impl DeviceRuntimeBuilder {
         self
     }
 
-    /// Assemble the stack.
+    /// Assemble the stack and the runtime over it.
     pub fn build(self) -> DeviceRuntime {
+        let (device, stream, defer_frees) = (self.device.clone(), self.stream, self.defer_frees);
+        let stack = self.build_stack();
+        let global = stack.budget.map(|budget| budget.handle());
+        DeviceRuntime::assemble(device, stack.top, global, stack.log, stream, defer_frees)
+    }
+
+    /// Assemble only the resource stack, for a caller that puts its own
+    /// storage on it (the facade's streams, a test device): the device's
+    /// backend → the layers (first added lowest) → logging when asked for →
+    /// the global budget when asked for.
+    pub fn build_stack(self) -> ResourceStack {
         let mut stack = Arc::clone(self.device.resource());
         for layer in self.layers {
             stack = layer(stack);
@@ -69,23 +84,29 @@ impl DeviceRuntimeBuilder {
         } else {
             None
         };
-        let (stack, global): (Arc<dyn DeviceResource>, _) = match self.global {
-            Some(budget) => {
-                let capped = GlobalDeviceBudget::new(stack, budget);
-                let handle = capped.handle();
-                (Arc::new(capped), Some(handle))
-            }
-            None => (stack, None),
-        };
-        DeviceRuntime::assemble(
-            self.device,
-            stack,
-            global,
+        let budget = self
+            .global
+            .map(|budget| Arc::new(GlobalDeviceBudget::new(stack.clone(), budget)));
+        if let Some(budget) = &budget {
+            stack = Arc::clone(budget) as Arc<dyn DeviceResource>;
+        }
+        ResourceStack {
+            top: stack,
+            budget,
             log,
-            self.stream,
-            self.defer_frees,
-        )
+        }
     }
+}
+
+/// A device's resource stack, built by [`DeviceRuntimeBuilder::build_stack`].
+pub struct ResourceStack {
+    /// The top of the stack: what every allocation goes through.
+    pub top: Arc<dyn DeviceResource>,
+    /// The global budget at the top, when one was asked for: the same
+    /// object as `top`, typed (its handle; charging virtual memory to it).
+    pub budget: Option<Arc<GlobalDeviceBudget<Arc<dyn DeviceResource>>>>,
+    /// The logging layer, when asked for.
+    pub log: Option<Arc<RuntimeLog>>,
 }
 
 impl DeviceRuntime {

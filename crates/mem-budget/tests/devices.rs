@@ -6,8 +6,7 @@ use mem_budget::{
     BudgetDevice, BudgetError, BudgetScope, DeviceRuntime, GpuMemoryManager, MemoryBudget,
 };
 use mem_storage::StorageError;
-
-const GIB: u64 = 1 << 30;
+use mem_storage::units::GIB;
 
 #[test]
 fn a_simulated_device_enforces_budgets_for_workloads_larger_than_this_machine() {

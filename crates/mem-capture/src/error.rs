@@ -33,8 +33,8 @@ pub enum CaptureError {
     },
     /// The streams refused: another capture records on this device
     /// ([`RelocationError::Recording`], with the number of recording
-    /// streams), or a [`crate::StreamSetCapture`] names a stream its set
-    /// does not hold ([`RelocationError::UnknownStream`]). Nothing changed.
+    /// streams), or a runtime's streams name a stream the device does not
+    /// hold ([`RelocationError::UnknownStream`]). Nothing changed.
     #[error(transparent)]
     Streams(#[from] RelocationError),
     /// A pool the recording would touch is already inside a capture window

@@ -29,8 +29,7 @@
 //!   rebound or given away ([`CaptureError::GraphMemoryInvalidated`]).
 //! - **Nothing is freed or moved while a stream records**: the pools refuse
 //!   by themselves inside a window, and the recording mark
-//!   ([`CaptureStreams::set_recording`], e.g. a [`RecordingFlag`] or
-//!   mem-relocate's `StreamSet` through [`StreamSetCapture`]) tells every
+//!   ([`CaptureStreams::set_recording`], e.g. a [`RecordingFlag`]) tells every
 //!   other path (relocation, cleanup) to wait.
 //! - **Outside buffers** a graph uses without reserving them in the window
 //!   are declared ([`Capture::uses`]): their pages never move while they
@@ -41,16 +40,38 @@
 //! - **Graphs may share a pool** ([`GraphPool`], [`Capture::sharing`]) if they
 //!   never run concurrently; see `docs/capture.md`.
 //!
-//! ## Example (host-simulated, on mem-relocate's `StreamSet`)
+//! ## Example (host-simulated, on a one-stream runtime)
+//!
+//! A runtime implements [`CaptureStreams`]; gpumem's `Stream::capture` is
+//! the one users get. Here the smallest one: one stream, nothing to relocate.
 //! ```
 //! use std::sync::Arc;
-//! use mem_capture::{Capture, CaptureError, HostGraphBackend, StreamSetCapture};
+//! use mem_capture::{
+//!     Capture, CaptureError, CapturePool, CaptureStreams, HostGraphBackend, RecordingFlag,
+//! };
 //! use mem_pools::{
 //!     MemoryConfiguration, MemoryDeviceProperties, MemoryManagement,
 //!     MemoryManagementOptions, ServerLogger,
 //! };
-//! use mem_relocate::{StorageCopyQueue, StreamSet};
 //! use mem_storage::HostStorage;
+//!
+//! struct OneStream {
+//!     flag: RecordingFlag,
+//!     memory: MemoryManagement<HostStorage>,
+//! }
+//!
+//! impl CaptureStreams for OneStream {
+//!     fn recording_streams(&mut self) -> usize {
+//!         self.flag.recording_streams()
+//!     }
+//!     fn set_recording(&mut self, recording: bool) {
+//!         if recording { self.flag.start() } else { self.flag.stop() }
+//!     }
+//!     fn relocate_device(&mut self) {} // nothing outdated in this example
+//!     fn capture_pools(&mut self) -> Vec<&mut dyn CapturePool> {
+//!         vec![&mut self.memory]
+//!     }
+//! }
 //!
 //! # fn main() -> Result<(), CaptureError> {
 //! let memory = MemoryManagement::from_configuration(
@@ -60,20 +81,18 @@
 //!     Arc::new(ServerLogger::default()),
 //!     MemoryManagementOptions::default(),
 //! );
-//! let mut set = StreamSet::new(memory, StorageCopyQueue);
-//! let mut streams = StreamSetCapture::new(&mut set, 0);
+//! let mut streams = OneStream { flag: RecordingFlag::new(), memory };
 //! let mut backend = HostGraphBackend::new();
 //! let mut out = None;
 //! let graph = Capture::new().run(
 //!     &mut streams,
 //!     &mut backend,
 //!     // Warmup: the pass for real; priming keeps what it reserves.
-//!     |s| Ok(drop(s.memory()?.reserve(4096)?)),
+//!     |s| Ok(drop(s.memory.reserve(4096)?)),
 //!     // Recorded pass: the same reservations, work issued to the recorder.
 //!     |s, rec| {
-//!         let mm = s.memory()?;
-//!         let buffer = mm.reserve(4096)?;
-//!         rec.fill(0, mm.get_storage(buffer.binding())?, 7)?;
+//!         let buffer = s.memory.reserve(4096)?;
+//!         rec.fill(0, s.memory.get_storage(buffer.binding())?, 7)?;
 //!         out = Some(buffer);
 //!         Ok(())
 //!     },
@@ -81,7 +100,7 @@
 //! graph.replay(&mut backend, &mut streams)?;
 //! let mut bytes = [0u8; 4];
 //! let buffer = out.expect("recorded");
-//! streams.memory()?.read(buffer.binding(), &mut bytes)?;
+//! streams.memory.read(buffer.binding(), &mut bytes)?;
 //! assert_eq!(bytes, [7; 4]);
 //! # Ok(())
 //! # }
@@ -96,27 +115,19 @@
 
 mod backend;
 mod capture;
-pub mod cuda;
 mod error;
-mod external;
 mod graph;
-mod host;
-mod host_op;
-mod lend;
-mod pins;
-mod run;
-mod seal;
+mod recording;
 mod stage;
-mod stream_set;
 mod streams;
 
-pub use backend::GraphBackend;
+pub use backend::host::{HostGraph, HostGraphBackend, HostRecorder};
+pub use backend::host_op::{HostOp, KernelBody};
+pub use backend::{GraphBackend, cuda};
 pub use capture::Capture;
 pub use error::CaptureError;
 pub use graph::CapturedGraph;
-pub use host::{HostGraph, HostGraphBackend, HostRecorder};
-pub use host_op::{HostOp, KernelBody};
-pub use pins::GraphPool;
-pub use stage::{CaptureStage, RecordingFlag};
-pub use stream_set::StreamSetCapture;
+pub use graph::pins::GraphPool;
+pub use recording::RecordingFlag;
+pub use stage::CaptureStage;
 pub use streams::{CapturePool, CaptureStreams};

@@ -125,13 +125,21 @@ pub enum PoolType {
     },
 }
 
+impl PoolType {
+    /// Pages split into many slices and coalesced on free (sliced pages and
+    /// arenas).
+    pub(crate) fn is_carved(self) -> bool {
+        matches!(self, Self::SlicedPages { .. } | Self::VirtualArena { .. })
+    }
+}
+
 /// The default release threshold of an arena: none — idle chunks stay
 /// mapped until an explicit cleanup (`cleanup(true)`, the facade's
 /// `reclaim` and its out-of-memory retry), as PyTorch's caching allocator
 /// keeps its segments until `empty_cache`. Idle chunks past 1/16 of the
-/// mapped ones are shed before physical memory grows (see `chunks.rs`);
-/// what the cache buys is fewer driver calls. Set a finite threshold where
-/// other processes need the memory back.
+/// mapped ones are shed before physical memory grows (see
+/// `arena/chunks.rs`); what the cache buys is fewer driver calls. Set a
+/// finite threshold where other processes need the memory back.
 pub const DEFAULT_RELEASE_THRESHOLD: u64 = u64::MAX;
 
 /// Options that are not about the pool layout.

@@ -86,6 +86,25 @@
 //! - No call panics on any input; bad input is a typed error or a
 //!   documented no-op, and an error leaves the engine as it was.
 //!
+//! ## Layout
+//! One folder per noun; [`MemoryManagement`]'s public API is one file,
+//! `engine/management.rs` (but `sleep` / `wake` / `is_asleep`, in
+//! `arena/sleep.rs`, and `reclaim_extent`, in `capture/reclaim.rs`).
+//! - `engine/`: the manager's fields, reserve path, access, `bind`, pin
+//!   counts, free path, cleanup; `Core` (the state without the storage),
+//!   the slot table, the slice and page tables.
+//! - `paged/`: pools, carving, pages, page-size growth, the free index,
+//!   slice starts.
+//! - `arena/`: virtual-memory arenas — chunks, the chunk map and its idle
+//!   queue, chunk moves, placement, stream-ordered reclamation, `sleep` /
+//!   `wake`.
+//! - `handles/`: handles and bindings, slot keys and drop records, the
+//!   counted cells and their pool, the drop queue, [`RawPin`].
+//! - `capture/`, `relocation/`, `report/`: the capture window and
+//!   `reclaim_extent`; plan → copy → commit and compaction; usage,
+//!   reports, statistics.
+//! - `config.rs`, `error.rs`, `logger.rs`.
+//!
 //! ## Non-goals
 //! - Copying bytes between pages (mem-relocate supplies the [`CopyQueue`];
 //!   [`StorageCopyQueue`] is a plain one for tests).
@@ -93,64 +112,36 @@
 //!   mem-capture, mem-budget.
 //! - Thread safety of the engine itself: one manager per stream, `&mut self`.
 
-mod access;
 mod arena;
-mod arena_place;
-mod bind;
 mod capture;
-mod carve;
-mod chunk_idle;
-mod chunk_map;
-mod chunk_moves;
-mod chunks;
-mod compact;
 mod config;
-mod core;
-mod cursors;
-mod drop_queue;
+mod engine;
 mod error;
-mod free_index;
-mod free_path;
-mod growth;
-mod handle;
-mod handle_cell;
-#[cfg(all(test, loom))]
-mod handle_cell_loom;
-mod lifecycle;
+mod handles;
 mod logger;
-mod management;
-mod pages;
-mod pool;
-mod raw_pin;
-mod reclaim;
+mod paged;
 mod relocation;
 mod report;
-mod sleep;
-mod slots;
-mod starts;
-mod stats;
-mod stream_order;
-mod sync;
-mod usage;
 
-pub use bind::BindRefused;
-pub use capture::CaptureState;
-pub use chunks::{DEFAULT_MAX_CHUNK, IDLE_SHARE};
+pub use arena::chunks::{DEFAULT_MAX_CHUNK, IDLE_SHARE};
+pub use arena::sleep::{SleepContents, SleepReport};
+pub use capture::record::CaptureState;
 pub use config::{
     DEFAULT_RELEASE_THRESHOLD, MemoryAllocationMode, MemoryConfiguration, MemoryDeviceProperties,
     MemoryManagementOptions, MemoryPoolOptions, PoolType,
 };
+pub use engine::state::MemoryManagement;
+pub use error::BindRefused;
 pub use error::{InstallMemoryPoolsError, IoError, RelocationCopyError};
-pub use handle::{ManagedMemoryBinding, ManagedMemoryHandle};
+pub use handles::handle_cell::ManagedMemoryHandle;
+pub use handles::keys::ManagedMemoryBinding;
+pub use handles::raw_pin::RawPin;
 pub use logger::ServerLogger;
-pub use management::MemoryManagement;
-pub use pool::MAX_PAGE_SIZES;
-pub use raw_pin::RawPin;
+pub use paged::pool::MAX_PAGE_SIZES;
 pub use relocation::{
     CompactionState, CopyQueue, Landed, RelocationOutcome, RelocationPlan, RelocationShape,
     RelocationState, StorageCopyQueue, TargetRoom,
 };
-pub use report::{MemoryReport, PoolReport, PoolReportKind};
-pub use sleep::{SleepContents, SleepReport};
-pub use stats::{ChunkStats, PoolStats, Stat};
-pub use usage::MemoryUsage;
+pub use report::pools::{MemoryReport, PoolReport, PoolReportKind};
+pub use report::stats::{ChunkStats, PoolStats, Stat};
+pub use report::usage::MemoryUsage;

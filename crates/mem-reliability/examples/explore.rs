@@ -10,6 +10,8 @@
 use std::process::ExitCode;
 
 use mem_reliability::{Program, decode, run_program};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
 
 fn main() -> ExitCode {
     let mut all: Vec<String> = std::env::args().skip(1).collect();
@@ -22,18 +24,12 @@ fn main() -> ExitCode {
     }
     let mut args = all.into_iter();
     let programs: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(10_000);
-    let mut state: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(1);
-    let mut next = move || {
-        // xorshift64*: deterministic, dependency-free.
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        state.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    };
+    let seed: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(1);
+    let mut rng = SmallRng::seed_from_u64(seed);
     let mut total = mem_reliability::RunSummary::default();
     for i in 0..programs {
-        let len = (next() % 600) as usize;
-        let bytes: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+        let len = rng.random_range(0..600);
+        let bytes: Vec<u8> = (0..len).map(|_| rng.random()).collect();
         let program = Program {
             arenas,
             ..decode(&bytes)

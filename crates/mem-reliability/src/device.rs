@@ -2,7 +2,7 @@
 //!
 //! Bottom to top: real host memory ([`HostResource`], so contents are
 //! checkable), [`TrackingResource`] (what is outstanding — the leak check),
-//! [`FaultInjection`] (fail the k-th call), then one [`GlobalDeviceBudget`]
+//! [`FaultInjection`] (fail the k-th call), then one [`GlobalDeviceBudget`](mem_budget::GlobalDeviceBudget)
 //! shared by everything: the pool managers' storages and both budget
 //! runtimes. Why this order: an injected failure never reaches the tracker,
 //! so "outstanding" is exactly what the host really holds, and the global
@@ -19,10 +19,7 @@
 
 use std::sync::Arc;
 
-use mem_budget::{
-    BudgetDevice, DeviceRuntime, GlobalBudgetHandle, GlobalDeviceBudget, GpuMemoryManager,
-    MemoryBudget,
-};
+use mem_budget::{BudgetDevice, DeviceRuntime, GlobalBudgetHandle, GpuMemoryManager, MemoryBudget};
 use mem_storage::{
     DeviceResource, FaultInjection, FaultPlan, HostResource, HostVirtualMemory, Operation,
     ResourceStorage, StreamId, TrackingResource, VirtualMemory, VirtualMemoryStats,
@@ -97,10 +94,13 @@ impl TestDevice {
         let faults = Arc::new(FaultInjection::new(Arc::clone(&tracking)));
         let device =
             BudgetDevice::from_resource("host", 0, Arc::clone(&faults) as Arc<dyn DeviceResource>);
-        let budget = GlobalDeviceBudget::new(
-            Arc::clone(device.resource()),
-            MemoryBudget::bytes(global_limit),
-        );
+        // mem-budget's one stack builder: the global budget over the faults.
+        let built = DeviceRuntime::builder(device.clone())
+            .global_budget(MemoryBudget::bytes(global_limit))
+            .build_stack();
+        let budget = built
+            .budget
+            .expect("a stack built with a global budget has one");
         let global = budget.handle();
         let vm = vm.map(|(vm_capacity, granularity)| {
             let host = HostVirtualMemory::with_granularity(vm_capacity, granularity)
@@ -120,7 +120,7 @@ impl TestDevice {
             tracking,
             faults,
             device,
-            stack: Arc::new(budget),
+            stack: built.top,
             global,
             vm,
         }

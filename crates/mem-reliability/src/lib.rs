@@ -45,32 +45,21 @@
 //!   through the engine's windows, and `tests/capture_faults.rs` drives
 //!   mem-capture's `Capture::run` with the host graph backend.
 
-mod check;
-mod decode;
 mod device;
 mod error;
-mod execute;
-mod model;
-mod op_bind;
-mod op_budget;
-mod op_capture;
-mod op_install;
-mod op_relocate;
-mod op_reserve;
+mod ops;
 mod program;
-mod scenario;
 mod sweep;
-mod teardown;
 mod world;
 
-pub use decode::{MAX_OPS, decode};
 pub use device::{Faulty, FaultyVm, PoolStorage, TestDevice, Tracked, TrackedVm, VM_CALLS};
 pub use error::Violation;
-pub use model::{CapturePhase, Contents, Entry, Model, PoolClass, pattern};
+pub use program::decode::{MAX_OPS, decode};
 pub use program::{Op, Program};
-pub use scenario::Scenario;
+pub use sweep::scenario::Scenario;
 pub use sweep::{FaultMode, SweepReport, count_calls, run_with_fault, sweep, sweep_program};
-pub use teardown::TEARDOWN;
+pub use world::model::{CapturePhase, Contents, Entry, Model, PoolClass, pattern};
+pub use world::teardown::TEARDOWN;
 pub use world::{
     ARENA_GRANULARITY, ARENA_LAYOUTS, LAYOUTS, LAZY_STREAM, Limits, RunSummary, STREAMS, World,
     arena_layout, layout, props, run_program,

@@ -7,8 +7,10 @@
 //! working set, all freed at the phase's end). Without relocation the
 //! long-lived tensors of each phase keep their outdated page alive forever.
 //!
-//! Both runs use the same reservation path ([`StreamSet::reserve`]:
-//! relocate when wanted, retry once when out of page sizes) on a simulated
+//! Both runs use the same reservation path (`TestStreams::reserve`, the
+//! tests' small runtime of the `RelocatingStreams` protocol, shared from
+//! `tests/common/streams.rs`: relocate when wanted, retry once when out of
+//! page sizes) on a simulated
 //! device (addresses and accounting, no bytes), and the same explicit
 //! cleanup at each phase's end: `reclaim` (relocate, compact sparse
 //! current pages, then clean up) with relocation, a plain `cleanup(true)`
@@ -23,10 +25,14 @@ use mem_pools::{
     ManagedMemoryHandle, MemoryConfiguration, MemoryDeviceProperties, MemoryManagement,
     MemoryPoolOptions, PoolType, ServerLogger,
 };
-use mem_relocate::{RelocatingStreams, StorageCopyQueue, StreamSet};
+use mem_relocate::{RelocatingStreams, StorageCopyQueue};
+use mem_storage::units::MIB;
 use mem_storage::{ComputeStorage, SimulatedStorage};
 
-const MIB: u64 = 1 << 20;
+#[path = "../tests/common/streams.rs"]
+mod streams;
+use streams::TestStreams;
+
 const DEVICE: u64 = 16 << 30;
 const PHASES: u64 = 8;
 const LONG_LIVED: usize = 16;
@@ -34,6 +40,8 @@ const TRANSIENT: usize = 64;
 const WORKING_SET: usize = 12;
 
 /// A small deterministic generator (xorshift64*), so runs are repeatable.
+/// Kept rather than `rand`'s `SmallRng`: docs/relocation.md's table is
+/// this generator's trace.
 struct Rng(u64);
 
 impl Rng {
@@ -58,7 +66,7 @@ struct Measure {
     compacted_slices: u64,
 }
 
-fn stream_set(device: u64) -> StreamSet<SimulatedStorage> {
+fn stream_set(device: u64) -> TestStreams<SimulatedStorage> {
     let properties = MemoryDeviceProperties {
         max_page_size: 64 * MIB,
         alignment: 256,
@@ -79,7 +87,7 @@ fn stream_set(device: u64) -> StreamSet<SimulatedStorage> {
         Arc::new(ServerLogger::default()),
         Default::default(),
     );
-    StreamSet::new(memory, StorageCopyQueue)
+    TestStreams::new(memory, StorageCopyQueue)
 }
 
 /// How a run relocates.
@@ -87,7 +95,7 @@ fn stream_set(device: u64) -> StreamSet<SimulatedStorage> {
 enum Mode {
     /// Never: reservations go straight to the pools; phases end with `cleanup(true)`.
     Off,
-    /// Phases end with `reclaim`; reservations go through `StreamSet::reserve`
+    /// Phases end with `reclaim`; reservations go through `TestStreams::reserve`
     /// with no capacity known (only running out of page sizes triggers).
     Reclaim,
     /// As `Reclaim`, and the trigger measures pressure against a device of
@@ -119,14 +127,14 @@ fn run(seed: u64, mode: Mode) -> Measure {
     let mut m = Measure::default();
     let mut live_bytes = 0u64;
     let mut long_lived: Vec<ManagedMemoryHandle> = Vec::new();
-    let observe = |set: &mut StreamSet<SimulatedStorage>, live: u64, m: &mut Measure| {
+    let observe = |set: &mut TestStreams<SimulatedStorage>, live: u64, m: &mut Measure| {
         let reserved = set.bytes_allocated();
         m.peak_live = m.peak_live.max(live);
         m.peak_reserved = m.peak_reserved.max(reserved);
         m.final_live = live;
         m.final_reserved = reserved;
     };
-    let reserve = |set: &mut StreamSet<SimulatedStorage>, bytes: u64| {
+    let reserve = |set: &mut TestStreams<SimulatedStorage>, bytes: u64| {
         let handle = if mode == Mode::Off {
             set.memory(0)
                 .expect("stream 0")

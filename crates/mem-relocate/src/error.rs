@@ -3,7 +3,7 @@
 //! A relocation is best effort: the trait's steps return nothing, because a
 //! relocation that cannot run leaves every allocation where it was and the
 //! caller's work goes on. The errors here are what the execution steps and
-//! the reference stream set report to a caller who asks (and what
+//! a runtime's relocations report to a caller who asks (and what
 //! [`crate::RelocationLog`] keeps as the last failure).
 //!
 //! Two of its variants are the one definition of their idea for every crate
@@ -39,18 +39,6 @@ pub enum RelocationError {
         /// Streams in the set.
         streams: usize,
     },
-    /// `begin_recording` on a stream already recording.
-    #[error("stream {stream} already records a graph: end that recording first")]
-    AlreadyRecording {
-        /// The stream.
-        stream: usize,
-    },
-    /// `end_recording` on a stream that records nothing.
-    #[error("stream {stream} records no graph: begin a recording before ending one")]
-    NotRecording {
-        /// The stream.
-        stream: usize,
-    },
     /// The plan → copy step failed: a copy could not be enqueued (nothing
     /// moved, the targets were freed: retrying later is safe), waiting for
     /// the copies failed (sources and targets are leaked rather than freed
@@ -59,8 +47,8 @@ pub enum RelocationError {
     /// its numbers.
     #[error(transparent)]
     Copy(#[from] RelocationCopyError),
-    /// The pool engine refused a call made through the set: a reservation
-    /// (`StreamSet::reserve`) or a relocation step (a plan or landed copies
+    /// The pool engine refused a call made through the streams: a
+    /// reservation or a relocation step (a plan or landed copies
     /// used on a manager that did not make them is the engine's
     /// [`IoError::ForeignRelocation`]). The engine's error says why.
     #[error("the pool engine refused: {0}")]

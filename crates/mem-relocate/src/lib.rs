@@ -10,7 +10,9 @@
 //! ## Example
 //!
 //! One host stream whose growable pool leaves a live allocation on an
-//! outdated page; `reclaim` moves it, and its handle follows.
+//! outdated page; one relocation (plan, copy, commit) moves it, and its
+//! handle follows. A runtime with several streams (gpumem's `Device`) runs
+//! the same moves through [`RelocatingStreams`] and [`DeviceRelocation`].
 //!
 //! ```
 //! use std::sync::Arc;
@@ -19,7 +21,7 @@
 //!     MemoryConfiguration, MemoryDeviceProperties, MemoryManagement, MemoryPoolOptions,
 //!     PoolType, ServerLogger,
 //! };
-//! use mem_relocate::{RelocatingStreams, StorageCopyQueue, StreamSet};
+//! use mem_relocate::{RelocationReason, StorageCopyQueue, relocate_memory};
 //! use mem_storage::HostStorage;
 //!
 //! // One sliced pool whose pages start at 4 KiB and grow up to 256 KiB.
@@ -30,23 +32,22 @@
 //!     }],
 //! };
 //! let properties = MemoryDeviceProperties { max_page_size: 256 << 10, alignment: 256 };
-//! let memory = MemoryManagement::from_configuration(
+//! let mut mm = MemoryManagement::from_configuration(
 //!     HostStorage::host(),
 //!     &properties,
 //!     config,
 //!     Arc::new(ServerLogger::default()),
 //!     Default::default(),
 //! );
-//! let mut set = StreamSet::new(memory, StorageCopyQueue);
 //!
-//! let mm = set.memory(0)?;
 //! let old = mm.reserve(1 << 10)?; // on the first 4 KiB page
 //! mm.write(old.binding(), b"kept")?;
 //! let big = mm.reserve(5 << 10)?; // needs a larger page: the 4 KiB one is outdated
 //! assert!(mm.has_outdated());
 //!
-//! set.reclaim()?; // relocate (plan, copy, commit), compact, clean up
-//! let mm = set.memory(0)?;
+//! let moved = relocate_memory(&mut mm, RelocationReason::Explicit, &mut StorageCopyQueue)?;
+//! assert_eq!(moved.moved_slices, 1);
+//! mm.cleanup(true); // the emptied outdated page goes back
 //! assert!(!mm.has_outdated());
 //! let mut back = [0; 4];
 //! mm.read(old.binding(), &mut back)?;
@@ -62,7 +63,7 @@
 //! - **The steps live in one place too**: [`DeviceRelocation`] implements
 //!   the nine steps for any runtime that supplies [`StreamMemories`] —
 //!   access to stream *i*'s memory, recording, finishing work, bytes held.
-//!   The reference [`StreamSet`] and the gpumem facade both run on it, and
+//!   The gpumem facade runs on it, and
 //!   both follow one retry rule for refused reservations ([`ReserveRetry`]).
 //! - **Nothing moves while any stream records a graph**, and every
 //!   stream's work is finished before a byte moves.
@@ -89,13 +90,13 @@
 //! - **Copies** go through a [`CopyQueue`]: [`StorageCopyQueue`] (host
 //!   memcpy through the storage) or [`CudaCopyQueue`] (a copy stream
 //!   ordered after every stream by events, waited before commit).
-//! - **Reference implementation**: [`StreamSet`] — several streams, each
-//!   with its own `MemoryManagement`, one relocating stream, per-stream
-//!   recording flags; host streams in tests, CUDA streams through
-//!   [`cuda_stream_set`]. Moves never cross streams: each stream's memory
-//!   relocates within itself.
-//! - Bad input (an unknown stream, a recording begun twice) is a typed
-//!   [`RelocationError`] and changes nothing; no call panics.
+//! - **The runtime** is gpumem's `Device` (several streams, each with its
+//!   own `MemoryManagement`, one relocating stream): it implements
+//!   [`StreamMemories`] and runs every step through [`DeviceRelocation`].
+//!   Moves never cross streams: each stream's memory relocates within
+//!   itself.
+//! - Bad input (an unknown stream) is a typed [`RelocationError`] and
+//!   changes nothing; no call panics.
 //!
 //! ## Non-goals
 //! - Planning which slice goes where, and rewriting handles: the pool
@@ -106,32 +107,23 @@
 //!   compacting for a reason that may allocate: out of page sizes or before
 //!   a capture, only outdated pages are emptied.
 
-pub mod compact;
-mod cuda;
 mod device_relocation;
 mod error;
 mod execute;
-mod log;
-mod memories;
-pub mod need;
 mod reason;
-mod retry;
-mod stream_set;
-mod stream_set_steps;
 mod streams;
 mod trigger;
 
-pub use compact::{Compaction, compact_memory, compaction_worthwhile};
-pub use cuda::{CudaCopyQueue, CudaStreamStorage, cuda_stream_set};
+pub use device_relocation::log::RelocationLog;
+pub use device_relocation::memories::{StreamMemories, StreamParts};
+pub use device_relocation::retry::{ReserveRetry, RetryStep};
 pub use device_relocation::{DeviceRelocation, RelocationSummary};
 pub use error::{RelocationError, ServerError};
-pub use execute::{Copied, Planned, relocate_memory};
-pub use log::RelocationLog;
+pub use execute::compact::{Compaction, compact_memory, compaction_worthwhile};
+pub use execute::cuda::{CudaCopyQueue, CudaStreamStorage};
+pub use execute::{Copied, Planned, compact, relocate_memory};
 pub use mem_pools::{CompactionState, CopyQueue, RelocationOutcome, StorageCopyQueue};
-pub use memories::{StreamMemories, StreamParts};
-pub use need::RelocationNeed;
 pub use reason::{RelocationReason, TargetRoom};
-pub use retry::{ReserveRetry, RetryStep};
-pub use stream_set::StreamSet;
 pub use streams::RelocatingStreams;
 pub use trigger::RelocationTrigger;
+pub use trigger::need::{self, RelocationNeed};

@@ -17,8 +17,8 @@
 //! ```
 
 use crate::error::RelocationError;
-use crate::need::RelocationNeed;
 use crate::reason::RelocationReason;
+use crate::trigger::need::RelocationNeed;
 
 /// A runtime's streams, as relocating one stream's memory needs them.
 ///

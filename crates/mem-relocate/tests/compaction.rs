@@ -1,4 +1,4 @@
-//! Compaction through the reference `StreamSet`: sparse current pages are
+//! Compaction through the tests' small runtime (`TestStreams`): sparse current pages are
 //! emptied into held room by a reclaim and under memory pressure, every
 //! byte kept, reserved memory never raised — on real host memory.
 
@@ -8,12 +8,12 @@ use common::*;
 use std::sync::Arc;
 
 use mem_pools::ManagedMemoryHandle;
-use mem_relocate::{RelocatingStreams, RelocationReason, StorageCopyQueue, StreamSet};
+use mem_relocate::{RelocatingStreams, RelocationReason, StorageCopyQueue};
 use mem_storage::{ComputeStorage, FaultInjection, HostResource, Operation, ResourceStorage};
 
 /// Sixteen written 1 KiB slices on 4 KiB pages, then every slice but one
 /// per four dropped: pages a quarter full, nothing outdated.
-fn sparse<S: ComputeStorage>(set: &mut StreamSet<S>) -> Vec<(ManagedMemoryHandle, u64)> {
+fn sparse<S: ComputeStorage>(set: &mut TestStreams<S>) -> Vec<(ManagedMemoryHandle, u64)> {
     let mm = set.memory(0).unwrap();
     let all: Vec<_> = (0..16).map(|seed| (written(mm, KIB, seed), seed)).collect();
     let kept: Vec<_> = all.into_iter().filter(|(_, seed)| seed % 4 == 0).collect();
@@ -28,7 +28,7 @@ fn sparse<S: ComputeStorage>(set: &mut StreamSet<S>) -> Vec<(ManagedMemoryHandle
     kept
 }
 
-fn all_intact<S: ComputeStorage>(set: &mut StreamSet<S>, kept: &[(ManagedMemoryHandle, u64)]) {
+fn all_intact<S: ComputeStorage>(set: &mut TestStreams<S>, kept: &[(ManagedMemoryHandle, u64)]) {
     let mm = set.memory(0).unwrap();
     for (handle, seed) in kept {
         assert!(intact(mm, handle, *seed), "slice {seed} kept its bytes");
@@ -94,7 +94,7 @@ fn reasons_that_may_allocate_do_not_compact() {
 fn pressure_compacts_before_a_reservation_and_a_settled_layout_is_not_replanned() {
     let fault =
         Arc::new(FaultInjection::new(HostResource::new()).counting(&[Operation::Synchronize]));
-    let mut set = StreamSet::new(
+    let mut set = TestStreams::new(
         manager_on(ResourceStorage::new(fault.clone())),
         StorageCopyQueue,
     );

@@ -1,4 +1,4 @@
-//! The CUDA copy queue and stream set on a real device; skipped (with the
+//! The CUDA copy queue on a real device, under the tests' small runtime; skipped (with the
 //! reason printed) where no driver or device is present.
 
 mod common;
@@ -6,8 +6,32 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
-use mem_relocate::{RelocatingStreams, RelocationReason, cuda_stream_set};
-use mem_storage::CudaResource;
+use mem_pools::{MemoryManagement, MemoryManagementOptions, ServerLogger};
+use mem_relocate::{CudaCopyQueue, CudaStreamStorage, RelocatingStreams, RelocationReason};
+use mem_storage::{ComputeStorage, CudaResource, ResourceStorage};
+
+/// `streams` new CUDA streams of `cuda`, each with its own growable engine,
+/// moving memory through a [`CudaCopyQueue`]; the device's total memory is
+/// the capacity pressure is measured against.
+fn cuda_streams(cuda: Arc<CudaResource>, streams: usize) -> TestStreams<CudaStreamStorage> {
+    let manager = |index: usize| {
+        let stream = cuda.create_stream().unwrap();
+        MemoryManagement::from_configuration(
+            ResourceStorage::on_stream(cuda.clone(), stream),
+            &props(),
+            growable(),
+            Arc::new(ServerLogger::default()),
+            MemoryManagementOptions::named(format!("cuda stream {index}")),
+        )
+    };
+    let mut set = TestStreams::new(manager(0), CudaCopyQueue::new(cuda.clone()).unwrap());
+    for index in 1..streams {
+        set.add_stream(manager(index));
+    }
+    let total = set.memory(0).unwrap().storage().mem_info().unwrap().total;
+    set.set_capacity(Some(total));
+    set
+}
 
 fn device() -> Option<Arc<CudaResource>> {
     if !mem_storage::cuda_available() {
@@ -26,7 +50,7 @@ fn device() -> Option<Arc<CudaResource>> {
 #[test]
 fn cuda_streams_relocate_live_bytes_through_a_copy_stream_ordered_after_every_stream() {
     let Some(cuda) = device() else { return };
-    let mut set = cuda_stream_set(cuda, 2, growable(), &props()).unwrap();
+    let mut set = cuda_streams(cuda, 2);
     let mut kept = Vec::new();
     for stream in 0..2 {
         let mm = set.memory(stream).unwrap();

@@ -1,6 +1,6 @@
 //! How memory moves: all-or-nothing pages, pins and raw addresses, lossless
 //! aborts, leaks on a failed wait, and what reclaim leaves — on real host
-//! memory through the reference `StreamSet`.
+//! memory through the tests' small runtime (`TestStreams`).
 
 mod common;
 
@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use mem_pools::RelocationCopyError;
 use mem_relocate::{
-    Planned, RelocatingStreams, RelocationError, RelocationReason, StorageCopyQueue, StreamSet,
+    Planned, RelocatingStreams, RelocationError, RelocationReason, StorageCopyQueue,
 };
 use mem_storage::{FaultInjection, FaultPlan, HostResource, Operation, ResourceStorage};
 
@@ -17,7 +17,7 @@ use mem_storage::{FaultInjection, FaultPlan, HostResource, Operation, ResourceSt
 fn a_failed_wait_leaks_and_never_frees() {
     let fault =
         Arc::new(FaultInjection::new(HostResource::new()).counting(&[Operation::Synchronize]));
-    let mut set = StreamSet::new(
+    let mut set = TestStreams::new(
         manager_on(ResourceStorage::new(fault.clone())),
         StorageCopyQueue,
     );

@@ -11,7 +11,7 @@ use std::collections::HashSet;
 
 use common::*;
 use mem_pools::{IoError, ManagedMemoryBinding, ManagedMemoryHandle};
-use mem_relocate::{RelocatingStreams, RelocationReason, StreamSet};
+use mem_relocate::{RelocatingStreams, RelocationReason};
 use mem_storage::{ComputeStorage, HostStorage, StorageId};
 use proptest::prelude::*;
 
@@ -74,7 +74,7 @@ struct Graph {
 }
 
 struct World {
-    set: StreamSet<HostStorage>,
+    set: TestStreams<HostStorage>,
     live: Vec<Live>,
     graphs: Vec<Graph>,
 }
@@ -202,7 +202,7 @@ impl World {
     }
 
     /// Run a relocation; while a stream records nothing may move.
-    fn relocation(&mut self, run: impl FnOnce(&mut StreamSet<HostStorage>)) {
+    fn relocation(&mut self, run: impl FnOnce(&mut TestStreams<HostStorage>)) {
         let recording = self.set.recording();
         let (attempts, before) = (self.set.log().attempts, self.places());
         run(&mut self.set);

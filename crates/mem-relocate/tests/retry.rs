@@ -1,4 +1,4 @@
-//! The reservation retry rule through the reference `StreamSet`, as the
+//! The reservation retry rule through the tests' small runtime (`TestStreams`), as the
 //! gpumem facade follows it: a storage refusal gives back what every
 //! stream caches and tries once more.
 
@@ -7,12 +7,12 @@ mod common;
 use common::*;
 use std::sync::Arc;
 
-use mem_relocate::{RelocatingStreams, RelocationError, StorageCopyQueue, StreamSet};
+use mem_relocate::{RelocatingStreams, RelocationError, StorageCopyQueue};
 use mem_storage::{HostResource, ResourceStorage};
 
-fn two_streams_on(capacity: u64) -> StreamSet<ResourceStorage<Arc<HostResource>>> {
+fn two_streams_on(capacity: u64) -> TestStreams<ResourceStorage<Arc<HostResource>>> {
     let device = Arc::new(HostResource::with_capacity(capacity));
-    let mut set = StreamSet::new(
+    let mut set = TestStreams::new(
         manager_on(ResourceStorage::new(device.clone())),
         StorageCopyQueue,
     );

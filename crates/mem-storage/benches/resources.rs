@@ -8,13 +8,13 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use mem_storage::units::GIB;
 use mem_storage::{
     ComputeStorage, DevicePtr, DeviceResource, FaultInjection, HostResource, LoggingResource,
     ResourceStorage, SimulatedResource, StatsResource, StreamId, TrackingResource,
 };
 
 const S: StreamId = StreamId::DEFAULT;
-const GIB: u64 = 1 << 30;
 
 /// Keep `live` allocations of 4 KiB around while measuring pairs.
 fn pair<R: DeviceResource>(c: &mut Criterion, group: &str, name: &str, r: &R, live: usize) {

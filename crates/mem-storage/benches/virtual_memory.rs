@@ -8,10 +8,9 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use mem_storage::units::{GIB, MIB};
 use mem_storage::{HostVirtualMemory, SimulatedVirtualMemory, VirtualMemory};
 
-const MIB: u64 = 1 << 20;
-const GIB: u64 = 1 << 30;
 const LIVE: u64 = 1_000;
 
 fn pairs<V: VirtualMemory>(c: &mut Criterion, name: &str, vm: &V) {

@@ -6,7 +6,7 @@
 //! [`StorageError::TooBig`] never will, so retry loops must not spin on it.
 
 use crate::id::StorageId;
-use crate::vm::{ChunkId, RangeId};
+use crate::id::{ChunkId, RangeId};
 
 /// Who refused memory: the device itself, or a budget stacked over it.
 ///
@@ -292,6 +292,14 @@ pub enum StorageError {
         /// Why.
         reason: String,
     },
+    /// An entry of the driver cost table's text form that does not parse.
+    #[error("driver cost entry `{entry}`: expected {expected}")]
+    BadDriverCost {
+        /// The entry as given.
+        entry: String,
+        /// What is valid there.
+        expected: &'static str,
+    },
 }
 
 impl StorageError {
@@ -320,37 +328,5 @@ impl StorageError {
             }
             _ => None,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{DeviceResource, HostResource, StreamId};
-
-    #[test]
-    fn a_full_host_device_refuses_as_the_device_and_only_that_is_out_of_memory() {
-        let host = HostResource::with_capacity(4096);
-        let held = host.allocate(3072, StreamId::DEFAULT).unwrap();
-        let err = host.allocate(3072, StreamId::DEFAULT).unwrap_err();
-        host.deallocate(held, 3072, StreamId::DEFAULT).unwrap();
-        assert!(err.is_out_of_memory(), "{err}");
-        assert!(err.is_retryable());
-        assert_eq!(err.refused_by(), Some(Refuser::Device));
-        assert!(err.to_string().contains("refused by the device"), "{err}");
-        let injected = StorageError::Injected {
-            call: 1,
-            operation: "allocate",
-        };
-        assert!(injected.is_retryable() && !injected.is_out_of_memory());
-        assert_eq!(injected.refused_by(), None);
-        let too_big = StorageError::TooBig {
-            backend: "host",
-            refused_by: Refuser::DeviceBudget,
-            requested: 2,
-            max: 1,
-        };
-        assert!(!too_big.is_out_of_memory() && !too_big.is_retryable());
-        assert_eq!(too_big.refused_by(), Some(Refuser::DeviceBudget));
     }
 }

@@ -13,7 +13,10 @@
 //!   [`LoggingResource`] (a replayable event log, written as RMM CSV or a
 //!   gpumem trace), [`StatsResource`] (current / peak / total bytes and
 //!   counts), [`TrackingResource`] (outstanding allocations, leak report),
-//!   [`FaultInjection`] (fail the k-th call or the calls a predicate picks);
+//!   [`FaultInjection`] (fail the k-th call or the calls a predicate picks),
+//!   [`DriverCostResource`] (charge each call the modeled latency of the
+//!   CUDA driver calls it stands for, from the one [`DriverCosts`] table,
+//!   to a [`DriverMeter`]: nothing sleeps);
 //! - [`ComputeStorage`]: pages with ids and offset views, provided for every
 //!   resource by [`ResourceStorage`], which is what the pool engine uses
 //!   ([`HostStorage`] and [`SimulatedStorage`] name the common two);
@@ -97,51 +100,46 @@
 //! - Parsing traces back in: the CLI reads what [`LoggingResource`] writes.
 //! - Graph capture: mem-capture drives it through the streams exposed here.
 
-mod adaptor;
-mod address_space;
+mod adaptors;
 pub mod cuda;
+mod driver_cost;
 mod error;
-mod event_log;
-mod fault;
-mod fault_plan;
 mod host;
-mod host_transfer;
 mod id;
-mod id_hash;
-mod logging;
 mod physical;
 mod resource;
-mod resource_storage;
-mod resource_storage_virtual;
 mod simulated;
-mod stats;
 mod storage;
-mod tag;
-mod tracking;
-mod virtual_pages;
+pub mod units;
 mod vm;
 
+pub use adaptors::fault::FaultInjection;
+pub use adaptors::fault::plan::{Call, CallPredicate, FaultPlan, Operation};
+pub use adaptors::logging::event_log::{Action, CSV_HEADER, ResourceEvent, write_csv, write_trace};
+pub use adaptors::logging::tag::{TagScope, current_tag, tag_scope};
+pub use adaptors::logging::{LoggingResource, VmAction, VmEvent};
+pub use adaptors::stats::{ResourceStats, StatsResource};
+pub use adaptors::tracking::{
+    LeakReport, Outstanding, OutstandingChunk, OutstandingRange, TrackingResource,
+    VirtualLeakReport,
+};
 pub use cuda::{CudaAllocMode, CudaEventHandle, CudaResource, CudaVirtualMemory, DriverPoolStats};
+pub use driver_cost::{
+    CALL_KINDS, COST_GRANULE, CallTally, DriverCall, DriverCostResource, DriverCosts, DriverMeter,
+    DriverTime, ENTRY_GRAMMAR, LATENCY_GRAMMAR, Latency, PageCalls,
+};
 pub use error::{Refuser, StorageError};
-pub use event_log::{Action, CSV_HEADER, ResourceEvent, write_csv, write_trace};
-pub use fault::FaultInjection;
-pub use fault_plan::{Call, CallPredicate, FaultPlan, Operation};
-pub use host::{HOST_ALIGNMENT, HostResource};
-pub use id::{DevicePtr, StorageHandle, StorageId, StorageUtilization, StreamId};
-pub use logging::LoggingResource;
+pub use host::{HOST_ALIGNMENT, HostResource, HostVirtualMemory};
+pub use id::{
+    ChunkId, DevicePtr, RangeId, StorageHandle, StorageId, StorageUtilization, StreamId, VaRange,
+    VirtualMemoryStats,
+};
 pub use physical::PhysicalMemory;
 pub use resource::{DeviceResource, MemInfo};
-pub use resource_storage::{HostStorage, ResourceStorage, SimulatedStorage};
-pub use simulated::SimulatedResource;
-pub use stats::{ResourceStats, StatsResource};
+pub use simulated::{SimulatedResource, SimulatedVirtualMemory};
+pub use storage::resource_storage::{HostStorage, ResourceStorage, SimulatedStorage};
 pub use storage::{ComputeStorage, DeviceView};
-pub use tag::{TagScope, current_tag, tag_scope};
-pub use tracking::{LeakReport, Outstanding, TrackingResource};
-pub use vm::{
-    ChunkId, DEFAULT_GRANULARITY, HostVirtualMemory, OutstandingChunk, OutstandingRange, RangeId,
-    SimulatedVirtualMemory, VaRange, VirtualLeakReport, VirtualMemory, VirtualMemoryStats,
-    VmAction, VmEvent,
-};
+pub use vm::{DEFAULT_GRANULARITY, VirtualMemory};
 
 /// Whether the CUDA driver library can be loaded on this machine.
 ///

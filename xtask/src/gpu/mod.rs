@@ -4,11 +4,14 @@
 //!   release; on a machine without CUDA it prints why it skips and exits 0.
 //! - `gpu-bundle [--exclude CRATE …]`: builds, here, every release test binary of the
 //!   workspace, the criterion bench binaries and the `gpu-bench` and
-//!   `bench-quick` binaries, and copies them into `./gpu-bundle/` (ignored
-//!   by git) with a `run.sh` that prints the driver and device
-//!   (`nvidia-smi`) and runs everything, so a GPU machine needs no
-//!   toolchain: copy the folder, run `./gpu-bundle/run.sh` from the
-//!   repository root (some tests read files next to their crate).
+//!   `bench-quick` binaries, strips them with a `run.sh` that prints the
+//!   driver and device (`nvidia-smi`) and runs everything, and packs them
+//!   into one archive, `./gpu-bundle/bundle.tar.xz` (refused over 60 MiB:
+//!   a GPU machine receives at most 64), beside a `run.sh` that unpacks
+//!   it and runs it. A GPU machine needs no toolchain: carry `gpu-bundle`,
+//!   run `gpu-bundle/run.sh` from the repository root (some tests read
+//!   files next to their crate); `gpu-bundle/run.sh --dry-run` unpacks and
+//!   lists every test without running one.
 //!
 //! Executables are found from cargo's own JSON messages
 //! (`--message-format=json`, the `executable` field), not by guessing
@@ -21,14 +24,19 @@ use std::process::Stdio;
 
 use crate::{cargo, run};
 
+mod archive;
 mod artifacts;
 mod run_script;
 
 use artifacts::{Artifact, Keep, executables};
 use run_script::run_script;
 
-/// Where the bundle goes (listed in `.gitignore`).
+/// Where the bundle goes (listed in `.gitignore`): the archive and the
+/// `run.sh` that unpacks it.
 const BUNDLE: &str = "gpu-bundle";
+
+/// Where the binaries are gathered before packing (under `target/`).
+const STAGING: &str = "target/gpu-bundle-staging";
 
 /// Runs the GPU benchmark binary.
 pub fn gpu_bench(args: &[String]) -> Result<(), String> {
@@ -101,10 +109,11 @@ pub fn gpu_bundle(args: &[String]) -> Result<(), String> {
         ],
         Keep::All,
     )?;
-    let root = Path::new(BUNDLE);
-    if root.exists() {
-        fs::remove_dir_all(root).map_err(|e| format!("clearing {BUNDLE}: {e}"))?;
+    let staging = Path::new(STAGING);
+    if staging.exists() {
+        fs::remove_dir_all(staging).map_err(|e| format!("clearing {STAGING}: {e}"))?;
     }
+    let root = &staging.join("bundle");
     let tests = copy_into(&root.join("tests"), &tests)?;
     let benches = copy_into(&root.join("benches"), &benches)?;
     let bins: Vec<Artifact> = bins
@@ -122,8 +131,22 @@ pub fn gpu_bundle(args: &[String]) -> Result<(), String> {
     let script = root.join("run.sh");
     fs::write(&script, run_script()).map_err(|e| format!("writing {}: {e}", script.display()))?;
     make_executable(&script)?;
+    let out = Path::new(BUNDLE);
+    if out.exists() {
+        fs::remove_dir_all(out).map_err(|e| format!("clearing {BUNDLE}: {e}"))?;
+    }
+    fs::create_dir_all(out).map_err(|e| format!("creating {BUNDLE}: {e}"))?;
+    let bytes = archive::pack(staging, "bundle", &out.join(archive::ARCHIVE))?;
+    let unpack = out.join("run.sh");
+    fs::write(&unpack, archive::unpack_script())
+        .map_err(|e| format!("writing {}: {e}", unpack.display()))?;
+    make_executable(&unpack)?;
     eprintln!(
-        "{BUNDLE}/: {} test binaries, {} bench binaries, gpu-bench, bench-quick; run {BUNDLE}/run.sh on the GPU machine",
+        "{BUNDLE}/{}: {:.1} MiB ({} test binaries, {} bench binaries, gpu-bench, bench-quick); \
+         carry {BUNDLE} and run {BUNDLE}/run.sh on the GPU machine ({BUNDLE}/run.sh --dry-run \
+         checks it here)",
+        archive::ARCHIVE,
+        bytes as f64 / (1 << 20) as f64,
         tests.len(),
         benches.len()
     );

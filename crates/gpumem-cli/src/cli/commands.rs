@@ -6,16 +6,17 @@ use std::path::Path;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::backends::{PoolSettings, host_capacity, replay_on};
-use super::config_arg::{base_config, load_config};
-use super::input::{load_input, warn_about};
 use super::replay_views::{complete_report, write_page, write_plot, x_axis};
-use super::{BackendKind, Cli, Command, MAX_DEVICE_GIB, RecordArgs, ReplayArgs};
+use super::{Cli, Command, RecordArgs, ReplayArgs};
 use crate::error::{CliError, Result};
+use crate::input::{
+    BackendKind, PoolSettings, base_config, device_bytes, host_capacity, load_config, load_input,
+    replay_on, warn_about,
+};
 use crate::replay::{Program, ReplayOptions};
-use crate::report::human_bytes;
 use crate::trace::write_trace_jsonl;
 use crate::workload::WorkloadSpec;
+use gpumem::storage::units::format_bytes;
 
 /// Timeline samples kept for `--plot`.
 pub const PLOT_POINTS: usize = 2000;
@@ -35,22 +36,6 @@ pub fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
         Command::Plan(args) => crate::plan::run_plan(&args, out, err),
         Command::Compare(args) => crate::compare::run_compare(&args, out, err),
     }
-}
-
-/// Device bytes for `--device-gib` (GiB, fractions allowed; rounded to
-/// whole bytes), refusing 0, negative, non-finite and absurd sizes.
-pub fn device_bytes(gib: f64) -> Result<u64> {
-    let bytes = (gib * (1u64 << 30) as f64).round();
-    if !gib.is_finite() || gib > MAX_DEVICE_GIB as f64 || bytes < 1.0 {
-        return Err(CliError::InvalidArgument {
-            option: "--device-gib",
-            value: gib.to_string(),
-            reason: format!(
-                "must be a size in GiB above 0 and at most {MAX_DEVICE_GIB} (fractions such as 23.5 are fine)"
-            ),
-        });
-    }
-    Ok(bytes as u64)
 }
 
 fn progress_bar(json: bool) -> Option<ProgressBar> {
@@ -80,13 +65,14 @@ fn run_replay(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
                 err,
                 "note: the host backend holds real memory; device capped at {} \
                  (half of this machine's available memory)",
-                human_bytes(capped)
+                format_bytes(capped)
             )
             .map_err(io_err("stderr"))?;
         }
         capacity = capped;
     }
-    let (trace, source) = load_input(&args.input)?;
+    let (mut trace, source) = load_input(&args.input)?;
+    trace.origins.group_by(args.group_by);
     warn_about(&trace, &source, err).map_err(io_err("stderr"))?;
     let program = Program::compile(&trace.events)?;
     let views = args.plot.is_some() || args.html.is_some();

@@ -4,30 +4,24 @@
 //! Argument structs are clap-derived; [`run`] executes a parsed command and
 //! writes results to the given streams so tests can run it in-process.
 
-mod backends;
 mod commands;
-mod config_arg;
-mod input;
 mod replay_views;
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-pub use backends::{HOST_MEMORY_SHARE, PoolSettings, host_capacity, replay_on};
-pub use commands::{device_bytes, run};
-pub use config_arg::{CONFIG_SYNTAX, base_config, load_config};
-pub use input::load_input;
-pub(crate) use input::warn_about;
+pub use crate::input::{
+    BackendKind, CONFIG_SYNTAX, DEFAULT_DEVICE_GIB, HOST_MEMORY_SHARE, InputArgs, MAX_DEVICE_GIB,
+    PoolSettings, Source, base_config, device_bytes, host_capacity, load_config, load_input,
+    replay_on,
+};
+pub use crate::plan::PlanArgs;
+pub use commands::run;
 
 use crate::replay::StreamMode;
-use crate::trace::TraceFormat;
+use crate::trace::GroupBy;
 use crate::workload::Workload;
-
-/// Default simulated device size in GiB (an 80 GiB data-center GPU).
-pub const DEFAULT_DEVICE_GIB: u64 = 80;
-/// Largest `--device-gib` accepted (1 PiB).
-pub const MAX_DEVICE_GIB: u64 = 1 << 20;
 
 /// gpumem: replay GPU allocation traces through gpumem::Device and report
 /// peak, fragmentation and time per op.
@@ -50,51 +44,6 @@ pub enum Command {
     Plan(PlanArgs),
     /// Replay one trace through several allocators and print one table.
     Compare(crate::compare::CompareArgs),
-}
-
-/// Where the events come from: a trace file or a built-in workload.
-#[derive(Debug, Clone, Args)]
-#[group(required = true, multiple = false)]
-pub struct Source {
-    /// Trace file (gpumem JSONL, RMM CSV, or PyTorch snapshot pickle), plain or gzip-compressed (`.gz`).
-    pub trace: Option<PathBuf>,
-    /// Built-in workload instead of a file.
-    #[arg(long, value_enum)]
-    pub workload: Option<Workload>,
-}
-
-/// Options shared by commands that read events.
-#[derive(Debug, Clone, Args)]
-pub struct InputArgs {
-    /// Trace file or workload.
-    #[command(flatten)]
-    pub source: Source,
-    /// Trace file format.
-    #[arg(long, value_enum, default_value = "auto")]
-    pub format: TraceFormat,
-    /// Seed of a built-in workload.
-    #[arg(long, default_value_t = 42)]
-    pub seed: u64,
-    /// Length multiplier of a built-in workload (1.0 = default op count).
-    #[arg(long, default_value_t = 1.0)]
-    pub scale: f64,
-    /// Device of a multi-GPU PyTorch snapshot to replay (required when
-    /// more than one device allocated; the error lists them).
-    #[arg(long, value_name = "N")]
-    pub device: Option<usize>,
-}
-
-/// Allocator to replay against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum BackendKind {
-    /// `gpumem::Device::simulated`: a device that holds no memory.
-    Sim,
-    /// `gpumem::Device::host_with_capacity`: real host memory; every allocation is pattern-checked.
-    Host,
-    /// `gpumem::Device::cuda(0)`: a CUDA device.
-    Cuda,
-    /// Baseline: one device allocation per request, freed at once (reserved = live).
-    System,
 }
 
 /// `gpumem replay`.
@@ -152,6 +101,11 @@ pub struct ReplayArgs {
     /// reserved; 0 leaves attribution out.
     #[arg(long, default_value_t = crate::attribution::DEFAULT_TOP)]
     pub top: usize,
+    /// What an origin taken from a stack names: its frame's `line` (the
+    /// call site), `function`, `file`, or `module` (the file as a Python
+    /// module). Tags stay as written.
+    #[arg(long, value_enum, default_value = "line")]
+    pub group_by: GroupBy,
 }
 
 /// `--x`.
@@ -178,18 +132,4 @@ pub struct RecordArgs {
     /// Length multiplier (1.0 = default op count).
     #[arg(long, default_value_t = 1.0)]
     pub scale: f64,
-}
-
-/// `gpumem plan`.
-#[derive(Debug, Clone, Args)]
-pub struct PlanArgs {
-    /// Events to measure.
-    #[command(flatten)]
-    pub input: InputArgs,
-    /// Simulated device size in GiB (fractions such as 23.5 are accepted).
-    #[arg(long, default_value_t = DEFAULT_DEVICE_GIB as f64)]
-    pub device_gib: f64,
-    /// Print one JSON object instead of text.
-    #[arg(long)]
-    pub json: bool,
 }

@@ -18,9 +18,9 @@ use crate::error::{CliError, Result};
 use crate::html::{Curve, HtmlReport, XAxis, write_html};
 use crate::plot::{PlotLine, plot_lines};
 use crate::replay::{Program, ReplayRun, Sample};
-use crate::report::human_bytes;
 use crate::side_by_side::{recorded_allocator, recorded_curve};
 use crate::trace::Trace;
+use gpumem::storage::units::format_bytes;
 
 /// Points of the recorded allocator's curve.
 const RECORDED_POINTS: usize = 2000;
@@ -37,7 +37,13 @@ pub(crate) fn complete_report(
 ) {
     let report = &mut run.report;
     report.device = trace.stats.device;
-    report.recorded = recorded_allocator(trace, program, report.peak_reserved_bytes);
+    report.recorded = recorded_allocator(
+        trace,
+        program,
+        report.peak_reserved_bytes,
+        report.failed_allocs,
+    );
+    report.pre_existing.clone_from(&trace.stats.pre_existing);
     if top == 0 {
         return;
     }
@@ -175,10 +181,10 @@ pub(crate) fn write_page(
             "ops".to_string(),
             format!("{} ({} allocs, {} frees)", r.ops, r.allocs, r.frees),
         ),
-        ("peak live".to_string(), human_bytes(r.peak_live_bytes)),
+        ("peak live".to_string(), format_bytes(r.peak_live_bytes)),
         (
             "peak reserved".to_string(),
-            human_bytes(r.peak_reserved_bytes),
+            format_bytes(r.peak_reserved_bytes),
         ),
         (
             "fragmentation at peak".to_string(),
@@ -186,7 +192,7 @@ pub(crate) fn write_page(
         ),
         (
             "final reserved".to_string(),
-            human_bytes(r.final_reserved_bytes),
+            format_bytes(r.final_reserved_bytes),
         ),
         ("storage allocs".to_string(), r.storage_allocs.to_string()),
         (
@@ -200,7 +206,7 @@ pub(crate) fn write_page(
             format!("{} peak reserved", rec.name),
             format!(
                 "{} (op {})",
-                human_bytes(rec.peak_reserved_bytes),
+                format_bytes(rec.peak_reserved_bytes),
                 rec.peak_op
             ),
         ));

@@ -5,10 +5,11 @@
 //! numbers side by side must say what each number is; that text lives
 //! here, next to the names, so the table and `--json` print the same.
 //! Paged layouts are named by the facade's layout grammar
-//! ([`gpumem::parse_layout`]), so `--against sub-slices` means what
+//! ([`gpumem::config::layout::parse_layout`]), so `--against sub-slices` means what
 //! `GPUMEM_CONF=pools:sub-slices` means.
 
-use gpumem::{DEFAULT_SLICED, PoolLayout, parse_layout};
+use gpumem::config::layout::parse_layout;
+use gpumem::config::{DEFAULT_SLICED, PoolLayout};
 
 use crate::error::{CliError, Result};
 

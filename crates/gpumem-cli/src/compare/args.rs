@@ -3,7 +3,7 @@
 
 use clap::{Args, ValueEnum};
 
-use crate::cli::{DEFAULT_DEVICE_GIB, InputArgs};
+use crate::input::{DEFAULT_DEVICE_GIB, InputArgs};
 
 /// Where gpumem's rows run. The peers that are not gpumem need no device
 /// memory and run the same on either.

@@ -32,10 +32,10 @@ pub use rows::{Row, Setup, paged_max_page, run_row};
 pub use table::Comparison;
 pub use threads::{Lane, ThreadedRun, lanes, replay_threaded};
 
-use crate::cli::{base_config, device_bytes, host_capacity, load_input, warn_about};
 use crate::error::{CliError, Result};
+use crate::input::{base_config, device_bytes, host_capacity, load_input, warn_about};
 use crate::replay::Program;
-use crate::report::human_bytes;
+use gpumem::storage::units::format_bytes;
 
 /// Replays `program` through every allocator of `allocators`, in order.
 ///
@@ -95,7 +95,7 @@ pub fn run_compare(args: &CompareArgs, out: &mut dyn Write, err: &mut dyn Write)
                 err,
                 "note: the host backend holds real memory; device capped at {} \
                  (half of this machine's available memory) for every row",
-                human_bytes(capped)
+                format_bytes(capped)
             )
             .map_err(write_err("stderr"))?;
         }

@@ -114,7 +114,7 @@ impl AllocBackend for OffsetBackend {
             self.refuse(format!(
                 "heap full: no free range of {size} bytes in the {} heap \
                  ({} bytes live in {} allocations)",
-                crate::report::human_bytes(self.capacity),
+                gpumem::storage::units::format_bytes(self.capacity),
                 self.live,
                 self.live_count
             ))

@@ -8,15 +8,17 @@
 //! that refused nothing. Each device is dropped before the next row runs,
 //! so on `host` only one row holds memory at a time.
 
-use gpumem::{Device, DeviceReport, GpumemConfig};
+use gpumem::Device;
+use gpumem::config::GpumemConfig;
+use gpumem::stats::DeviceReport;
 use serde::Serialize;
 
 use super::CompareBackend;
 use super::allocators::Allocator;
 use super::offset::OffsetBackend;
 use super::threads::{ThreadedRun, lanes, replay_threaded};
-use crate::cli::PoolSettings;
 use crate::error::Result;
+use crate::input::PoolSettings;
 use crate::plan::max_page_for;
 use crate::replay::{
     DeviceBackend, Program, ReplayOptions, ReplayReport, StreamMode, SystemBackend, replay,
@@ -56,6 +58,11 @@ pub struct Row {
     pub wall_ns: u64,
     /// `wall_ns` ÷ ops.
     pub ns_per_op: f64,
+    /// Modeled driver time ÷ ops (gpumem's rows; `None` for the others,
+    /// which have no driver model).
+    pub driver_ns_per_op: Option<f64>,
+    /// `ns_per_op` + `driver_ns_per_op`: what a GPU user would pay per op.
+    pub modeled_ns_per_op: Option<f64>,
     /// Successful allocations.
     pub allocs: u64,
     /// Allocations refused.
@@ -103,6 +110,8 @@ impl Row {
             storage_calls,
             wall_ns: report.wall_ns,
             ns_per_op: report.ns_per_op,
+            driver_ns_per_op: report.driver.as_ref().map(|d| d.driver_ns_per_op),
+            modeled_ns_per_op: report.driver.as_ref().map(|d| d.modeled_ns_per_op),
             allocs: report.allocs,
             failed_allocs: report.failed_allocs,
             first_failure: report.first_failure.clone(),
@@ -120,6 +129,8 @@ impl Row {
         let c = stats.chunks;
         let arenas = device.virtual_memory.is_some();
         let (peak, live) = (stats.reserved_bytes.peak, run.peak_live_bytes);
+        let ns_per_op = run.wall_ns as f64 / run.ops.max(1) as f64;
+        let driver = stats.driver.total_ns() as f64 / run.ops.max(1) as f64;
         Row {
             allocator: allocator.name(),
             peak_live_bytes: live,
@@ -133,7 +144,9 @@ impl Row {
                 + c.unmaps
                 + c.releases,
             wall_ns: run.wall_ns,
-            ns_per_op: run.wall_ns as f64 / run.ops.max(1) as f64,
+            ns_per_op,
+            driver_ns_per_op: Some(driver),
+            modeled_ns_per_op: Some(ns_per_op + driver),
             allocs: run.allocs,
             failed_allocs: run.failed_allocs,
             first_failure: run.first_failure.clone(),

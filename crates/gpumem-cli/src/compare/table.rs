@@ -9,7 +9,7 @@ use std::fmt;
 use serde::Serialize;
 
 use super::rows::Row;
-use crate::report::human_bytes;
+use gpumem::storage::units::format_bytes;
 
 /// Every row of one `gpumem compare`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -54,15 +54,22 @@ fn grouped(rows: &[Row], text: impl Fn(&Row) -> &'static str) -> Vec<(&'static s
         .collect()
 }
 
-const HEADER: [&str; 7] = [
+const HEADER: [&str; 9] = [
     "allocator",
     "peak live",
     "peak reserved",
     "reserved÷live",
     "storage calls",
     "ns/op",
+    "driver ns/op",
+    "modeled ns/op",
     "failed",
 ];
+
+/// A per-op figure, or `-` for rows without a driver model.
+fn per_op(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".to_string(), |v| format!("{v:.1}"))
+}
 
 impl fmt::Display for Comparison {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -72,7 +79,7 @@ impl fmt::Display for Comparison {
             self.source,
             self.backend,
             self.ops,
-            human_bytes(self.device_bytes)
+            format_bytes(self.device_bytes)
         )?;
         let name_width = self
             .rows
@@ -81,10 +88,21 @@ impl fmt::Display for Comparison {
             .chain([HEADER[0].len()])
             .max()
             .unwrap_or(0);
-        let [name, live, reserved, ratio, calls, ns, failed] = HEADER;
+        let [
+            name,
+            live,
+            reserved,
+            ratio,
+            calls,
+            ns,
+            driver,
+            modeled,
+            failed,
+        ] = HEADER;
         writeln!(
             f,
-            "  {name:<name_width$}  {live:>11}  {reserved:>13}  {ratio:>13}  {calls:>13}  {ns:>9}  {failed:>6}"
+            "  {name:<name_width$}  {live:>11}  {reserved:>13}  {ratio:>13}  {calls:>13}  {ns:>9}  \
+             {driver:>12}  {modeled:>13}  {failed:>6}"
         )?;
         for row in &self.rows {
             let ratio = row
@@ -92,12 +110,14 @@ impl fmt::Display for Comparison {
                 .map_or_else(|| "-".to_string(), |r| format!("{r:.3}"));
             writeln!(
                 f,
-                "  {:<name_width$}  {:>11}  {:>13}  {ratio:>13}  {:>13}  {:>9.1}  {:>6}",
+                "  {:<name_width$}  {:>11}  {:>13}  {ratio:>13}  {:>13}  {:>9.1}  {:>12}  {:>13}  {:>6}",
                 row.allocator,
-                human_bytes(row.peak_live_bytes),
-                human_bytes(row.peak_reserved_bytes),
+                format_bytes(row.peak_live_bytes),
+                format_bytes(row.peak_reserved_bytes),
                 row.storage_calls,
                 row.ns_per_op,
+                per_op(row.driver_ns_per_op),
+                per_op(row.modeled_ns_per_op),
                 row.failed_allocs,
             )?;
         }
@@ -114,12 +134,17 @@ impl fmt::Display for Comparison {
             "ns/op times the replay loop alone, the same loop for every row; system only \
              counts, so its ns/op is the loop's own cost"
         )?;
+        writeln!(
+            f,
+            "driver ns/op is the modeled time of gpumem's driver calls (the driver cost table, \
+             docs/storage.md); modeled ns/op = ns/op + driver ns/op, what a GPU user would pay"
+        )?;
         if let Some(page) = self.paged_max_page_bytes {
             writeln!(
                 f,
                 "paged rows ran with max_page {}, the trace's largest allocation (the facade's \
                  default, min(1 GiB, device), would refuse it)",
-                human_bytes(page)
+                format_bytes(page)
             )?;
         }
         if let Some(streams) = self.threaded_streams {

@@ -18,7 +18,7 @@ fn setup(capacity: u64) -> Setup {
     Setup {
         backend: CompareBackend::Sim,
         capacity,
-        config: gpumem::GpumemConfig::default(),
+        config: gpumem::config::GpumemConfig::default(),
         threads: false,
     }
 }

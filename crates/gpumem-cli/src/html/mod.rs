@@ -9,13 +9,15 @@
 //!   across it to zoom in, double-click to zoom out;
 //! - per-pool reserved bytes as stacked bands beneath it;
 //! - click a point: the allocations live there, grouped by origin (tag or
-//!   frame), most bytes first;
+//!   frame), most bytes first; click a group: the whole stacks its
+//!   allocations came from, Python frames first;
 //! - the summary table of the text report.
 //!
 //! The page reads `#at=X` (select X) and `#zoom=A-B` from its address, so a
 //! script — the browser test in `cargo xtask html-check` — can drive it.
 //!
-//! Allocations are embedded as intervals `[start, end, bytes, origin]`;
+//! Allocations are embedded as intervals `[start, end, bytes, origin,
+//! stack]` (their stacks in `stacks.rs`);
 //! a trace with more than [`MAX_INTERVALS`] keeps the largest ones and the
 //! page says how many it left out.
 
@@ -24,6 +26,10 @@ use std::io::Write;
 use serde::Serialize;
 
 use crate::trace::{Event, Trace};
+
+mod stacks;
+
+use stacks::{PageFrame, PageStacks};
 
 /// Most allocations a page embeds (about 4 MB of JSON).
 pub const MAX_INTERVALS: usize = 100_000;
@@ -67,8 +73,9 @@ pub struct HtmlReport<'a> {
     pub x_of_event: &'a dyn Fn(usize) -> u64,
 }
 
-/// `[start x, end x (or null: live at the end), bytes, origin index or -1]`.
-type Interval = (u64, Option<u64>, u64, i64);
+/// `[start x, end x (or null: live at the end), bytes, origin index or -1,
+/// stack index or -1]`.
+type Interval = (u64, Option<u64>, u64, i64, i64);
 
 impl std::fmt::Debug for HtmlReport<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -90,12 +97,17 @@ struct PageData<'a> {
     origins: Vec<String>,
     intervals: Vec<Interval>,
     left_out: usize,
+    frames: Vec<PageFrame>,
+    stacks: Vec<Vec<u32>>,
 }
 
 /// Every allocation of the trace as an interval, the largest
-/// [`MAX_INTERVALS`] kept; returns the origin names used and how many were
-/// left out.
-fn intervals(trace: &Trace, x_of: &dyn Fn(usize) -> u64) -> (Vec<Interval>, Vec<String>, usize) {
+/// [`MAX_INTERVALS`] kept; returns the origin names used, how many were
+/// left out, and the stacks of those kept.
+fn intervals(
+    trace: &Trace,
+    x_of: &dyn Fn(usize) -> u64,
+) -> (Vec<Interval>, Vec<String>, usize, PageStacks) {
     use std::collections::HashMap;
     let mut open: HashMap<u64, usize> = HashMap::new();
     let mut all: Vec<(u64, Option<u64>, u64, usize)> = Vec::new();
@@ -121,6 +133,7 @@ fn intervals(trace: &Trace, x_of: &dyn Fn(usize) -> u64) -> (Vec<Interval>, Vec<
     }
     let mut names: Vec<String> = Vec::new();
     let mut index: HashMap<&str, i64> = HashMap::new();
+    let mut stacks = PageStacks::default();
     let out = all
         .into_iter()
         .map(|(start, end, bytes, event)| {
@@ -131,10 +144,11 @@ fn intervals(trace: &Trace, x_of: &dyn Fn(usize) -> u64) -> (Vec<Interval>, Vec<
                 }),
                 None => -1,
             };
-            (start, end, bytes, origin)
+            let stack = stacks.of_event(&trace.origins, event);
+            (start, end, bytes, origin, stack)
         })
         .collect();
-    (out, names, left_out)
+    (out, names, left_out, stacks)
 }
 
 /// JSON safe to place inside a `<script>` element: `<`, `>` and `&` are
@@ -152,7 +166,7 @@ fn script_json(value: &impl Serialize) -> serde_json::Result<String> {
 /// # Errors
 /// What writing to `out` returns.
 pub fn write_html(out: &mut impl Write, report: &HtmlReport<'_>) -> std::io::Result<()> {
-    let (intervals, origins, left_out) = intervals(report.trace, report.x_of_event);
+    let (intervals, origins, left_out, stacks) = intervals(report.trace, report.x_of_event);
     let data = PageData {
         title: &report.title,
         x: report.x,
@@ -162,6 +176,8 @@ pub fn write_html(out: &mut impl Write, report: &HtmlReport<'_>) -> std::io::Res
         origins,
         intervals,
         left_out,
+        frames: stacks.frames,
+        stacks: stacks.stacks,
     };
     let json = script_json(&data).map_err(std::io::Error::other)?;
     let title = report

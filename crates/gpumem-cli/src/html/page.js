@@ -99,27 +99,64 @@ function escapeHtml(t) {
 function liveAt(x) {
   const groups = new Map();
   let total = 0, count = 0;
-  for (const [start, end, size, origin] of DATA.intervals) {
+  for (const [start, end, size, origin, stack] of DATA.intervals) {
     if (start <= x && (end === null || end > x)) {
       const name = origin >= 0 ? DATA.origins[origin] : "untagged " + bytes(size);
-      const g = groups.get(name) || { bytes: 0, count: 0 };
+      const g = groups.get(name) || { bytes: 0, count: 0, stacks: new Map() };
       g.bytes += size; g.count += 1; groups.set(name, g);
+      g.stacks.set(stack, (g.stacks.get(stack) || 0) + size);
       total += size; count += 1;
     }
   }
   return { total, count, groups: [...groups.entries()].sort((a, b) => b[1].bytes - a[1].bytes) };
 }
 
+// One stack as memory_viz lists it: the Python frames (innermost first),
+// then the native ones beneath them, dimmed.
+function stackHtml(stack, name) {
+  if (stack < 0) {
+    return '<div class="note">' + (name === "before recording"
+      ? "allocated before recording began: the snapshot kept no stack"
+      : "no stack recorded") + "</div>";
+  }
+  const frames = DATA.stacks[stack].map(f => DATA.frames[f]);
+  const line = ([file, ln, name]) => escapeHtml(name) + " <span class=\"note\">" + escapeHtml(file) + ":" + ln + "</span>";
+  const python = frames.filter(f => f[3]), native = frames.filter(f => !f[3]);
+  return '<ol class="frames python">' + python.map(f => "<li>" + line(f) + "</li>").join("") + "</ol>" +
+    (native.length ? '<details><summary class="note">' + native.length + " native frames</summary><ol class=\"frames native\">" +
+      native.map(f => "<li>" + line(f) + "</li>").join("") + "</ol></details>" : "");
+}
+
+let shown = [];
+function toggleStacks(row) {
+  const next = row.nextElementSibling;
+  if (next && next.classList.contains("stack-row")) { next.remove(); return; }
+  const [name, g] = shown[Number(row.dataset.group)];
+  const stacks = [...g.stacks.entries()].sort((a, b) => b[1] - a[1]);
+  const tr = document.createElement("tr");
+  tr.className = "stack-row";
+  tr.innerHTML = '<td colspan="3">' + stacks.slice(0, 3).map(([s, b]) =>
+    '<div class="stack"><b>' + bytes(b) + "</b> allocated from:" + stackHtml(s, name) + "</div>").join("") +
+    (stacks.length > 3 ? '<div class="note">' + (stacks.length - 3) + " more stacks</div>" : "") + "</td>";
+  row.after(tr);
+}
+
 function select(x) {
   selected = x;
   const live = liveAt(x);
+  shown = live.groups.slice(0, 50);
   document.getElementById("live-title").textContent =
     "Live at " + (DATA.x === "time" ? "time " : "op ") + Math.round(x) + ": " + bytes(live.total) + " in " + live.count + " allocations" +
     (DATA.left_out ? " (" + DATA.left_out + " smaller allocations not embedded)" : "");
-  document.querySelector("#live tbody").innerHTML = live.groups.slice(0, 50).map(([name, g]) =>
-    '<tr class="live-row"><td>' + escapeHtml(name) + '</td><td class="num">' + bytes(g.bytes) + '</td><td class="num">' + g.count + "</td></tr>").join("");
+  document.querySelector("#live tbody").innerHTML = shown.map(([name, g], i) =>
+    '<tr class="live-row" data-group="' + i + '"><td>' + escapeHtml(name) + '</td><td class="num">' + bytes(g.bytes) + '</td><td class="num">' + g.count + "</td></tr>").join("");
   drawChart();
 }
+
+document.querySelector("#live tbody").addEventListener("click", e => {
+  const row = e.target.closest("tr.live-row");
+  if (row) toggleStacks(row);
+});
 
 let dragFrom = null;
 chart.addEventListener("mousedown", e => { dragFrom = e.offsetX; });
@@ -148,4 +185,7 @@ if (hash.has("zoom")) {
 }
 redraw();
 if (hash.has("at") && isFinite(Number(hash.get("at")))) select(Number(hash.get("at")));
+// #open=N opens the stacks of the N-th group listed (from 0), as a click would.
+const opened = document.querySelector('#live tr.live-row[data-group="' + Number(hash.get("open")) + '"]');
+if (hash.has("open") && opened) toggleStacks(opened);
 document.body.setAttribute("data-ready", "1");

@@ -46,7 +46,7 @@ fn the_page_embeds_its_data_and_reaches_for_nothing_on_the_network() {
     let d = data(&html);
     assert_eq!(
         d["intervals"],
-        serde_json::json!([[1, 3, 64, 0], [2, null, 32, -1]])
+        serde_json::json!([[1, 3, 64, 0, -1], [2, null, 32, -1, -1]])
     );
     assert_eq!(d["origins"], serde_json::json!(["kv"]));
     assert!(html.contains("serving &lt;arenas&gt;"));
@@ -88,7 +88,7 @@ fn the_time_axis_uses_the_traces_times() {
     .unwrap();
     assert_eq!(
         data(&page(&t, XAxis::Time))["intervals"],
-        serde_json::json!([[500, 900, 8, -1]])
+        serde_json::json!([[500, 900, 8, -1, -1]])
     );
 }
 

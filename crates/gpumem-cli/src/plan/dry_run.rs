@@ -8,12 +8,14 @@
 //! and every layout the plan writes carries that `max_page` so that
 //! `gpumem replay --config` replays what the plan measured.
 
-use gpumem::layout::format_size;
+use gpumem::Device;
+use gpumem::config::layout::format_layout;
+use gpumem::config::layout::format_size;
+use gpumem::config::{GpumemConfig, PoolLayout};
 use gpumem::units::{GIB, MIB};
-use gpumem::{Device, GpumemConfig, PoolLayout, format_layout};
 
-use crate::cli::PoolSettings;
 use crate::error::Result;
+use crate::input::PoolSettings;
 use crate::replay::{DeviceBackend, Op, Program, ReplayOptions, ReplayReport, StreamMode, replay};
 
 /// The `max_page` a plan of `program` on a device of `capacity` bytes

@@ -13,15 +13,17 @@
 //! 4. Replay every candidate and keep the one that reserves least, so the
 //!    suggestion is measured, not hoped for.
 
+mod args;
 mod dry_run;
 mod output;
 
-use gpumem::PoolLayout;
+use gpumem::config::PoolLayout;
 use gpumem::pools::{
     MemoryConfiguration, MemoryPoolOptions, MemoryReport, PoolReportKind, PoolType,
 };
 use serde::Serialize;
 
+pub use args::PlanArgs;
 pub use output::run_plan;
 
 use crate::error::Result;
@@ -186,9 +188,11 @@ pub fn plan(source: &str, program: &Program, capacity: u64) -> Result<Plan> {
     let mut candidates = Vec::new();
     for split in CANDIDATE_SPLITS {
         let (suggested, config) = suggest(&report, split, max_page, alignment);
-        let layout = match suggested.is_empty() {
-            true => PoolLayout::SubSlices,
-            false => PoolLayout::Custom(config),
+        let layout = match (suggested.is_empty(), config) {
+            (false, MemoryConfiguration::Custom { pool_options }) => {
+                PoolLayout::Pools(pool_options)
+            }
+            _ => PoolLayout::SubSlices,
         };
         let text = config_text(&layout, candidate_page);
         let (verified, _) = dry_run(source, program, capacity, layout, candidate_page)?;

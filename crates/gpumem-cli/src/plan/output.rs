@@ -2,11 +2,13 @@
 
 use std::io::Write;
 
+use super::PlanArgs;
 use super::{Plan, plan};
-use crate::cli::{PlanArgs, load_input};
 use crate::error::{CliError, Result};
+use crate::input::load_input;
 use crate::replay::Program;
-use crate::report::{Fragmentation, human_bytes};
+use crate::report::Fragmentation;
+use gpumem::storage::units::format_bytes;
 
 fn ratio(f: &Fragmentation) -> String {
     f.peak
@@ -24,8 +26,8 @@ fn write_text(plan: &Plan, out: &mut dyn Write) -> std::io::Result<()> {
         out,
         "measured on {}: peak live {}, peak reserved {} ({})",
         plan.measured_config,
-        human_bytes(m.peak_live_bytes),
-        human_bytes(m.peak_reserved_bytes),
+        format_bytes(m.peak_live_bytes),
+        format_bytes(m.peak_reserved_bytes),
         ratio(&m.fragmentation)
     )?;
     for line in &m.pools {
@@ -33,14 +35,14 @@ fn write_text(plan: &Plan, out: &mut dyn Write) -> std::io::Result<()> {
             out,
             "  {}: peak in use {}, peak reserved {}",
             line.pool,
-            human_bytes(line.peak_bytes_in_use),
-            human_bytes(line.peak_bytes_reserved)
+            format_bytes(line.peak_bytes_in_use),
+            format_bytes(line.peak_bytes_reserved)
         )?;
     }
     let tried: Vec<String> = plan
         .candidates
         .iter()
-        .map(|(k, bytes)| format!("{k} page(s) per peak: {}", human_bytes(*bytes)))
+        .map(|(k, bytes)| format!("{k} page(s) per peak: {}", format_bytes(*bytes)))
         .collect();
     writeln!(out, "candidates (peak reserved): {}", tried.join("; "))?;
     writeln!(
@@ -65,7 +67,7 @@ fn write_text(plan: &Plan, out: &mut dyn Write) -> std::io::Result<()> {
             "    MemoryPoolOptions {{ pool_type: {pool_type}, dealloc_period: None }}, \
              // {} page(s) for a peak of {}",
             pool.pages,
-            human_bytes(pool.measured_peak_in_use)
+            format_bytes(pool.measured_peak_in_use)
         )?;
     }
     writeln!(out, "] }}")?;
@@ -78,9 +80,9 @@ fn write_text(plan: &Plan, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(
         out,
         "replayed on the suggested layout: peak reserved {} ({}) against {} ({}) on sub_slices",
-        human_bytes(v.peak_reserved_bytes),
+        format_bytes(v.peak_reserved_bytes),
         ratio(&v.fragmentation),
-        human_bytes(m.peak_reserved_bytes),
+        format_bytes(m.peak_reserved_bytes),
         ratio(&m.fragmentation)
     )?;
     if v.peak_reserved_bytes >= m.peak_reserved_bytes {
@@ -94,9 +96,9 @@ fn write_text(plan: &Plan, out: &mut dyn Write) -> std::io::Result<()> {
 
 /// Runs `gpumem plan`.
 pub fn run_plan(args: &PlanArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
-    let capacity = crate::cli::device_bytes(args.device_gib)?;
+    let capacity = crate::input::device_bytes(args.device_gib)?;
     let (trace, source) = load_input(&args.input)?;
-    crate::cli::warn_about(&trace, &source, err).map_err(|e| CliError::Io {
+    crate::input::warn_about(&trace, &source, err).map_err(|e| CliError::Io {
         what: "stderr".to_string(),
         source: e,
     })?;

@@ -5,7 +5,7 @@
 //! compared by implementing nine methods (the rest have defaults).
 
 use crate::error::Result;
-use crate::report::{ArenaSummary, PoolLine, RelocationSummary, StreamLine};
+use crate::report::{ArenaSummary, DriverSummary, PoolLine, RelocationSummary, StreamLine};
 use crate::trace::Mode;
 
 /// An allocator under replay.
@@ -77,6 +77,14 @@ pub trait AllocBackend {
     /// `ops` is the trace's op count, for the calls-per-100-ops figure.
     fn arenas(&self, ops: u64) -> Option<ArenaSummary> {
         let _ = ops;
+        None
+    }
+
+    /// The modeled driver time and waits (read after `settle`), for
+    /// backends with a driver; `ops` and the loop's `host_ns_per_op` give
+    /// the per-op figures.
+    fn driver(&self, ops: u64, host_ns_per_op: f64) -> Option<DriverSummary> {
+        let _ = (ops, host_ns_per_op);
         None
     }
 

@@ -16,7 +16,8 @@
 //!   pattern checked before its free, wherever relocation moved it since.
 
 use gpumem::pools::{ManagedMemoryHandle, MemoryAllocationMode};
-use gpumem::{Device, DeviceReport, Stream};
+use gpumem::stats::DeviceReport;
+use gpumem::{Device, Stream};
 
 use super::pattern::Patterns;
 use super::pool_lines::merged_pool_lines;

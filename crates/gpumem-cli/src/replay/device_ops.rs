@@ -4,7 +4,7 @@
 use super::backend::AllocBackend;
 use super::device::{DeviceBackend, DeviceToken, engine_mode};
 use crate::error::Result;
-use crate::report::{ArenaSummary, PoolLine, RelocationSummary, StreamLine};
+use crate::report::{ArenaSummary, DriverSummary, PoolLine, RelocationSummary, StreamLine};
 use crate::trace::Mode;
 
 impl AllocBackend for DeviceBackend {
@@ -107,6 +107,16 @@ impl AllocBackend for DeviceBackend {
 
     fn arenas(&self, ops: u64) -> Option<ArenaSummary> {
         self.arena_summary(ops)
+    }
+
+    fn driver(&self, ops: u64, host_ns_per_op: f64) -> Option<DriverSummary> {
+        let stats = &self.settled.as_ref()?.stats;
+        Some(DriverSummary::new(
+            &stats.driver,
+            stats.waits,
+            ops,
+            host_ns_per_op,
+        ))
     }
 
     fn stream_lines(&self) -> Vec<StreamLine> {

@@ -8,7 +8,7 @@
 
 use gpumem::storage::{ComputeStorage, StorageHandle};
 
-use crate::report::human_bytes;
+use gpumem::storage::units::format_bytes;
 
 /// Bytes checked at each end of an allocation.
 pub const PATTERN_WINDOW: u64 = 4096;
@@ -86,7 +86,7 @@ impl Patterns {
                 return Err(format!(
                     "allocation #{tag} of {} was overwritten at byte {}: another allocation \
                      shares its memory (pool bug or corruption)",
-                    human_bytes(view.size()),
+                    format_bytes(view.size()),
                     start + at as u64
                 ));
             }

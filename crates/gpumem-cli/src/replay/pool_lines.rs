@@ -3,7 +3,8 @@
 
 use gpumem::pools::{MemoryReport, PoolReportKind};
 
-use crate::report::{PoolLine, human_bytes};
+use crate::report::PoolLine;
+use gpumem::storage::units::format_bytes;
 
 fn pool_name(kind: &PoolReportKind) -> String {
     match *kind {
@@ -13,11 +14,11 @@ fn pool_name(kind: &PoolReportKind) -> String {
             ..
         } => format!(
             "sliced({} pages, slices ≤ {})",
-            human_bytes(page_size),
-            human_bytes(max_slice_size)
+            format_bytes(page_size),
+            format_bytes(max_slice_size)
         ),
         PoolReportKind::Exclusive { max_alloc_size } => {
-            format!("exclusive(≤ {})", human_bytes(max_alloc_size))
+            format!("exclusive(≤ {})", format_bytes(max_alloc_size))
         }
         PoolReportKind::Persistent => "persistent".to_string(),
         PoolReportKind::Arena {
@@ -26,8 +27,8 @@ fn pool_name(kind: &PoolReportKind) -> String {
             ..
         } => format!(
             "arena({} range, slices ≤ {})",
-            human_bytes(range_size),
-            human_bytes(max_slice_size)
+            format_bytes(range_size),
+            format_bytes(max_slice_size)
         ),
     }
 }

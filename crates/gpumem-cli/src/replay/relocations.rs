@@ -1,6 +1,6 @@
 //! What `--relocate` did, counted from the facade's relocation calls.
 //!
-//! `gpumem::RelocationSummary` says what one call moved and gave back
+//! `gpumem::relocate::RelocationSummary` says what one call moved and gave back
 //! (compactions included: the facade reports them as moves); this tally
 //! sums the calls of a replay and counts those that did something and
 //! those that failed.
@@ -15,7 +15,10 @@ pub(crate) struct RelocationTally {
 
 impl RelocationTally {
     /// Counts one call's outcome.
-    pub(crate) fn record(&mut self, outcome: gpumem::Result<gpumem::RelocationSummary>) {
+    pub(crate) fn record(
+        &mut self,
+        outcome: gpumem::error::Result<gpumem::relocate::RelocationSummary>,
+    ) {
         let s = &mut self.summary;
         match outcome {
             Ok(done) => {

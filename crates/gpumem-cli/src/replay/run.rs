@@ -131,6 +131,11 @@ pub fn replay<B: AllocBackend>(
     backend.settle();
     let final_reserved = backend.reserved_bytes();
     let peak_reserved = backend.peak_reserved_bytes();
+    let ns_per_op = if total == 0 {
+        0.0
+    } else {
+        wall_ns as f64 / total as f64
+    };
     let report = ReplayReport {
         source: source.to_string(),
         backend: backend.name().to_string(),
@@ -145,11 +150,8 @@ pub fn replay<B: AllocBackend>(
         fragmentation: Fragmentation::new(peak_reserved, peak_live, final_reserved, live),
         storage_allocs: backend.storage_allocs(),
         wall_ns,
-        ns_per_op: if total == 0 {
-            0.0
-        } else {
-            wall_ns as f64 / total as f64
-        },
+        ns_per_op,
+        driver: backend.driver(total, ns_per_op),
         unknown_frees: program.unknown_frees,
         failed_allocs: failed,
         first_failure,
@@ -170,6 +172,7 @@ pub fn replay<B: AllocBackend>(
         device: None,
         attribution: None,
         recorded: None,
+        pre_existing: None,
     };
     // Allocations still live at the end are released here, after the report.
     for (token, _) in slots.into_iter().flatten() {

@@ -6,12 +6,15 @@
 //! device. Fragmentation is reserved ÷ live, at the two peaks and at the end
 //! (1.0 is perfect; a peak of 2.0 means half the memory held was unusable).
 
+mod driver;
 mod text;
+
+pub use driver::{DriverCallLine, DriverSummary, WaitSummary};
 
 use serde::Serialize;
 
 use crate::attribution::Attribution;
-use crate::side_by_side::RecordedAllocator;
+use crate::trace::PreExisting;
 
 /// Reserved ÷ live ratios.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -84,6 +87,10 @@ pub struct ReplayReport {
     pub wall_ns: u64,
     /// `wall_ns` ÷ `ops`.
     pub ns_per_op: f64,
+    /// Modeled driver time beside the host's, and the waits (gpumem's
+    /// rows; absent for backends without a driver).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub driver: Option<DriverSummary>,
     /// Frees of ids that were not live (skipped).
     pub unknown_frees: u64,
     /// Reservations the backend refused.
@@ -108,6 +115,10 @@ pub struct ReplayReport {
     /// What the recorded allocator itself reserved (PyTorch snapshots).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recorded: Option<RecordedAllocator>,
+    /// Blocks live before the recording began, which the replay allocated
+    /// first (PyTorch snapshots).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pre_existing: Option<PreExisting>,
 }
 
 /// What the arena pools of a replay did with virtual memory. Their
@@ -171,32 +182,31 @@ pub struct StreamLine {
     pub storage_allocs: u64,
 }
 
-/// Formats bytes with a binary unit (`1.50 GiB`).
-pub fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{value:.2} {}", UNITS[unit])
-    }
+/// The recorded allocator's reserved bytes, summarized.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecordedAllocator {
+    /// Its name (`"PyTorch"`).
+    pub name: &'static str,
+    /// Its peak reserved bytes over the trace.
+    pub peak_reserved_bytes: u64,
+    /// The op (from 1, as the report counts) at which it peaked.
+    pub peak_op: u64,
+    /// Requested bytes live after that op.
+    pub live_at_peak_bytes: u64,
+    /// Events after which its reserved bytes are below live bytes (0 for
+    /// a consistent snapshot; more means its segment history is
+    /// incomplete).
+    pub below_live_events: u64,
+    /// What it reserved after the last event.
+    pub final_reserved_bytes: u64,
+    /// gpumem's peak reserved ÷ the recorded allocator's (below 1: gpumem
+    /// would hold less); `None` when the replay refused allocations.
+    pub gpumem_ratio: Option<f64>,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn bytes_are_printed_with_binary_units() {
-        assert_eq!(human_bytes(512), "512 B");
-        assert_eq!(human_bytes(3 << 29), "1.50 GiB");
-        assert_eq!(human_bytes(80 << 30), "80.00 GiB");
-    }
 
     #[test]
     fn fragmentation_is_undefined_when_nothing_is_live() {

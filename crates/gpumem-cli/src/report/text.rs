@@ -3,8 +3,10 @@
 
 use std::fmt;
 
-use super::{ReplayReport, human_bytes};
+use super::ReplayReport;
 use crate::attribution::LiveAt;
+use crate::trace::{BEFORE_RECORDING, PreExisting};
+use gpumem::storage::units::format_bytes;
 
 fn ratio(r: Option<f64>) -> String {
     r.map_or_else(|| "n/a (nothing live)".to_string(), |r| format!("{r:.3}"))
@@ -21,22 +23,22 @@ impl fmt::Display for ReplayReport {
         writeln!(
             f,
             "  peak live          {:>14}",
-            human_bytes(self.peak_live_bytes)
+            format_bytes(self.peak_live_bytes)
         )?;
         writeln!(
             f,
             "  peak reserved      {:>14}",
-            human_bytes(self.peak_reserved_bytes)
+            format_bytes(self.peak_reserved_bytes)
         )?;
         writeln!(
             f,
             "  final live         {:>14}",
-            human_bytes(self.final_live_bytes)
+            format_bytes(self.final_live_bytes)
         )?;
         writeln!(
             f,
             "  final reserved     {:>14}",
-            human_bytes(self.final_reserved_bytes)
+            format_bytes(self.final_reserved_bytes)
         )?;
         writeln!(
             f,
@@ -55,6 +57,39 @@ impl fmt::Display for ReplayReport {
             self.wall_ns as f64 / 1e6,
             self.ns_per_op
         )?;
+        if let Some(d) = &self.driver {
+            writeln!(
+                f,
+                "  driver (modeled)   {:>11.3} ms   ({:.1} ns/op; host + driver = {:.1} ns/op)",
+                d.driver_ns as f64 / 1e6,
+                d.driver_ns_per_op,
+                d.modeled_ns_per_op
+            )?;
+            let calls: Vec<String> = d
+                .calls
+                .iter()
+                .map(|c| format!("{} {}", c.calls, c.call))
+                .collect();
+            writeln!(
+                f,
+                "  driver calls       {:>14}   ({})",
+                d.driver_calls,
+                calls.join(", ")
+            )?;
+            let w = &d.waits;
+            writeln!(
+                f,
+                "  device-wide waits  {:>14}   ({} synchronize, {} sleep, {} relocation, {} OOM retry, \
+                 {} backend); {} stream waits",
+                w.device_waits,
+                w.synchronize,
+                w.sleep,
+                w.relocation,
+                w.oom_retry,
+                w.backend,
+                w.stream_waits
+            )?;
+        }
         if self.unknown_frees > 0 {
             writeln!(
                 f,
@@ -72,8 +107,8 @@ impl fmt::Display for ReplayReport {
             writeln!(
                 f,
                 "  arenas             {:>14}   virtual; {} cached at the end (peak reserved is peak physical)",
-                human_bytes(a.virtual_bytes),
-                human_bytes(a.cached_bytes)
+                format_bytes(a.virtual_bytes),
+                format_bytes(a.cached_bytes)
             )?;
             writeln!(
                 f,
@@ -95,14 +130,14 @@ impl fmt::Display for ReplayReport {
             writeln!(
                 f,
                 "  moved              {:>14}   ({} allocations)",
-                human_bytes(r.moved_bytes),
+                format_bytes(r.moved_bytes),
                 r.moved_slices
             )?;
             writeln!(
                 f,
                 "  pages freed        {:>14}   ({})",
                 r.pages_freed,
-                human_bytes(r.bytes_freed)
+                format_bytes(r.bytes_freed)
             )?;
             if let Some(err) = &r.last_error {
                 writeln!(f, "    last failure: {err}")?;
@@ -114,10 +149,10 @@ impl fmt::Display for ReplayReport {
                 "  stream {:#x}: {} allocs, live {} (peak {}), reserved {} (peak {}), {} storage allocs",
                 s.stream,
                 s.allocs,
-                human_bytes(s.final_live_bytes),
-                human_bytes(s.peak_live_bytes),
-                human_bytes(s.final_reserved_bytes),
-                human_bytes(s.peak_reserved_bytes),
+                format_bytes(s.final_live_bytes),
+                format_bytes(s.peak_live_bytes),
+                format_bytes(s.final_reserved_bytes),
+                format_bytes(s.peak_reserved_bytes),
                 s.storage_allocs
             )?;
         }
@@ -127,26 +162,42 @@ impl fmt::Display for ReplayReport {
                 "  pool {}: {} pages, in use {} (peak {}), reserved {} (peak {})",
                 pool.pool,
                 pool.pages,
-                human_bytes(pool.bytes_in_use),
-                human_bytes(pool.peak_bytes_in_use),
-                human_bytes(pool.bytes_reserved),
-                human_bytes(pool.peak_bytes_reserved)
+                format_bytes(pool.bytes_in_use),
+                format_bytes(pool.peak_bytes_in_use),
+                format_bytes(pool.bytes_reserved),
+                format_bytes(pool.peak_bytes_reserved)
             )?;
         }
+        if let Some(p) = &self.pre_existing {
+            write_pre_existing(f, p)?;
+        }
         if let Some(r) = &self.recorded {
-            let versus = r.gpumem_ratio.map_or_else(String::new, |x| {
-                format!(
-                    "; gpumem would reserve {} (×{x:.3} of it)",
-                    human_bytes(self.peak_reserved_bytes)
-                )
-            });
+            let versus = match r.gpumem_ratio {
+                Some(x) => format!(
+                    "; gpumem would reserve {} at its peak (×{x:.3} of it) for the same allocations",
+                    format_bytes(self.peak_reserved_bytes)
+                ),
+                None if self.failed_allocs > 0 => format!(
+                    "; gpumem refused {} allocations, so its reserved bytes are not comparable",
+                    self.failed_allocs
+                ),
+                None => String::new(),
+            };
             writeln!(
                 f,
-                "  {} reserved {} at its peak (op {}){versus}",
+                "  {} reserved {} at its peak (op {}, {} live){versus}",
                 r.name,
-                human_bytes(r.peak_reserved_bytes),
-                r.peak_op
+                format_bytes(r.peak_reserved_bytes),
+                r.peak_op,
+                format_bytes(r.live_at_peak_bytes)
             )?;
+            if r.below_live_events > 0 {
+                writeln!(
+                    f,
+                    "    its recorded reserved bytes are below live at {} events: the snapshot's segment history is incomplete",
+                    r.below_live_events
+                )?;
+            }
         }
         if let Some(a) = &self.attribution {
             write_live(f, "peak live", &a.peak_live)?;
@@ -158,20 +209,55 @@ impl fmt::Display for ReplayReport {
     }
 }
 
+/// The blocks live before recording began: how many, how much, and
+/// where they came from.
+fn write_pre_existing(f: &mut fmt::Formatter<'_>, p: &PreExisting) -> fmt::Result {
+    if p.blocks > 0 {
+        let (blocks, ops) = match p.blocks {
+            1 => ("1 block".to_string(), "op 1 allocates it".to_string()),
+            n => (format!("{n} blocks"), format!("ops 1–{n} allocate them")),
+        };
+        writeln!(
+            f,
+            "  pre-existing       {:>14}   in {blocks} live before recording began ({ops}, from op 0)",
+            format_bytes(p.bytes)
+        )?;
+        writeln!(
+            f,
+            "    {} still allocated at the snapshot ({}), {} freed during the trace ({}); \
+             {} with their allocation stack, {} \"{BEFORE_RECORDING}\"",
+            p.active_blocks,
+            format_bytes(p.active_bytes),
+            p.freed_blocks,
+            format_bytes(p.freed_bytes),
+            p.with_frames,
+            p.blocks - p.with_frames
+        )?;
+    }
+    if p.contradicted > 0 {
+        writeln!(
+            f,
+            "    {} allocated blocks of the snapshot left out: the trace freed their address and never allocated it again",
+            p.contradicted
+        )?;
+    }
+    Ok(())
+}
+
 /// The allocations live at one moment, a line per origin.
 fn write_live(f: &mut fmt::Formatter<'_>, moment: &str, at: &LiveAt) -> fmt::Result {
     writeln!(
         f,
         "  live at {moment} (op {}): {} in {} allocations",
         at.op,
-        human_bytes(at.live_bytes),
+        format_bytes(at.live_bytes),
         at.live_count
     )?;
     for h in at.holders.iter().chain(&at.rest) {
         writeln!(
             f,
             "    {:>12} {:>7}×  {}",
-            human_bytes(h.bytes),
+            format_bytes(h.bytes),
             h.count,
             h.origin
         )?;

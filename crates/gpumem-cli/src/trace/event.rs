@@ -91,6 +91,41 @@ pub struct ReadStats {
     pub unknown_actions: BTreeMap<String, u64>,
     /// The device a multi-device source (a PyTorch snapshot) was read for.
     pub device: Option<usize>,
+    /// Records of known kinds skipped on purpose, by kind (PyTorch
+    /// `free_requested`, `segment_alloc`, `oom`, ...; counted in `skipped`
+    /// too), for a note saying why.
+    pub skipped_kinds: BTreeMap<&'static str, u64>,
+    /// Blocks live before the recording began, re-created as the trace's
+    /// first allocations (PyTorch snapshots; `None` elsewhere).
+    pub pre_existing: Option<PreExisting>,
+}
+
+/// Memory a snapshot shows allocated that its history never saw allocated
+/// (the model loaded before `_record_memory_history`, or allocations that
+/// fell out of its ring buffer). They are live from op 0, as PyTorch's
+/// `memory_viz` draws them: the trace's first `blocks` events allocate
+/// them, active ones first.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct PreExisting {
+    /// Blocks re-created (the first `blocks` events of the trace).
+    pub blocks: u64,
+    /// Their requested bytes.
+    pub bytes: u64,
+    /// Of those, blocks still allocated when the snapshot was taken
+    /// (`segments[*].blocks`, state `active_allocated`).
+    pub active_blocks: u64,
+    /// Their bytes.
+    pub active_bytes: u64,
+    /// Of those, blocks the history frees without having allocated them.
+    pub freed_blocks: u64,
+    /// Their bytes.
+    pub freed_bytes: u64,
+    /// Blocks whose allocation stack the snapshot kept (the rest have the
+    /// origin `before recording`).
+    pub with_frames: u64,
+    /// Active blocks left out because the history contradicts them (it
+    /// freed their address and never allocated it again).
+    pub contradicted: u64,
 }
 
 /// How many distinct unknown action names a reader keeps.

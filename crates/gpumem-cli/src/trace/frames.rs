@@ -1,12 +1,26 @@
 //! A stack trace, reduced to the one frame a reader of a memory report
 //! wants: the first frame in the program's own code.
 //!
-//! PyTorch records stacks innermost first, and the innermost frames are the
-//! framework's (`torch/nn/modules/linear.py`), the same for every
-//! allocation; grouping by them would put everything under "forward". So
-//! the origin is the first frame outside the framework and the Python
-//! runtime, written `name (dir/file.py:line)`; a stack made only of
-//! framework frames falls back to its innermost one.
+//! PyTorch records stacks innermost first. With `stacks='all'` a stack
+//! starts with native frames — the recorder itself (`torch::unwind`,
+//! `gather_with_cpp` in `memory_snapshot.cpp`), the caching allocator
+//! (`c10::cuda::CUDACachingAllocator`), the interpreter (`_PyEval_…`,
+//! file `??`) — then the framework's Python (`torch/nn/modules/module.py`),
+//! and only then the user's `forward`. These are the same for every
+//! allocation, so grouping by them puts everything under one name.
+//!
+//! The origin is therefore:
+//! 1. in a stack with any Python frame, the first Python frame outside the
+//!    framework (native frames are never an origin there);
+//! 2. in a stack of native frames only (a C++ program's JSONL), the first
+//!    frame that is neither the runtime's (`??`, empty files, `torch::`,
+//!    `c10::`, `at::`, `THP`, `_Py`, `std::` names, PyTorch's C++ sources)
+//!    nor the framework's;
+//! 3. failing both, the innermost Python frame, else the innermost frame
+//!    that is not the runtime's, else the innermost frame.
+//!
+//! [`GroupBy`] decides how the chosen frame is named: its line (the
+//! default), its function, its file or its module.
 
 /// One frame as a source writes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,7 +30,22 @@ pub(crate) struct Frame<'a> {
     pub(crate) name: &'a str,
 }
 
-/// Path fragments of code that allocates on every program's behalf.
+/// How an origin frame is named, and so how allocations are grouped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum GroupBy {
+    /// The call site: `forward (model/attention.py:88)`.
+    #[default]
+    Line,
+    /// The function, all its lines together: `forward (model/attention.py)`.
+    Function,
+    /// The file: `model/attention.py`.
+    File,
+    /// The Python module the file is: `model.attention` (`__init__.py`
+    /// names its package).
+    Module,
+}
+
+/// Path fragments of Python code that allocates on every program's behalf.
 const FRAMEWORK: &[&str] = &[
     "/torch/",
     "/site-packages/",
@@ -26,14 +55,88 @@ const FRAMEWORK: &[&str] = &[
     "<built-in",
 ];
 
-fn in_framework(file: &str) -> bool {
-    file.is_empty() || file == "??" || FRAMEWORK.iter().any(|f| file.contains(f))
+/// Function-name prefixes of native runtime frames: PyTorch's C++, the
+/// CPython interpreter, the C++ and C runtimes.
+const RUNTIME_NAMES: &[&str] = &[
+    "torch::",
+    "c10::",
+    "at::",
+    "caffe2::",
+    "pybind11::",
+    "std::",
+    "THP",
+    "_Py",
+    "Py",
+    "method_vectorcall",
+    "cfunction_",
+    "slot_tp_",
+    "__libc_",
+    "_start",
+    "??",
+];
+
+/// File-path fragments of PyTorch's and CPython's native sources.
+const RUNTIME_FILES: &[&str] = &[
+    "/torch/csrc/",
+    "/aten/",
+    "/c10/",
+    "memory_snapshot.cpp",
+    "CUDACachingAllocator.cpp",
+    "python_variable.cpp",
+    "combined_traceback.cpp",
+    "unwind.cpp",
+    "Python/ceval.c",
+    "Objects/",
+];
+
+/// Whether `frame` is Python code: a `.py` file, or a pseudo-file the
+/// interpreter names in angle brackets (`<stdin>`, `<ipython-input-3-…>`).
+pub(crate) fn is_python(frame: &Frame<'_>) -> bool {
+    let file = frame.file;
+    file.ends_with(".py") || (file.starts_with('<') && file.ends_with('>'))
 }
 
-/// The last two components of `path` (enough to tell files apart).
-fn short(path: &str) -> &str {
+fn in_framework(file: &str) -> bool {
+    FRAMEWORK.iter().any(|f| file.contains(f))
+}
+
+/// Whether `frame` is the native runtime's (never an origin).
+fn is_runtime(frame: &Frame<'_>) -> bool {
+    let file = frame.file;
+    file.is_empty()
+        || file == "??"
+        || RUNTIME_NAMES.iter().any(|p| frame.name.starts_with(p))
+        || RUNTIME_FILES.iter().any(|f| file.contains(f))
+        || (file.contains("/torch/") && !is_python(frame))
+}
+
+/// The index of the origin frame of a stack, innermost first (module
+/// docs); `None` for an empty stack.
+pub(crate) fn origin_index(frames: &[Frame<'_>]) -> Option<usize> {
+    let python = frames.iter().any(is_python);
+    let user =
+        |f: &Frame<'_>| !in_framework(f.file) && if python { is_python(f) } else { !is_runtime(f) };
+    frames
+        .iter()
+        .position(user)
+        .or_else(|| frames.iter().position(is_python))
+        .or_else(|| frames.iter().position(|f| !is_runtime(f)))
+        .or_else(|| (!frames.is_empty()).then_some(0))
+}
+
+/// The origin of a stack, innermost frame first, named as `by` says.
+pub(crate) fn origin<'a>(
+    frames: impl IntoIterator<Item = Frame<'a>>,
+    by: GroupBy,
+) -> Option<String> {
+    let frames: Vec<Frame<'a>> = frames.into_iter().collect();
+    origin_index(&frames).map(|i| describe(frames[i], by))
+}
+
+/// The last `n` components of `path` (enough to tell files apart).
+fn last_components(path: &str, n: usize) -> &str {
     let mut cut = path.len();
-    for _ in 0..2 {
+    for _ in 0..n {
         match path[..cut].rfind('/') {
             Some(at) => cut = at,
             None => return path,
@@ -42,54 +145,27 @@ fn short(path: &str) -> &str {
     &path[cut + 1..]
 }
 
-/// The origin of a stack, innermost frame first (module docs); `None` for
-/// an empty stack.
-pub(crate) fn origin<'a>(frames: impl IntoIterator<Item = Frame<'a>>) -> Option<String> {
-    let mut first = None;
-    for frame in frames {
-        if !in_framework(frame.file) {
-            return Some(describe(frame));
-        }
-        first.get_or_insert(frame);
-    }
-    first.map(describe)
+/// The dotted module of a Python file: its last three components, without
+/// `.py`; `pkg/__init__.py` is `pkg`. Other files keep their name.
+fn module(file: &str) -> String {
+    let Some(stem) = file.strip_suffix(".py") else {
+        return last_components(file, 2).to_string();
+    };
+    let stem = stem.strip_suffix("/__init__").unwrap_or(stem);
+    last_components(stem, 3).replace('/', ".")
 }
 
-fn describe(frame: Frame<'_>) -> String {
-    format!("{} ({}:{})", frame.name, short(frame.file), frame.line)
+/// `frame` named as `by` says.
+pub(crate) fn describe(frame: Frame<'_>, by: GroupBy) -> String {
+    let file = last_components(frame.file, 2);
+    match by {
+        GroupBy::Line => format!("{} ({file}:{})", frame.name, frame.line),
+        GroupBy::Function => format!("{} ({file})", frame.name),
+        GroupBy::File => file.to_string(),
+        GroupBy::Module => module(frame.file),
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn f(file: &str, line: u64, name: &str) -> Frame<'static> {
-        let leak = |s: &str| -> &'static str { Box::leak(s.to_string().into_boxed_str()) };
-        Frame {
-            file: leak(file),
-            line,
-            name: leak(name),
-        }
-    }
-
-    #[test]
-    fn the_first_frame_outside_the_framework_names_the_origin() {
-        let stack = [
-            f(
-                "/usr/lib/python3.11/site-packages/torch/nn/modules/linear.py",
-                125,
-                "forward",
-            ),
-            f("/home/me/model/attention.py", 88, "attend"),
-            f("/home/me/train.py", 12, "step"),
-        ];
-        assert_eq!(origin(stack), Some("attend (model/attention.py:88)".into()));
-    }
-
-    #[test]
-    fn a_stack_of_framework_frames_falls_back_to_the_innermost() {
-        let stack = [f("/x/torch/functional.py", 3, "mm"), f("??", 0, "??")];
-        assert_eq!(origin(stack), Some("mm (torch/functional.py:3)".into()));
-        assert_eq!(origin([]), None);
-    }
-}
+#[path = "frames_tests.rs"]
+mod tests;

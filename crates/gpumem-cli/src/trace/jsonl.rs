@@ -23,8 +23,8 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use super::event::{Event, Mode, Trace, oversized};
-use super::frames::{self, Frame};
 use super::sink::TraceSink;
+use super::stacks::Stacks;
 use crate::error::{CliError, Result};
 
 /// Value of the header's `format` field.
@@ -64,22 +64,29 @@ enum Line {
     Cleanup,
 }
 
-/// The origin of a `"frames"` value: a list of frame objects
-/// (`filename`/`file`, `line`, `name`/`function`, innermost first) or of
-/// strings (taken as written). Anything else names no origin.
-fn frames_origin(frames: &serde_json::Value) -> Option<String> {
+/// What a `"frames"` value names: a list of frame objects (`filename`/
+/// `file`, `line`, `name`/`function`, innermost first) is interned as a
+/// stack; a list of strings names its first (taken as written). Anything
+/// else names nothing.
+enum Named {
+    Stack(u32),
+    Origin(String),
+}
+
+fn frames_named(frames: &serde_json::Value, stacks: &mut Stacks) -> Option<Named> {
     let list = frames.as_array()?;
     if let Some(first) = list.first().and_then(|f| f.as_str()) {
-        return Some(first.to_string());
+        return Some(Named::Origin(first.to_string()));
     }
-    let parsed = list.iter().filter_map(|f| {
-        Some(Frame {
-            file: text(f, ["filename", "file"])?,
-            line: f.get("line").and_then(|v| v.as_u64()).unwrap_or(0),
-            name: text(f, ["name", "function"]).unwrap_or("?"),
+    let ids: Vec<u32> = list
+        .iter()
+        .filter_map(|f| {
+            let file = text(f, ["filename", "file"])?;
+            let line = f.get("line").and_then(|v| v.as_u64()).unwrap_or(0);
+            Some(stacks.intern_frame(file, line, text(f, ["name", "function"]).unwrap_or("?")))
         })
-    });
-    frames::origin(parsed)
+        .collect();
+    (!ids.is_empty()).then(|| Named::Stack(stacks.intern_stack(&ids)))
 }
 
 /// The first of `keys` that `frame` holds as a string.
@@ -202,9 +209,15 @@ pub fn read_jsonl(mut input: impl BufRead) -> Result<Trace> {
                 sink.alloc(line_no, id, size, stream)?;
                 // A tag is the caller's own name for the memory: it wins
                 // over a stack.
-                match (tag, frames.as_ref().and_then(frames_origin)) {
+                match (tag, frames) {
                     (Some(tag), _) => sink.origin(&tag),
-                    (None, Some(origin)) => sink.origin(&origin),
+                    (None, Some(frames)) => {
+                        match frames_named(&frames, sink.origins_mut().stacks_mut()) {
+                            Some(Named::Stack(stack)) => sink.stack(stack),
+                            Some(Named::Origin(origin)) => sink.origin(&origin),
+                            None => {}
+                        }
+                    }
                     (None, None) => {}
                 }
                 if let Some(t) = time_us {

@@ -3,15 +3,19 @@
 //!
 //! `device_traces` is read: one list per device of event dicts with
 //! `action`, `addr`, `size`, `stream`, `time_us` and `frames`. `alloc`
-//! becomes an allocation (its first frame outside the framework its origin)
-//! and `free_completed` its free (that is when the caching allocator may
-//! reuse the block; `free_requested` only marks the tensor dead while
-//! streams still use it). Segment actions are PyTorch's own reservations:
-//! not replayed, but with the snapshot's `segments` list they give what
-//! PyTorch reserved after every event, for the side-by-side report. A
-//! snapshot with several busy devices needs one named. The history is a ring buffer, so frees of
-//! blocks allocated before recording started are normal: they are counted as
-//! unknown frees, not errors.
+//! becomes an allocation (its whole stack kept, its first frame of the
+//! user's Python code its origin) and `free_completed` its free (that is
+//! when the caching allocator may reuse the block; `free_requested` only
+//! marks the tensor dead while streams still use it). Segment actions are
+//! PyTorch's own reservations: not replayed, but with the snapshot's
+//! `segments` list they give what PyTorch reserved after every event, for
+//! the side-by-side report. A snapshot with several busy devices needs one
+//! named.
+//!
+//! Memory allocated before recording began (the model's weights, or what
+//! fell out of the ring buffer) is allocated first, live from op 0, as
+//! `memory_viz` draws it (`pytorch_blocks.rs`); its origin is the block's
+//! own stack when the snapshot kept it, else `before recording`.
 //!
 //! A pickle is not line-oriented, so the file is decoded whole; errors name
 //! the device and the 1-based record within it (record 0 is the top level).
@@ -19,13 +23,18 @@
 use std::io::Read;
 
 use super::event::{Trace, oversized};
-use super::frames::{self, Frame};
 use super::pickle::{self, Py};
+use super::pytorch_blocks::pre_existing;
+use super::pytorch_frames::FrameCache;
 use super::pytorch_segments::{SegmentTotals, held_at_snapshot};
 use super::sink::TraceSink;
 use crate::error::{CliError, Result};
 
 const NAME: &str = "pytorch";
+
+/// The origin of a block live before recording began whose allocation
+/// stack the snapshot did not keep.
+pub const BEFORE_RECORDING: &str = "before recording";
 
 fn as_u64(value: &Py, field: &str, device: usize, record: u64) -> Result<u64> {
     let err = |message: String| CliError::record(NAME, record, message);
@@ -130,6 +139,27 @@ pub fn read_pytorch(mut input: impl Read, device: Option<usize>) -> Result<Trace
     let mut sink = TraceSink::new(NAME, "record");
     sink.device(chosen);
     let mut segments = SegmentTotals::default();
+    let mut cache = FrameCache::default();
+    let (blocks, mut found) = pre_existing(events, &top, chosen);
+    for block in &blocks {
+        // Record 0: the snapshot as a whole (its `segments` list or the
+        // history taken together) is the evidence.
+        sink.alloc(0, block.addr, block.size, block.stream)?;
+        let stack = block
+            .frames
+            .and_then(|f| cache.stack(f, sink.origins_mut().stacks_mut()));
+        match stack {
+            Some(stack) => {
+                sink.stack(stack);
+                found.with_frames += 1;
+            }
+            None => sink.origin(BEFORE_RECORDING),
+        }
+        segments.after_event();
+    }
+    if found.blocks > 0 || found.contradicted > 0 {
+        sink.pre_existing(found);
+    }
     for (index, entry) in events.iter().enumerate() {
         let record = index as u64 + 1;
         sink.count_record();
@@ -166,22 +196,35 @@ pub fn read_pytorch(mut input: impl Read, device: Option<usize>) -> Result<Trace
                     None => 0,
                 };
                 sink.alloc(record, addr, size, stream)?;
-                if let Some(origin) = entry.get("frames").and_then(frames_origin) {
-                    sink.origin(&origin);
+                let stack = entry
+                    .get("frames")
+                    .and_then(|f| cache.stack(f, sink.origins_mut().stacks_mut()));
+                if let Some(stack) = stack {
+                    sink.stack(stack);
                 }
             }
             "free_completed" => sink.free(record, number("addr")?),
             // The caching allocator's own memory: what PyTorch reserved.
             "segment_alloc" | "segment_map" => {
                 segments.change(number("size")? as i128);
-                sink.skip();
+                sink.skip_kind(if action == "segment_map" {
+                    "segment_map"
+                } else {
+                    "segment_alloc"
+                });
             }
             "segment_free" | "segment_unmap" => {
                 segments.change(-(number("size")? as i128));
-                sink.skip();
+                sink.skip_kind(if action == "segment_unmap" {
+                    "segment_unmap"
+                } else {
+                    "segment_free"
+                });
             }
             // Nothing the program did, nothing PyTorch reserved.
-            "free_requested" | "snapshot" | "oom" => sink.skip(),
+            "free_requested" => sink.skip_kind("free_requested"),
+            "snapshot" => sink.skip_kind("snapshot"),
+            "oom" => sink.skip_kind("oom"),
             unknown => sink.skip_unknown_action(unknown),
         }
         if sink.len() > before {
@@ -195,6 +238,19 @@ pub fn read_pytorch(mut input: impl Read, device: Option<usize>) -> Result<Trace
         sink.origins_mut().set_source_reserved("PyTorch", reserved);
     }
     Ok(sink.finish())
+}
+
+/// Why a reader skips records of `kind` (what a note about them says).
+pub fn why_skipped(kind: &str) -> &'static str {
+    match kind {
+        "free_requested" => "the block is freed at its free_completed, when PyTorch may reuse it",
+        "segment_alloc" | "segment_free" | "segment_map" | "segment_unmap" => {
+            "PyTorch's own reservations: its reserved line beside gpumem's"
+        }
+        "oom" => "PyTorch ran out of memory here; the replay goes on",
+        "snapshot" => "a marker where a snapshot was taken",
+        _ => "nothing to replay",
+    }
 }
 
 /// With no device asked for: the one device whose trace is not empty; a
@@ -231,33 +287,5 @@ fn only_device(devices: &[Py]) -> Result<usize> {
                 ),
             ))
         }
-    }
-}
-
-/// The origin of a PyTorch `frames` list (dicts of `filename`, `line`,
-/// `name`, innermost first).
-fn frames_origin(frames: &Py) -> Option<String> {
-    let Py::List(list) = frames else {
-        return None;
-    };
-    let parsed = list.iter().filter_map(|f| {
-        let line = match f.get("line") {
-            Some(Py::Int(l)) => u64::try_from(*l).unwrap_or(0),
-            _ => 0,
-        };
-        Some(Frame {
-            file: text(f, "filename")?,
-            line,
-            name: text(f, "name").unwrap_or("?"),
-        })
-    });
-    frames::origin(parsed)
-}
-
-/// `dict[key]` when it is a string.
-fn text<'a>(dict: &'a Py, key: &str) -> Option<&'a str> {
-    match dict.get(key) {
-        Some(Py::Str(s)) => Some(s),
-        _ => None,
     }
 }

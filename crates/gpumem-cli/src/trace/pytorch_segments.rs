@@ -47,9 +47,15 @@ impl SegmentTotals {
         self.after.push(self.net);
     }
 
-    pub(super) fn reserved(self, at_snapshot: Option<u64>) -> Option<Vec<u64>> {
+    /// What was reserved after each event. Segment events after the last
+    /// event (an `empty_cache` at the end) count toward the last one, so
+    /// the last value is what the snapshot's segments hold.
+    pub(super) fn reserved(mut self, at_snapshot: Option<u64>) -> Option<Vec<u64>> {
         if !self.seen && at_snapshot.is_none() {
             return None;
+        }
+        if let Some(last) = self.after.last_mut() {
+            *last = self.net;
         }
         let lowest = self.after.iter().copied().min().unwrap_or(0).min(0);
         let start = match at_snapshot {

@@ -91,6 +91,19 @@ impl TraceSink {
         self.stats.skipped += 1;
     }
 
+    /// Counts a record of a known kind that carries nothing to replay, by
+    /// kind (the report says why each kind is skipped).
+    pub(crate) fn skip_kind(&mut self, kind: &'static str) {
+        self.skip();
+        *self.stats.skipped_kinds.entry(kind).or_insert(0) += 1;
+    }
+
+    /// Note the blocks live before recording began (already added as
+    /// allocations).
+    pub(crate) fn pre_existing(&mut self, found: super::event::PreExisting) {
+        self.stats.pre_existing = Some(found);
+    }
+
     /// Counts a record skipped because its action is unknown to the reader,
     /// by name (names are shortened to 40 characters; past
     /// [`UNKNOWN_ACTIONS_KEPT`] names, the rest count under `"…"`).
@@ -164,6 +177,14 @@ impl TraceSink {
     pub(crate) fn origin(&mut self, origin: &str) {
         if let Some(last) = self.events.len().checked_sub(1) {
             self.origins.set_origin(last, origin);
+        }
+    }
+
+    /// Keep stack `stack` (interned in [`Self::origins_mut`]'s stacks) as
+    /// the last event's, naming its origin from it.
+    pub(crate) fn stack(&mut self, stack: u32) {
+        if let Some(last) = self.events.len().checked_sub(1) {
+            self.origins.set_stack(last, stack);
         }
     }
 

@@ -13,8 +13,8 @@
 use super::WorkloadSpec;
 use super::recorder::Recorder;
 use crate::trace::Trace;
+use gpumem::storage::units::MIB;
 
-const MIB: u64 = 1 << 20;
 /// Rounds at scale 1.
 pub const DEVLOG_ROUNDS: u64 = 50;
 

@@ -12,10 +12,8 @@ use mem_pools::{
     MemoryManagementOptions, MemoryPoolOptions, PoolType, ServerLogger, StorageCopyQueue,
     TargetRoom,
 };
+pub use mem_storage::units::{KIB, MIB};
 use mem_storage::{HostResource, ResourceStorage, StatsResource};
-
-pub const KIB: u64 = 1024;
-pub const MIB: u64 = 1024 * KIB;
 
 pub type Counted = Arc<StatsResource<HostResource>>;
 pub type Pool = MemoryManagement<ResourceStorage<Counted>>;

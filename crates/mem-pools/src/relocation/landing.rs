@@ -9,8 +9,8 @@
 
 use mem_storage::{ComputeStorage, StorageHandle, StorageUtilization};
 
+use crate::engine::state::MemoryManagement;
 use crate::error::{IoError, RelocationCopyError};
-use crate::management::MemoryManagement;
 use crate::relocation::{CopyQueue, Landed, RelocationOutcome, RelocationPlan};
 
 impl<S: ComputeStorage> MemoryManagement<S> {
@@ -26,17 +26,16 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         })
     }
 
-    /// Copy every planned move through `queue`: wait for the device, enqueue
-    /// every copy, wait for the copies (even after an enqueue failed).
+    /// `copy_relocation`'s body: wait for the device, enqueue every copy,
+    /// wait for the copies (even after an enqueue failed).
     ///
-    /// # Errors
     /// [`RelocationCopyError::Copy`]: nothing moved, targets freed. Inside a
     /// capture window it is refused this way before any device call (the
     /// storage's stream is the capturing one), with `enqueued: 0` and a
     /// [`mem_storage::StorageError::Unsupported`] source.
     /// [`RelocationCopyError::Wait`]: completion unknown — sources and
     /// targets are quarantined (leaked, logged with `tracing::error`).
-    pub fn copy_relocation(
+    pub(crate) fn copy_moves(
         &mut self,
         plan: RelocationPlan,
         queue: &mut dyn CopyQueue<S>,
@@ -151,15 +150,12 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         bytes
     }
 
-    /// Hand every landed allocation to its target, then free emptied
-    /// outdated pages (and the current pages a compaction plan emptied) and
-    /// flush. A page that gained a raw address or a pin
-    /// since planning does not move (all or nothing); an allocation freed
-    /// meanwhile is simply not moved. Moves nothing during a capture.
-    ///
-    /// # Errors
-    /// [`IoError::ForeignRelocation`] for copies landed by another manager.
-    pub fn commit_relocation(&mut self, landed: Landed) -> Result<RelocationOutcome, IoError> {
+    /// `commit_relocation`'s body: hand every landed allocation to its
+    /// target, then free emptied outdated pages (and the current pages a
+    /// compaction plan emptied) and flush. A page that gained a raw address
+    /// or a pin since planning does not move (all or nothing); an allocation
+    /// freed meanwhile is simply not moved. Moves nothing during a capture.
+    pub(crate) fn commit_moves(&mut self, landed: Landed) -> Result<RelocationOutcome, IoError> {
         let plan = landed.plan;
         if plan.manager != self.id {
             return Err(IoError::ForeignRelocation {

@@ -12,12 +12,15 @@
 //! The folder holds the whole pool side: the types here, the plan in
 //! `plan.rs`, copy and commit in `landing.rs`.
 
+mod compact;
 mod landing;
 mod plan;
 
 use mem_storage::{ComputeStorage, StorageError, StorageHandle};
 
-use crate::handle::{ManagedMemoryHandle, SlotKey};
+use crate::handles::handle_cell::ManagedMemoryHandle;
+
+use crate::handles::keys::SlotKey;
 
 /// The copy port: mem-relocate implements it (host memcpy; CUDA copy stream
 /// plus events). [`StorageCopyQueue`] is a plain one over the storage.

@@ -9,25 +9,20 @@
 
 use mem_storage::ComputeStorage;
 
-use crate::carve::Allowance;
-use crate::management::MemoryManagement;
-use crate::pool::PoolKind;
+use crate::config::PoolType;
+use crate::engine::slots::NIL;
+use crate::engine::state::MemoryManagement;
+use crate::paged::carve::Allowance;
 use crate::relocation::{Move, RelocationPlan, RelocationShape, RelocationState, TargetRoom};
-use crate::slots::NIL;
 
 impl<S: ComputeStorage> MemoryManagement<S> {
-    /// Whether any pool holds outdated pages.
-    pub fn has_outdated(&self) -> bool {
-        self.core.pools.iter().any(|p| !p.outdated.is_empty())
-    }
-
     pub(crate) fn page_movable(&self, page: u32) -> bool {
         let p = &self.core.pages[page];
         p.raw_out == 0 && p.pinned == 0 && p.quarantined == 0
     }
 
-    /// Plain data for relocation triggers (O(pools + outdated pages)).
-    pub fn relocation_state(&self) -> RelocationState {
+    /// `relocation_state`'s body (O(pools + outdated pages)).
+    pub(crate) fn measure_relocation(&self) -> RelocationState {
         let mut shape = RelocationShape::default();
         let mut state = RelocationState::default();
         for pool in &self.core.pools {
@@ -37,7 +32,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 shape.outdated_pinned += usize::from(!self.page_movable(page));
                 shape.outdated_live_bytes += self.core.pages[page].live_bytes;
             }
-            if let PoolKind::Sliced { .. } = pool.kind {
+            if let PoolType::SlicedPages { .. } = pool.kind {
                 state.next_page_size = state.next_page_size.max(pool.page_size);
             }
             state.out_of_page_sizes |= pool.out_of_page_sizes();
@@ -47,10 +42,11 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         state
     }
 
-    /// Reserve a target for every live slice of each movable outdated page,
-    /// cheapest page first; a page whose slices cannot all get a target is
-    /// left out. Empty during a capture. Dropping the plan loses nothing.
-    pub fn plan_relocation(&mut self, room: TargetRoom) -> RelocationPlan {
+    /// `plan_relocation`'s body: a target for every live slice of each
+    /// movable outdated page, cheapest page first; a page whose slices cannot
+    /// all get a target is left out. Empty during a capture. Dropping the
+    /// plan loses nothing.
+    pub(crate) fn outdated_plan(&mut self, room: TargetRoom) -> RelocationPlan {
         self.drain();
         let mut plan = RelocationPlan {
             manager: self.id,

@@ -2,8 +2,8 @@
 //! every runtime.
 //!
 //! A runtime hands over its streams as [`StreamMemories`]; this type does
-//! the rest, the same way for the reference [`StreamSet`](crate::StreamSet)
-//! and for the gpumem facade:
+//! the rest, the same way for every runtime (the gpumem facade's `Device`,
+//! the tests' small runtime):
 //!
 //! - `bytes_allocated` sums every stream's storage (device pressure is the
 //!   whole device's, not one stream's);
@@ -33,12 +33,16 @@
 mod steps;
 
 use crate::compact;
+use crate::device_relocation::log::RelocationLog;
+use crate::device_relocation::memories::StreamMemories;
 use crate::error::RelocationError;
 use crate::execute;
-use crate::log::RelocationLog;
-use crate::memories::StreamMemories;
 use crate::reason::RelocationReason;
 use crate::streams::RelocatingStreams;
+
+pub(crate) mod log;
+pub(crate) mod memories;
+pub(crate) mod retry;
 
 /// What a relocation did, summed over the streams it visited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

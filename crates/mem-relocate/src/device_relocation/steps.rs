@@ -6,11 +6,11 @@
 use mem_storage::ComputeStorage;
 
 use super::DeviceRelocation;
+use crate::device_relocation::memories::StreamMemories;
 use crate::error::RelocationError;
-use crate::memories::StreamMemories;
-use crate::need::RelocationNeed;
 use crate::reason::RelocationReason;
 use crate::streams::RelocatingStreams;
+use crate::trigger::need::RelocationNeed;
 
 impl<M: StreamMemories> RelocatingStreams for DeviceRelocation<M> {
     fn recording(&mut self) -> bool {

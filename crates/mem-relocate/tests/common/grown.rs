@@ -1,15 +1,14 @@
 //! A stream whose growable pool has left a live slice on an outdated page.
 
 use mem_pools::ManagedMemoryHandle;
-use mem_relocate::StreamSet;
 use mem_storage::HostStorage;
 
-use super::{KIB, written};
+use super::{KIB, TestStreams, written};
 
 /// Stream 0 holds `old` (1 KiB, seed 1) on an outdated 4 KiB page and
 /// `big` (`big` bytes, seed 2) on the current 8 KiB page.
 pub fn grown(
-    set: &mut StreamSet<HostStorage>,
+    set: &mut TestStreams<HostStorage>,
     big: u64,
 ) -> (ManagedMemoryHandle, ManagedMemoryHandle) {
     let mm = set.memory(0).unwrap();

@@ -2,8 +2,10 @@
 #![allow(dead_code)]
 
 mod grown;
+mod streams;
 #[allow(unused_imports)]
 pub use grown::grown;
+pub use streams::TestStreams;
 
 use std::sync::Arc;
 
@@ -11,10 +13,9 @@ use mem_pools::{
     ManagedMemoryHandle, MemoryConfiguration, MemoryDeviceProperties, MemoryManagement,
     MemoryManagementOptions, MemoryPoolOptions, PoolType, ServerLogger,
 };
-use mem_relocate::{StorageCopyQueue, StreamSet};
+use mem_relocate::StorageCopyQueue;
+pub use mem_storage::units::KIB;
 use mem_storage::{ComputeStorage, HostStorage};
-
-pub const KIB: u64 = 1024;
 
 pub fn props() -> MemoryDeviceProperties {
     MemoryDeviceProperties {
@@ -51,8 +52,8 @@ pub fn manager() -> MemoryManagement<HostStorage> {
 }
 
 /// A host stream set of `streams` streams copying through the storage.
-pub fn host_set(streams: usize) -> StreamSet<HostStorage> {
-    let mut set = StreamSet::new(manager(), StorageCopyQueue);
+pub fn host_set(streams: usize) -> TestStreams<HostStorage> {
+    let mut set = TestStreams::new(manager(), StorageCopyQueue);
     for _ in 1..streams {
         set.add_stream(manager());
     }

@@ -4,10 +4,10 @@
 //! Costs (the driver's, per call): reserve and free are cheap address-space
 //! bookkeeping; create allocates physical memory (tens of µs to ms for
 //! large chunks); map is `cuMemMap` + `cuMemSetAccess` (µs, plus a page
-//! table update); unmap first waits for the whole device to go idle
-//! (`cuCtxSynchronize`), because `cuMemUnmap` does not order itself after
-//! queued kernels and unmapping memory in use is a device fault. That wait
-//! is why arenas keep unmaps rare. Byte access runs on the context's
+//! table update); unmap waits for nothing: `cuMemUnmap` does not order
+//! itself after queued kernels, so the caller proves the memory's work is
+//! done (the pool engine's stream-ordered reclamation, mem-pools
+//! `arena/stream_order.rs`). Byte access runs on the context's
 //! default stream and waits for it: it is for tests and small transfers,
 //! not the data path.
 
@@ -144,7 +144,7 @@ impl VirtualMemory for CudaVirtualMemory {
             // is a device fault, so the caller proves the work is done:
             // the pool engine unmaps an idle chunk only once the stream's
             // completed cursor has passed the submit cursor stamped when
-            // the chunk went idle (mem-pools `stream_order.rs`), `sleep`
+            // the chunk went idle (mem-pools `arena/stream_order.rs`), `sleep`
             // synchronizes the storage first, and a dropped backend waits
             // for the device (`Drop`).
             for (done, m) in t.unmapping(&plan).iter().enumerate() {

@@ -18,40 +18,17 @@
 //! ([`table::VmTable`]) before any system or driver call, so every refusal
 //! is a typed [`StorageError`] that changes nothing.
 
-mod adaptor;
-mod fault;
 mod forward;
 pub(crate) mod granules;
-#[cfg(target_os = "linux")]
-mod host;
-#[cfg(not(target_os = "linux"))]
-#[path = "host_unsupported.rs"]
-mod host;
-#[cfg(target_os = "linux")]
-mod host_bytes;
-#[cfg(target_os = "linux")]
-mod host_ops;
-#[cfg(target_os = "linux")]
-mod host_sys;
-mod ids;
-mod logging;
-mod simulated;
 mod slab;
-pub(crate) mod stats;
 pub(crate) mod table;
 mod table_access;
 mod table_chunks;
 pub(crate) mod table_map;
 #[cfg(test)]
 mod table_tests;
-pub(crate) mod tracking;
 
-pub(crate) use adaptor::forward_vm_to_inner;
-pub use host::HostVirtualMemory;
-pub use ids::{ChunkId, RangeId, VaRange, VirtualMemoryStats};
-pub use logging::{VmAction, VmEvent};
-pub use simulated::SimulatedVirtualMemory;
-pub use tracking::{OutstandingChunk, OutstandingRange, VirtualLeakReport};
+pub use crate::id::{ChunkId, RangeId, VaRange, VirtualMemoryStats};
 
 use std::fmt;
 

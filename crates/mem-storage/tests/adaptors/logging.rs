@@ -1,9 +1,8 @@
+use mem_storage::units::GIB;
 use mem_storage::{
     Action, CSV_HEADER, DeviceResource, FaultInjection, FaultPlan, HostResource, LoggingResource,
     SimulatedResource, StorageError, StreamId,
 };
-
-const GIB: u64 = 1 << 30;
 
 #[test]
 fn every_allocate_free_and_failure_is_an_event_in_call_order() {

@@ -1,9 +1,9 @@
+use mem_storage::units::GIB;
 use mem_storage::{
     ComputeStorage, DeviceResource, SimulatedResource, SimulatedStorage, StorageError, StreamId,
 };
 
 const S: StreamId = StreamId::DEFAULT;
-const GIB: u64 = 1 << 30;
 
 #[test]
 fn an_eighty_gib_device_holds_eighty_gib_and_refuses_the_next_byte() {

@@ -2,16 +2,15 @@
 //! and adaptor stack of mem-storage. CUDA runs when a driver and a device
 //! are present and prints `skipping: …` otherwise.
 
+mod pattern;
 mod resource_suite;
-mod rng;
 mod storage_suite;
 
+use mem_storage::units::GIB;
 use mem_storage::{
     CudaAllocMode, CudaResource, DeviceResource, FaultInjection, HostResource, LoggingResource,
     SimulatedResource, StatsResource, StorageError, TrackingResource, cuda_available,
 };
-
-const GIB: u64 = 1 << 30;
 
 /// Run both suites on one resource shared by reference.
 fn conform<R: DeviceResource>(r: &R) {

@@ -5,7 +5,10 @@
 
 use mem_storage::{DevicePtr, DeviceResource, StorageError, StreamId};
 
-use crate::rng::{Rng, pattern};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use crate::pattern::pattern;
 
 const S: StreamId = StreamId::DEFAULT;
 const PIB: u64 = 1 << 50;
@@ -94,10 +97,10 @@ fn random_sizes_are_aligned_disjoint_and_hold_their_bytes<R: DeviceResource>(
     n: usize,
     seed: u64,
 ) {
-    let mut rng = Rng::new(seed);
+    let mut rng = SmallRng::seed_from_u64(seed);
     let mut live: Vec<(DevicePtr, u64)> = Vec::new();
     for i in 0..n {
-        let size = rng.up_to(256 << 10);
+        let size = rng.random_range(0..=256 << 10);
         let ptr = r
             .allocate(size, S)
             .unwrap_or_else(|e| panic!("allocation {i} of {size} bytes: {e}"));
@@ -134,11 +137,11 @@ fn random_mixed_allocate_free_ends_with_everything_given_back<R: DeviceResource>
     ops: usize,
     seed: u64,
 ) {
-    let mut rng = Rng::new(seed);
+    let mut rng = SmallRng::seed_from_u64(seed);
     let mut live: Vec<(DevicePtr, u64, u64)> = Vec::new();
     for op in 0..ops as u64 {
-        if live.is_empty() || rng.chance(60) {
-            let size = rng.up_to(64 << 10);
+        if live.is_empty() || rng.random_range(0..100) < 60 {
+            let size = rng.random_range(0..=64 << 10);
             let ptr = r.allocate(size, S).unwrap();
             assert_aligned(r, ptr);
             if r.holds_memory() && size >= 8 {
@@ -146,7 +149,7 @@ fn random_mixed_allocate_free_ends_with_everything_given_back<R: DeviceResource>
             }
             live.push((ptr, size, op));
         } else {
-            let (ptr, size, tag) = live.swap_remove(rng.up_to(live.len() as u64 - 1) as usize);
+            let (ptr, size, tag) = live.swap_remove(rng.random_range(0..live.len()));
             if r.holds_memory() && size >= 8 {
                 let mut back = [0u8; 8];
                 r.read(ptr, &mut back, S).unwrap();
@@ -211,19 +214,19 @@ fn concurrent_users_never_see_each_others_bytes<R: DeviceResource>(r: &R) {
     std::thread::scope(|scope| {
         for t in 0..4u64 {
             scope.spawn(move || {
-                let mut rng = Rng::new(100 + t);
+                let mut rng = SmallRng::seed_from_u64(100 + t);
                 let mut live: Vec<(DevicePtr, u64, u64)> = Vec::new();
                 for op in 0..150u64 {
                     let tag = t << 32 | op;
-                    if live.is_empty() || rng.chance(55) {
-                        let size = 8 + rng.up_to(16 << 10);
+                    if live.is_empty() || rng.random_range(0..100) < 55 {
+                        let size = 8 + rng.random_range(0..=16 << 10);
                         let ptr = r.allocate(size, S).unwrap();
                         if r.holds_memory() {
                             r.write(ptr, &pattern(tag, size as usize), S).unwrap();
                         }
                         live.push((ptr, size, tag));
                     } else {
-                        let at = rng.up_to(live.len() as u64 - 1) as usize;
+                        let at = rng.random_range(0..live.len());
                         let (ptr, size, tag) = live.swap_remove(at);
                         if r.holds_memory() {
                             let mut back = vec![0u8; size as usize];

@@ -6,7 +6,7 @@ use mem_storage::{
     ResourceStorage, StorageError, StorageHandle, StorageUtilization,
 };
 
-use crate::rng::pattern;
+use crate::pattern::pattern;
 
 /// Run every storage check over pages of `resource`.
 pub fn run<R: DeviceResource>(resource: R) {

@@ -11,13 +11,10 @@ mod shared_capacity;
 mod suite;
 mod suite_release;
 
+use mem_storage::units::{GIB, KIB, MIB};
 use mem_storage::{
     DEFAULT_GRANULARITY, HostVirtualMemory, SimulatedVirtualMemory, StorageError, VirtualMemory,
 };
-
-const KIB: u64 = 1 << 10;
-const MIB: u64 = 1 << 20;
-const GIB: u64 = 1 << 30;
 
 /// A small host backend: 64 KiB granularity (a multiple of 4 KiB and 16 KiB
 /// pages), 64 MiB of chunks at most.

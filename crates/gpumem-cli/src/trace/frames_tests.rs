@@ -1,0 +1,145 @@
+//! Picking and naming the origin frame of real-shaped stacks.
+
+use super::*;
+
+fn f(file: &'static str, line: u64, name: &'static str) -> Frame<'static> {
+    Frame { file, line, name }
+}
+
+/// A `stacks='all'` stack as PyTorch records it: the recorder, the caching
+/// allocator, the interpreter, the framework's Python, then the user's.
+fn cpp_stack() -> Vec<Frame<'static>> {
+    vec![
+        f("??", 0, "torch::unwind::unwind()"),
+        f(
+            "??",
+            0,
+            "torch::CapturedTraceback::gather(bool, bool, bool)",
+        ),
+        f(
+            "memory_snapshot.cpp",
+            0,
+            "torch::cuda::(anonymous namespace)::gather_with_cpp()",
+        ),
+        f(
+            "CUDACachingAllocator.cpp",
+            0,
+            "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char, unsigned long, CUstream_st*)",
+        ),
+        f("", 0, "c10::StorageImpl::~StorageImpl()"),
+        f(
+            "python_variable.cpp",
+            0,
+            "THPVariable_subclass_dealloc(_object*)",
+        ),
+        f("EmptyTensor.cpp", 0, "at::detail::empty_cuda(...)"),
+        f("??", 0, "_PyEval_EvalFrameDefault"),
+        f("??", 0, "method_vectorcall_VARARGS_KEYWORDS"),
+        f(
+            "/usr/lib/python3/dist-packages/torch/nn/modules/linear.py",
+            125,
+            "forward",
+        ),
+        f(
+            "/usr/lib/python3/dist-packages/torch/nn/modules/module.py",
+            1747,
+            "_call_impl",
+        ),
+        f("??", 0, "_PyObject_MakeTpCall"),
+        f("/home/me/proj/model/transformer.py", 208, "forward"),
+        f(
+            "/usr/lib/python3/dist-packages/torch/nn/modules/module.py",
+            1736,
+            "_wrapped_call_impl",
+        ),
+        f("/home/me/proj/train.py", 88, "train_step"),
+        f("??", 0, "Py_BytesMain"),
+        f("", 0, "__libc_start_main"),
+    ]
+}
+
+#[test]
+fn the_users_first_python_frame_is_the_origin_of_a_cpp_stack() {
+    let stack = cpp_stack();
+    assert_eq!(origin_index(&stack), Some(12));
+    assert_eq!(
+        origin(stack, GroupBy::Line),
+        Some("forward (model/transformer.py:208)".into())
+    );
+}
+
+#[test]
+fn native_frames_are_never_an_origin_while_python_frames_exist() {
+    // Only the framework's Python besides native frames: its innermost
+    // Python frame, not the recorder's.
+    let stack = [
+        f("??", 0, "torch::unwind::unwind()"),
+        f("memory_snapshot.cpp", 0, "gather_with_cpp()"),
+        f("/x/site-packages/torch/optim/adam.py", 3, "step"),
+    ];
+    assert_eq!(
+        origin(stack, GroupBy::Line),
+        Some("step (optim/adam.py:3)".into())
+    );
+    for frame in &cpp_stack()[..9] {
+        assert!(!is_python(frame) && is_runtime(frame), "{frame:?}");
+    }
+    assert!(is_python(&f("/home/me/a.py", 1, "PyLoader")));
+    assert!(is_python(&f("<stdin>", 1, "<module>")));
+}
+
+#[test]
+fn a_native_only_stack_names_its_first_frame_outside_the_runtime() {
+    let stack = [
+        f("??", 0, "torch::unwind::unwind()"),
+        f("CUDACachingAllocator.cpp", 0, "c10::cuda::malloc"),
+        f("/src/engine/kv_cache.cpp", 41, "KvCache::grow"),
+        f("/src/main.cpp", 9, "main"),
+    ];
+    assert_eq!(
+        origin(stack, GroupBy::Line),
+        Some("KvCache::grow (engine/kv_cache.cpp:41)".into())
+    );
+    let runtime_only = [f("??", 0, "torch::unwind::unwind()"), f("", 0, "_start")];
+    assert_eq!(
+        origin(runtime_only, GroupBy::Line),
+        Some("torch::unwind::unwind() (??:0)".into()),
+        "nothing better: the innermost frame"
+    );
+    assert_eq!(origin([], GroupBy::Line), None);
+}
+
+#[test]
+fn the_first_frame_outside_the_framework_names_the_origin() {
+    let stack = [
+        f(
+            "/usr/lib/python3.11/site-packages/torch/nn/modules/linear.py",
+            125,
+            "forward",
+        ),
+        f("/home/me/model/attention.py", 88, "attend"),
+        f("/home/me/train.py", 12, "step"),
+    ];
+    assert_eq!(
+        origin(stack, GroupBy::Line),
+        Some("attend (model/attention.py:88)".into())
+    );
+}
+
+#[test]
+fn group_by_names_the_line_the_function_the_file_or_the_module() {
+    let frame = f("/home/me/proj/model/attention.py", 88, "attend");
+    assert_eq!(
+        describe(frame, GroupBy::Line),
+        "attend (model/attention.py:88)"
+    );
+    assert_eq!(
+        describe(frame, GroupBy::Function),
+        "attend (model/attention.py)"
+    );
+    assert_eq!(describe(frame, GroupBy::File), "model/attention.py");
+    assert_eq!(describe(frame, GroupBy::Module), "proj.model.attention");
+    let init = f("/home/me/proj/model/__init__.py", 3, "build");
+    assert_eq!(describe(init, GroupBy::Module), "me.proj.model");
+    assert_eq!(describe(f("train.py", 1, "main"), GroupBy::Module), "train");
+}

@@ -1,0 +1,103 @@
+//! A Python-written snapshot whose ring buffer wrapped mid-step, on the
+//! second of two busy devices, with expandable segments
+//! (fixtures/make_cpp_snapshot.py, `wrapped`): what it skipped and
+//! inferred, live bytes from op 0, and PyTorch's mapped bytes beside
+//! gpumem's.
+
+mod common;
+
+use common::*;
+
+use std::path::PathBuf;
+
+use gpumem_cli::trace::{Event, read_pytorch};
+
+const MIB: u64 = 1 << 20;
+
+fn fixture() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/wrapped_expandable.pickle")
+}
+
+#[test]
+fn a_wrapped_history_starts_with_its_pre_existing_blocks_live() {
+    let bytes = std::fs::read(fixture()).unwrap();
+    assert!(
+        read_pytorch(bytes.as_slice(), None).is_err(),
+        "two busy devices"
+    );
+    let trace = read_pytorch(bytes.as_slice(), Some(1)).unwrap();
+    let pre = trace.stats.pre_existing.clone().unwrap();
+    assert_eq!((pre.blocks, pre.bytes), (4, 192 * MIB));
+    assert_eq!((pre.active_blocks, pre.active_bytes), (2, 160 * MIB));
+    assert_eq!((pre.freed_blocks, pre.freed_bytes), (2, 32 * MIB));
+    assert_eq!(pre.with_frames, 1, "the KV block's stack was kept");
+    assert_eq!(trace.stats.unknown_frees, 0);
+    let kinds: Vec<(&str, u64)> = trace
+        .stats
+        .skipped_kinds
+        .iter()
+        .map(|(k, v)| (*k, *v))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("free_requested", 1),
+            ("segment_map", 1),
+            ("segment_unmap", 2)
+        ]
+    );
+    let o = &trace.origins;
+    assert_eq!(o.origin_of(0), Some("before recording"));
+    assert_eq!(o.origin_of(1), Some("build_cache (model/kv_cache.py:40)"));
+    assert_eq!(o.origin_of(6), Some("attend (model/attention.py:88)"));
+    let mut live = 0u64;
+    let mut sizes = std::collections::HashMap::new();
+    let mut curve = Vec::new();
+    for e in &trace.events {
+        match *e {
+            Event::Alloc { id, size, .. } => {
+                sizes.insert(id, size);
+                live += size;
+            }
+            Event::Free { id } => live -= sizes.remove(&id).unwrap(),
+            Event::Mode(_) | Event::Cleanup => {}
+        }
+        curve.push(live);
+    }
+    assert_eq!(curve[3], 192 * MIB, "live at op 0");
+    assert_eq!(curve.iter().max(), Some(&(224 * MIB)));
+    // Mapped pages: 288 MiB before the trace's first unmap, 320 at the
+    // peak, and the snapshot's 256 MiB once the last unmap is counted.
+    let (_, reserved) = o.source_reserved().unwrap();
+    let mib: Vec<u64> = reserved.iter().map(|b| b / MIB).collect();
+    assert_eq!(mib[..6], [288, 288, 288, 288, 288, 288]);
+    assert_eq!(mib[6], 320);
+    assert_eq!(mib.last(), Some(&256));
+    assert!(reserved.iter().zip(&curve).all(|(r, l)| r >= l));
+}
+
+#[test]
+fn the_report_compares_pytorchs_mapped_bytes_with_gpumems_for_the_chosen_device() {
+    let path = fixture();
+    let out = gpumem(&["replay", path.to_str().unwrap(), "--device", "1", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["device"], 1);
+    assert_eq!(v["peak_live_bytes"], 224 * MIB);
+    let rec = &v["recorded"];
+    assert_eq!(rec["peak_reserved_bytes"], 320 * MIB);
+    assert_eq!(rec["peak_op"], 7);
+    assert_eq!(rec["live_at_peak_bytes"], 176 * MIB);
+    assert_eq!(rec["final_reserved_bytes"], 256 * MIB);
+    assert_eq!(rec["below_live_events"], 0);
+    let gpumem_peak = v["peak_reserved_bytes"].as_u64().unwrap();
+    assert!(
+        gpumem_peak >= 224 * MIB,
+        "never less than live: {gpumem_peak}"
+    );
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("segment_unmap ×2 (PyTorch's own reservations"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,277 @@
+//! `GPUMEM_CONF`: configuration from the environment, PyTorch style.
+//!
+//! The variable holds `key:value` items separated by commas, like
+//! `PYTORCH_CUDA_ALLOC_CONF`: `GPUMEM_CONF=budget:8GiB,pools:sliced,poison:on`.
+//! Each key overrides that one setting of the configuration the code built;
+//! keys not named keep the code's value. Parsing is a pure function
+//! ([`GpumemConfig::apply_conf`]) of the text and a configuration: it reads
+//! no environment and it changes nothing unless every item is valid.
+//! Unknown keys, bad values, duplicates and items without a colon are errors
+//! that name what is valid — a typo must never be silently ignored, since
+//! the setting the user meant would then silently not apply.
+
+use super::conf_items::items;
+use super::layout::parse_layout;
+use super::{Budget, DEFAULT_POISON, GpumemConfig, PoolLayout};
+use crate::error::{GpuMemError, Result};
+use crate::units::parse_bytes;
+use mem_storage::DriverCosts;
+
+/// The environment variable read by [`GpumemConfig::from_env`].
+pub const CONF_VAR: &str = "GPUMEM_CONF";
+
+/// Every key: its name, the values it accepts, and what it does.
+pub const CONF_KEYS: &[(&str, &str, &str)] = &[
+    (
+        "pools",
+        "auto | arenas | sub_slices | exclusive | sliced | pools in routing order \
+         (sliced:PAGE/MAX, exclusive:MAX[@PERIOD], arena:MAX[@THRESHOLD], e.g. \
+         pools:sliced:8MiB/64KiB,exclusive:20GiB)",
+        "pool layout of every stream (auto: arenas where the device has virtual memory; \
+         the grammar of gpumem::config::layout)",
+    ),
+    (
+        "page_size",
+        "bytes (2MiB)",
+        "first page size of pools:sliced",
+    ),
+    (
+        "max_slice",
+        "bytes (64MiB)",
+        "largest slice of pools:sliced",
+    ),
+    ("max_page", "bytes (1GiB)", "largest page allocated at once"),
+    (
+        "budget",
+        "bytes (8GiB) | fraction (0.9) | percent (90%) | unlimited",
+        "device budget charged for every page",
+    ),
+    ("streams", "1..=1024", "streams the device starts with"),
+    ("lazy_pages", "true | false", "map pages on first touch"),
+    (
+        "arena_max_chunk",
+        "bytes (64MiB)",
+        "largest physical chunk an arena creates (larger: fewer driver calls, more memory)",
+    ),
+    (
+        "relocate",
+        "auto | manual",
+        "relocate outdated pages when the trigger asks",
+    ),
+    (
+        "poison",
+        "on | off | a byte (0xDB)",
+        "fill freed memory before reuse",
+    ),
+    (
+        "bypass_caching",
+        "true | false",
+        "every reservation is a storage allocation",
+    ),
+    (
+        "driver_cost",
+        "a100 | zero | entries key=latency, e.g. driver_cost:create=20us+86us/2MiB,map=1.2us \
+         (keys: create, map, set_access, unmap, release, address_reserve, address_free, alloc, \
+         free, alloc_async, free_async, stream_sync, device_sync, event_record, event_query; \
+         latency: a time per call with an optional part per size, units ns, us, ms)",
+        "the modeled latency of driver calls on the host and simulated backends \
+         (entries not named keep the A100 table's figure)",
+    ),
+];
+
+fn valid_keys() -> String {
+    CONF_KEYS
+        .iter()
+        .map(|(k, _, _)| *k)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn expected(key: &str) -> &'static str {
+    CONF_KEYS
+        .iter()
+        .find(|(k, _, _)| *k == key)
+        .map_or("a valid value", |(_, values, _)| values)
+}
+
+fn bad(key: &'static str, value: &str) -> GpuMemError {
+    GpuMemError::BadConfValue {
+        key,
+        value: value.to_string(),
+        expected: expected(key),
+    }
+}
+
+fn parse_bool(key: &'static str, value: &str) -> Result<bool> {
+    match value.to_ascii_lowercase().as_str() {
+        "true" | "1" | "on" | "yes" => Ok(true),
+        "false" | "0" | "off" | "no" => Ok(false),
+        _ => Err(bad(key, value)),
+    }
+}
+
+fn parse_size(key: &'static str, value: &str) -> Result<u64> {
+    parse_bytes(value)
+        .filter(|&b| b > 0)
+        .ok_or_else(|| bad(key, value))
+}
+
+fn parse_budget(value: &str) -> Result<Budget> {
+    let lower = value.to_ascii_lowercase();
+    if lower == "unlimited" || lower == "none" {
+        return Ok(Budget::Unlimited);
+    }
+    let fraction = if let Some(percent) = lower.strip_suffix('%') {
+        percent.trim().parse::<f64>().ok().map(|p| p / 100.0)
+    } else if lower.contains('.') && !lower.ends_with(|c: char| c.is_ascii_alphabetic()) {
+        lower.parse::<f64>().ok()
+    } else {
+        None
+    };
+    match fraction {
+        Some(f) if f > 0.0 && f <= 1.0 => Ok(Budget::Fraction(f)),
+        Some(_) => Err(bad("budget", value)),
+        None => parse_size("budget", value).map(Budget::Bytes),
+    }
+}
+
+fn parse_poison(value: &str) -> Result<Option<u8>> {
+    let lower = value.to_ascii_lowercase();
+    match lower.as_str() {
+        "on" | "true" | "1" => return Ok(Some(DEFAULT_POISON)),
+        "off" | "false" | "0" => return Ok(None),
+        _ => {}
+    }
+    let byte = match lower.strip_prefix("0x") {
+        Some(hex) => u8::from_str_radix(hex, 16).ok(),
+        None => lower.parse::<u8>().ok(),
+    };
+    byte.map(Some).ok_or_else(|| bad("poison", value))
+}
+
+/// `a100`, `zero`, or `key=latency` entries over the A100 table.
+fn parse_driver_costs(value: &str) -> Result<DriverCosts> {
+    match value.to_ascii_lowercase().as_str() {
+        "a100" | "default" => return Ok(DriverCosts::A100),
+        "zero" | "off" | "none" => return Ok(DriverCosts::ZERO),
+        _ => {}
+    }
+    let mut costs = DriverCosts::A100;
+    costs
+        .apply_entries(value)
+        .map_err(|source| GpuMemError::BadConfValue {
+            key: "driver_cost",
+            value: match source {
+                mem_storage::StorageError::BadDriverCost { entry, .. } => entry,
+                other => other.to_string(),
+            },
+            expected: expected("driver_cost"),
+        })?;
+    Ok(costs)
+}
+
+impl GpumemConfig {
+    /// This configuration with the items of a `GPUMEM_CONF` string applied.
+    ///
+    /// Pure: reads no environment. On error `self` is unchanged.
+    ///
+    /// # Errors
+    /// [`GpuMemError::UnknownConfKey`] (listing the valid keys),
+    /// [`GpuMemError::BadConfValue`] (saying what the key accepts),
+    /// [`GpuMemError::MalformedConf`], [`GpuMemError::DuplicateConfKey`], and
+    /// [`GpuMemError::ConfNotApplicable`] for `page_size`/`max_slice` with a
+    /// layout other than `sliced`.
+    pub fn apply_conf(&mut self, text: &str) -> Result<()> {
+        let mut next = self.clone();
+        let mut seen: Vec<&'static str> = Vec::new();
+        let (mut page_size, mut max_slice) = (None, None);
+        for item in items(text) {
+            let item = item.as_str();
+            let Some((key, value)) = item.split_once(':') else {
+                return Err(GpuMemError::MalformedConf { item: item.into() });
+            };
+            let (key, value) = (key.trim(), value.trim());
+            let Some(&(key, _, _)) = CONF_KEYS.iter().find(|(k, _, _)| *k == key) else {
+                return Err(GpuMemError::UnknownConfKey {
+                    key: key.into(),
+                    valid: valid_keys(),
+                });
+            };
+            if seen.contains(&key) {
+                return Err(GpuMemError::DuplicateConfKey { key });
+            }
+            seen.push(key);
+            match key {
+                "pools" => {
+                    next.pools = parse_layout(value)
+                        .map_err(|source| GpuMemError::BadConfLayout { source })?;
+                }
+                "page_size" => page_size = Some(parse_size(key, value)?),
+                "max_slice" => max_slice = Some(parse_size(key, value)?),
+                "max_page" => next.max_page_size = Some(parse_size(key, value)?),
+                "budget" => next.budget = parse_budget(value)?,
+                "streams" => {
+                    next.streams = value
+                        .parse::<usize>()
+                        .ok()
+                        .filter(|n| (1..=1024).contains(n))
+                        .ok_or_else(|| bad(key, value))?
+                }
+                "lazy_pages" => next.lazy_pages = parse_bool(key, value)?,
+                "arena_max_chunk" => next.arena_max_chunk = Some(parse_size(key, value)?),
+                "poison" => next.poison = parse_poison(value)?,
+                "relocate" => {
+                    next.auto_relocate = match value.to_ascii_lowercase().as_str() {
+                        "auto" => true,
+                        "manual" => false,
+                        _ => return Err(bad(key, value)),
+                    }
+                }
+                "driver_cost" => next.driver_costs = parse_driver_costs(value)?,
+                _ => next.bypass_caching = parse_bool(key, value)?,
+            }
+        }
+        if page_size.is_some() || max_slice.is_some() {
+            let PoolLayout::Sliced {
+                page_size: page,
+                max_slice: slice,
+            } = &mut next.pools
+            else {
+                return Err(GpuMemError::ConfNotApplicable {
+                    key: if page_size.is_some() {
+                        "page_size"
+                    } else {
+                        "max_slice"
+                    },
+                    layout: next.pools.name(),
+                });
+            };
+            *page = page_size.unwrap_or(*page);
+            *slice = max_slice.unwrap_or(*slice);
+        }
+        *self = next;
+        Ok(())
+    }
+
+    /// The default configuration with a `GPUMEM_CONF` string applied.
+    pub fn from_conf(text: &str) -> Result<Self> {
+        let mut config = Self::default();
+        config.apply_conf(text)?;
+        Ok(config)
+    }
+
+    /// This configuration with the `GPUMEM_CONF` environment variable applied
+    /// (unchanged when it is not set).
+    pub fn with_env(mut self) -> Result<Self> {
+        match std::env::var(CONF_VAR) {
+            Ok(text) => self.apply_conf(&text).map(|()| self),
+            Err(std::env::VarError::NotPresent) => Ok(self),
+            Err(std::env::VarError::NotUnicode(_)) => Err(GpuMemError::ConfNotUnicode),
+        }
+    }
+
+    /// The default configuration with `GPUMEM_CONF` applied.
+    pub fn from_env() -> Result<Self> {
+        Self::default().with_env()
+    }
+}

@@ -1,0 +1,45 @@
+//! `Stream::reserve`: the engine's reservation, with `auto_relocate`'s
+//! relocation before it and the one out-of-memory retry
+//! (`out_of_memory.rs`) after a refusal, both kept off the common path.
+
+use mem_pools::{IoError, ManagedMemoryHandle};
+
+use super::out_of_memory::{Attempt, retry};
+use crate::error::Result;
+use crate::relocation;
+use crate::shared::Stream;
+
+/// Reserve `size` bytes on `stream`; see [`Stream::reserve`].
+pub(crate) fn reserve(stream: &Stream, size: u64) -> Result<ManagedMemoryHandle> {
+    if stream.device.config.auto_relocate {
+        relocate_before_reserve(stream);
+    }
+    match try_reserve(stream, size) {
+        Ok(handle) => Ok(handle),
+        Err(first) => retry(stream, stream.index, Attempt::Reserve(size), first, || {
+            try_reserve(stream, size)
+        }),
+    }
+}
+
+/// One reservation on the stream's engine (held when poisoning, so its
+/// free is observed).
+fn try_reserve(stream: &Stream, size: u64) -> Result<ManagedMemoryHandle, IoError> {
+    let poison = stream.device.config.poison.is_some();
+    stream.device.run(stream.index, |st| {
+        let handle = st.engine.reserve(size)?;
+        if poison {
+            st.hold_fresh(&handle);
+        }
+        Ok(handle)
+    })
+}
+
+/// `auto_relocate`: what the trigger asks for, before a reservation.
+#[cold]
+#[inline(never)]
+fn relocate_before_reserve(stream: &Stream) {
+    if let Err(err) = relocation::relocate_when_wanted(&stream.device, stream.index) {
+        tracing::warn!(%err, stream = stream.index, "automatic relocation failed");
+    }
+}

@@ -1,0 +1,231 @@
+//! Driver calls under arena slots: map a run of empty slots with one chunk
+//! sized to it, shed idle chunks in a batch when they pass their share,
+//! unmap a chunk whole, release it. Every step leaves a slot mapped or
+//! unmapped, never half (see `chunks.rs` for the policy and its
+//! guarantees).
+//!
+//! Why sized chunks and no moves: a chunk is one `cuMemCreate` and one
+//! `cuMemMap` however large, so a run of k empty slots costs two calls,
+//! not 2k. A chunk of k slots can only be unmapped whole, so an idle
+//! chunk is no longer moved slot by slot into a hole (unmap + map per
+//! slot); once idle chunks pass 1/[`IDLE_SHARE`] of the mapped slots,
+//! whole idle chunks are unmapped and released in one batch until they
+//! are under 1/(2 × [`IDLE_SHARE`]) (hysteresis: not one per
+//! reservation), and the run gets a new chunk of its own size.
+//!
+//! [`IDLE_SHARE`]: crate::IDLE_SHARE
+
+use mem_storage::{ChunkId, ComputeStorage, StorageId};
+
+use crate::arena::chunk_map::NONE;
+use crate::engine::core::Core;
+use crate::error::IoError;
+
+/// Idle slots of the list walked at most for one chunk to shed: bounds
+/// the search when the oldest idle slots sit in chunks still partly live.
+pub(crate) const SHED_PROBE: usize = 256;
+
+impl Core {
+    /// Create one chunk covering the `len` empty slots from `first` of
+    /// arena page `page` and map it there: one create, one map. On a
+    /// refusal nothing changes (a chunk created is released again).
+    pub(crate) fn map_run<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        page: u32,
+        id: StorageId,
+        first: u32,
+        len: u32,
+    ) -> Result<(), IoError> {
+        let pool = self.pages[page].pool;
+        let g = self.arena_map(page).granularity;
+        let bytes = u64::from(len) * g;
+        let chunk = storage.create_chunk_of(bytes)?;
+        self.stats.chunks.creates += 1;
+        self.on_chunk_bytes(pool, bytes, true);
+        match storage.map_chunk(id, u64::from(first) * g, chunk) {
+            Ok(()) => {
+                self.arena_map(page).set_extent(first, len, Some(chunk));
+                self.stats.chunks.maps += 1;
+                Ok(())
+            }
+            Err(err) => {
+                tracing::debug!(%err, "mapping a new chunk failed; it is released");
+                self.drop_chunk(storage, pool, chunk, bytes);
+                Err(err.into())
+            }
+        }
+    }
+
+    /// Idle and mapped slots of every arena page of the manager.
+    fn idle_and_mapped(&self) -> (u64, u64) {
+        self.pools
+            .iter()
+            .flat_map(|p| &p.current)
+            .filter_map(|&pg| self.pages[pg].chunks.as_deref())
+            .fold((0, 0), |(i, m), map| (i + map.idle_count, m + map.mapped))
+    }
+
+    /// Before physical memory grows: once idle slots are at least
+    /// 1/[`crate::IDLE_SHARE`] of the mapped ones (all arena pages of the
+    /// manager), unmap and release whole idle chunks — of `page` first,
+    /// none touching `keep`, at the edge of stripped regions first — until
+    /// they are under half that share, or none is left that may go. Below the share
+    /// nothing is shed and holes keep their chunks for the next reservation
+    /// that lands there (no call at all).
+    pub(crate) fn shed_idle<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        page: u32,
+        keep: &std::ops::RangeInclusive<u32>,
+    ) {
+        let share = crate::arena::chunks::IDLE_SHARE;
+        let (idle, mapped) = self.idle_and_mapped();
+        if idle == 0 || idle.saturating_mul(share) < mapped {
+            return;
+        }
+        let others = self.pools.iter().flat_map(|p| &p.current).copied();
+        let pages: Vec<u32> = std::iter::once(page)
+            .chain(others.filter(|&pg| pg != page))
+            .filter(|&pg| self.pages[pg].chunks.is_some())
+            .collect();
+        for pg in pages {
+            let Some(id) = self.page_storage(pg) else {
+                continue;
+            };
+            let keep_here = if pg == page { keep.clone() } else { NONE };
+            if self.arena_map(pg).shed_stuck {
+                continue; // nothing changed since a shed found nothing here
+            }
+            loop {
+                let (idle, mapped) = self.idle_and_mapped();
+                if idle.saturating_mul(2 * share) < mapped {
+                    return;
+                }
+                let taken = self
+                    .arena_map(pg)
+                    .take_idle_extent(&keep_here, true, SHED_PROBE);
+                let Some((head, len)) = taken else {
+                    self.arena_map(pg).shed_stuck = true;
+                    break;
+                };
+                if !self.unmap_extent(storage, pg, id, head, len) {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Unmap and release the chunk at slot `head` covering `len` slots (no
+    /// live slice touches it and none of its slots is queued idle);
+    /// `false` when the unmap is refused (the chunk stays mapped, idle).
+    pub(crate) fn unmap_extent<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        page: u32,
+        id: StorageId,
+        head: u32,
+        len: u32,
+    ) -> bool {
+        let pool = self.pages[page].pool;
+        let map = self.arena_map(page);
+        let g = map.granularity;
+        match storage.unmap_chunk(id, u64::from(head) * g) {
+            Ok(chunk) => {
+                map.set_extent(head, len, None);
+                self.stats.chunks.unmaps += 1;
+                self.drop_chunk(storage, pool, chunk, u64::from(len) * g);
+                true
+            }
+            Err(err) => {
+                tracing::warn!(%err, slot = head, "unmapping a chunk failed; it stays mapped, idle");
+                for s in head..head + len {
+                    map.queue_idle(s);
+                }
+                false
+            }
+        }
+    }
+
+    /// Release an unmapped chunk of `bytes` (its bytes leave the pool).
+    pub(crate) fn drop_chunk<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        pool: u32,
+        chunk: ChunkId,
+        bytes: u64,
+    ) {
+        match storage.release_chunk(chunk) {
+            Ok(()) => self.stats.chunks.releases += 1,
+            Err(err) => {
+                // The storage still holds it (and counts its bytes): the
+                // release is retried at the next flush.
+                tracing::warn!(%err, %chunk, "chunk release refused; retried at the next flush");
+                self.unreleased_chunks.push(chunk);
+            }
+        }
+        self.on_chunk_bytes(pool, bytes, false);
+    }
+
+    /// Retry the releases of chunks the storage refused to release (see
+    /// `drop_chunk`); those refused again stay for the next flush.
+    pub(crate) fn retry_chunk_releases<S: ComputeStorage>(&mut self, storage: &mut S) {
+        let mut refused = Vec::new();
+        for chunk in std::mem::take(&mut self.unreleased_chunks) {
+            match storage.release_chunk(chunk) {
+                Ok(()) => self.stats.chunks.releases += 1,
+                Err(err) => {
+                    tracing::warn!(%err, %chunk, "chunk release refused again");
+                    refused.push(chunk);
+                }
+            }
+        }
+        self.unreleased_chunks = refused;
+    }
+
+    /// Count `bytes` of mapped chunks in (or out of) `pool`'s reserved bytes.
+    pub(crate) fn on_chunk_bytes(&mut self, pool: u32, bytes: u64, added: bool) {
+        let usage = &mut self.pool_mut(pool).usage;
+        if added {
+            usage.bytes_reserved += bytes;
+            usage.mark();
+            self.stats.reserved_bytes.add(bytes);
+        } else {
+            usage.bytes_reserved -= bytes;
+            self.stats.reserved_bytes.sub(bytes);
+        }
+    }
+}
+
+/// The chunks that fill the empty slots `first..=last` of a slice at
+/// `offset..offset + bytes` (slots `span`), as (first slot, slots): one
+/// chunk per `cap` slots of the run, except that the slice's first and
+/// last slot get a chunk of their own where the slice only partly covers
+/// them. A
+/// neighbour may share such a slot, and a chunk is unmapped only whole:
+/// apart, the interior chunk goes idle whole when the slice is freed and
+/// can be shed, instead of staying mapped while a neighbour lives on its
+/// edge slot.
+pub(crate) fn run_pieces(
+    (first, last): (u32, u32),
+    span: &std::ops::RangeInclusive<u32>,
+    (offset, bytes): (u64, u64),
+    g: u64,
+    cap: u32,
+) -> impl Iterator<Item = (u32, u32)> {
+    let head_shared = first == *span.start() && first < last && offset % g != 0;
+    let tail_shared = last == *span.end() && last > first && (offset + bytes) % g != 0;
+    let inner = (first + u32::from(head_shared))..=(last - u32::from(tail_shared));
+    let head = head_shared.then_some((first, 1));
+    let tail = tail_shared.then_some((last, 1));
+    let (istart, iend) = (*inner.start(), *inner.end());
+    let middle = (!inner.is_empty())
+        .then(|| {
+            (istart..=iend)
+                .step_by(cap as usize)
+                .map(move |h| (h, (iend - h + 1).min(cap)))
+        })
+        .into_iter()
+        .flatten();
+    head.into_iter().chain(middle).chain(tail)
+}

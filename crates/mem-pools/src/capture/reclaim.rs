@@ -1,0 +1,135 @@
+//! Re-claiming a known extent: take back exactly the free bytes a view
+//! names, as a pin handle.
+//!
+//! A graph pool that lends its temporaries to a later capture (mem-capture's
+//! sharing) must pin each lent slice back if the window did not reuse it.
+//! Reserving until the pool happens to hand out the right slice is bounded
+//! guesswork; this is the exact call. The view names its page by storage id
+//! (a hash lookup, O(1)) and the extent by offset: on a persistent or
+//! exclusive page — one slice each — that is the page's only slice, O(1);
+//! on a sliced page the page's slice-start index (`starts.rs`) names the
+//! slice holding the offset, O(1).
+//! `capture_end` uses the same carving (`Core::carve_extent`, here) for
+//! extents freed inside its window.
+
+use mem_storage::{ComputeStorage, StorageHandle};
+
+use crate::engine::core::Core;
+use crate::engine::slots::NIL;
+use crate::engine::state::MemoryManagement;
+use crate::error::IoError;
+use crate::handles::handle_cell::ManagedMemoryHandle;
+
+impl<S: ComputeStorage> MemoryManagement<S> {
+    /// Re-claim exactly the extent `view` names — `view.size()` bytes at
+    /// `view.offset()` of page `view.id`, as [`Self::get_storage`] handed
+    /// it out — if it is free now, and return a *pin handle* to it (see
+    /// [`ManagedMemoryHandle::is_pin`]): a new allocation whose memory does
+    /// not move while any clone of the handle lives, freed when the last
+    /// clone drops. It is the only holder (`can_mut()` is true).
+    ///
+    /// `None`, changing nothing, when the page is not one of this manager's
+    /// live pages (released, another manager's, never handed out), when any
+    /// byte of the extent is live, quarantined or on an outdated page, or
+    /// when a persistent or exclusive page's free slice is not exactly that
+    /// extent. Allocates no storage, so it is legal inside a capture window
+    /// (the window does not count it as touched). Cost: see the module docs.
+    pub fn reclaim_extent(&mut self, view: &StorageHandle) -> Option<ManagedMemoryHandle> {
+        self.drain();
+        let page = *self.core.by_storage.get(&view.id)?;
+        let cap = self.core.capacity(view.size()).ok()?;
+        let handle = self.claim_extent(page, view.offset(), cap, view.size())?;
+        let slice = self.resolve(&handle.binding()).ok()?;
+        self.core.pin(slice);
+        Some(ManagedMemoryHandle::pin(
+            &mut self.cells,
+            handle.allocation(),
+        ))
+    }
+
+    /// Claim the free extent `offset..offset + cap` of `page` as a new
+    /// allocation of `requested` bytes (a plain handle; the caller pins).
+    pub(crate) fn claim_extent(
+        &mut self,
+        page: u32,
+        offset: u64,
+        cap: u64,
+        requested: u64,
+    ) -> Option<ManagedMemoryHandle> {
+        let key = self.core.slots.claim(NIL).ok()?;
+        match self
+            .core
+            .carve_extent(page, offset, cap, requested, key.slot)
+        {
+            Ok(Some(slice)) => {
+                self.core.slots.fill(key, slice);
+                let handle = ManagedMemoryHandle::new(&mut self.cells, key, requested);
+                self.core.slots.set_holder(&handle);
+                Some(handle)
+            }
+            _ => {
+                self.core.slots.abandon(key);
+                None
+            }
+        }
+    }
+}
+
+impl Core {
+    /// Claim exactly `offset..offset + cap` of `page` for `owner` if that
+    /// range lies inside one free slice (splitting it as needed). `None`
+    /// when the range is (partly) live or cannot be cut.
+    pub(crate) fn carve_extent(
+        &mut self,
+        page: u32,
+        offset: u64,
+        cap: u64,
+        requested: u64,
+        owner: u32,
+    ) -> Result<Option<u32>, IoError> {
+        let Some(info) = self.pages.get(page) else {
+            return Ok(None);
+        };
+        if !offset.is_multiple_of(self.alignment) {
+            return Ok(None);
+        }
+        let sliced = self.pool(info.pool).kind.is_carved();
+        let node = match &info.starts {
+            Some(starts) => starts.holding(offset / self.alignment),
+            None => Some(info.head),
+        };
+        let Some(mut node) = node else {
+            return Ok(None);
+        };
+        let n = &self.slices[node];
+        if n.page != page || offset < n.offset || offset >= n.offset + n.size.max(1) {
+            return Ok(None);
+        }
+        let fits = n.is_free() && !n.quarantined && offset + cap <= n.offset + n.size;
+        let exact = n.offset == offset && n.size == cap;
+        let n_offset = n.offset;
+        if !fits || !(exact || (sliced && n.indexed)) {
+            return Ok(None);
+        }
+        // An arena extent is re-claimed only where its chunks are still
+        // mapped (a capture window maps nothing).
+        if !self.claim_mapped_chunks(page, offset, cap) {
+            return Ok(None);
+        }
+        let pool = self.pages[page].pool;
+        if n_offset < offset {
+            let front = offset - n_offset;
+            self.split(node, front)?;
+            // `split` leaves the piece it cut unindexed for its caller to
+            // occupy; the front piece stays free, so it goes back.
+            self.index_insert(pool, node);
+            node = self.slices[node].next;
+        }
+        if self.slices[node].size > cap {
+            self.split(node, cap)?;
+        }
+        self.index_remove(pool, node);
+        self.occupy(node, requested, owner);
+        Ok(Some(node))
+    }
+}

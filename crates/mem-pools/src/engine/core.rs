@@ -1,0 +1,132 @@
+//! The engine's state without the storage: slots, slices, pages, pools.
+//!
+//! Page-level operations (allocate, release, grow a page size) live in
+//! `paged/pages.rs` and `paged/growth.rs`, slice-level carving in
+//! `paged/carve.rs`, chunks in `arena/`. Every operation that can fail
+//! does its fallible step (an index, a storage allocation) before it changes
+//! anything, so an error leaves the state as it was.
+
+use std::collections::HashMap;
+
+use mem_storage::StorageId;
+
+use crate::engine::slots::SlotTable;
+use crate::engine::tables::{Arena, Page, SliceNode};
+use crate::error::IoError;
+use crate::paged::pool::Pool;
+use crate::report::stats::PoolStats;
+
+#[derive(Debug)]
+pub(crate) struct Core {
+    pub(crate) slots: SlotTable,
+    pub(crate) slices: Arena<SliceNode>,
+    /// `bind`'s cursors, the one cold field of a slice (`cursors.rs`).
+    pub(crate) cursors: crate::engine::cursors::SliceCursors,
+    pub(crate) pages: Arena<Page>,
+    /// Mapped pages by storage id: a view handed out names its page in O(1).
+    pub(crate) by_storage: HashMap<StorageId, u32>,
+    /// Dynamic pools, in routing order.
+    pub(crate) pools: Vec<Pool>,
+    pub(crate) persistent: Pool,
+    pub(crate) alignment: u64,
+    pub(crate) max_page: u64,
+    pub(crate) lazy: bool,
+    /// Reservations so far: the clock of exclusive pools' dealloc periods.
+    pub(crate) clock: u64,
+    pub(crate) next_page_uid: u64,
+    pub(crate) stats: PoolStats,
+    /// Arena chunks, unmapped, whose release the storage refused: retried
+    /// at each flush (their bytes already left the pools).
+    pub(crate) unreleased_chunks: Vec<mem_storage::ChunkId>,
+    /// Set between `sleep` and `wake` (`arena/sleep.rs`).
+    pub(crate) asleep: Option<crate::arena::sleep::Asleep>,
+    /// The largest chunk an arena creates, in bytes (`arena/chunks.rs`).
+    pub(crate) max_chunk_bytes: u64,
+    /// The stream's (submitted, completed) cursors, as last reported
+    /// (`arena/stream_order.rs`); every arena page's chunk map holds a copy.
+    pub(crate) progress: (u64, u64),
+}
+
+impl Core {
+    pub(crate) fn new(pools: Vec<Pool>, alignment: u64, max_page: u64, lazy: bool) -> Self {
+        Self {
+            slots: SlotTable::default(),
+            slices: Arena::new("slice"),
+            cursors: Default::default(),
+            pages: Arena::new("page"),
+            by_storage: HashMap::new(),
+            pools,
+            persistent: Pool::persistent(),
+            alignment,
+            max_page,
+            lazy,
+            clock: 0,
+            next_page_uid: 0,
+            stats: PoolStats::default(),
+            unreleased_chunks: Vec::new(),
+            asleep: None,
+            max_chunk_bytes: crate::arena::chunks::DEFAULT_MAX_CHUNK,
+            progress: (0, 0),
+        }
+    }
+
+    pub(crate) fn pool(&self, pool: u32) -> &Pool {
+        match self.pools.get(pool as usize) {
+            Some(p) => p,
+            None => &self.persistent,
+        }
+    }
+
+    pub(crate) fn pool_mut(&mut self, pool: u32) -> &mut Pool {
+        match self.pools.get_mut(pool as usize) {
+            Some(p) => p,
+            None => &mut self.persistent,
+        }
+    }
+
+    /// Put a free slice into its pool's free index.
+    pub(crate) fn index_insert(&mut self, pool: u32, slice: u32) {
+        let Core {
+            pools,
+            persistent,
+            slices,
+            ..
+        } = self;
+        let p = pools.get_mut(pool as usize).unwrap_or(persistent);
+        p.index.insert(slices, slice);
+    }
+
+    /// Take a slice out of its pool's free index (no-op if not indexed).
+    pub(crate) fn index_remove(&mut self, pool: u32, slice: u32) {
+        let Core {
+            pools,
+            persistent,
+            slices,
+            ..
+        } = self;
+        let p = pools.get_mut(pool as usize).unwrap_or(persistent);
+        p.index.remove(slices, slice);
+    }
+
+    /// `size` rounded up to the alignment (zero takes one unit), checked.
+    pub(crate) fn capacity(&self, size: u64) -> Result<u64, IoError> {
+        // The alignment is a power of two: round with a mask, checked.
+        let a = self.alignment;
+        size.max(1)
+            .checked_add(a - 1)
+            .map(|v| v & !(a - 1))
+            .ok_or(IoError::InvalidSize { size, alignment: a })
+    }
+
+    /// The pool a size routes to in Auto mode: the first that accepts it.
+    pub(crate) fn route(&self, size: u64) -> Result<u32, IoError> {
+        self.pools
+            .iter()
+            .position(|p| size <= p.max_size())
+            .map(|i| i as u32)
+            .ok_or(IoError::BufferTooBig {
+                size,
+                max: self.pools.iter().map(Pool::max_size).max().unwrap_or(0),
+            })
+    }
+}

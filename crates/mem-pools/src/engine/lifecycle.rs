@@ -1,0 +1,112 @@
+//! Giving memory back and replacing the layout: `cleanup` and `install_pools`.
+//!
+//! Cleanup policy:
+//! - during a capture nothing is given back (a free would synchronize and
+//!   break the recording); the drop queue is still drained, so slices freed
+//!   in the window are reusable in it;
+//! - every cleanup releases outdated pages that have emptied;
+//! - a periodic cleanup (`explicit == false`) releases exclusive pages idle
+//!   for their pool's `dealloc_period` (reservations also do this, gated);
+//! - an explicit cleanup releases every empty page of every pool, persistent
+//!   included, then flushes the storage.
+
+use mem_storage::ComputeStorage;
+
+use crate::config::{MemoryConfiguration, MemoryDeviceProperties};
+use crate::engine::state::MemoryManagement;
+use crate::error::InstallMemoryPoolsError;
+use crate::paged::pool::{PERSISTENT, Pool};
+
+impl<S: ComputeStorage> MemoryManagement<S> {
+    /// `cleanup`'s body (the policy is in the module docs).
+    pub(crate) fn give_back(&mut self, explicit: bool) {
+        self.drain();
+        if self.capture.is_some() {
+            return;
+        }
+        let before = self.core.stats.segment_count.freed;
+        let ids: Vec<u32> = (0..self.core.pools.len() as u32)
+            .chain([PERSISTENT])
+            .collect();
+        for pool in ids {
+            let p = self.core.pool(pool);
+            let mut empty: Vec<u32> = p
+                .outdated
+                .iter()
+                .copied()
+                .filter(|&pg| self.core.pages[pg].live == 0 && self.core.pages[pg].quarantined == 0)
+                .collect();
+            if explicit {
+                empty.extend(p.current.iter().copied().filter(|&pg| {
+                    self.core.pages[pg].live == 0 && self.core.pages[pg].quarantined == 0
+                }));
+                // An arena still in use gives back its idle chunks.
+                let busy_arenas: Vec<u32> = p
+                    .current
+                    .iter()
+                    .copied()
+                    .filter(|&pg| {
+                        self.core.pages[pg].chunks.is_some() && self.core.pages[pg].live > 0
+                    })
+                    .collect();
+                for page in busy_arenas {
+                    self.core.trim_chunks(&mut self.storage, page, 0);
+                }
+            } else if let Some(period) = p.dealloc_period {
+                let clock = self.core.clock;
+                empty.extend(p.current.iter().copied().filter(|&pg| {
+                    let page = &self.core.pages[pg];
+                    page.live == 0 && page.quarantined == 0 && clock - page.idle_since >= period
+                }));
+            }
+            for page in empty {
+                self.core.release_page(&mut self.storage, page);
+            }
+        }
+        self.flush();
+        let after = self.core.stats.segment_count.freed;
+        self.logger.cleanup(explicit, after - before);
+    }
+
+    /// `install_pools`' body.
+    ///
+    /// The old pools are cleaned up first (every free page returned) and then
+    /// discarded; this only happens when nothing is live in them, because a
+    /// live slice carries its pool position. Refused with
+    /// [`InstallMemoryPoolsError::PoolsInUse`] while anything is live in the
+    /// dynamic pools and [`InstallMemoryPoolsError::CaptureActive`] during a
+    /// capture (nothing can be given back then); the old layout is kept.
+    pub(crate) fn replace_pools(
+        &mut self,
+        config: MemoryConfiguration,
+        properties: &MemoryDeviceProperties,
+    ) -> Result<(), InstallMemoryPoolsError> {
+        if self.capture.is_some() {
+            return Err(InstallMemoryPoolsError::CaptureActive);
+        }
+        self.cleanup(true);
+        let (live_slices, live_bytes, pages) = self.core.pools.iter().fold((0, 0, 0), |acc, p| {
+            (
+                acc.0 + p.usage.slices as usize,
+                acc.1 + p.usage.bytes_in_use,
+                acc.2 + p.usage.pages,
+            )
+        });
+        if live_slices > 0 || pages > 0 {
+            return Err(InstallMemoryPoolsError::PoolsInUse {
+                live_slices,
+                live_bytes,
+            });
+        }
+        self.core.pools = config
+            .resolve(properties)
+            .iter()
+            .map(Pool::from_spec)
+            .collect();
+        self.core.max_page = properties.effective_max_page();
+        self.properties = *properties;
+        self.config = config;
+        self.epoch += 1;
+        Ok(())
+    }
+}

@@ -1,0 +1,103 @@
+//! `MemoryManagement`'s fields, its construction and its `Debug` form (its
+//! public API is `management.rs`).
+
+use std::fmt;
+use std::sync::Arc;
+
+use mem_storage::ComputeStorage;
+
+use crate::capture::record::CaptureRecord;
+use crate::config::{MemoryConfiguration, MemoryDeviceProperties, MemoryManagementOptions};
+use crate::engine::core::Core;
+use crate::handles::cell_pool::CellPool;
+use crate::handles::keys::{Dropped, next_manager_id};
+use crate::logger::ServerLogger;
+use crate::paged::pool::Pool;
+
+/// Reserves and keeps track of pages in the storage, and slices upon them.
+///
+/// See the crate documentation for the contract; `docs/pools.md` explains
+/// the engine (pools, handles, free path, complexity).
+pub struct MemoryManagement<Storage> {
+    pub(crate) storage: Storage,
+    pub(crate) core: Core,
+    pub(crate) id: u64,
+    /// Handle cells (made, recycled) and the drop queue they come back on.
+    pub(crate) cells: CellPool,
+    /// The drain's batch buffer, kept between drains (see `drop_queue.rs`).
+    pub(crate) drained: Vec<Dropped>,
+    pub(crate) properties: MemoryDeviceProperties,
+    pub(crate) config: MemoryConfiguration,
+    pub(crate) options: MemoryManagementOptions,
+    pub(crate) logger: Arc<ServerLogger>,
+    /// Open Persistent windows.
+    pub(crate) persistent_depth: u64,
+    pub(crate) capture: Option<CaptureRecord>,
+    /// Bumped by `install_pools` and every relocation commit.
+    pub(crate) epoch: u64,
+    /// `stats.storage_frees` at the last storage flush.
+    pub(crate) flushed_frees: u64,
+}
+
+impl<S: ComputeStorage> MemoryManagement<S> {
+    /// `from_configuration`'s body: the pools of `config` resolved against
+    /// `properties`, the alignment the storage and the device agree on.
+    pub(crate) fn build(
+        storage: S,
+        properties: &MemoryDeviceProperties,
+        config: MemoryConfiguration,
+        logger: Arc<ServerLogger>,
+        options: MemoryManagementOptions,
+    ) -> Self {
+        let pools = config
+            .resolve(properties)
+            .iter()
+            .map(Pool::from_spec)
+            .collect();
+        let alignment = properties.effective_alignment().max(
+            storage
+                .alignment()
+                .max(1)
+                .checked_next_power_of_two()
+                .unwrap_or(1),
+        );
+        let id = next_manager_id();
+        let mut core = Core::new(
+            pools,
+            alignment,
+            properties.effective_max_page(),
+            options.lazy_pages,
+        );
+        core.max_chunk_bytes = options
+            .arena_max_chunk
+            .unwrap_or(crate::arena::chunks::DEFAULT_MAX_CHUNK);
+        Self {
+            core,
+            storage,
+            id,
+            cells: CellPool::new(id),
+            drained: Vec::new(),
+            properties: *properties,
+            config,
+            options,
+            logger,
+            persistent_depth: 0,
+            capture: None,
+            epoch: 0,
+            flushed_frees: 0,
+        }
+    }
+}
+
+impl<S> fmt::Debug for MemoryManagement<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemoryManagement")
+            .field("id", &self.id)
+            .field("name", &self.options.name)
+            .field("config", &self.config)
+            .field("persistent_depth", &self.persistent_depth)
+            .field("capturing", &self.capture.is_some())
+            .field("live_slices", &self.core.slots.live())
+            .finish_non_exhaustive()
+    }
+}

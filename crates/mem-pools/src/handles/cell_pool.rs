@@ -1,0 +1,145 @@
+//! The engine's side of the handle cells: [`CellPool`] makes cells
+//! (reusing freed ones), drains the drop queue into records, and frees
+//! what it kept when the engine goes (see `handle_cell.rs` for why a
+//! cell's memory stays valid for every holder).
+
+use std::ptr::{self, NonNull};
+
+use crate::handles::drop_queue::{DropQueue, Linked};
+use crate::handles::handle_cell::Cell;
+use crate::handles::handle_cell::ManagedMemoryHandle;
+use crate::handles::keys::{DropKind, Dropped, SlotKey};
+use crate::handles::sync::{Arc, AtomicU64, AtomicUsize, Ordering};
+
+/// Cells a pool keeps for reuse; more than this (after a burst of frees)
+/// are freed.
+const KEPT_CELLS: usize = 4096;
+
+/// The engine's side: makes cells (reusing freed ones) and drains them.
+#[derive(Debug)]
+pub(crate) struct CellPool {
+    queue: Arc<DropQueue<Cell>>,
+    manager: u64,
+    /// Cells owned by the pool, count zero, ready for reuse.
+    spare: Vec<NonNull<Cell>>,
+}
+
+// SAFETY: the pool owns its spare cells outright (no holder can reach a
+// cell with a count of zero), and a cell's contents are `Send`.
+unsafe impl Send for CellPool {}
+// SAFETY: `&CellPool` exposes nothing of the spare cells.
+unsafe impl Sync for CellPool {}
+
+impl CellPool {
+    pub(crate) fn new(manager: u64) -> Self {
+        Self {
+            queue: Arc::new(DropQueue::new()),
+            manager,
+            spare: Vec::new(),
+        }
+    }
+
+    /// The queue raw pins push their records onto.
+    pub(crate) fn queue(&self) -> &Arc<DropQueue<Cell>> {
+        &self.queue
+    }
+
+    /// A cell with one holder, reused when the pool has one.
+    pub(crate) fn make(
+        &mut self,
+        key: SlotKey,
+        size: u64,
+        pinning: Option<ManagedMemoryHandle>,
+    ) -> NonNull<Cell> {
+        match self.spare.pop() {
+            Some(cell) => {
+                // SAFETY: a spare cell is the pool's alone (count zero, on
+                // no list) and live; the writes finish before any holder
+                // exists, and handing the handle to another thread orders
+                // them before that thread's reads.
+                unsafe {
+                    let c = &mut *cell.as_ptr();
+                    c.count.store(1, Ordering::Relaxed);
+                    c.key = key;
+                    c.size.store(size, Ordering::Relaxed);
+                    c.pinning = pinning;
+                    c.next = ptr::null_mut();
+                }
+                cell
+            }
+            None => NonNull::from(Box::leak(Box::new(Cell {
+                count: AtomicUsize::new(1),
+                manager: self.manager,
+                key,
+                size: AtomicU64::new(size),
+                pinning,
+                queue: Arc::clone(&self.queue),
+                next: ptr::null_mut(),
+            }))),
+        }
+    }
+
+    /// Whether any holder ended since the last drain (a hint).
+    pub(crate) fn has_pending(&self) -> bool {
+        self.queue.has_pending()
+    }
+
+    /// Move every ended holder into `out`, in the order they ended (raw
+    /// pins' records first), and keep their cells for reuse. A pin cell's
+    /// allocation handle is dropped here, so the allocation's own free (if
+    /// that was its last holder) is taken by the next round: after the
+    /// unpin, as it must be.
+    pub(crate) fn take(&mut self, out: &mut Vec<Dropped>) {
+        self.queue.take_records(out);
+        let mut cell = self.queue.take_cells();
+        while let Some(c) = NonNull::new(cell) {
+            // SAFETY: `take_cells` gave the pool the whole list; each cell
+            // is live and owned by it alone (count zero).
+            let (key, pinning, next) = unsafe {
+                let c = &mut *c.as_ptr();
+                (c.key, c.pinning.take(), c.next)
+            };
+            let kind = match pinning {
+                Some(_) => DropKind::Unpin,
+                None => DropKind::Free,
+            };
+            out.push(Dropped { key, kind });
+            drop(pinning);
+            self.keep(c);
+            cell = next;
+        }
+    }
+
+    /// Keep a count-zero cell the pool owns for reuse, or free it.
+    fn keep(&mut self, cell: NonNull<Cell>) {
+        if self.spare.len() < KEPT_CELLS {
+            self.spare.push(cell);
+        } else {
+            // SAFETY: from `Box::leak`, owned by the pool alone.
+            drop(unsafe { Box::from_raw(cell.as_ptr()) });
+        }
+    }
+}
+
+impl Drop for CellPool {
+    fn drop(&mut self) {
+        // Close first: a holder dropping from now on frees its own cell.
+        let mut cell = self.queue.close();
+        while let Some(c) = NonNull::new(cell) {
+            // SAFETY: `close` gave the pool the list; each cell is its alone.
+            cell = unsafe { Cell::next(c.as_ptr()) };
+            // SAFETY: from `Box::leak`, owned by the pool alone. Dropping a
+            // pin cell drops its allocation handle, which frees that cell
+            // itself now that the queue is closed.
+            drop(unsafe { Box::from_raw(c.as_ptr()) });
+        }
+        for c in self.spare.drain(..) {
+            // SAFETY: spare cells are the pool's alone.
+            drop(unsafe { Box::from_raw(c.as_ptr()) });
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+#[path = "handle_cell_tests.rs"]
+mod tests;

@@ -1,0 +1,247 @@
+//! Everything a user needs to see, as values: usage, per-pool reports with
+//! high-water marks, statistics, and their `Display` forms.
+//!
+//! The measured-plan cycle: install a layout (`install_pools` resets the
+//! dynamic pools' marks), run a pass (lazily, with `lazy_pages`, to cost no
+//! memory), read each pool's `peak_pages` / `peak_bytes_reserved` here, and
+//! install a layout sized to them. The marks cover everything since the
+//! pools were (re)built; the persistent pool's marks are never reset.
+
+use std::fmt;
+
+use mem_storage::ComputeStorage;
+
+use crate::config::PoolType;
+use crate::engine::state::MemoryManagement;
+use crate::paged::pool::Pool;
+use crate::report::stats::PoolStats;
+use crate::report::usage::MemoryUsage;
+
+/// The kind and shape of a pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PoolReportKind {
+    /// Sliced pages.
+    Sliced {
+        /// Current page size.
+        page_size: u64,
+        /// Largest allocation accepted.
+        max_slice_size: u64,
+        /// Pages left behind by page-size growth.
+        outdated_pages: usize,
+    },
+    /// One allocation per page.
+    Exclusive {
+        /// Largest allocation accepted.
+        max_alloc_size: u64,
+    },
+    /// Exact-fit persistent slices.
+    Persistent,
+    /// A virtual-memory arena: `bytes_reserved` is its mapped chunks.
+    Arena {
+        /// Bytes of addresses per range (`pages` counts ranges).
+        range_size: u64,
+        /// Largest allocation accepted.
+        max_slice_size: u64,
+        /// Idle chunks kept mapped up to this many bytes.
+        release_threshold: u64,
+        /// Bytes of mapped chunks no live slice touches (within `bytes_reserved`).
+        cached_bytes: u64,
+    },
+}
+
+/// One pool's shape, usage and high-water marks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolReport {
+    /// Kind and shape.
+    pub kind: PoolReportKind,
+    /// Pages held.
+    pub pages: u64,
+    /// Pages with an id but no storage memory yet (lazy).
+    pub pages_unmapped: u64,
+    /// Pages holding at least one live allocation. `pages -
+    /// pages_with_live_data` pages hold nothing live (cached for reuse, or
+    /// holding only quarantined bytes).
+    pub pages_with_live_data: u64,
+    /// Live slices.
+    pub slices: u64,
+    /// Requested bytes of live slices.
+    pub bytes_in_use: u64,
+    /// Padding of live slices.
+    pub bytes_padding: u64,
+    /// Bytes of pages held.
+    pub bytes_reserved: u64,
+    /// Most requested bytes live at once since the pool was built.
+    pub peak_bytes_in_use: u64,
+    /// Most page bytes held at once since the pool was built.
+    pub peak_bytes_reserved: u64,
+    /// Most pages held at once since the pool was built.
+    pub peak_pages: u64,
+    /// Largest allocation served (requested bytes).
+    pub largest_alloc: u64,
+    /// Largest free slice that can serve a reservation now.
+    pub largest_free_block: u64,
+}
+
+/// Per-pool reports in routing order, the persistent pool last.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryReport {
+    /// Dynamic pools in routing order, then the persistent pool.
+    pub pools: Vec<PoolReport>,
+    /// Usage summed over every pool.
+    pub usage: MemoryUsage,
+}
+
+impl fmt::Display for MemoryReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "memory: {}", self.usage)?;
+        for (i, p) in self.pools.iter().enumerate() {
+            let kind = match p.kind {
+                PoolReportKind::Sliced {
+                    page_size,
+                    max_slice_size,
+                    outdated_pages,
+                } => format!(
+                    "sliced(page {page_size} B, max slice {max_slice_size} B, {outdated_pages} outdated)"
+                ),
+                PoolReportKind::Exclusive { max_alloc_size } => {
+                    format!("exclusive(max {max_alloc_size} B)")
+                }
+                PoolReportKind::Persistent => "persistent".to_string(),
+                PoolReportKind::Arena {
+                    range_size,
+                    max_slice_size,
+                    cached_bytes,
+                    ..
+                } => format!(
+                    "arena(range {range_size} B, max slice {max_slice_size} B, {cached_bytes} B cached)"
+                ),
+            };
+            writeln!(
+                f,
+                "  pool {i} {kind}: {} slices, {} B in use, {} B reserved in {} pages ({} unmapped); \
+                 peak {} B in use, {} B reserved, {} pages; largest free {} B",
+                p.slices,
+                p.bytes_in_use,
+                p.bytes_reserved,
+                p.pages,
+                p.pages_unmapped,
+                p.peak_bytes_in_use,
+                p.peak_bytes_reserved,
+                p.peak_pages,
+                p.largest_free_block
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl<S: ComputeStorage> MemoryManagement<S> {
+    fn pool_report(&self, pool: &Pool) -> PoolReport {
+        let u = &pool.usage;
+        PoolReport {
+            kind: match pool.kind {
+                _ if pool.persistent => PoolReportKind::Persistent,
+                PoolType::SlicedPages { max_slice_size, .. } => PoolReportKind::Sliced {
+                    page_size: pool.page_size,
+                    max_slice_size,
+                    outdated_pages: pool.outdated.len(),
+                },
+                PoolType::ExclusivePages { max_alloc_size } => {
+                    PoolReportKind::Exclusive { max_alloc_size }
+                }
+                PoolType::VirtualArena {
+                    max_slice_size,
+                    release_threshold,
+                    ..
+                } => PoolReportKind::Arena {
+                    range_size: pool.page_size,
+                    max_slice_size,
+                    release_threshold,
+                    cached_bytes: self.core.cached_chunk_bytes(pool),
+                },
+            },
+            pages: u.pages,
+            pages_unmapped: u.pages_unmapped,
+            pages_with_live_data: u.live_pages,
+            slices: u.slices,
+            bytes_in_use: u.bytes_in_use,
+            bytes_padding: u.bytes_padding,
+            bytes_reserved: u.bytes_reserved,
+            peak_bytes_in_use: u.peak_bytes_in_use,
+            peak_bytes_reserved: u.peak_bytes_reserved,
+            peak_pages: u.peak_pages,
+            largest_alloc: u.largest_alloc,
+            largest_free_block: pool.index.largest(&self.core.slices),
+        }
+    }
+
+    /// `memory_usage`'s body: the pools' counters summed (O(pools)).
+    pub(crate) fn usage_now(&self) -> MemoryUsage {
+        self.core
+            .pools
+            .iter()
+            .chain(std::iter::once(&self.core.persistent))
+            .map(|p| MemoryUsage {
+                number_allocs: p.usage.slices,
+                bytes_in_use: p.usage.bytes_in_use,
+                bytes_padding: p.usage.bytes_padding,
+                bytes_reserved: p.usage.bytes_reserved,
+                pages: p.usage.pages,
+                pages_with_live_data: p.usage.live_pages,
+            })
+            .fold(MemoryUsage::default(), MemoryUsage::combine)
+    }
+
+    /// `memory_report`'s body (see the module docs for the measured-plan
+    /// cycle the marks serve).
+    pub(crate) fn report_now(&self) -> MemoryReport {
+        MemoryReport {
+            pools: self
+                .core
+                .pools
+                .iter()
+                .chain(std::iter::once(&self.core.persistent))
+                .map(|p| self.pool_report(p))
+                .collect(),
+            usage: self.memory_usage(),
+        }
+    }
+
+    /// `stats`' body: the kept counters plus the two O(pools) figures.
+    pub(crate) fn stats_now(&self) -> PoolStats {
+        let mut stats = self.core.stats;
+        // Straight from each pool's free index: building the whole report
+        // (a `Vec` of every pool's figures) for one maximum cost a runtime
+        // that reads statistics after every call ~30 % of a reservation.
+        stats.largest_free_block = self
+            .core
+            .pools
+            .iter()
+            .chain(std::iter::once(&self.core.persistent))
+            .map(|p| p.index.largest(&self.core.slices))
+            .max()
+            .unwrap_or(0);
+        stats.chunks.cached_bytes = self
+            .core
+            .pools
+            .iter()
+            .map(|p| self.core.cached_chunk_bytes(p))
+            .sum();
+        stats
+    }
+}
+
+impl<S: ComputeStorage> fmt::Display for MemoryManagement<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ",
+            if self.options.name.is_empty() {
+                "MemoryManagement"
+            } else {
+                &self.options.name
+            }
+        )?;
+        fmt::Display::fmt(&self.memory_report(), f)
+    }
+}

@@ -1,0 +1,400 @@
+//! `World`: the system under test, its model, and the step loop.
+//!
+//! Three pool managers (one per stream) share one [`TestDevice`]; a budget
+//! manager and its overlay allocate through two runtimes over the same
+//! global budget. [`World::step`] runs one op (which checks
+//! its own outcome) and then every invariant ([`crate::world::check`]);
+//! [`World::apply`] runs an op without the invariant pass, for sweeps whose
+//! call counts must not include the checker's reads.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use mem_budget::GpuMemoryManager;
+use mem_pools::{
+    MemoryConfiguration, MemoryDeviceProperties, MemoryManagement, MemoryManagementOptions,
+    MemoryPoolOptions, PoolType, ServerLogger,
+};
+
+use crate::device::{PoolStorage, TestDevice};
+use crate::error::Violation;
+use crate::program::{Op, Program};
+use crate::world::model::Model;
+
+mod check;
+pub(crate) mod model;
+pub(crate) mod teardown;
+
+/// Pool managers (streams) in a world.
+pub const STREAMS: usize = 3;
+
+/// The stream whose manager maps pages lazily (`lazy_pages`; paged worlds
+/// only, see [`World::arenas`]): pages get memory at their first
+/// dereference, which may then be refused.
+pub const LAZY_STREAM: usize = 2;
+
+/// Device limits every slice and page obeys: 1 MiB pages, 256-byte alignment.
+pub fn props() -> MemoryDeviceProperties {
+    MemoryDeviceProperties {
+        max_page_size: 1 << 20,
+        alignment: 256,
+    }
+}
+
+/// Number of layouts [`layout`] knows.
+pub const LAYOUTS: usize = 3;
+
+/// Layout `index % LAYOUTS` and the largest size it routes in Auto mode.
+///
+/// 0: a growable sliced pool (4 KiB pages up to 64 KiB slices, so growth
+/// leaves outdated pages to relocate) then exclusive pages to 256 KiB;
+/// 1: fixed 16 KiB sliced pages, exclusive to 128 KiB; 2: exclusive pages
+/// only, to 600 000 bytes. No pool ages pages out, so a refused reservation
+/// must leave reserved bytes exactly as they were.
+pub fn layout(index: usize) -> (MemoryConfiguration, u64) {
+    let sliced = |page_size, max_slice_size| MemoryPoolOptions {
+        pool_type: PoolType::SlicedPages {
+            page_size,
+            max_slice_size,
+        },
+        dealloc_period: None,
+    };
+    let exclusive = |max_alloc_size| MemoryPoolOptions {
+        pool_type: PoolType::ExclusivePages { max_alloc_size },
+        dealloc_period: None,
+    };
+    let (pool_options, max) = match index % LAYOUTS {
+        0 => (vec![sliced(4096, 65_536), exclusive(262_144)], 262_144),
+        1 => (vec![sliced(16_384, 16_384), exclusive(131_072)], 131_072),
+        _ => (vec![exclusive(600_000)], 600_000),
+    };
+    (MemoryConfiguration::Custom { pool_options }, max)
+}
+
+/// Number of layouts [`arena_layout`] knows.
+pub const ARENA_LAYOUTS: usize = 3;
+
+/// Chunk granularity of an arena world's virtual memory (64 KiB: slices
+/// of the layouts span from one to ten chunks).
+pub const ARENA_GRANULARITY: u64 = 64 << 10;
+
+/// Arena-world layout `index % ARENA_LAYOUTS` and the largest size it
+/// routes in Auto mode.
+///
+/// 0: one arena to 600 000 bytes over 1 MiB ranges (a fragmented range
+/// makes the pool reserve another), caching two chunks; 1: a small-slice
+/// arena (to 16 KiB, 256 KiB ranges, caching one chunk), the growable
+/// sliced pool of [`layout`] 0 (4 KiB pages to 64 KiB slices) and a large
+/// arena to 600 000 bytes that caches nothing; 2: [`layout`] 0 (paged
+/// only), so install moves between arenas and pages.
+pub fn arena_layout(index: usize) -> (MemoryConfiguration, u64) {
+    let arena = |max_slice_size, range_size, release_threshold| MemoryPoolOptions {
+        pool_type: PoolType::VirtualArena {
+            max_slice_size,
+            range_size,
+            release_threshold,
+        },
+        dealloc_period: None,
+    };
+    let g = ARENA_GRANULARITY;
+    let pool_options = match index % ARENA_LAYOUTS {
+        0 => vec![arena(600_000, 1 << 20, 2 * g)],
+        1 => vec![
+            arena(16_384, 256 << 10, g),
+            MemoryPoolOptions {
+                pool_type: PoolType::SlicedPages {
+                    page_size: 4096,
+                    max_slice_size: 65_536,
+                },
+                dealloc_period: None,
+            },
+            arena(600_000, 1 << 20, 0),
+        ],
+        _ => return layout(0),
+    };
+    (MemoryConfiguration::Custom { pool_options }, 600_000)
+}
+
+/// Sizes of the device and of the two budgets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Host memory the device may hold.
+    pub host_capacity: u64,
+    /// The global (device-wide) budget.
+    pub global: u64,
+    /// The budget manager's local budget.
+    pub local: u64,
+}
+
+impl Default for Limits {
+    /// 16 MiB of host, 3 MiB global budget, 768 KiB local budget: the host
+    /// never refuses before the global budget does.
+    fn default() -> Self {
+        Self {
+            host_capacity: 16 << 20,
+            global: 3 << 20,
+            local: 768 << 10,
+        }
+    }
+}
+
+/// What a run did, for the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RunSummary {
+    /// Ops executed.
+    pub ops: u64,
+    /// Typed refusals observed (each one checked against the model).
+    pub refusals: u64,
+    /// Faults injected into device calls.
+    pub faults: u64,
+    /// Invariant passes run.
+    pub checks: u64,
+    /// Allocations moved by committed relocations.
+    pub moved: u64,
+    /// Binds that handed memory over.
+    pub binds: u64,
+    /// Handles returned by `capture_end`.
+    pub graph_handles: u64,
+    /// Refused reservations that had given empty pages back (known bug 4,
+    /// tolerated outside a strict world).
+    pub released_on_refusal: u64,
+    /// Refused arena reservations that changed the idle chunks because the
+    /// device refused their undo too (a later call failed as well: only in
+    /// [`crate::FaultMode::From`] runs): a chunk it created stays mapped,
+    /// idle and trimmable, or a chunk it moved is released. Nothing live
+    /// changes.
+    pub idle_on_refusal: u64,
+    /// Refused arena reservations that had shed idle chunks before the
+    /// refused call (mem-pools sheds idle chunks past their share before
+    /// it creates one, so physical memory does not grow): only the cache
+    /// went down, by exactly what reserved bytes lost. Nothing live changes.
+    pub shed_on_refusal: u64,
+}
+
+impl RunSummary {
+    /// The sum of two summaries.
+    pub fn add(&mut self, other: RunSummary) {
+        self.ops += other.ops;
+        self.refusals += other.refusals;
+        self.faults += other.faults;
+        self.checks += other.checks;
+        self.moved += other.moved;
+        self.binds += other.binds;
+        self.graph_handles += other.graph_handles;
+        self.released_on_refusal += other.released_on_refusal;
+        self.idle_on_refusal += other.idle_on_refusal;
+        self.shed_on_refusal += other.shed_on_refusal;
+    }
+}
+
+/// The system under test and its model.
+pub struct World {
+    pub(crate) device: TestDevice,
+    pub(crate) managers: Vec<MemoryManagement<PoolStorage>>,
+    pub(crate) parent: Arc<GpuMemoryManager>,
+    pub(crate) overlay: Arc<GpuMemoryManager>,
+    pub(crate) model: Model,
+    pub(crate) limits: Limits,
+    /// Bytes each stream reported leaked by failed relocation waits.
+    pub(crate) leaked: Vec<u64>,
+    pub(crate) fail_next: bool,
+    /// Refusals must change nothing at all (no tolerance for known bugs).
+    pub(crate) strict: bool,
+    /// Storages have virtual memory and layouts are [`arena_layout`]s.
+    pub(crate) arenas: bool,
+    pub(crate) summary: RunSummary,
+    step: usize,
+}
+
+impl World {
+    /// A fresh world: empty managers with layout 0, empty budgets.
+    pub fn new(limits: Limits) -> Self {
+        Self::build(limits, TestDevice::new(limits.host_capacity, limits.global))
+    }
+
+    /// A fresh arena world: as [`World::new`], on a device with virtual
+    /// memory ([`TestDevice::with_virtual_memory`]: as much as the host,
+    /// [`ARENA_GRANULARITY`] chunks charged to the global budget), every
+    /// manager with [`arena_layout`] 0; `Install` ops pick arena layouts.
+    /// No stream maps pages lazily (arenas never do, and the gpumem facade
+    /// gives a `lazy_pages` device paged pools), so the checker can resolve
+    /// any allocation without allocating a page.
+    pub fn arenas(limits: Limits) -> Self {
+        let device = TestDevice::with_virtual_memory(
+            limits.host_capacity,
+            limits.global,
+            limits.host_capacity,
+            ARENA_GRANULARITY,
+        );
+        Self::build(limits, device)
+    }
+
+    /// The world `program` asks for ([`Program::arenas`]).
+    pub fn for_program(program: &Program, limits: Limits) -> Self {
+        match program.arenas {
+            true => Self::arenas(limits),
+            false => Self::new(limits),
+        }
+    }
+
+    fn build(limits: Limits, device: TestDevice) -> Self {
+        let arenas = device.has_virtual_memory();
+        let lazy = |s: usize| s == LAZY_STREAM && !arenas;
+        let first = match arenas {
+            true => arena_layout(0).0,
+            false => layout(0).0,
+        };
+        let managers = (0..STREAMS)
+            .map(|s| {
+                MemoryManagement::from_configuration(
+                    device.storage(s as u64),
+                    &props(),
+                    first.clone(),
+                    Arc::new(ServerLogger::default()),
+                    MemoryManagementOptions {
+                        lazy_pages: lazy(s),
+                        ..MemoryManagementOptions::named(format!("stream {s}"))
+                    },
+                )
+            })
+            .collect();
+        let (parent, overlay) = device.budget_pair(limits.local, 0, 1);
+        Self {
+            device,
+            managers,
+            parent,
+            overlay,
+            model: {
+                let mut model = Model::new(STREAMS);
+                model.streams[LAZY_STREAM].lazy = lazy(LAZY_STREAM);
+                model
+            },
+            limits,
+            leaked: vec![0; STREAMS],
+            fail_next: false,
+            strict: false,
+            arenas,
+            summary: RunSummary::default(),
+            step: 0,
+        }
+    }
+
+    /// Layout `index` of this world's table ([`layout`], or
+    /// [`arena_layout`] on an arena world) and its largest routed size.
+    pub fn layout_of(&self, index: usize) -> (MemoryConfiguration, u64) {
+        match self.arenas {
+            true => arena_layout(index),
+            false => layout(index),
+        }
+    }
+
+    /// A fresh world that tolerates no known bug: a refused reservation
+    /// must leave reserved bytes exactly as they were (see
+    /// [`RunSummary::released_on_refusal`] for what [`World::new`] tolerates).
+    pub fn strict(limits: Limits) -> Self {
+        Self {
+            strict: true,
+            ..Self::new(limits)
+        }
+    }
+
+    /// The device stack (tracking, faults, global budget).
+    pub fn device(&self) -> &TestDevice {
+        &self.device
+    }
+
+    /// The model.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// Pool manager `stream`.
+    pub fn manager(&mut self, stream: usize) -> &mut MemoryManagement<PoolStorage> {
+        &mut self.managers[stream]
+    }
+
+    /// Tell the model that a relocation wait failed on `stream` outside
+    /// the ops (a test driving a manager directly, e.g. through
+    /// mem-capture), leaking `leaked_bytes`: the statistic and teardown
+    /// then expect them.
+    pub fn note_failed_wait(&mut self, stream: usize, leaked_bytes: u64) {
+        self.leaked[stream] += leaked_bytes;
+        self.model.streams[stream].quarantined |= leaked_bytes > 0;
+    }
+
+    /// The budget manager and its overlay.
+    pub fn budgets(&self) -> (&Arc<GpuMemoryManager>, &Arc<GpuMemoryManager>) {
+        (&self.parent, &self.overlay)
+    }
+
+    /// Run `op`, check its outcome, then check every invariant.
+    pub fn step(&mut self, op: Op) -> Result<(), Violation> {
+        let step = self.apply(op)?;
+        self.check(step)
+    }
+
+    /// Run `op` and check its own outcome (no invariant pass); returns its
+    /// step index. A panic is caught and returned as [`Violation::Panic`].
+    pub fn apply(&mut self, op: Op) -> Result<usize, Violation> {
+        let step = self.step;
+        self.step += 1;
+        self.summary.ops += 1;
+        let arm = std::mem::take(&mut self.fail_next);
+        if arm {
+            self.device.arm_next();
+        }
+        let injected = self.device.injected();
+        let outcome = catch_unwind(AssertUnwindSafe(|| self.execute(op, step, injected)));
+        if arm {
+            self.device.disarm();
+        }
+        self.summary.faults += self.device.injected() - injected;
+        let result = match outcome {
+            Ok(result) => result,
+            Err(payload) => Err(Violation::Panic {
+                step,
+                op: format!("{op:?}"),
+                message: panic_text(payload.as_ref()),
+            }),
+        };
+        self.model.sweep();
+        result.map(|()| step)
+    }
+
+    /// Check every invariant (listed in docs/reliability.md: contents,
+    /// addresses, stale bindings, usage, ledgers); `step` labels findings.
+    pub fn check(&mut self, step: usize) -> Result<(), Violation> {
+        self.summary.checks += 1;
+        let outcome = catch_unwind(AssertUnwindSafe(|| self.check_all(step)));
+        outcome.unwrap_or_else(|payload| {
+            Err(Violation::Panic {
+                step,
+                op: "check".into(),
+                message: panic_text(payload.as_ref()),
+            })
+        })
+    }
+
+    /// What the run did so far.
+    pub fn summary(&self) -> RunSummary {
+        self.summary
+    }
+}
+
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "non-text panic payload".into())
+}
+
+/// Run `program` on a fresh world, checking after every step, then tear
+/// down and prove nothing is outstanding.
+pub fn run_program(program: &Program) -> Result<RunSummary, Violation> {
+    let mut world = World::for_program(program, Limits::default());
+    for &op in &program.ops {
+        world.step(op)?;
+    }
+    world.finish()
+}

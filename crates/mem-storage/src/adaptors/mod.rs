@@ -1,0 +1,13 @@
+//! Adaptors: a [`crate::DeviceResource`] (and its [`crate::VirtualMemory`])
+//! wrapped to log, count, track or fail its calls; each forwards the calls it
+//! does not watch to the resource inside.
+
+pub(crate) mod fault;
+mod forward;
+mod forward_vm;
+pub(crate) mod logging;
+pub(crate) mod stats;
+pub(crate) mod tracking;
+
+pub(crate) use forward::forward_to_inner;
+pub(crate) use forward_vm::forward_vm_to_inner;

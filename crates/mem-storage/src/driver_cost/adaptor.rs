@@ -1,0 +1,245 @@
+//! `DriverCostResource`: charge every call that passes through it the
+//! driver call(s) a CUDA backend makes for it.
+//!
+//! An adaptor rather than a feature of the simulated backends: it wraps
+//! any backend, so a host-memory run reports what a GPU would have paid
+//! for the same calls, the simulated and host backends charge by one
+//! rule, and over the CUDA backend (with [`DriverCosts::ZERO`], its real
+//! time being in the wall clock) it still counts calls and waits.
+//!
+//! What each call is charged (as `crates/mem-storage/src/cuda/` does it):
+//!
+//! | call | charged |
+//! |---|---|
+//! | `allocate` / `deallocate` | `cuMemAllocAsync` / `cuMemFreeAsync` ([`PageCalls::StreamOrdered`], the facade's CUDA default), or `cuMemAlloc` / `cuMemFree` + a device synchronize ([`PageCalls::Sync`]) |
+//! | `synchronize(stream)` | a stream synchronize |
+//! | `stream_wait` | an event record (and the stream's wait on it) |
+//! | `reserve_range` / `free_range` | `cuMemAddressReserve` / `cuMemAddressFree` |
+//! | `create_chunk` / `release_chunk` | `cuMemCreate` / `cuMemRelease`, by size |
+//! | `map` | `cuMemMap` + `cuMemSetAccess`, by size |
+//! | `unmap` of k chunks | k × `cuMemUnmap` (no wait: the caller proves the chunks' work is done) |
+//!
+//! Only successful calls are charged: a refusal is the table's, before
+//! any driver call. Byte movement is forwarded uncharged.
+
+use std::sync::Arc;
+
+use crate::driver_cost::meter::DriverMeter;
+use crate::driver_cost::table::DriverCall;
+use crate::error::StorageError;
+use crate::id::{DevicePtr, StreamId};
+use crate::resource::DeviceResource;
+use crate::vm::{ChunkId, RangeId, VaRange, VirtualMemory, VirtualMemoryStats};
+
+/// Which driver calls a `DeviceResource` allocation stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PageCalls {
+    /// `cuMemAllocAsync` / `cuMemFreeAsync` (a device with memory pools).
+    #[default]
+    StreamOrdered,
+    /// `cuMemAlloc` / `cuMemFree`, whose free waits for the device.
+    Sync,
+}
+
+/// A resource or virtual memory whose calls are charged to a
+/// [`DriverMeter`].
+#[derive(Debug)]
+pub struct DriverCostResource<R> {
+    inner: R,
+    meter: Arc<DriverMeter>,
+    pages: PageCalls,
+}
+
+impl<R> DriverCostResource<R> {
+    /// Charge `inner`'s calls to `meter`, pages as stream-ordered calls.
+    pub fn new(inner: R, meter: Arc<DriverMeter>) -> Self {
+        DriverCostResource {
+            inner,
+            meter,
+            pages: PageCalls::default(),
+        }
+    }
+
+    /// Charge allocations as `pages` calls.
+    pub fn with_page_calls(mut self, pages: PageCalls) -> Self {
+        self.pages = pages;
+        self
+    }
+
+    /// The wrapped resource.
+    pub fn inner(&self) -> &R {
+        &self.inner
+    }
+
+    /// The meter charged.
+    pub fn meter(&self) -> &Arc<DriverMeter> {
+        &self.meter
+    }
+
+    fn charged<T>(
+        &self,
+        result: Result<T, StorageError>,
+        charge: impl FnOnce(&T),
+    ) -> Result<T, StorageError> {
+        if let Ok(value) = &result {
+            charge(value);
+        }
+        result
+    }
+}
+
+impl<R: DeviceResource> DeviceResource for DriverCostResource<R> {
+    fn allocate(&self, bytes: u64, stream: StreamId) -> Result<DevicePtr, StorageError> {
+        let call = match self.pages {
+            PageCalls::StreamOrdered => DriverCall::AllocAsync,
+            PageCalls::Sync => DriverCall::Alloc,
+        };
+        self.charged(self.inner.allocate(bytes, stream), |_| {
+            self.meter.charge(call, bytes)
+        })
+    }
+
+    fn deallocate(&self, ptr: DevicePtr, bytes: u64, stream: StreamId) -> Result<(), StorageError> {
+        self.charged(self.inner.deallocate(ptr, bytes, stream), |()| {
+            match self.pages {
+                PageCalls::StreamOrdered => self.meter.charge(DriverCall::FreeAsync, bytes),
+                PageCalls::Sync => {
+                    self.meter.charge(DriverCall::DeviceSynchronize, 0);
+                    self.meter.charge(DriverCall::Free, bytes);
+                }
+            }
+        })
+    }
+
+    fn synchronize(&self, stream: StreamId) -> Result<(), StorageError> {
+        self.charged(self.inner.synchronize(stream), |()| {
+            self.meter.charge(DriverCall::StreamSynchronize, 0)
+        })
+    }
+
+    fn stream_wait(&self, waiter: StreamId, waited: StreamId) -> Result<(), StorageError> {
+        self.charged(self.inner.stream_wait(waiter, waited), |()| {
+            self.meter.charge(DriverCall::EventRecord, 0)
+        })
+    }
+
+    fn backend(&self) -> &'static str {
+        self.inner.backend()
+    }
+    fn alignment(&self) -> u64 {
+        self.inner.alignment()
+    }
+    fn mem_info(&self) -> Result<crate::MemInfo, StorageError> {
+        self.inner.mem_info()
+    }
+    fn holds_memory(&self) -> bool {
+        self.inner.holds_memory()
+    }
+    fn write(&self, dst: DevicePtr, data: &[u8], stream: StreamId) -> Result<(), StorageError> {
+        self.inner.write(dst, data, stream)
+    }
+    fn read(&self, src: DevicePtr, out: &mut [u8], stream: StreamId) -> Result<(), StorageError> {
+        self.inner.read(src, out, stream)
+    }
+    fn fill(
+        &self,
+        dst: DevicePtr,
+        value: u8,
+        bytes: u64,
+        stream: StreamId,
+    ) -> Result<(), StorageError> {
+        self.inner.fill(dst, value, bytes, stream)
+    }
+    fn copy(
+        &self,
+        src: DevicePtr,
+        dst: DevicePtr,
+        bytes: u64,
+        stream: StreamId,
+    ) -> Result<(), StorageError> {
+        self.inner.copy(src, dst, bytes, stream)
+    }
+}
+
+impl<V: VirtualMemory> VirtualMemory for DriverCostResource<V> {
+    fn reserve_range(&self, bytes: u64) -> Result<VaRange, StorageError> {
+        self.charged(self.inner.reserve_range(bytes), |_| {
+            self.meter.charge(DriverCall::AddressReserve, bytes)
+        })
+    }
+
+    fn free_range(&self, range: RangeId) -> Result<(), StorageError> {
+        self.charged(self.inner.free_range(range), |()| {
+            self.meter.charge(DriverCall::AddressFree, 0)
+        })
+    }
+
+    fn create_chunk(&self, bytes: u64) -> Result<ChunkId, StorageError> {
+        self.charged(self.inner.create_chunk(bytes), |_| {
+            self.meter.charge(DriverCall::Create, bytes)
+        })
+    }
+
+    fn release_chunk(&self, chunk: ChunkId) -> Result<(), StorageError> {
+        // Sizes never change and ids are never reused: asked before, right
+        // if the release succeeds.
+        let bytes = self.inner.chunk_bytes(chunk).unwrap_or(0);
+        self.charged(self.inner.release_chunk(chunk), |()| {
+            self.meter.charge(DriverCall::Release, bytes)
+        })
+    }
+
+    fn map(&self, range: RangeId, offset: u64, chunk: ChunkId) -> Result<DevicePtr, StorageError> {
+        let bytes = self.inner.chunk_bytes(chunk).unwrap_or(0);
+        self.charged(self.inner.map(range, offset, chunk), |_| {
+            self.meter.charge(DriverCall::Map, bytes);
+            self.meter.charge(DriverCall::SetAccess, bytes);
+        })
+    }
+
+    fn unmap(&self, range: RangeId, offset: u64, bytes: u64) -> Result<Vec<ChunkId>, StorageError> {
+        self.charged(self.inner.unmap(range, offset, bytes), |chunks| {
+            self.meter
+                .charge_many(DriverCall::Unmap, chunks.len() as u64, bytes);
+        })
+    }
+
+    /// The backend's counters, with this device's modeled driver time.
+    fn vm_stats(&self) -> VirtualMemoryStats {
+        VirtualMemoryStats {
+            driver: self.meter.snapshot(),
+            ..self.inner.vm_stats()
+        }
+    }
+
+    fn backend(&self) -> &'static str {
+        self.inner.backend()
+    }
+    fn granularity(&self) -> u64 {
+        self.inner.granularity()
+    }
+    fn holds_memory(&self) -> bool {
+        self.inner.holds_memory()
+    }
+    fn range_info(&self, range: RangeId) -> Result<VaRange, StorageError> {
+        self.inner.range_info(range)
+    }
+    fn chunk_bytes(&self, chunk: ChunkId) -> Result<u64, StorageError> {
+        self.inner.chunk_bytes(chunk)
+    }
+    fn physical_info(&self) -> Result<crate::MemInfo, StorageError> {
+        self.inner.physical_info()
+    }
+    fn write_mapped(&self, dst: DevicePtr, data: &[u8]) -> Result<(), StorageError> {
+        self.inner.write_mapped(dst, data)
+    }
+    fn read_mapped(&self, src: DevicePtr, out: &mut [u8]) -> Result<(), StorageError> {
+        self.inner.read_mapped(src, out)
+    }
+    fn fill_mapped(&self, dst: DevicePtr, value: u8, bytes: u64) -> Result<(), StorageError> {
+        self.inner.fill_mapped(dst, value, bytes)
+    }
+    fn copy_mapped(&self, src: DevicePtr, dst: DevicePtr, bytes: u64) -> Result<(), StorageError> {
+        self.inner.copy_mapped(src, dst, bytes)
+    }
+}

@@ -1,0 +1,147 @@
+//! `DriverMeter`: the modeled driver time of one device, per call kind,
+//! lock-free; `DriverTime`: a snapshot of it.
+//!
+//! Nothing sleeps: a charge adds the call's modeled latency (from the
+//! device's [`DriverCosts`]) to an atomic per call kind, so a replay's
+//! wall clock stays the host's time and the driver's is read beside it.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use crate::driver_cost::table::{CALL_KINDS, DriverCall, DriverCosts};
+
+/// Calls made of one kind and the modeled time they cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CallTally {
+    /// Calls charged.
+    pub calls: u64,
+    /// Their modeled time, ns.
+    pub ns: u64,
+}
+
+/// Modeled driver calls and time, per [`DriverCall`] (a snapshot of a
+/// [`DriverMeter`]; all zero where no meter is installed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DriverTime {
+    tallies: [CallTally; CALL_KINDS],
+}
+
+impl DriverTime {
+    /// The tally of `call`.
+    pub fn tally(&self, call: DriverCall) -> CallTally {
+        self.tallies[call.index()]
+    }
+
+    /// Calls of `call` charged.
+    pub fn calls(&self, call: DriverCall) -> u64 {
+        self.tally(call).calls
+    }
+
+    /// Modeled time of every call, ns.
+    pub fn total_ns(&self) -> u64 {
+        self.tallies
+            .iter()
+            .fold(0u64, |t, c| t.saturating_add(c.ns))
+    }
+
+    /// Driver calls of every kind.
+    pub fn total_calls(&self) -> u64 {
+        self.tallies.iter().map(|c| c.calls).sum()
+    }
+
+    /// Times the host waited for the whole device (`cuCtxSynchronize`,
+    /// including the one inside every `cuMemFree`).
+    pub fn device_waits(&self) -> u64 {
+        self.calls(DriverCall::DeviceSynchronize)
+    }
+
+    /// Times the host waited for one stream (`cuStreamSynchronize`).
+    pub fn stream_waits(&self) -> u64 {
+        self.calls(DriverCall::StreamSynchronize)
+    }
+
+    /// Each call kind with at least one call, in table order.
+    pub fn nonzero(&self) -> impl Iterator<Item = (DriverCall, CallTally)> + '_ {
+        DriverCall::ALL
+            .into_iter()
+            .map(|c| (c, self.tally(c)))
+            .filter(|(_, t)| t.calls > 0)
+    }
+}
+
+impl std::ops::AddAssign for DriverTime {
+    /// Sum two devices' (or phases') figures.
+    fn add_assign(&mut self, other: Self) {
+        for (mine, theirs) in self.tallies.iter_mut().zip(other.tallies) {
+            mine.calls += theirs.calls;
+            mine.ns = mine.ns.saturating_add(theirs.ns);
+        }
+    }
+}
+
+/// What one device's driver calls are modeled to have cost so far.
+///
+/// Shared (`Arc`) by the [`crate::DriverCostResource`]s over a device's
+/// resource and its virtual memory, so pages and chunks add up to one
+/// figure. Counters are relaxed atomics: exact per field, read without
+/// blocking a call.
+#[derive(Debug)]
+pub struct DriverMeter {
+    costs: DriverCosts,
+    calls: [AtomicU64; CALL_KINDS],
+    ns: [AtomicU64; CALL_KINDS],
+}
+
+impl DriverMeter {
+    /// A meter charging `costs`.
+    pub fn new(costs: DriverCosts) -> Self {
+        DriverMeter {
+            costs,
+            calls: std::array::from_fn(|_| AtomicU64::new(0)),
+            ns: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
+
+    /// The table it charges.
+    pub fn costs(&self) -> &DriverCosts {
+        &self.costs
+    }
+
+    /// Charge one `call` of `bytes`.
+    pub fn charge(&self, call: DriverCall, bytes: u64) {
+        self.charge_many(call, 1, bytes);
+    }
+
+    /// Charge `count` calls of `call` that together span `bytes` (each pays
+    /// the fixed part, the bytes pay the per-granule part once).
+    pub fn charge_many(&self, call: DriverCall, count: u64, bytes: u64) {
+        if count == 0 {
+            return;
+        }
+        let latency = self.costs.latency(call);
+        let ns = latency
+            .fixed_ns
+            .saturating_mul(count)
+            .saturating_add(latency.ns(bytes).saturating_sub(latency.fixed_ns));
+        let i = call.index();
+        self.calls[i].fetch_add(count, Relaxed);
+        self.ns[i].fetch_add(ns, Relaxed);
+    }
+
+    /// The calls and time so far.
+    pub fn snapshot(&self) -> DriverTime {
+        DriverTime {
+            tallies: std::array::from_fn(|i| CallTally {
+                calls: self.calls[i].load(Relaxed),
+                ns: self.ns[i].load(Relaxed),
+            }),
+        }
+    }
+
+    /// Back to zero (to measure one phase).
+    pub fn reset(&self) {
+        for (calls, ns) in self.calls.iter().zip(&self.ns) {
+            calls.store(0, Relaxed);
+            ns.store(0, Relaxed);
+        }
+    }
+}

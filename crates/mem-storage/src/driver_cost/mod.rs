@@ -1,0 +1,25 @@
+//! The driver cost model: what a GPU would pay for the calls gpumem makes.
+//!
+//! - [`DriverCosts`] (`table.rs`): the one table of modeled latencies, a
+//!   fixed part per call plus a part per 2 MiB, every figure cited in
+//!   docs/storage.md; its text form (`create=96.66us+96.66us/2MiB,...`) is
+//!   what `GPUMEM_CONF driver_cost:` takes and what the GPU benchmark
+//!   prints (`parse.rs`).
+//! - [`DriverMeter`] (`meter.rs`): one device's charged calls and modeled
+//!   time per call kind, lock-free; [`DriverTime`] is its snapshot, which
+//!   [`crate::VirtualMemoryStats::driver`] and the facade's statistics carry.
+//! - [`DriverCostResource`] (`adaptor.rs`): the adaptor that charges every
+//!   call passing through it, over any resource or virtual memory.
+//!
+//! Nothing sleeps: time is added to counters, so host time and modeled
+//! driver time are read side by side.
+
+mod adaptor;
+mod meter;
+mod parse;
+mod table;
+
+pub use adaptor::{DriverCostResource, PageCalls};
+pub use meter::{CallTally, DriverMeter, DriverTime};
+pub use parse::{ENTRY_GRAMMAR, LATENCY_GRAMMAR};
+pub use table::{CALL_KINDS, COST_GRANULE, DriverCall, DriverCosts, Latency};
