@@ -52,7 +52,8 @@ pub enum PoolLayout {
     Auto,
     /// Virtual-memory arenas: per stream one arena for every size, a range
     /// of addresses twice the device's memory (at least 64 GiB) with
-    /// physical 2 MiB chunks mapped only under live data (mem-pools'
+    /// physical chunks (2 MiB granules, up to
+    /// [`GpumemConfig::arena_max_chunk`]) mapped only under live data (mem-pools'
     /// `PoolType::VirtualArena`). Building a device with it fails where the
     /// backend has no virtual memory.
     Arenas,
@@ -198,7 +199,7 @@ pub struct GpumemConfig {
     pub arena_max_chunk: Option<u64>,
     /// The driver cost model charged for every driver call on the host and
     /// simulated backends (what a GPU would pay; read in
-    /// [`MemoryStats::driver`](crate::MemoryStats::driver)). A CUDA device
+    /// [`MemoryStats::driver`](crate::stats::MemoryStats::driver)). A CUDA device
     /// charges nothing: its driver time is in the wall clock.
     pub driver_costs: mem_storage::DriverCosts,
 }
