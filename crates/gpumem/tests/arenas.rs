@@ -208,3 +208,56 @@ fn another_streams_cached_chunks_are_given_back_before_an_arena_reservation_fail
     );
     drop(big);
 }
+
+#[test]
+fn an_idle_chunk_stays_mapped_until_its_streams_work_completes() {
+    let device = host(1);
+    let s = device.default_stream();
+    let a = s.reserve(4 * MIB).unwrap(); // chunks 0-1
+    let fence = s.reserve(256).unwrap(); // chunk 2: the hole stays a hole
+    let op = s.submit(); // a kernel using `a`, still running
+    drop(a);
+    // Neither a cleanup nor the reclaim waits for it: the chunk stays.
+    device.reclaim().unwrap();
+    assert_eq!(
+        device.stats().chunks.unmaps,
+        0,
+        "operation {op} may still read it"
+    );
+    assert_eq!(device.stats().reserved_bytes.current, 6 * MIB);
+    // A reservation that needs memory creates it rather than wait.
+    let b = s.reserve(8 * MIB).unwrap();
+    assert_eq!(device.stats().chunks.unmaps, 0);
+    s.complete_through(op).unwrap();
+    device.reclaim().unwrap();
+    let stats = device.stats();
+    assert_eq!(
+        stats.chunks.unmaps, 1,
+        "complete: the idle chunk goes, whole"
+    );
+    assert_eq!(stats.reserved_bytes.current, 2 * MIB + 8 * MIB);
+    drop((b, fence));
+    device.reclaim().unwrap();
+    assert_eq!(device.stats().reserved_bytes.current, 0);
+}
+
+#[test]
+fn the_out_of_memory_retry_waits_for_the_stream_an_idle_chunk_waits_for() {
+    let device = Device::host_with_capacity(64 * MIB)
+        .ignore_env()
+        .build()
+        .unwrap();
+    assert!(device.memory_report().virtual_memory.is_some(), "arenas");
+    let s = device.default_stream();
+    let a = s.reserve(40 * MIB).unwrap();
+    let fence = s.reserve(256).unwrap(); // 42 of 64 MiB held
+    let op = s.submit();
+    drop(a);
+    // 41 MiB (too big for the hole) does not fit beside the idle chunk,
+    // which may not go yet: the retry synchronizes this stream, then the
+    // cleanup gives it back, and the reservation succeeds.
+    let b = s.reserve(41 * MIB).unwrap();
+    assert!(s.completed() >= op, "the retry waited for the stream");
+    assert_eq!(device.stats().chunks.unmaps, 1);
+    drop((b, fence));
+}

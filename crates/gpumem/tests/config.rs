@@ -8,7 +8,8 @@ use gpumem::prelude::*;
 fn every_key_sets_its_setting() {
     let config = GpumemConfig::from_conf(
         "pools:sliced, page_size:1MiB, max_slice:32MiB, max_page:512MiB, budget:8GiB, \
-         streams:4, lazy_pages:true, relocate:auto, poison:0xAB, bypass_caching:on",
+         streams:4, lazy_pages:true, relocate:auto, poison:0xAB, bypass_caching:on, \
+         arena_max_chunk:32MiB",
     )
     .unwrap();
     assert_eq!(
@@ -25,6 +26,7 @@ fn every_key_sets_its_setting() {
             auto_relocate: true,
             poison: Some(0xAB),
             bypass_caching: true,
+            arena_max_chunk: Some(32 * MIB),
             driver_costs: gpumem::storage::DriverCosts::A100,
         }
     );

@@ -116,10 +116,11 @@ pub enum PoolType {
         /// Bytes of mapped chunks no live slice touches that stay mapped,
         /// so an allocation landing there costs no driver call (CUDA memory
         /// pools' release threshold; [`DEFAULT_RELEASE_THRESHOLD`]: no
-        /// limit until an explicit cleanup). Beyond it the oldest are
-        /// unmapped and released. It does not raise peak physical memory
-        /// past 1/([`crate::IDLE_SHARE`] − 1) over need: idle chunks are
-        /// moved where they are needed first.
+        /// limit until an explicit cleanup). Beyond it the oldest that may
+        /// go (whole, their stream work complete) are unmapped and
+        /// released. It does not raise peak physical memory much: idle
+        /// chunks past 1/[`crate::IDLE_SHARE`] of the mapped ones are shed
+        /// before a new chunk is created.
         release_threshold: u64,
     },
 }
@@ -135,10 +136,10 @@ impl PoolType {
 /// The default release threshold of an arena: none — idle chunks stay
 /// mapped until an explicit cleanup (`cleanup(true)`, the facade's
 /// `reclaim` and its out-of-memory retry), as PyTorch's caching allocator
-/// keeps its segments until `empty_cache`. It never raises peak physical
-/// memory (idle chunks are moved before physical memory grows past
-/// 1/16 of need, see `arena/chunks.rs`); what it buys is fewer driver calls. Set
-/// a finite threshold where other processes need the memory back.
+/// keeps its segments until `empty_cache`. Idle chunks past 1/16 of the
+/// mapped ones are shed before physical memory grows (see
+/// `arena/chunks.rs`); what the cache buys is fewer driver calls. Set a
+/// finite threshold where other processes need the memory back.
 pub const DEFAULT_RELEASE_THRESHOLD: u64 = u64::MAX;
 
 /// Options that are not about the pool layout.
@@ -150,6 +151,12 @@ pub struct MemoryManagementOptions {
     /// (`get_storage`, `get_resource`, `write`, `read`): a dry-run replay of a
     /// workload larger than the device costs nothing.
     pub lazy_pages: bool,
+    /// The largest physical chunk an arena creates, in bytes (rounded
+    /// down to the storage's granularity, at least one granule): a run of
+    /// empty slots gets one chunk per this many bytes. `None`:
+    /// [`crate::DEFAULT_MAX_CHUNK`]. Larger: fewer driver calls, more
+    /// physical memory over live data (the frontier in docs/pools.md).
+    pub arena_max_chunk: Option<u64>,
 }
 
 impl MemoryManagementOptions {

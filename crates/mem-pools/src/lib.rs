@@ -96,7 +96,8 @@
 //! - `paged/`: pools, carving, pages, page-size growth, the free index,
 //!   slice starts.
 //! - `arena/`: virtual-memory arenas — chunks, the chunk map and its idle
-//!   queue, chunk moves, placement, `sleep` / `wake`.
+//!   queue, chunk moves, placement, stream-ordered reclamation, `sleep` /
+//!   `wake`.
 //! - `handles/`: handles and bindings, slot keys and drop records, the
 //!   counted cells and their pool, the drop queue, [`RawPin`].
 //! - `capture/`, `relocation/`, `report/`: the capture window and
@@ -122,7 +123,7 @@ mod paged;
 mod relocation;
 mod report;
 
-pub use arena::chunks::IDLE_SHARE;
+pub use arena::chunks::{DEFAULT_MAX_CHUNK, IDLE_SHARE};
 pub use arena::sleep::{SleepContents, SleepReport};
 pub use capture::record::CaptureState;
 pub use config::{

@@ -66,6 +66,7 @@ fn main() -> ExitCode {
         refusals: 0,
         released_on_refusal: 0,
         idle_on_refusal: 0,
+        shed_on_refusal: 0,
         violations: Vec::new(),
     };
     println!(
@@ -97,13 +98,15 @@ fn main() -> ExitCode {
             total.refusals += report.refusals;
             total.released_on_refusal += report.released_on_refusal;
             total.idle_on_refusal += report.idle_on_refusal;
+            total.shed_on_refusal += report.shed_on_refusal;
             total.violations.extend(report.violations);
         }
     }
     println!(
         "total: {} programs, {} runs, {} faults injected, {} typed refusals checked, {} violations, \
          {} refused reservations gave empty pages back (known bug 4), \
-         {} refused arena reservations changed idle chunks (undo refused too), {:.1} s",
+         {} refused arena reservations changed idle chunks (undo refused too), \
+         {} had shed idle chunks first, {:.1} s",
         programs.len(),
         total.runs,
         total.faults,
@@ -111,6 +114,7 @@ fn main() -> ExitCode {
         total.violations.len(),
         total.released_on_refusal,
         total.idle_on_refusal,
+        total.shed_on_refusal,
         started.elapsed().as_secs_f64()
     );
     if total.violations.is_empty() {

@@ -113,7 +113,7 @@ mod storage;
 pub mod units;
 mod vm;
 
-pub use adaptors::driver_cost::{DriverCostResource, PageCalls, UNMAP_WAITS_FOR_DEVICE};
+pub use adaptors::driver_cost::{DriverCostResource, PageCalls};
 pub use adaptors::fault::FaultInjection;
 pub use adaptors::fault::plan::{Call, CallPredicate, FaultPlan, Operation};
 pub use adaptors::logging::event_log::{Action, CSV_HEADER, ResourceEvent, write_csv, write_trace};

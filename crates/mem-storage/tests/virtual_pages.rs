@@ -193,3 +193,34 @@ fn a_dropped_storage_unmaps_adjacent_and_lone_chunks_and_leaves_the_memory_idle(
         (7, 8, 0)
     );
 }
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_chunk_of_several_granules_is_one_create_one_map_and_goes_only_whole() {
+    let (vm, mut s) = host();
+    let page = s.alloc_virtual(10 * G).unwrap();
+    let big = s.create_chunk_of(3 * G).unwrap();
+    assert_eq!(s.bytes_allocated(), 3 * G);
+    s.map_chunk(page.id, 2 * G, big).unwrap();
+    let stats = vm.vm_stats();
+    assert_eq!((stats.chunks_created, stats.maps), (1, 1));
+    // Bytes reach across its granules.
+    let across = view(&page, 3 * G - 8, 16);
+    s.write(&across, &[9; 16]).unwrap();
+    // Its mapping starts at granule 2: an unmap anywhere else is refused.
+    let err = s.unmap_chunk(page.id, 3 * G).unwrap_err();
+    assert!(matches!(err, StorageError::NotMapped { .. }), "{err}");
+    assert!(matches!(
+        s.dealloc(page.id),
+        Err(StorageError::RangeInUse { mapped_bytes, .. }) if mapped_bytes == 3 * G
+    ));
+    assert_eq!(s.unmap_chunk(page.id, 2 * G).unwrap(), big);
+    assert_eq!(vm.vm_stats().mapped_bytes, 0, "all three granules went");
+    s.release_chunk(big).unwrap();
+    assert_eq!(s.bytes_allocated(), 0);
+    // Not a multiple of the granularity: the virtual memory refuses it.
+    assert!(s.create_chunk_of(G + 1).is_err());
+    s.dealloc(page.id).unwrap();
+    drop(s);
+    assert!(vm.vm_stats().is_idle());
+}

@@ -85,7 +85,7 @@ impl Allocator {
     pub fn reserved_means(self, arenas: bool) -> &'static str {
         match self {
             _ if self.is_gpumem() && arenas => {
-                "physical 2 MiB chunks mapped or cached under the arenas, plus persistent pages"
+                "physical chunks (2 MiB granules, up to arena_max_chunk each) mapped or cached under the arenas, plus persistent pages"
             }
             _ if self.is_gpumem() => "bytes of pages held from the device",
             Allocator::OffsetAllocator => "the heap's high-water extent (it never shrinks)",

@@ -10,7 +10,8 @@
 //! that name what is valid — a typo must never be silently ignored, since
 //! the setting the user meant would then silently not apply.
 
-use super::layout::{POOL_KINDS, parse_layout};
+use super::conf_items::items;
+use super::layout::parse_layout;
 use super::{Budget, DEFAULT_POISON, GpumemConfig, PoolLayout};
 use crate::error::{GpuMemError, Result};
 use crate::units::parse_bytes;
@@ -47,6 +48,11 @@ pub const CONF_KEYS: &[(&str, &str, &str)] = &[
     ),
     ("streams", "1..=1024", "streams the device starts with"),
     ("lazy_pages", "true | false", "map pages on first touch"),
+    (
+        "arena_max_chunk",
+        "bytes (64MiB)",
+        "largest physical chunk an arena creates (larger: fewer driver calls, more memory)",
+    ),
     (
         "relocate",
         "auto | manual",
@@ -143,36 +149,6 @@ fn parse_poison(value: &str) -> Result<Option<u8>> {
     byte.map(Some).ok_or_else(|| bad("poison", value))
 }
 
-/// The items of a `GPUMEM_CONF` string, with a `pools:` list kept whole:
-/// the items after `pools:` that are pools of a list (`sliced:…`,
-/// `exclusive:…`, `arena:…`; no key has those names) belong to its value,
-/// so `pools:` takes every layout `gpumem replay --config` does. Likewise
-/// the `key=latency` entries after `driver_cost:` (no colon, an `=`)
-/// belong to it.
-fn items(text: &str) -> Vec<String> {
-    let mut items: Vec<String> = Vec::new();
-    let (mut in_pools, mut in_costs) = (false, false);
-    for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-        let key = item
-            .split_once(':')
-            .map(|(k, _)| k.trim().to_ascii_lowercase());
-        let pool = key.as_deref().is_some_and(|k| POOL_KINDS.contains(&k));
-        let cost_entry = key.is_none() && item.contains('=');
-        match items.last_mut() {
-            Some(last) if (in_pools && pool) || (in_costs && cost_entry) => {
-                last.push(',');
-                last.push_str(item);
-            }
-            _ => {
-                in_pools = key.as_deref() == Some("pools");
-                in_costs = key.as_deref() == Some("driver_cost");
-                items.push(item.to_string());
-            }
-        }
-    }
-    items
-}
-
 /// `a100`, `zero`, or `key=latency` entries over the A100 table.
 fn parse_driver_costs(value: &str) -> Result<DriverCosts> {
     match value.to_ascii_lowercase().as_str() {
@@ -242,6 +218,7 @@ impl GpumemConfig {
                         .ok_or_else(|| bad(key, value))?
                 }
                 "lazy_pages" => next.lazy_pages = parse_bool(key, value)?,
+                "arena_max_chunk" => next.arena_max_chunk = Some(parse_size(key, value)?),
                 "poison" => next.poison = parse_poison(value)?,
                 "relocate" => {
                     next.auto_relocate = match value.to_ascii_lowercase().as_str() {

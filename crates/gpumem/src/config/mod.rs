@@ -7,6 +7,7 @@
 //! memory is touched, never a half-built device.
 
 pub mod conf;
+mod conf_items;
 pub mod layout;
 
 use mem_pools::{MemoryConfiguration, MemoryPoolOptions, PoolType};
@@ -51,7 +52,8 @@ pub enum PoolLayout {
     Auto,
     /// Virtual-memory arenas: per stream one arena for every size, a range
     /// of addresses twice the device's memory (at least 64 GiB) with
-    /// physical 2 MiB chunks mapped only under live data (mem-pools'
+    /// physical chunks (2 MiB granules, up to
+    /// [`GpumemConfig::arena_max_chunk`]) mapped only under live data (mem-pools'
     /// `PoolType::VirtualArena`). Building a device with it fails where the
     /// backend has no virtual memory.
     Arenas,
@@ -190,9 +192,14 @@ pub struct GpumemConfig {
     /// reservation from the storage, so memory checkers see each buffer's
     /// real bounds (`PYTORCH_NO_CUDA_MEMORY_CACHING`).
     pub bypass_caching: bool,
+    /// The largest physical chunk an arena creates, in bytes; `None`: the
+    /// engine's default (`mem_pools::DEFAULT_MAX_CHUNK`, 64 MiB). Larger:
+    /// fewer driver calls, more physical memory over live data
+    /// (docs/pools.md, the frontier).
+    pub arena_max_chunk: Option<u64>,
     /// The driver cost model charged for every driver call on the host and
     /// simulated backends (what a GPU would pay; read in
-    /// [`MemoryStats::driver`](crate::MemoryStats::driver)). A CUDA device
+    /// [`MemoryStats::driver`](crate::stats::MemoryStats::driver)). A CUDA device
     /// charges nothing: its driver time is in the wall clock.
     pub driver_costs: mem_storage::DriverCosts,
 }
@@ -208,6 +215,7 @@ impl Default for GpumemConfig {
             auto_relocate: false,
             poison: None,
             bypass_caching: false,
+            arena_max_chunk: None,
             driver_costs: mem_storage::DriverCosts::A100,
         }
     }

@@ -231,6 +231,7 @@ impl DeviceBuilder {
                 MemoryManagementOptions {
                     name: label,
                     lazy_pages: config.lazy_pages,
+                    arena_max_chunk: config.arena_max_chunk,
                 },
             );
             streams.push(StreamShared::new(id, engine, capacity));

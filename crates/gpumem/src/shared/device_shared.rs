@@ -77,7 +77,7 @@ impl DeviceShared {
             return self.run_shared(index, f);
         }
         let mut st = self.streams[index].lock();
-        self.settle(&mut st);
+        self.settle(&mut st, index);
         let out = f(&mut st);
         self.after(&mut st);
         out
@@ -87,17 +87,22 @@ impl DeviceShared {
     fn run_shared<T>(&self, index: usize, f: impl FnOnce(&mut StreamState) -> T) -> T {
         let mut st = self.streams[index].lock();
         let start = st.begin_shared_call();
-        self.settle(&mut st);
+        self.settle(&mut st, index);
         let out = f(&mut st);
         self.after(&mut st);
         self.after_shared_call(index, &st, &start);
         out
     }
 
-    /// Before a call: release held allocations (and everything cached, in
+    /// Before a call: tell the engine how far stream `index`'s work got
+    /// (an arena unmaps an idle chunk only once the work that may touch it
+    /// is complete), release held allocations (and everything cached, in
     /// `bypass_caching` mode).
     #[inline]
-    fn settle(&self, st: &mut StreamState) {
+    fn settle(&self, st: &mut StreamState, index: usize) {
+        let stream = &self.streams[index];
+        st.engine
+            .set_stream_progress(stream.submitted(), stream.completed());
         st.settle(&self.streams, self.config.poison);
         if self.config.bypass_caching {
             self.cleanup(st);

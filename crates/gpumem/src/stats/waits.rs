@@ -6,8 +6,8 @@
 //! [`Device::synchronize`](crate::Device::synchronize), `sleep`, the
 //! "finish every stream" of relocation and compaction, the out-of-memory
 //! retry), each counted here by source, and the backend makes its own
-//! (the CUDA unmap's `cuCtxSynchronize`, `cuMemFree`'s implicit one),
-//! which the driver meter counts. Stream waits (`cuStreamSynchronize`)
+//! (`cuMemFree`'s implicit one; the CUDA unmap makes none), which the
+//! driver meter counts. Stream waits (`cuStreamSynchronize`)
 //! come from the meter: a "finish every stream" is one device-wide wait
 //! here and one stream wait per stream there.
 
@@ -83,7 +83,8 @@ pub struct WaitStats {
     pub relocation: u64,
     /// The out-of-memory retry finishing every stream.
     pub oom_retry: u64,
-    /// The backend's own: a device synchronize before every CUDA unmap
-    /// (`mem_storage::UNMAP_WAITS_FOR_DEVICE`) and inside `cuMemFree`.
+    /// The backend's own: the device synchronize inside `cuMemFree` (the
+    /// CUDA unmap waits for nothing: arenas unmap only chunks whose
+    /// stream work is complete).
     pub backend: u64,
 }

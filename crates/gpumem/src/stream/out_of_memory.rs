@@ -21,11 +21,32 @@ use std::sync::atomic::Ordering;
 
 use mem_pools::{IoError, ManagedMemoryBinding, ManagedMemoryHandle};
 use mem_relocate::{RelocationReason, ReserveRetry, RetryStep};
-use mem_storage::{DeviceResource, StorageError};
+use mem_storage::{ComputeStorage, DeviceResource, StorageError};
 
 use crate::error::{GpuMemError, OutOfMemoryReport, Refuser, Result};
 use crate::relocation;
 use crate::shared::{DeviceShared, Stream, StreamState};
+
+/// The retry's one wait for arenas: each stream one of whose idle chunks
+/// waits for its work (mem-pools' `arena_chunks_waiting`) is synchronized
+/// and marked complete, so the cleanup that follows can give those chunks
+/// back. Streams with none are not waited for; no reserve, free or
+/// cleanup path outside this retry waits for them.
+fn finish_for_idle_chunks(device: &DeviceShared) {
+    for stream in &device.streams {
+        let mut st = stream.lock();
+        if !st.engine.arena_chunks_waiting() {
+            continue;
+        }
+        match st.engine.storage().synchronize() {
+            Ok(()) => {
+                drop(st);
+                stream.mark_all_complete();
+            }
+            Err(err) => tracing::warn!(%err, "waiting for a stream's idle chunks failed"),
+        }
+    }
+}
 
 /// What a refused attempt was.
 #[derive(Debug, Clone, Copy)]
@@ -70,6 +91,7 @@ pub(crate) fn retry<T>(
                 tracing::debug!(%err, stream = owner, ?kind, "refused; freeing cached memory and retrying");
                 device.retries.fetch_add(1, Ordering::Relaxed);
                 device.streams[owner].lock().tally.num_alloc_retries += 1;
+                finish_for_idle_chunks(device);
                 relocation::free_cached_memory(device);
             }
             (

@@ -1,6 +1,6 @@
 //! The idle FIFO of an arena page's chunk slots: mapped slots no live
-//! slice touches, oldest first (trimming releases the oldest, a move takes
-//! the oldest outside the span being mapped).
+//! slice touches, oldest first (trimming releases the oldest chunk whose
+//! slots are all idle, shedding one at the edge of a stripped region).
 //!
 //! A doubly linked list threaded through the slots themselves: queueing,
 //! taking and a slot going live again are each O(1), with no allocation
@@ -16,38 +16,24 @@ use std::ops::RangeInclusive;
 
 use crate::arena::chunk_map::{ChunkMap, END, Slot};
 
-/// Oldest idle slots looked at for one that borders an unmapped slot when
-/// a chunk is moved (see [`ChunkMap::take_idle_to_move`]).
+/// Oldest idle slots looked at for a chunk that borders an unmapped slot
+/// when chunks are shed (see [`ChunkMap::take_idle_extent`]).
 pub(crate) const MOVE_PROBE: usize = 64;
 
 impl ChunkMap {
     /// Mark mapped slot `s`, touched by no live slice, idle (newest).
     #[inline]
     pub(crate) fn queue_idle(&mut self, s: u32) {
-        let newest = self.newest;
+        let (newest, stamp) = (self.newest, self.submitted);
         let slot = self.slot(s);
         debug_assert!(slot.chunk.is_some() && slot.live == 0 && !slot.idle);
-        (slot.idle, slot.older, slot.newer) = (true, newest, END);
+        (slot.idle, slot.older, slot.newer, slot.stamp) = (true, newest, END, stamp);
+        self.shed_stuck = false;
         match newest {
             END => self.oldest = s,
             n => self.slots[n as usize].newer = s,
         }
         self.newest = s;
-        self.idle_count += 1;
-    }
-
-    /// Mark mapped slot `s` idle again as the *oldest* (a chunk taken for a
-    /// move whose unmap was refused: first in line again).
-    pub(crate) fn requeue_oldest(&mut self, s: u32) {
-        let oldest = self.oldest;
-        let slot = self.slot(s);
-        debug_assert!(slot.chunk.is_some() && slot.live == 0 && !slot.idle);
-        (slot.idle, slot.older, slot.newer) = (true, END, oldest);
-        match oldest {
-            END => self.newest = s,
-            o => self.slots[o as usize].older = s,
-        }
-        self.oldest = s;
         self.idle_count += 1;
     }
 
@@ -142,14 +128,15 @@ impl ChunkMap {
     /// the old newest once.
     #[inline(never)]
     fn queue_released(&mut self, head: u32, last: u32) {
+        let stamp = self.submitted;
         let run = &mut self.slots[head as usize..=last as usize];
-        (run[0].idle, run[0].newer) = (true, head + 1);
+        (run[0].idle, run[0].newer, run[0].stamp) = (true, head + 1, stamp);
         let (mut tail, mut added) = (0, 1);
         for (i, slot) in run.iter_mut().enumerate().skip(1) {
             slot.live -= 1;
             if slot.live == 0 && slot.chunk.is_some() {
                 let s = head + i as u32;
-                (slot.idle, slot.older, slot.newer) = (true, s - 1, s + 1);
+                (slot.idle, slot.older, slot.newer, slot.stamp) = (true, s - 1, s + 1, stamp);
                 (tail, added) = (i, added + 1);
             }
         }
@@ -169,6 +156,7 @@ impl ChunkMap {
         self.link(self.newest, head);
         self.newest = head + tail as u32;
         self.idle_count += added;
+        self.shed_stuck = false;
     }
 
     /// Make `older` and `newer` neighbours in the idle list ([`END`]: the
@@ -185,7 +173,9 @@ impl ChunkMap {
         }
     }
 
-    /// The oldest idle slot outside `keep`, taken off the idle list.
+    /// The oldest idle slot outside `keep`, taken off the idle list (tests
+    /// of the list's order).
+    #[cfg(test)]
     pub(crate) fn take_idle(&mut self, keep: &std::ops::RangeInclusive<u32>) -> Option<u32> {
         let mut s = self.oldest;
         while s != END && keep.contains(&s) {
@@ -198,42 +188,76 @@ impl ChunkMap {
         Some(s)
     }
 
-    /// The idle slot to move a chunk out of, outside `keep`: among the
-    /// [`MOVE_PROBE`] oldest, the first that borders an unmapped slot (or
-    /// the range's unused end), else the oldest; taken off the list.
+    /// An idle chunk to unmap whole, none of whose slots is in `keep`, and
+    /// its slots taken off the idle list: `(first slot, slots)`.
     ///
-    /// Stripping the edge of a region already stripped leaves the fully
-    /// mapped holes whole, and placement (`arena_place.rs`) lands the next
-    /// reservations there for no call; stripping the oldest wherever it
-    /// is cuts into those holes. Measured: random's calls 45.5 k → 36.3 k
-    /// at the same peak (64 looked at; 256: 33.5 k), serving 36.2 k →
-    /// 34.2 k. Trimming stays strictly oldest first ([`Self::take_idle`]).
-    pub(crate) fn take_idle_to_move(
+    /// The idle list is walked from the oldest slot, at most `limit` slots;
+    /// a slot whose chunk still has a live slot elsewhere (a chunk is
+    /// unmapped whole), or whose stream work may still be running, is
+    /// passed over. Without `edge` the first chunk found
+    /// wins (trimming: oldest first). With `edge`, of the [`MOVE_PROBE`]
+    /// oldest, the first chunk that borders an unmapped slot (or the
+    /// range's unused end) wins, else the first found: stripping the edge
+    /// of a region already stripped leaves the fully mapped holes whole,
+    /// and placement (`arena_place.rs`) lands the next reservations there
+    /// for no call (measured with one-granule chunks: random's calls
+    /// 45.5 k → 36.3 k at the same peak, serving 36.2 k → 34.2 k).
+    pub(crate) fn take_idle_extent(
         &mut self,
-        keep: &std::ops::RangeInclusive<u32>,
-    ) -> Option<u32> {
+        keep: &RangeInclusive<u32>,
+        edge: bool,
+        limit: usize,
+    ) -> Option<(u32, u32)> {
         let mut s = self.oldest;
-        let mut first = END;
-        for _ in 0..MOVE_PROBE {
-            if s == END {
+        let mut found = None;
+        for looked in 0..limit {
+            if s == END || (found.is_some() && looked >= MOVE_PROBE) {
                 break;
             }
-            if !keep.contains(&s) {
-                if self.borders_unmapped(s) {
-                    first = s;
+            let (head, len) = self.extent(s);
+            let last = head + (len - 1);
+            let kept = !keep.is_empty() && head <= *keep.end() && last >= *keep.start();
+            let next = self.slots[s as usize].newer;
+            if !kept && self.extent_ready(head, len) {
+                if !edge || self.extent_borders_unmapped(head, last) {
+                    found = Some((head, len));
                     break;
                 }
-                if first == END {
-                    first = s; // the oldest, should no border turn up
-                }
+                found.get_or_insert((head, len));
+            } else if edge && !kept && next != END {
+                // Not ready (partly live, or its work runs): behind the
+                // others, so the next shed does not walk it first again.
+                self.rotate_newest(s);
             }
-            s = self.slots[s as usize].newer;
+            s = next;
         }
-        if first == END {
-            return self.take_idle(keep); // every one looked at was kept
+        let (head, len) = found?;
+        for t in head..head + len {
+            self.unqueue(t);
         }
-        self.unqueue(first);
-        Some(first)
+        Some((head, len))
+    }
+
+    /// Move idle slot `s` to the newest end of the idle list, keeping its
+    /// stamp.
+    fn rotate_newest(&mut self, s: u32) {
+        let Slot { older, newer, .. } = self.slots[s as usize];
+        self.link(older, newer);
+        let newest = self.newest;
+        let slot = &mut self.slots[s as usize];
+        (slot.older, slot.newer) = (newest, END);
+        self.slots[newest as usize].newer = s;
+        self.newest = s;
+    }
+
+    /// Whether the slot before `head` or after `last` has no chunk.
+    fn extent_borders_unmapped(&self, head: u32, last: u32) -> bool {
+        let mapped = |t: u32| {
+            self.slots
+                .get(t as usize)
+                .is_some_and(|s| s.chunk.is_some())
+        };
+        (head > 0 && !mapped(head - 1)) || !mapped(last + 1)
     }
 
     /// The idle slots, oldest first (tests).

@@ -15,22 +15,30 @@ pub(crate) const NONE: std::ops::RangeInclusive<u32> = 1..=0;
 /// No slot: the end of the idle list.
 pub(crate) const END: u32 = u32::MAX;
 
-/// Where a moved chunk was mapped: (arena page, slot).
-pub(crate) type Origin = (u32, u32);
-
 /// One granule of an arena page.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Slot {
     /// Live slices overlapping it.
     pub(crate) live: u32,
-    /// Written only through [`ChunkMap::set_chunk`], which keeps the
-    /// mapped bits in step.
+    /// The chunk mapped over it; written only through
+    /// [`ChunkMap::set_extent`], which keeps the mapped bits in step.
     pub(crate) chunk: Option<ChunkId>,
+    /// The first slot of the chunk mapped here (a chunk may cover several
+    /// slots: it was created sized to the run it filled).
+    pub(crate) head: u32,
+    /// At a chunk's first slot: the slots it covers (mapped and unmapped
+    /// whole, never in part).
+    pub(crate) len: u32,
     /// Mapped, touched by no live slice, and linked in the idle list.
     pub(crate) idle: bool,
     /// The idle list's older and newer neighbours ([`END`] at its ends).
     pub(crate) older: u32,
     pub(crate) newer: u32,
+    /// The stream's submit cursor when the slot last became idle: work
+    /// submitted up to it may still touch the slot, so its chunk is
+    /// unmapped only once the stream has completed that far
+    /// (`stream_order.rs`).
+    pub(crate) stamp: u64,
 }
 
 impl Default for Slot {
@@ -38,9 +46,12 @@ impl Default for Slot {
         Self {
             live: 0,
             chunk: None,
+            head: END,
+            len: 0,
             idle: false,
             older: END,
             newer: END,
+            stamp: 0,
         }
     }
 }
@@ -62,6 +73,15 @@ pub(crate) struct ChunkMap {
     pub(crate) newest: u32,
     pub(crate) idle_count: u64,
     pub(crate) mapped: u64,
+    /// The stream's submit cursor now: the stamp of a slot going idle.
+    pub(crate) submitted: u64,
+    /// The stream's completed cursor now: a slot stamped at or below it
+    /// is touched by no unfinished work.
+    pub(crate) completed: u64,
+    /// A shed found no chunk that may go among the idle slots it looked
+    /// at; set until a slot goes idle or the completed cursor moves, so
+    /// reservations do not walk the same partly live chunks again.
+    pub(crate) shed_stuck: bool,
 }
 
 impl ChunkMap {
@@ -77,6 +97,9 @@ impl ChunkMap {
             newest: END,
             idle_count: 0,
             mapped: 0,
+            submitted: 0,
+            completed: 0,
+            shed_stuck: false,
         }
     }
 
@@ -108,25 +131,46 @@ impl ChunkMap {
         }
     }
 
-    /// Put `chunk` under slot `s` (`None`: it was unmapped).
-    pub(crate) fn set_chunk(&mut self, s: u32, chunk: Option<ChunkId>) {
-        self.reach(s);
-        self.slots[s as usize].chunk = chunk;
-        let (w, bit) = (s as usize / 64, 1u64 << (s % 64));
+    /// Put `chunk` under the `len` slots from `first` (`None`: the chunk
+    /// that covered them was unmapped), keeping the mapped bits and the
+    /// mapped count in step.
+    pub(crate) fn set_extent(&mut self, first: u32, len: u32, chunk: Option<ChunkId>) {
+        debug_assert!(len > 0);
+        let last = first + (len - 1);
+        self.reach(last);
+        for slot in &mut self.slots[first as usize..=last as usize] {
+            slot.chunk = chunk;
+            slot.head = if chunk.is_some() { first } else { END };
+        }
+        self.slots[first as usize].len = if chunk.is_some() { len } else { 0 };
+        for s in first..=last {
+            let (w, bit) = (s as usize / 64, 1u64 << (s % 64));
+            match chunk {
+                Some(_) => self.mapped_bits[w] |= bit,
+                None => self.mapped_bits[w] &= !bit,
+            }
+        }
         match chunk {
-            Some(_) => self.mapped_bits[w] |= bit,
-            None => self.mapped_bits[w] &= !bit,
+            Some(_) => self.mapped += u64::from(len),
+            None => self.mapped -= u64::from(len),
         }
     }
 
-    /// Whether a neighbour of slot `s` has no chunk (past the map's end
-    /// counts as none; before slot 0 is not a slot).
-    pub(crate) fn borders_unmapped(&self, s: u32) -> bool {
-        let mapped = |t: u32| {
-            let w = self.mapped_bits.get(t as usize / 64).copied().unwrap_or(0);
-            w & (1 << (t % 64)) != 0
-        };
-        (s > 0 && !mapped(s - 1)) || !mapped(s + 1)
+    /// The chunk over mapped slot `s`: its first slot and how many it covers.
+    pub(crate) fn extent(&self, s: u32) -> (u32, u32) {
+        let head = self.slots[s as usize].head;
+        (head, self.slots[head as usize].len)
+    }
+
+    /// Whether the chunk at `head` covering `len` slots may be unmapped
+    /// whole: no live slice touches any of its slots, and the stream has
+    /// completed the work it had submitted when each went idle (checked
+    /// against the cursors, without waiting).
+    pub(crate) fn extent_ready(&self, head: u32, len: u32) -> bool {
+        let completed = self.completed;
+        self.slots[head as usize..(head + len) as usize]
+            .iter()
+            .all(|slot| slot.live == 0 && slot.stamp <= completed)
     }
 
     /// Slots of `span` with no chunk (slots past the map's end included).

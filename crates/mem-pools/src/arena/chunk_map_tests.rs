@@ -14,7 +14,7 @@ use super::*;
 fn mapped(n: u32) -> ChunkMap {
     let mut map = ChunkMap::new(1 << 16);
     for s in 0..n {
-        map.set_chunk(s, Some(ChunkId(u64::from(s) + 1)));
+        map.set_extent(s, 1, Some(ChunkId(u64::from(s) + 1)));
     }
     map
 }
@@ -70,37 +70,60 @@ fn a_span_claim_with_one_unmapped_slot_changes_no_count_and_no_idle_order() {
 }
 
 #[test]
-fn taking_an_idle_slot_skips_the_span_being_mapped_and_keeps_it_in_line() {
+fn taking_an_idle_chunk_skips_the_span_being_mapped() {
     let mut map = mapped(5);
     (0..5).for_each(|s| {
         map.claim_slot(s);
         map.release_slot(s);
     });
-    assert_eq!(map.take_idle(&(0..=1)), Some(2));
-    map.requeue_oldest(2); // its unmap was refused: first in line again
-    assert_eq!(map.idle_order(), vec![2, 0, 1, 3, 4]);
-    assert_eq!(map.take_idle(&(0..=4)), None);
-    assert_eq!(map.idle_count, 5);
+    assert_eq!(
+        map.take_idle_extent(&(0..=1), false, usize::MAX),
+        Some((2, 1))
+    );
+    assert_eq!(map.idle_order(), vec![0, 1, 3, 4]);
+    assert_eq!(map.take_idle_extent(&(0..=4), false, usize::MAX), None);
+    assert_eq!(map.idle_count, 4);
 }
 
 #[test]
-fn a_chunk_to_move_comes_from_the_edge_of_a_stripped_region_before_a_whole_hole() {
+fn a_chunk_to_shed_comes_from_the_edge_of_a_stripped_region_before_a_whole_hole() {
     let mut map = mapped(8);
-    map.set_chunk(5, None); // stripped earlier
-    map.slot(7); // slot 7 mapped: nothing past the end next to slot 6
+    map.set_extent(5, 1, None); // stripped earlier
     for s in [1, 4, 2] {
         map.claim_slot(s);
         map.release_slot(s);
     }
     // Slot 1 is the oldest, but its neighbours are mapped; 4 borders 5.
-    assert_eq!(map.take_idle_to_move(&NONE), Some(4));
+    assert_eq!(map.take_idle_extent(&NONE, true, 64), Some((4, 1)));
     // None of the rest borders an unmapped slot: the oldest goes.
-    assert_eq!(map.take_idle_to_move(&NONE), Some(1));
+    assert_eq!(map.take_idle_extent(&NONE, true, 64), Some((1, 1)));
     // Trimming takes strictly the oldest.
     map.claim_slot(6);
     map.release_slot(6); // borders 5, newest
-    assert_eq!(map.take_idle(&NONE), Some(2));
-    assert_eq!(map.take_idle(&NONE), Some(6));
+    assert_eq!(map.take_idle_extent(&NONE, false, 64), Some((2, 1)));
+    assert_eq!(map.take_idle_extent(&NONE, false, 64), Some((6, 1)));
+}
+
+#[test]
+fn a_chunk_of_several_slots_goes_only_once_every_slot_of_it_is_idle() {
+    let mut map = ChunkMap::new(1 << 16);
+    map.set_extent(0, 3, Some(ChunkId(1))); // slots 0-2: one chunk
+    map.set_extent(3, 1, Some(ChunkId(2)));
+    assert_eq!(map.mapped, 4);
+    assert_eq!(map.extent(1), (0, 3));
+    map.claim_span(0..=3);
+    map.release_span(1..=3); // slot 0 stays live
+    map.release_span(0..=0);
+    map.claim_span(0..=0); // live again: idle 1, 2, 3
+    assert_eq!(map.idle_order(), vec![1, 2, 3]);
+    // Slots 1 and 2 are idle, but their chunk still has a live slot.
+    assert_eq!(map.take_idle_extent(&NONE, false, usize::MAX), Some((3, 1)));
+    map.release_span(0..=0);
+    assert_eq!(map.take_idle_extent(&NONE, false, usize::MAX), Some((0, 3)));
+    assert_eq!(map.idle_count, 0);
+    map.set_extent(0, 3, None);
+    assert_eq!(map.mapped, 1);
+    assert_eq!(map.unmapped_in(0..=3), 3);
 }
 
 /// Slot-by-slot steps, the reference a span's claim and release (which
@@ -187,7 +210,7 @@ proptest! {
                     let oldest = model.idle.pop_front();
                     prop_assert_eq!(map.take_idle(&NONE), oldest);
                     if let Some(s) = oldest {
-                        map.set_chunk(s, None);
+                        map.set_extent(s, 1, None);
                         model.mapped[s as usize] = false;
                     }
                 }

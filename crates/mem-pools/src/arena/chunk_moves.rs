@@ -1,224 +1,159 @@
-//! Moving chunks under arena slots: map a slot (an idle chunk moved from
-//! its hole, or a new one), map a moved chunk back, unmap a slot, release a
-//! chunk, and the share of idle chunks past which moving beats creating.
-//! Every step leaves a slot mapped or unmapped, never half (see
-//! `chunks.rs` for the policy and its guarantees).
+//! Driver calls under arena slots: map a run of empty slots with one chunk
+//! sized to it, shed idle chunks in a batch when they pass their share,
+//! unmap a chunk whole, release it. Every step leaves a slot mapped or
+//! unmapped, never half (see `chunks.rs` for the policy and its
+//! guarantees).
+//!
+//! Why sized chunks and no moves: a chunk is one `cuMemCreate` and one
+//! `cuMemMap` however large, so a run of k empty slots costs two calls,
+//! not 2k. A chunk of k slots can only be unmapped whole, so an idle
+//! chunk is no longer moved slot by slot into a hole (unmap + map per
+//! slot); once idle chunks pass 1/[`IDLE_SHARE`] of the mapped slots,
+//! whole idle chunks are unmapped and released in one batch until they
+//! are under 1/(2 × [`IDLE_SHARE`]) (hysteresis: not one per
+//! reservation), and the run gets a new chunk of its own size.
+//!
+//! [`IDLE_SHARE`]: crate::IDLE_SHARE
 
 use mem_storage::{ChunkId, ComputeStorage, StorageId};
 
-use crate::arena::chunk_map::{NONE, Origin};
-use crate::arena::chunks::IDLE_SHARE;
+use crate::arena::chunk_map::NONE;
 use crate::engine::core::Core;
 use crate::error::IoError;
 
+/// Idle slots of the list walked at most for one chunk to shed: bounds
+/// the search when the oldest idle slots sit in chunks still partly live.
+pub(crate) const SHED_PROBE: usize = 256;
+
 impl Core {
-    /// Put a chunk under empty slot `s`: an idle one moved from its hole,
-    /// else a new one; `true` when it is new. On a refusal nothing is left
-    /// half done: a moved chunk whose map is refused is mapped back where
-    /// it was, a new one is released.
-    pub(crate) fn map_slot<S: ComputeStorage>(
+    /// Create one chunk covering the `len` empty slots from `first` of
+    /// arena page `page` and map it there: one create, one map. On a
+    /// refusal nothing changes (a chunk created is released again).
+    pub(crate) fn map_run<S: ComputeStorage>(
         &mut self,
         storage: &mut S,
         page: u32,
         id: StorageId,
-        s: u32,
-        keep: &std::ops::RangeInclusive<u32>,
-    ) -> Result<bool, IoError> {
+        first: u32,
+        len: u32,
+    ) -> Result<(), IoError> {
         let pool = self.pages[page].pool;
-        let map = self.arena_map(page);
-        let g = map.granularity;
-        let move_idle = self.idle_worth_moving();
-        let map = self.arena_map(page);
-        let idle_here = if move_idle {
-            map.take_idle_to_move(keep)
-        } else {
-            None
-        };
-        let (chunk, from) = match idle_here {
-            Some(from) => match storage.unmap_chunk(id, u64::from(from) * g) {
-                Ok(chunk) => {
-                    map.set_chunk(from, None);
-                    map.mapped -= 1;
-                    self.stats.chunks.unmaps += 1;
-                    (chunk, Some((page, from)))
-                }
-                Err(err) => {
-                    // Still mapped where it was: idle again.
-                    map.requeue_oldest(from);
-                    return Err(err.into());
-                }
-            },
-            None => match move_idle
-                .then(|| self.take_idle_elsewhere(storage, page, g))
-                .flatten()
-            {
-                Some(moved) => {
-                    let (chunk, from) = moved?;
-                    (chunk, Some(from))
-                }
-                None => {
-                    let chunk = storage.create_chunk()?;
-                    self.stats.chunks.creates += 1;
-                    self.on_chunk_bytes(pool, g, true);
-                    (chunk, None)
-                }
-            },
-        };
-        let map = self.arena_map(page);
-        match storage.map_chunk(id, u64::from(s) * g, chunk) {
+        let g = self.arena_map(page).granularity;
+        let bytes = u64::from(len) * g;
+        let chunk = storage.create_chunk_of(bytes)?;
+        self.stats.chunks.creates += 1;
+        self.on_chunk_bytes(pool, bytes, true);
+        match storage.map_chunk(id, u64::from(first) * g, chunk) {
             Ok(()) => {
-                map.set_chunk(s, Some(chunk));
-                map.mapped += 1;
+                self.arena_map(page).set_extent(first, len, Some(chunk));
                 self.stats.chunks.maps += 1;
-                Ok(from.is_none())
+                Ok(())
             }
             Err(err) => {
-                let back = from
-                    .is_some_and(|(home, slot)| self.map_back(storage, home, slot, chunk, pool, g));
-                if !back {
-                    tracing::debug!(%err, ?from, "mapping a chunk failed; it is released");
-                    self.drop_chunk(storage, pool, chunk, g);
-                }
+                tracing::debug!(%err, "mapping a new chunk failed; it is released");
+                self.drop_chunk(storage, pool, chunk, bytes);
                 Err(err.into())
             }
         }
     }
 
-    /// Whether a slot that needs a chunk takes an idle one out of its hole
-    /// rather than a new one. Both cost two driver calls (unmap + map,
-    /// create + map); moving keeps physical memory flat, creating keeps the
-    /// hole's chunk for the next allocation that lands there (no call at
-    /// all). Idle chunks move once they are at least 1/[`IDLE_SHARE`] of
-    /// the mapped ones, so physical memory stays within about
-    /// 1/([`IDLE_SHARE`] − 1) of the chunks live data touches (one more
-    /// chunk at most) while holes keep their chunks below that share.
-    pub(crate) fn idle_worth_moving(&self) -> bool {
-        let (idle, mapped) = self
-            .pools
+    /// Idle and mapped slots of every arena page of the manager.
+    fn idle_and_mapped(&self) -> (u64, u64) {
+        self.pools
             .iter()
             .flat_map(|p| &p.current)
             .filter_map(|&pg| self.pages[pg].chunks.as_deref())
-            .fold((0, 0), |(i, m), map| (i + map.idle_count, m + map.mapped));
-        idle > 0 && idle.saturating_mul(IDLE_SHARE) >= mapped
+            .fold((0, 0), |(i, m), map| (i + map.idle_count, m + map.mapped))
     }
 
-    /// Map `chunk`, moved out of idle slot `slot` of `page` and counted in
-    /// `pool` since, back there, idle again and counted in `page`'s pool;
-    /// `false` when the device refuses.
-    pub(crate) fn map_back<S: ComputeStorage>(
+    /// Before physical memory grows: once idle slots are at least
+    /// 1/[`crate::IDLE_SHARE`] of the mapped ones (all arena pages of the
+    /// manager), unmap and release whole idle chunks — of `page` first,
+    /// none touching `keep`, at the edge of stripped regions first — until
+    /// they are under half that share, or none is left that may go. Below the share
+    /// nothing is shed and holes keep their chunks for the next reservation
+    /// that lands there (no call at all).
+    pub(crate) fn shed_idle<S: ComputeStorage>(
         &mut self,
         storage: &mut S,
         page: u32,
-        slot: u32,
-        chunk: ChunkId,
-        pool: u32,
-        g: u64,
-    ) -> bool {
-        let Some(id) = self.page_storage(page) else {
-            return false;
-        };
-        if let Err(err) = storage.map_chunk(id, u64::from(slot) * g, chunk) {
-            tracing::debug!(%err, "mapping a moved chunk back failed");
-            return false;
+        keep: &std::ops::RangeInclusive<u32>,
+    ) {
+        let share = crate::arena::chunks::IDLE_SHARE;
+        let (idle, mapped) = self.idle_and_mapped();
+        if idle == 0 || idle.saturating_mul(share) < mapped {
+            return;
         }
-        self.stats.chunks.maps += 1;
-        let home = self.pages[page].pool;
-        let map = self.arena_map(page);
-        map.set_chunk(slot, Some(chunk));
-        map.mapped += 1;
-        map.queue_idle(slot);
-        if home != pool {
-            self.pool_mut(pool).usage.bytes_reserved -= g;
-            self.pool_mut(home).usage.bytes_reserved += g;
-        }
-        true
-    }
-
-    /// The oldest idle chunk of another arena page of this manager (any
-    /// arena pool: chunks are the storage's, any range maps one), unmapped
-    /// from its hole and counted in `page`'s pool, so physical memory grows
-    /// only while no arena holds an idle chunk. `None` when none is idle; a
-    /// refused unmap leaves the chunk idle where it was.
-    pub(crate) fn take_idle_elsewhere<S: ComputeStorage>(
-        &mut self,
-        storage: &mut S,
-        page: u32,
-        g: u64,
-    ) -> Option<Result<(ChunkId, Origin), IoError>> {
-        let other = self
-            .pools
-            .iter()
-            .flat_map(|p| &p.current)
-            .copied()
-            .find(|&pg| {
-                pg != page
-                    && self.pages[pg]
-                        .chunks
-                        .as_deref()
-                        .is_some_and(|m| m.idle_count > 0 && m.granularity == g)
-            })?;
-        let (id, from_pool, to_pool) = (
-            self.page_storage(other)?,
-            self.pages[other].pool,
-            self.pages[page].pool,
-        );
-        let map = self.chunk_map(other)?;
-        let s = map.take_idle_to_move(&NONE)?;
-        match storage.unmap_chunk(id, u64::from(s) * g) {
-            Ok(chunk) => {
-                map.set_chunk(s, None);
-                map.mapped -= 1;
-                self.stats.chunks.unmaps += 1;
-                // The bytes move between pools; the manager's total stays.
-                self.pool_mut(from_pool).usage.bytes_reserved -= g;
-                let usage = &mut self.pool_mut(to_pool).usage;
-                usage.bytes_reserved += g;
-                usage.mark();
-                Some(Ok((chunk, (other, s))))
+        let others = self.pools.iter().flat_map(|p| &p.current).copied();
+        let pages: Vec<u32> = std::iter::once(page)
+            .chain(others.filter(|&pg| pg != page))
+            .filter(|&pg| self.pages[pg].chunks.is_some())
+            .collect();
+        for pg in pages {
+            let Some(id) = self.page_storage(pg) else {
+                continue;
+            };
+            let keep_here = if pg == page { keep.clone() } else { NONE };
+            if self.arena_map(pg).shed_stuck {
+                continue; // nothing changed since a shed found nothing here
             }
-            Err(err) => {
-                map.requeue_oldest(s);
-                Some(Err(err.into()))
+            loop {
+                let (idle, mapped) = self.idle_and_mapped();
+                if idle.saturating_mul(2 * share) < mapped {
+                    return;
+                }
+                let taken = self
+                    .arena_map(pg)
+                    .take_idle_extent(&keep_here, true, SHED_PROBE);
+                let Some((head, len)) = taken else {
+                    self.arena_map(pg).shed_stuck = true;
+                    break;
+                };
+                if !self.unmap_extent(storage, pg, id, head, len) {
+                    return;
+                }
             }
         }
     }
 
-    /// Unmap and release the chunk under slot `s` (no live slice touches
-    /// it and it is not queued idle); `false` when the unmap is refused
-    /// (the chunk stays mapped, idle).
-    pub(crate) fn unmap_slot<S: ComputeStorage>(
+    /// Unmap and release the chunk at slot `head` covering `len` slots (no
+    /// live slice touches it and none of its slots is queued idle);
+    /// `false` when the unmap is refused (the chunk stays mapped, idle).
+    pub(crate) fn unmap_extent<S: ComputeStorage>(
         &mut self,
         storage: &mut S,
         page: u32,
         id: StorageId,
-        s: u32,
+        head: u32,
+        len: u32,
     ) -> bool {
         let pool = self.pages[page].pool;
         let map = self.arena_map(page);
         let g = map.granularity;
-        match storage.unmap_chunk(id, u64::from(s) * g) {
+        match storage.unmap_chunk(id, u64::from(head) * g) {
             Ok(chunk) => {
-                map.set_chunk(s, None);
-                map.mapped -= 1;
+                map.set_extent(head, len, None);
                 self.stats.chunks.unmaps += 1;
-                self.drop_chunk(storage, pool, chunk, g);
+                self.drop_chunk(storage, pool, chunk, u64::from(len) * g);
                 true
             }
             Err(err) => {
-                tracing::warn!(%err, slot = s, "unmapping a chunk failed; it stays mapped, idle");
-                map.queue_idle(s);
+                tracing::warn!(%err, slot = head, "unmapping a chunk failed; it stays mapped, idle");
+                for s in head..head + len {
+                    map.queue_idle(s);
+                }
                 false
             }
         }
     }
 
-    /// Release an unmapped chunk of `g` bytes (its bytes leave the pool).
+    /// Release an unmapped chunk of `bytes` (its bytes leave the pool).
     pub(crate) fn drop_chunk<S: ComputeStorage>(
         &mut self,
         storage: &mut S,
         pool: u32,
         chunk: ChunkId,
-        g: u64,
+        bytes: u64,
     ) {
         match storage.release_chunk(chunk) {
             Ok(()) => self.stats.chunks.releases += 1,
@@ -229,7 +164,7 @@ impl Core {
                 self.unreleased_chunks.push(chunk);
             }
         }
-        self.on_chunk_bytes(pool, g, false);
+        self.on_chunk_bytes(pool, bytes, false);
     }
 
     /// Retry the releases of chunks the storage refused to release (see
@@ -260,4 +195,37 @@ impl Core {
             self.stats.reserved_bytes.sub(bytes);
         }
     }
+}
+
+/// The chunks that fill the empty slots `first..=last` of a slice at
+/// `offset..offset + bytes` (slots `span`), as (first slot, slots): one
+/// chunk per `cap` slots of the run, except that the slice's first and
+/// last slot get a chunk of their own where the slice only partly covers
+/// them. A
+/// neighbour may share such a slot, and a chunk is unmapped only whole:
+/// apart, the interior chunk goes idle whole when the slice is freed and
+/// can be shed, instead of staying mapped while a neighbour lives on its
+/// edge slot.
+pub(crate) fn run_pieces(
+    (first, last): (u32, u32),
+    span: &std::ops::RangeInclusive<u32>,
+    (offset, bytes): (u64, u64),
+    g: u64,
+    cap: u32,
+) -> impl Iterator<Item = (u32, u32)> {
+    let head_shared = first == *span.start() && first < last && offset % g != 0;
+    let tail_shared = last == *span.end() && last > first && (offset + bytes) % g != 0;
+    let inner = (first + u32::from(head_shared))..=(last - u32::from(tail_shared));
+    let head = head_shared.then_some((first, 1));
+    let tail = tail_shared.then_some((last, 1));
+    let (istart, iend) = (*inner.start(), *inner.end());
+    let middle = (!inner.is_empty())
+        .then(|| {
+            (istart..=iend)
+                .step_by(cap as usize)
+                .map(move |h| (h, (iend - h + 1).min(cap)))
+        })
+        .into_iter()
+        .flatten();
+    head.into_iter().chain(middle).chain(tail)
 }

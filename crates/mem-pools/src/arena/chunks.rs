@@ -9,49 +9,57 @@
 //!   where it touches fewest unmapped slots. Freed holes keep their chunks,
 //!   so this is what turns reuse into zero driver calls; addresses are
 //!   free, so a larger mapped hole beats a tighter unmapped one.
-//! - **acquire** (a slice is about to go live): every slot it touches gets a
-//!   chunk. A slot already mapped costs nothing. Otherwise, once idle
-//!   chunks (mapped, touched by no live slice) are at least 1/[`IDLE_SHARE`]
-//!   of the mapped ones, an idle chunk is unmapped from its hole — in this
-//!   range, else in any other arena range of the manager, whatever its
-//!   pool; among the oldest idle ones, one at the edge of a region already
-//!   stripped, so whole mapped holes stay whole for placement — and mapped
-//!   here; below that share a new chunk is created and
-//!   the holes keep theirs, so an allocation landing there again costs no
-//!   driver call. Physical memory therefore stays within about
-//!   1/([`IDLE_SHARE`] − 1) of the chunks live slices touch (plus one), at
-//!   its peak too, whatever the caches hold.
+//! - **acquire** (a slice is about to go live): every slot it touches gets
+//!   a chunk. A slot already mapped costs nothing. Each run of empty slots
+//!   gets new chunks sized to it, one per `arena_max_chunk` bytes, with the
+//!   slice's partly covered first and last slot apart (`chunk_moves.rs`):
+//!   one create and one map each. Before that, once idle slots (mapped,
+//!   touched by no live slice) are at least 1/[`IDLE_SHARE`] of the mapped
+//!   ones, whole idle chunks whose stream work is complete are shed in one
+//!   batch (unmapped and released, at the edge of stripped regions first)
+//!   until they are under half that share; below it holes keep theirs, so
+//!   an allocation landing there again costs no driver call.
 //! - **release** (a slice was freed): slots no live slice touches any more
-//!   become idle — still mapped, so an allocation landing there again costs
-//!   no driver call — up to the pool's release threshold (all its ranges
-//!   together); beyond it the oldest idle chunks of the range are unmapped
-//!   and released.
+//!   become idle — still mapped, stamped with the stream's submit cursor
+//!   (`stream_order.rs`) — up to the pool's release threshold (all its
+//!   ranges together); beyond it the oldest idle chunks that may go (all
+//!   their slots idle, their work complete) are unmapped and released.
 //!
-//! All of it is O(chunks the slice touches), plus O(arena ranges) for a
-//! chunk taken from another range and for the threshold of a pool with
-//! several ranges (one range each in practice); the idle queue is a FIFO
-//! linked through the slots, so a slot going live again leaves it in O(1).
-//! A failed driver call leaves every slot either mapped (live or idle) or
-//! unmapped, never half, and a refused acquire leaves physical memory,
-//! reserved bytes and the cache as they were: acquire maps before it
-//! counts; on a refusal the chunks it created go back to the device, the
-//! idle chunks it moved stay where they now are, idle, and a moved chunk
-//! whose map is refused is mapped back where it was. Only when the device
-//! refuses that undo too does a chunk stay behind, idle, for the threshold
-//! to trim later. A chunk whose release is refused stays with the storage
-//! and its release is retried at the engine's next flush.
+//! All of it is O(slots the slice touches), plus O(arena ranges) for the
+//! share and for the threshold of a pool with several ranges (one range
+//! each in practice), plus the idle slots passed over when shedding
+//! (at most `SHED_PROBE` a chunk); the idle queue is a FIFO linked through
+//! the slots, so a slot going live again leaves it in O(1). A failed
+//! driver call leaves every slot either mapped (live or idle) or unmapped,
+//! never half, and a refused acquire never leaves more physical memory,
+//! reserved bytes or cache than before: acquire maps before it counts; on
+//! a refusal the chunks it created go back to the device, and what it shed
+//! stays shed. Only when the device refuses that undo too does a chunk
+//! stay behind, idle, for the threshold to trim later. A chunk whose
+//! release is refused stays with the storage and its release is retried
+//! at the engine's next flush.
 
 use mem_storage::{ComputeStorage, StorageId};
 
 use crate::arena::chunk_map::{ChunkMap, NONE};
+use crate::arena::chunk_moves::run_pieces;
 use crate::config::PoolType;
 use crate::engine::core::Core;
 use crate::error::IoError;
 
-/// Idle chunks are moved to where a slot needs one once they are at least
-/// this fraction (1/16) of an arena manager's mapped chunks; below it a new
-/// chunk is created and holes keep theirs (see `idle_worth_moving`).
+/// The share of idle slots past which idle chunks are shed before
+/// physical memory grows: once they are at least 1/16 of an arena
+/// manager's mapped slots, whole idle chunks are unmapped and released
+/// until they are under 1/32; below it holes keep theirs (see
+/// `shed_idle`).
 pub const IDLE_SHARE: u64 = 16;
+
+/// The default largest chunk an arena creates (64 MiB): a run of empty
+/// slots gets one chunk per this many bytes. Larger: fewer driver calls,
+/// more physical memory stranded in chunks partly reused (a chunk is
+/// unmapped only whole); the frontier is in docs/pools.md.
+/// `MemoryManagementOptions::arena_max_chunk` sets it.
+pub const DEFAULT_MAX_CHUNK: u64 = 64 << 20;
 
 impl Core {
     pub(crate) fn chunk_map(&mut self, page: u32) -> Option<&mut ChunkMap> {
@@ -129,14 +137,14 @@ impl Core {
         self.map_missing(storage, page, offset, bytes, may_map, false)
     }
 
-    /// Map a chunk under every slot of `offset..offset + bytes` of arena
-    /// page `page` that has none (see `map_slot`). Without `may_map` (a
-    /// capture window) an unmapped slot is [`IoError::CaptureWouldAllocate`].
-    /// On a refusal with `undo`, what this call mapped is given back as it
-    /// came: a chunk it created goes back to the device, one it moved from a
-    /// hole stays here, idle — physical memory, reserved bytes and the cache
-    /// are as they were (unless the device refuses the undo too: the chunk
-    /// then stays idle).
+    /// Map a chunk under every run of slots of `offset..offset + bytes` of
+    /// arena page `page` that has none: one chunk sized to each run (see
+    /// `map_run`), after shedding idle chunks past their share
+    /// (`shed_idle`). Without `may_map` (a capture window) an unmapped slot
+    /// is [`IoError::CaptureWouldAllocate`]. On a refusal with `undo`, the
+    /// chunks this call created go back to the device (physical memory,
+    /// reserved bytes and the cache are as they were, less what was shed;
+    /// unless the device refuses the undo too: the chunk then stays idle).
     fn map_missing<S: ComputeStorage>(
         &mut self,
         storage: &mut S,
@@ -151,30 +159,36 @@ impl Core {
         };
         let span = map.span(offset, bytes);
         let g = map.granularity;
-        let mut mapped_here = Vec::new();
-        for s in span.clone() {
+        let (mut s, last) = (*span.start(), *span.end());
+        let mut created = Vec::new();
+        while s <= last {
             if self.arena_map(page).slot(s).chunk.is_some() {
+                s += 1;
                 continue;
             }
-            let result = match may_map {
-                true => self.map_slot(storage, page, id, s, &span),
-                false => Err(IoError::CaptureWouldAllocate {
+            let first = s;
+            while s <= last && self.arena_map(page).slot(s).chunk.is_none() {
+                s += 1;
+            }
+            if !may_map {
+                for (head, len) in created.into_iter().filter(|_| undo) {
+                    self.unmap_extent(storage, page, id, head, len);
+                }
+                return Err(IoError::CaptureWouldAllocate {
                     size: bytes,
                     page_size: g,
-                }),
-            };
-            match result {
-                Ok(created) => mapped_here.push((s, created)),
-                Err(err) => {
-                    for (s, created) in mapped_here.into_iter().filter(|_| undo) {
-                        if created {
-                            self.unmap_slot(storage, page, id, s);
-                        } else {
-                            self.arena_map(page).queue_idle(s);
-                        }
+                });
+            }
+            let cap = u32::try_from(self.max_chunk_bytes / g).map_or(u32::MAX, |c| c.max(1));
+            for (head, len) in run_pieces((first, s - 1), &span, (offset, bytes), g, cap) {
+                self.shed_idle(storage, page, &span);
+                if let Err(err) = self.map_run(storage, page, id, head, len) {
+                    for (head, len) in created.into_iter().filter(|_| undo) {
+                        self.unmap_extent(storage, page, id, head, len);
                     }
                     return Err(err);
                 }
+                created.push((head, len));
             }
         }
         Ok(())
@@ -240,10 +254,11 @@ impl Core {
             if map.idle_count.saturating_mul(g) <= keep_bytes {
                 return;
             }
-            let Some(s) = map.take_idle(&NONE) else {
+            // Oldest first; a chunk still partly live is passed over.
+            let Some((head, len)) = map.take_idle_extent(&NONE, false, usize::MAX) else {
                 return;
             };
-            if !self.unmap_slot(storage, page, id, s) {
+            if !self.unmap_extent(storage, page, id, head, len) {
                 return;
             }
         }

@@ -1,6 +1,7 @@
 //! Virtual-memory arenas: physical chunks under a virtual range, mapped
 //! only where live slices are — placement on mapped chunks, the chunk map,
-//! its idle queue, chunk moves, and `sleep` / `wake`.
+//! its idle queue, chunk moves, stream-ordered reclamation, and `sleep` /
+//! `wake`.
 
 pub(crate) mod chunk_idle;
 pub(crate) mod chunk_map;
@@ -8,3 +9,4 @@ pub(crate) mod chunk_moves;
 pub(crate) mod chunks;
 pub(crate) mod place;
 pub(crate) mod sleep;
+pub(crate) mod stream_order;

@@ -75,56 +75,29 @@ impl Core {
             .collect()
     }
 
-    /// Unmap and release the chunk under slot `s` of `page`, live or idle
-    /// (the slot keeps its live count: it is asleep). `Err` when the unmap
-    /// is refused (the slot stays as it was).
-    fn release_slot_chunk<S: ComputeStorage>(
+    /// Unmap and release the chunk at slot `head` of `page` covering `len`
+    /// slots, live or idle (the slots keep their live counts: they are
+    /// asleep). `Err` when the unmap is refused (the slots stay as they
+    /// were).
+    fn release_extent_asleep<S: ComputeStorage>(
         &mut self,
         storage: &mut S,
         page: u32,
         id: mem_storage::StorageId,
-        s: u32,
+        (head, len): (u32, u32),
     ) -> Result<(), IoError> {
         let pool = self.pages[page].pool;
         let map = self.arena_map(page);
         let g = map.granularity;
-        let chunk = storage.unmap_chunk(id, u64::from(s) * g)?;
-        if map.slots[s as usize].idle {
-            map.unqueue(s);
+        let chunk = storage.unmap_chunk(id, u64::from(head) * g)?;
+        for s in head..head + len {
+            if map.slots[s as usize].idle {
+                map.unqueue(s);
+            }
         }
-        map.set_chunk(s, None);
-        map.mapped -= 1;
+        map.set_extent(head, len, None);
         self.stats.chunks.unmaps += 1;
-        self.drop_chunk(storage, pool, chunk, g);
-        Ok(())
-    }
-
-    /// Create a chunk and map it under empty slot `s` of `page` (a wake);
-    /// a refused map gives the new chunk back.
-    fn map_fresh_chunk<S: ComputeStorage>(
-        &mut self,
-        storage: &mut S,
-        page: u32,
-        id: mem_storage::StorageId,
-        s: u32,
-    ) -> Result<(), IoError> {
-        let pool = self.pages[page].pool;
-        let g = self.pages[page]
-            .chunks
-            .as_deref()
-            .expect("an arena page")
-            .granularity;
-        let chunk = storage.create_chunk()?;
-        self.stats.chunks.creates += 1;
-        self.on_chunk_bytes(pool, g, true);
-        if let Err(err) = storage.map_chunk(id, u64::from(s) * g, chunk) {
-            self.drop_chunk(storage, pool, chunk, g);
-            return Err(err.into());
-        }
-        self.stats.chunks.maps += 1;
-        let map = self.arena_map(page);
-        map.set_chunk(s, Some(chunk));
-        map.mapped += 1;
+        self.drop_chunk(storage, pool, chunk, u64::from(len) * g);
         Ok(())
     }
 
@@ -191,22 +164,28 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             return Ok(());
         };
         let g = map.granularity;
-        let mapped: Vec<(u32, bool)> = (0..map.slots.len() as u32)
-            .filter(|&s| map.slots[s as usize].chunk.is_some())
-            .map(|s| (s, map.slots[s as usize].live > 0))
+        let extents: Vec<(u32, u32)> = (0..map.slots.len() as u32)
+            .filter(|&s| map.slots[s as usize].head == s)
+            .map(|s| map.extent(s))
             .collect();
-        for (s, live) in mapped {
-            if live && contents == SleepContents::Preserve && self.storage.holds_memory() {
-                let mut bytes = vec![0u8; g as usize];
-                self.storage.read(&slot_view(id, s, g), &mut bytes)?;
-                report.preserved_bytes += g;
-                if let Some(asleep) = self.core.asleep.as_mut() {
-                    asleep.saved.insert((page, s), bytes);
+        for (head, len) in extents {
+            for s in head..head + len {
+                let live = self.core.pages[page]
+                    .chunks
+                    .as_deref()
+                    .is_some_and(|m| m.slots[s as usize].live > 0);
+                if live && contents == SleepContents::Preserve && self.storage.holds_memory() {
+                    let mut bytes = vec![0u8; g as usize];
+                    self.storage.read(&slot_view(id, s, g), &mut bytes)?;
+                    report.preserved_bytes += g;
+                    if let Some(asleep) = self.core.asleep.as_mut() {
+                        asleep.saved.insert((page, s), bytes);
+                    }
                 }
             }
             self.core
-                .release_slot_chunk(&mut self.storage, page, id, s)?;
-            report.released_bytes += g;
+                .release_extent_asleep(&mut self.storage, page, id, (head, len))?;
+            report.released_bytes += u64::from(len) * g;
         }
         Ok(())
     }
@@ -246,17 +225,29 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             })
             .collect();
         let mut mapped = 0;
-        for s in asleep {
-            self.core.map_fresh_chunk(&mut self.storage, page, id, s)?;
-            mapped += g;
-            let saved = self
-                .core
-                .asleep
-                .as_mut()
-                .and_then(|a| a.saved.remove(&(page, s)));
-            if let Some(bytes) = saved {
-                self.storage.write(&slot_view(id, s, g), &bytes)?;
+        let mut i = 0;
+        while i < asleep.len() {
+            // A run of adjacent asleep slots gets one chunk.
+            let first = asleep[i];
+            let len = asleep[i..]
+                .iter()
+                .zip(first..)
+                .take_while(|&(&s, want)| s == want)
+                .count();
+            self.core
+                .map_run(&mut self.storage, page, id, first, len as u32)?;
+            mapped += len as u64 * g;
+            for &s in &asleep[i..i + len] {
+                let saved = self
+                    .core
+                    .asleep
+                    .as_mut()
+                    .and_then(|a| a.saved.remove(&(page, s)));
+                if let Some(bytes) = saved {
+                    self.storage.write(&slot_view(id, s, g), &bytes)?;
+                }
             }
+            i += len;
         }
         Ok(mapped)
     }

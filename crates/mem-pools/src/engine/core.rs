@@ -40,6 +40,11 @@ pub(crate) struct Core {
     pub(crate) unreleased_chunks: Vec<mem_storage::ChunkId>,
     /// Set between `sleep` and `wake` (`arena/sleep.rs`).
     pub(crate) asleep: Option<crate::arena::sleep::Asleep>,
+    /// The largest chunk an arena creates, in bytes (`arena/chunks.rs`).
+    pub(crate) max_chunk_bytes: u64,
+    /// The stream's (submitted, completed) cursors, as last reported
+    /// (`arena/stream_order.rs`); every arena page's chunk map holds a copy.
+    pub(crate) progress: (u64, u64),
 }
 
 impl Core {
@@ -60,6 +65,8 @@ impl Core {
             stats: PoolStats::default(),
             unreleased_chunks: Vec::new(),
             asleep: None,
+            max_chunk_bytes: crate::arena::chunks::DEFAULT_MAX_CHUNK,
+            progress: (0, 0),
         }
     }
 

@@ -358,6 +358,24 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         &self.core.stats
     }
 
+    /// Report the stream's progress: `submitted` work items so far, of
+    /// which the first `completed` are known complete (cursors that never
+    /// go back; `completed ≤ submitted`). Slots going idle from now on are
+    /// stamped with `submitted`, and an idle chunk may be unmapped once
+    /// `completed` reaches every stamp on it (`arena/stream_order.rs`).
+    /// O(arena pages).
+    pub fn set_stream_progress(&mut self, submitted: u64, completed: u64) {
+        self.core.set_progress(submitted, completed.min(submitted));
+    }
+
+    /// Whether an idle arena chunk waits for the stream's work before it
+    /// can be given back (an out-of-memory retry synchronizes the stream
+    /// first when it does). O(slots of the arena ranges): an
+    /// out-of-memory path, not the hot one.
+    pub fn arena_chunks_waiting(&self) -> bool {
+        self.core.arena_chunks_waiting()
+    }
+
     /// Set every statistics peak to its current level.
     pub fn reset_peaks(&mut self) {
         self.core.stats.reset_peaks();

@@ -62,13 +62,17 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 .unwrap_or(1),
         );
         let id = next_manager_id();
+        let mut core = Core::new(
+            pools,
+            alignment,
+            properties.effective_max_page(),
+            options.lazy_pages,
+        );
+        core.max_chunk_bytes = options
+            .arena_max_chunk
+            .unwrap_or(crate::arena::chunks::DEFAULT_MAX_CHUNK);
         Self {
-            core: Core::new(
-                pools,
-                alignment,
-                properties.effective_max_page(),
-                options.lazy_pages,
-            ),
+            core,
             storage,
             id,
             cells: CellPool::new(id),

@@ -82,7 +82,11 @@ impl Core {
                 .kind
                 .is_carved()
                 .then(|| SliceStarts::new(size / self.alignment, node)),
-            chunks: granularity.map(|g| Box::new(ChunkMap::new(g))),
+            chunks: granularity.map(|g| {
+                let mut map = ChunkMap::new(g);
+                (map.submitted, map.completed) = self.progress;
+                Box::new(map)
+            }),
         };
         let page = match self.pages.insert(page) {
             Ok(p) => p,

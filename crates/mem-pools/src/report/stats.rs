@@ -74,7 +74,7 @@ pub struct ChunkStats {
     pub cached_bytes: u64,
     /// Chunks created.
     pub creates: u64,
-    /// Chunks mapped (new ones, and idle ones moved from a hole).
+    /// Chunk mappings made (one per chunk, however many granules).
     pub maps: u64,
     /// Chunks unmapped.
     pub unmaps: u64,

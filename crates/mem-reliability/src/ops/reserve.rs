@@ -101,6 +101,18 @@ impl World {
                 let cached_after = self.managers[s].stats().chunks.cached_bytes;
                 let faults = self.device.injected() - ctx.injected;
                 if self.arenas
+                    && after.bytes_reserved < before.bytes_reserved
+                    && cached_after < cached_before
+                    && only_the_cache_changed(before, after, cached_before, cached_after)
+                {
+                    // Idle chunks past their share were shed before the
+                    // refused create or map (mem-pools sheds before
+                    // physical memory grows): reserved bytes fell by
+                    // exactly the cache shed, never rose.
+                    self.summary.shed_on_refusal += 1;
+                    return Ok(());
+                }
+                if self.arenas
                     && faults > 1
                     && only_the_cache_changed(before, after, cached_before, cached_after)
                 {

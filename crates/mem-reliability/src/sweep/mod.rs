@@ -44,6 +44,9 @@ pub struct SweepReport {
     /// Refused arena reservations that changed the idle chunks, their undo
     /// refused too ([`RunSummary::idle_on_refusal`]).
     pub idle_on_refusal: u64,
+    /// Refused arena reservations that had shed idle chunks first
+    /// ([`RunSummary::shed_on_refusal`]).
+    pub shed_on_refusal: u64,
     /// Runs that broke a promise, with their `k`.
     pub violations: Vec<(u64, Violation)>,
 }
@@ -109,6 +112,7 @@ pub fn sweep_program(
         refusals: 0,
         released_on_refusal: 0,
         idle_on_refusal: 0,
+        shed_on_refusal: 0,
         violations: Vec::new(),
     };
     let calls = match count_calls(&program) {
@@ -141,6 +145,7 @@ pub fn sweep_program(
                 report.refusals += summary.refusals;
                 report.released_on_refusal += summary.released_on_refusal;
                 report.idle_on_refusal += summary.idle_on_refusal;
+                report.shed_on_refusal += summary.shed_on_refusal;
             }
             Err(v) => report.violations.push((k, v)),
         }

@@ -164,6 +164,11 @@ pub struct RunSummary {
     /// idle and trimmable, or a chunk it moved is released. Nothing live
     /// changes.
     pub idle_on_refusal: u64,
+    /// Refused arena reservations that had shed idle chunks before the
+    /// refused call (mem-pools sheds idle chunks past their share before
+    /// it creates one, so physical memory does not grow): only the cache
+    /// went down, by exactly what reserved bytes lost. Nothing live changes.
+    pub shed_on_refusal: u64,
 }
 
 impl RunSummary {
@@ -178,6 +183,7 @@ impl RunSummary {
         self.graph_handles += other.graph_handles;
         self.released_on_refusal += other.released_on_refusal;
         self.idle_on_refusal += other.idle_on_refusal;
+        self.shed_on_refusal += other.shed_on_refusal;
     }
 }
 

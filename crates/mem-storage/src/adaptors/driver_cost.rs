@@ -17,7 +17,7 @@
 //! | `reserve_range` / `free_range` | `cuMemAddressReserve` / `cuMemAddressFree` |
 //! | `create_chunk` / `release_chunk` | `cuMemCreate` / `cuMemRelease`, by size |
 //! | `map` | `cuMemMap` + `cuMemSetAccess`, by size |
-//! | `unmap` of k chunks | a device synchronize when [`UNMAP_WAITS_FOR_DEVICE`], then k × `cuMemUnmap` |
+//! | `unmap` of k chunks | k × `cuMemUnmap` (no wait: the caller proves the chunks' work is done) |
 //!
 //! Only successful calls are charged: a refusal is the table's, before
 //! any driver call. Byte movement is forwarded uncharged.
@@ -29,11 +29,6 @@ use crate::error::StorageError;
 use crate::id::{DevicePtr, StreamId};
 use crate::resource::DeviceResource;
 use crate::vm::{ChunkId, RangeId, VaRange, VirtualMemory, VirtualMemoryStats};
-
-/// Whether the CUDA backend's `unmap` waits for the whole device first
-/// (`cuCtxSynchronize` in `crates/mem-storage/src/cuda/vm_memory.rs`).
-/// The model follows the backend: change both together.
-pub const UNMAP_WAITS_FOR_DEVICE: bool = true;
 
 /// Which driver calls a `DeviceResource` allocation stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -203,9 +198,6 @@ impl<V: VirtualMemory> VirtualMemory for DriverCostResource<V> {
 
     fn unmap(&self, range: RangeId, offset: u64, bytes: u64) -> Result<Vec<ChunkId>, StorageError> {
         self.charged(self.inner.unmap(range, offset, bytes), |chunks| {
-            if UNMAP_WAITS_FOR_DEVICE {
-                self.meter.charge(DriverCall::DeviceSynchronize, 0);
-            }
             self.meter
                 .charge_many(DriverCall::Unmap, chunks.len() as u64, bytes);
         })

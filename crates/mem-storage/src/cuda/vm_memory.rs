@@ -4,10 +4,10 @@
 //! Costs (the driver's, per call): reserve and free are cheap address-space
 //! bookkeeping; create allocates physical memory (tens of µs to ms for
 //! large chunks); map is `cuMemMap` + `cuMemSetAccess` (µs, plus a page
-//! table update); unmap first waits for the whole device to go idle
-//! (`cuCtxSynchronize`), because `cuMemUnmap` does not order itself after
-//! queued kernels and unmapping memory in use is a device fault. That wait
-//! is why arenas keep unmaps rare. Byte access runs on the context's
+//! table update); unmap waits for nothing: `cuMemUnmap` does not order
+//! itself after queued kernels, so the caller proves the memory's work is
+//! done (the pool engine's stream-ordered reclamation, mem-pools
+//! `arena/stream_order.rs`). Byte access runs on the context's
 //! default stream and waits for it: it is for tests and small transfers,
 //! not the data path.
 
@@ -139,12 +139,17 @@ impl VirtualMemory for CudaVirtualMemory {
     fn unmap(&self, range: RangeId, offset: u64, bytes: u64) -> Result<Vec<ChunkId>, StorageError> {
         self.counted(|t| {
             let plan = t.check_unmap(range, offset, bytes)?;
-            self.ctx
-                .synchronize()
-                .map_err(driver("waiting for the device before an unmap"))?;
+            // No device-wide wait here. `cuMemUnmap` is not ordered after
+            // queued work, and unmapping memory a queued kernel still uses
+            // is a device fault, so the caller proves the work is done:
+            // the pool engine unmaps an idle chunk only once the stream's
+            // completed cursor has passed the submit cursor stamped when
+            // the chunk went idle (mem-pools `arena/stream_order.rs`), `sleep`
+            // synchronizes the storage first, and a dropped backend waits
+            // for the device (`Drop`).
             for (done, m) in t.unmapping(&plan).iter().enumerate() {
-                // SAFETY: each span is one whole live mapping (checked) and
-                // the device is idle, so no work uses it.
+                // SAFETY: each span is one whole live mapping (checked), and
+                // by this method's contract no queued work uses it.
                 if let Err(e) = unsafe { drv::unmap(m.addr, m.bytes as usize) } {
                     // Record what the driver did unmap before failing.
                     t.commit_unmap(&plan, done);

@@ -100,6 +100,17 @@ pub trait ComputeStorage: Send {
         Err(self.no_virtual_memory("create_chunk"))
     }
 
+    /// Create one physical chunk of `bytes` (a positive multiple of
+    /// [`Self::chunk_granularity`]): one driver call however large, mapped
+    /// later by one [`Self::map_chunk`]. A storage that only creates
+    /// granule-sized chunks serves exactly one granule.
+    fn create_chunk_of(&mut self, bytes: u64) -> Result<ChunkId, StorageError> {
+        match self.chunk_granularity() {
+            Some(g) if bytes == g => self.create_chunk(),
+            _ => Err(self.no_virtual_memory("create_chunk_of")),
+        }
+    }
+
     /// Give a chunk back (refused while mapped).
     fn release_chunk(&mut self, chunk: ChunkId) -> Result<(), StorageError> {
         let _ = chunk;
@@ -118,9 +129,9 @@ pub trait ComputeStorage: Send {
         Err(self.no_virtual_memory("map_chunk"))
     }
 
-    /// Unmap the chunk mapped at `offset` of virtual page `page` and return
-    /// it (it keeps its bytes). The caller makes sure no queued work still
-    /// reads it.
+    /// Unmap the chunk whose mapping starts at `offset` of virtual page
+    /// `page` (all of it, however many granules) and return it (it keeps
+    /// its bytes). The caller makes sure no queued work still reads it.
     fn unmap_chunk(&mut self, page: StorageId, offset: u64) -> Result<ChunkId, StorageError> {
         let _ = (page, offset);
         Err(self.no_virtual_memory("unmap_chunk"))

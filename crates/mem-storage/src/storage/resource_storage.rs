@@ -266,7 +266,12 @@ impl<R: DeviceResource> ComputeStorage for ResourceStorage<R> {
     }
 
     fn create_chunk(&mut self) -> Result<ChunkId, StorageError> {
-        self.virt_mut("create_chunk")?.create_chunk()
+        let g = self.virt_mut("create_chunk")?.vm.granularity();
+        self.virt_mut("create_chunk")?.create_chunk(g)
+    }
+
+    fn create_chunk_of(&mut self, bytes: u64) -> Result<ChunkId, StorageError> {
+        self.virt_mut("create_chunk_of")?.create_chunk(bytes)
     }
 
     fn release_chunk(&mut self, chunk: ChunkId) -> Result<(), StorageError> {

@@ -17,7 +17,7 @@
 //! the virtual memory's own; giving everything back (`release.rs`) is
 //! linear.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::error::StorageError;
@@ -47,7 +47,8 @@ pub(crate) struct VirtualPages {
     live: Vec<VirtualPage>,
     /// Deallocated pages whose ranges go back at the next flush.
     pending: Vec<(StorageId, VaRange)>,
-    chunks: HashSet<ChunkId, IdBuildHasher>,
+    /// Chunks created and not released, with their bytes.
+    chunks: HashMap<ChunkId, u64, IdBuildHasher>,
     /// The virtual memory's granularity (fixed for its life).
     granularity: u64,
     /// Bytes of the chunks in `chunks`.
@@ -63,7 +64,7 @@ impl VirtualPages {
             vm,
             live: Vec::new(),
             pending: Vec::new(),
-            chunks: HashSet::default(),
+            chunks: HashMap::default(),
             chunk_bytes: 0,
             virtual_bytes: 0,
         }
@@ -113,24 +114,24 @@ impl VirtualPages {
         Ok(range.len)
     }
 
-    pub(crate) fn create_chunk(&mut self) -> Result<ChunkId, StorageError> {
-        let g = self.granularity;
-        let chunk = self.vm.create_chunk(g)?;
-        self.chunks.insert(chunk);
-        self.chunk_bytes += g;
+    /// Create a chunk of `bytes` (the virtual memory checks the size).
+    pub(crate) fn create_chunk(&mut self, bytes: u64) -> Result<ChunkId, StorageError> {
+        let chunk = self.vm.create_chunk(bytes)?;
+        self.chunks.insert(chunk, bytes);
+        self.chunk_bytes += bytes;
         Ok(chunk)
     }
 
     pub(crate) fn release_chunk(&mut self, chunk: ChunkId) -> Result<(), StorageError> {
-        if !self.chunks.contains(&chunk) {
+        let Some(&bytes) = self.chunks.get(&chunk) else {
             return Err(StorageError::UnknownChunk {
                 backend: self.vm.backend(),
                 chunk,
             });
-        }
+        };
         self.vm.release_chunk(chunk)?;
         self.chunks.remove(&chunk);
-        self.chunk_bytes -= self.granularity;
+        self.chunk_bytes -= bytes;
         Ok(())
     }
 
@@ -140,18 +141,19 @@ impl VirtualPages {
         offset: u64,
         chunk: ChunkId,
     ) -> Result<(), StorageError> {
-        if !self.chunks.contains(&chunk) {
+        let Some(&bytes) = self.chunks.get(&chunk) else {
             return Err(StorageError::UnknownChunk {
                 backend: self.vm.backend(),
                 chunk,
             });
-        }
+        };
         let g = self.granularity;
         let index = self.index(id)?;
         let page = &mut self.live[index];
         self.vm.map(page.range.id, offset, chunk)?;
-        // The map succeeded, so `offset` is a multiple of the granularity.
-        page.mapped.insert(offset / g, 1, chunk);
+        // The map succeeded, so `offset` and the chunk's bytes are
+        // multiples of the granularity.
+        page.mapped.insert(offset / g, bytes / g, chunk);
         page.mapped_chunks += 1;
         Ok(())
     }
@@ -160,10 +162,15 @@ impl VirtualPages {
         let g = self.granularity;
         let index = self.index(id)?;
         let page = &mut self.live[index];
+        // The mapping must start at `offset` (a chunk is unmapped whole).
+        let granule = offset / g;
         let mapped = offset
             .is_multiple_of(g)
-            .then(|| page.mapped.get(offset / g));
-        let Some(chunk) = mapped.flatten() else {
+            .then(|| page.mapped.get(granule))
+            .flatten()
+            .filter(|&c| granule == 0 || page.mapped.get(granule - 1) != Some(c));
+        let Some((chunk, bytes)) = mapped.map(|c| (c, self.chunks.get(&c).copied().unwrap_or(g)))
+        else {
             return Err(StorageError::NotMapped {
                 range: page.range.id,
                 offset,
@@ -171,8 +178,8 @@ impl VirtualPages {
                 at: offset,
             });
         };
-        self.vm.unmap(page.range.id, offset, g)?;
-        page.mapped.remove(offset / g, 1);
+        self.vm.unmap(page.range.id, offset, bytes)?;
+        page.mapped.remove(granule, bytes / g);
         page.mapped_chunks -= 1;
         Ok(chunk)
     }
@@ -186,7 +193,7 @@ impl VirtualPages {
             return Err(StorageError::RangeInUse {
                 range: page.range.id,
                 mapped_chunks: chunks,
-                mapped_bytes: chunks * self.granularity,
+                mapped_bytes: page.mapped.mapped_granules() * self.granularity,
             });
         }
         let range = self.live.remove(index).range;

@@ -103,6 +103,19 @@ impl Granules {
         }
     }
 
+    /// Every mapping, in order, as (first granule, chunk, granules).
+    pub(crate) fn mappings(&self) -> Vec<(u64, ChunkId, u64)> {
+        match self {
+            Self::Dense(v) => runs(v).map(|(g, (c, n))| (g, c, n)).collect(),
+            Self::Ordered(m) => m.iter().map(|(&g, &(c, n))| (g, c, n)).collect(),
+        }
+    }
+
+    /// Granules covered by some mapping (not the hot path).
+    pub(crate) fn mapped_granules(&self) -> u64 {
+        self.mappings().iter().map(|&(_, _, n)| n).sum()
+    }
+
     /// The first granule and chunk of every mapping, in order (for drops
     /// and whole-table walks, not the hot path).
     pub(crate) fn starts(&self) -> Vec<(u64, ChunkId)> {

@@ -35,21 +35,26 @@ impl VirtualPages {
         let g = self.granularity;
         for page in std::mem::take(&mut self.live) {
             let (id, range) = (page.id, page.range);
-            let mapped = page.mapped.starts();
+            let mapped = page.mapped.mappings();
             let mut run = 0;
             while run < mapped.len() {
-                // `mapped[run..end]` are adjacent granules.
+                // `mapped[run..end]` are adjacent mappings.
                 let start = mapped[run].0;
+                let mut next = start;
                 let len = mapped[run..]
                     .iter()
-                    .zip(start..)
-                    .take_while(|&(&(granule, _), want)| granule == want)
+                    .take_while(|&&(granule, _, n)| {
+                        let adjacent = granule == next;
+                        next = granule + n;
+                        adjacent
+                    })
                     .count();
                 let end = run + len;
-                if self.vm.unmap(range.id, start * g, len as u64 * g).is_err() {
+                let granules: u64 = mapped[run..end].iter().map(|&(_, _, n)| n).sum();
+                if self.vm.unmap(range.id, start * g, granules * g).is_err() {
                     // One at a time, so one refusal keeps no other mapped.
-                    for &(granule, _) in &mapped[run..end] {
-                        if let Err(err) = self.vm.unmap(range.id, granule * g, g) {
+                    for &(granule, _, n) in &mapped[run..end] {
+                        if let Err(err) = self.vm.unmap(range.id, granule * g, n * g) {
                             let offset = granule * g;
                             tracing::error!(%id, offset, %err, "chunk could not be unmapped on drop");
                         }
@@ -59,9 +64,9 @@ impl VirtualPages {
             }
             self.pending.push((id, range));
         }
-        for chunk in std::mem::take(&mut self.chunks) {
+        for (chunk, bytes) in std::mem::take(&mut self.chunks) {
             match self.vm.release_chunk(chunk) {
-                Ok(()) => self.chunk_bytes -= g,
+                Ok(()) => self.chunk_bytes -= bytes,
                 Err(err) => tracing::error!(%chunk, %err, "chunk could not be released on drop"),
             }
         }
