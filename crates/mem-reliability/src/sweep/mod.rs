@@ -13,7 +13,9 @@ use crate::program::{Op, Program};
 use crate::sweep::scenario::Scenario;
 use crate::world::{Limits, RunSummary, World};
 
+mod arena_scenarios;
 pub(crate) mod scenario;
+mod steps;
 
 /// How the k-th call fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -10,6 +10,8 @@
 //! range, create and release a chunk, map, unmap.
 
 use crate::program::{Op, Program};
+use crate::sweep::arena_scenarios::{arena_capture, arena_growth, arena_install, arena_pages};
+use crate::sweep::steps::reserve;
 
 /// An area of the engine under fault injection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -100,10 +102,6 @@ impl Scenario {
             false => Program::new(ops),
         }
     }
-}
-
-fn reserve(stream: u8, size: u64) -> Op {
-    Op::Reserve { stream, size }
 }
 
 fn growth() -> Vec<Op> {
@@ -268,169 +266,6 @@ fn install_pools() -> Vec<Op> {
         Op::Install {
             stream: 0,
             layout: 2,
-        },
-        reserve(0, 500_000),
-    ]
-}
-
-fn cleanup(stream: u8, explicit: bool) -> Op {
-    Op::Cleanup { stream, explicit }
-}
-
-/// Arena layout 0 (one arena, 1 MiB ranges, two chunks cached), 64 KiB
-/// chunks. Offsets in the comments are those of the fault-free run.
-fn arena_growth() -> Vec<Op> {
-    vec![
-        reserve(0, 100_000), // granules 0-1
-        reserve(0, 200_000), // 1-4
-        reserve(0, 3000),    // 4
-        reserve(0, 150_000), // 4-6
-        // A hole: granules 2 and 3 go idle (cached, the threshold is two).
-        Op::Drop { alloc: 1 },
-        // Too big for the hole: lands past the end and takes the hole's
-        // two idle chunks before creating two.
-        reserve(0, 250_000),
-        Op::Write { alloc: 0, seed: 5 },
-        // No room left in the first range: a second one.
-        reserve(0, 400_000),
-        Op::Drop { alloc: 0 },
-        cleanup(0, false),
-        Op::DropOnThread { alloc: 1 },
-        reserve(1, 40_000),
-        // Lands in the hole at the start, on mapped chunks.
-        reserve(0, 120_000),
-        cleanup(0, true),
-        reserve(2, 600_000), // stream 2's own range
-        Op::Write { alloc: 5, seed: 9 },
-        Op::Drop { alloc: 5 },
-        // Its range empties: its chunks and the range go back.
-        cleanup(2, true),
-        reserve(0, 64),
-    ]
-}
-
-/// Arena layout 1: a small-slice arena (to 16 KiB, one chunk cached), a
-/// growable sliced pool (to 64 KiB) and a large arena (caching nothing).
-fn arena_pages() -> Vec<Op> {
-    vec![
-        Op::Install {
-            stream: 0,
-            layout: 1,
-        },
-        reserve(0, 8000),    // small arena
-        reserve(0, 8000),    // small arena
-        reserve(0, 16_000),  // small arena
-        reserve(0, 20_000),  // sliced pool: its page size grows to 32 KiB
-        reserve(0, 300_000), // large arena, granules 0-4
-        // The sliced pool grows again: the 32 KiB page is outdated, live.
-        reserve(0, 40_000),
-        Op::Drop { alloc: 0 },
-        Op::Drop { alloc: 0 },
-        Op::Drop { alloc: 0 }, // the small arena's chunk goes idle, cached
-        // The large arena needs new granules: the small arena's idle
-        // chunk moves there first.
-        reserve(0, 200_000),
-        Op::Write { alloc: 1, seed: 3 },
-        Op::Raw {
-            alloc: 1,
-            start: None,
-            end: None,
-        },
-        // Moves the outdated page's slice; the raw-out arena slice stays.
-        Op::Relocate {
-            stream: 0,
-            may_allocate: true,
-        },
-        reserve(0, 20_000), // sliced pool
-        // The 40 000-byte sliced slot takes the 200 000-byte arena slice.
-        Op::Bind {
-            reserved: 3,
-            assigned: 2,
-            cursor: 4,
-        },
-        Op::ReleaseRaw { alloc: 1 },
-        Op::Drop { alloc: 1 },
-        reserve(0, 10_000),
-        Op::RelocateFor {
-            stream: 0,
-            reason: 0,
-        },
-        cleanup(0, true),
-        Op::Install {
-            stream: 0,
-            layout: 2,
-        },
-    ]
-}
-
-/// Arena layout 0 on stream 1, with a capture window.
-fn arena_capture() -> Vec<Op> {
-    vec![
-        reserve(1, 200_000), // arena, granules 0-3
-        reserve(1, 50_000),  // arena, granules 3-4
-        reserve(1, 130_000), // arena, granules 4-6
-        Op::CaptureBegin { stream: 1 },
-        reserve(1, 3000), // persistent
-        // Freed inside the window: its chunks go idle, none is given back.
-        Op::Drop { alloc: 0 },
-        reserve(1, 20_000), // persistent
-        Op::Bind {
-            reserved: 1,
-            assigned: 2,
-            cursor: 7,
-        },
-        Op::CapturePrimingEnd { stream: 1 },
-        reserve(1, 900),
-        reserve(1, 100_000), // would allocate: refused
-        Op::CaptureEnd { stream: 1 },
-        Op::Write { alloc: 0, seed: 1 },
-        Op::DropGraphs { stream: 1 },
-        Op::Drop { alloc: 0 },
-        cleanup(1, false),
-        // Lands on the chunks the window left idle.
-        reserve(1, 180_000),
-        cleanup(1, true),
-        reserve(1, 500_000),
-    ]
-}
-
-/// `install_pools` between arena layouts and a paged one.
-fn arena_install() -> Vec<Op> {
-    vec![
-        reserve(0, 5000), // arena
-        Op::Mode {
-            stream: 0,
-            persistent: true,
-        },
-        reserve(0, 7000), // persistent
-        Op::Mode {
-            stream: 0,
-            persistent: false,
-        },
-        Op::Install {
-            stream: 0,
-            layout: 1,
-        }, // refused: an arena slice lives
-        Op::Drop { alloc: 0 },
-        Op::Install {
-            stream: 0,
-            layout: 1,
-        }, // the arena's chunk and range go back
-        reserve(0, 100_000), // large arena
-        reserve(0, 16_000),  // small arena
-        reserve(0, 30_000),  // sliced pool
-        Op::Drop { alloc: 1 },
-        Op::Drop { alloc: 1 },
-        Op::Drop { alloc: 1 },
-        Op::Install {
-            stream: 0,
-            layout: 2,
-        }, // paged
-        reserve(0, 200_000),
-        Op::Drop { alloc: 1 },
-        Op::Install {
-            stream: 0,
-            layout: 0,
         },
         reserve(0, 500_000),
     ]
