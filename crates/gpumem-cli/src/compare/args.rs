@@ -36,7 +36,7 @@ pub struct CompareArgs {
     /// Allocators to compare, comma-separated, in the order to print them:
     /// gpumem (Device defaults), sub_slices, exclusive, sliced (Device on
     /// that paged layout), offset-allocator, pytorch (a model of PyTorch's
-    /// CUDA caching allocator with its default settings: 512 B rounding,
+    /// CUDA caching allocator, PyTorch's defaults or --pytorch-conf: 512 B rounding,
     /// 2 MiB small and 20 MiB large segments, best fit per stream, cached
     /// segments released and the request retried when the device is
     /// full), pytorch-expandable (the same with expandable_segments:True:
