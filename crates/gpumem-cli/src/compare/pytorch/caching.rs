@@ -6,8 +6,9 @@
 //! the same segment. Free blocks are also in a set ordered by (pool,
 //! stream, size, address): a best fit is the first entry at or above
 //! (pool, stream, rounded size), and a block is never handed to another
-//! stream. Every operation is O(log n), except releasing the cache on an
-//! out-of-memory retry, which visits the free blocks once.
+//! stream. Every operation is O(log n), except releasing the cache, which
+//! visits the free blocks once, and mapping pages into an expandable
+//! segment, which visits its holes in address order.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -25,6 +26,9 @@ pub(super) struct Block {
     pub(super) size: u64,
     /// Requested bytes while allocated; `None` while cached free.
     pub(super) requested: Option<u64>,
+    /// Backed by device memory: always, except the unmapped address space
+    /// of an expandable segment.
+    pub(super) mapped: bool,
 }
 
 /// One segment: a `cudaMalloc`, or an expandable segment's mapped part.
@@ -57,6 +61,8 @@ pub struct CachingAllocator {
     pub(super) capacity: u64,
     pub(super) blocks: BTreeMap<u64, Block>,
     pub(super) free: BTreeSet<(Pool, u64, u64, u64)>,
+    /// Addresses of the unmapped blocks of expandable segments.
+    pub(super) unmapped: BTreeSet<u64>,
     pub(super) segments: BTreeMap<u32, Segment>,
     /// The expandable segment of each (stream, pool).
     pub(super) expandable: HashMap<(u64, Pool), u32>,
@@ -81,6 +87,7 @@ impl CachingAllocator {
             capacity,
             blocks: BTreeMap::new(),
             free: BTreeSet::new(),
+            unmapped: BTreeSet::new(),
             segments: BTreeMap::new(),
             expandable: HashMap::new(),
             next_segment: 0,
@@ -135,6 +142,7 @@ impl CachingAllocator {
         if let Some((prev_addr, prev)) = before
             && prev.segment == block.segment
             && prev.requested.is_none()
+            && prev.mapped
         {
             self.forget(prev_addr, prev);
             self.blocks.remove(&addr);
@@ -173,18 +181,23 @@ impl CachingAllocator {
     /// The best-fitting cached block of this stream and pool, taken out of
     /// the free set (`get_free_block`).
     ///
-    /// With expandable segments the free block at a segment's end can grow
-    /// by mapping pages, so, as PyTorch does, a request takes the next
-    /// larger block of its stream and pool rather than that one when there
-    /// is one.
+    /// With expandable segments a free block before unmapped space can
+    /// grow by mapping pages, so, as PyTorch does, a block counts as its
+    /// size plus that space, and a request moves on to the next larger
+    /// block while that one counts for less.
     fn take_cached(&mut self, pool: Pool, stream: u64, rounded: u64) -> Option<u64> {
         let mut fits = self
             .free
             .range((pool, stream, rounded, 0)..)
             .take_while(|&&(p, s, _, _)| p == pool && s == stream);
         let mut key = *fits.next()?;
-        if self.policy.expandable && self.at_segment_end(key.3, key.2) {
-            key = fits.next().copied().unwrap_or(key);
+        if self.policy.expandable {
+            for &next in fits {
+                if self.growable_size(next) >= self.growable_size(key) {
+                    break;
+                }
+                key = next;
+            }
         }
         if !self.policy.may_take(key.2, rounded) {
             return None;
@@ -193,12 +206,12 @@ impl CachingAllocator {
         Some(key.3)
     }
 
-    /// Whether the block of `size` bytes at `addr` ends its segment.
-    fn at_segment_end(&self, addr: u64, size: u64) -> bool {
-        self.blocks
-            .get(&addr)
-            .and_then(|b| self.segments.get(&b.segment))
-            .is_some_and(|s| s.base + s.bytes == addr + size)
+    /// A free block's size plus the unmapped space right after it.
+    fn growable_size(&self, (_, _, size, addr): (Pool, u64, u64, u64)) -> u64 {
+        let segment = self.blocks.get(&addr).map(|b| b.segment);
+        let after =
+            (self.blocks.get(&(addr + size))).filter(|b| !b.mapped && Some(b.segment) == segment);
+        size.saturating_add(after.map_or(0, |b| b.size))
     }
 
     /// A new segment (or, expandable, newly mapped pages) holding a free
@@ -219,6 +232,7 @@ impl CachingAllocator {
             pool,
             size: bytes,
             requested: None,
+            mapped: true,
         };
         self.blocks.insert(base, block);
         Ok(base)
@@ -272,7 +286,7 @@ impl CachingAllocator {
     /// The free block at `addr` when it belongs to `segment`.
     fn free_neighbour(&self, addr: u64, segment: u32) -> Option<Block> {
         let b = self.blocks.get(&addr)?;
-        (b.segment == segment && b.requested.is_none()).then_some(*b)
+        (b.segment == segment && b.requested.is_none() && b.mapped).then_some(*b)
     }
 
     /// Puts `block` at `addr` into the block map and the free set.

@@ -8,46 +8,58 @@ use gpumem::storage::DriverCosts;
 use gpumem::storage::units::MIB;
 use proptest::prelude::*;
 
+use super::caching::Block;
 use super::*;
 
 impl CachingAllocator {
     fn check(&self) {
         let mut held = 0;
+        let mut tiled = 0;
         for (&id, segment) in &self.segments {
+            // An expandable segment spans its whole address range, mapped
+            // or not; a plain one its bytes.
+            let span = if self.policy.expandable {
+                1 << 40
+            } else {
+                segment.bytes
+            };
             let mut cursor = segment.base;
-            let mut previous_free = false;
-            for (&addr, block) in self
-                .blocks
-                .range(segment.base..segment.base + segment.bytes)
-            {
+            let mut previous: Option<Block> = None;
+            for (&addr, block) in self.blocks.range(segment.base..segment.base + span) {
                 assert_eq!(addr, cursor, "segment {id}: a gap or overlap at {addr:#x}");
                 assert_eq!(block.segment, id);
-                assert_eq!(block.size % MIN_BLOCK, 0, "{block:?}");
-                let free = block.requested.is_none();
-                assert!(
-                    !(free && previous_free),
-                    "unmerged free neighbours at {addr:#x}"
-                );
-                previous_free = free;
+                assert_eq!(block.mapped, !self.unmapped.contains(&addr), "{addr:#x}");
+                if block.mapped {
+                    assert_eq!(block.size % MIN_BLOCK, 0, "{block:?}");
+                    held += block.size;
+                } else {
+                    assert!(block.requested.is_none());
+                }
+                if let Some(p) = previous {
+                    let both_free = p.requested.is_none() && block.requested.is_none();
+                    assert!(
+                        !(both_free && p.mapped == block.mapped),
+                        "unmerged neighbours at {addr:#x}"
+                    );
+                }
+                previous = Some(*block);
                 cursor += block.size;
+                tiled += 1;
             }
-            assert_eq!(
-                cursor,
-                segment.base + segment.bytes,
-                "segment {id} not tiled"
-            );
-            held += segment.bytes;
+            assert_eq!(cursor, segment.base + span, "segment {id} not tiled");
+            let mapped: u64 = self
+                .blocks
+                .range(segment.base..segment.base + span)
+                .filter(|(_, b)| b.mapped)
+                .map(|(_, b)| b.size)
+                .sum();
+            assert_eq!(mapped, segment.bytes, "segment {id}'s held bytes");
         }
-        let tiled: usize = self
-            .segments
-            .values()
-            .map(|s| self.blocks.range(s.base..s.base + s.bytes).count())
-            .sum();
         assert_eq!(tiled, self.blocks.len(), "a block outside every segment");
         let free: BTreeSet<_> = self
             .blocks
             .iter()
-            .filter(|(_, b)| b.requested.is_none())
+            .filter(|(_, b)| b.requested.is_none() && b.mapped)
             .map(|(&a, b)| (b.pool, b.stream, b.size, a))
             .collect();
         assert_eq!(free, self.free);

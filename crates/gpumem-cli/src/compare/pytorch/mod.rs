@@ -17,10 +17,10 @@
 //!   (`release.rs`): with `max_split_size` set, cached oversize blocks of
 //!   the stream and pool are freed until the request fits; then every
 //!   cached segment that is wholly free is released (`cudaFree`);
-//! - `expandable_segments`: one segment per stream and pool that grows by
-//!   2 MiB (small) or 20 MiB (large) pages (see `expandable.rs`); best fit
-//!   takes the free block at a segment's end (which can grow) only when no
-//!   other block fits.
+//! - `expandable_segments`: one segment per stream and pool whose 2 MiB
+//!   (small) or 20 MiB (large) pages are mapped when needed and unmapped
+//!   when the cache is released (see `expandable.rs`); best fit counts a
+//!   free block before unmapped space as that much larger.
 //!
 //! Not modeled: events and `record_stream` (a freed block is reusable at
 //! once on its stream), CUDA graph pools, the garbage-collection threshold,
@@ -42,6 +42,8 @@ pub use policy::{
     LARGE_BUFFER, MIN_BLOCK, MIN_LARGE_ALLOC, Policy, Pool, ROUND_LARGE, SMALL_BUFFER, SMALL_SIZE,
 };
 
+#[cfg(test)]
+mod expandable_tests;
 #[cfg(test)]
 mod invariants_tests;
 #[cfg(test)]

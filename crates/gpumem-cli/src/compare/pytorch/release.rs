@@ -80,7 +80,7 @@ impl CachingAllocator {
     pub fn release_cached(&mut self) {
         self.meter.charge(DriverCall::DeviceSynchronize, 0);
         if self.policy.expandable {
-            self.unmap_free_tails();
+            self.unmap_free_pages();
             return;
         }
         let free: Vec<u64> = self.free.iter().map(|&(_, _, _, addr)| addr).collect();
