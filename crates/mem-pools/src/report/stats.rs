@@ -76,6 +76,9 @@ pub struct ChunkStats {
     pub creates: u64,
     /// Chunk mappings made (one per chunk, however many granules).
     pub maps: u64,
+    /// Of `maps`, those of a shed chunk kept unmapped and mapped again
+    /// for a later run instead of a new create.
+    pub reuses: u64,
     /// Chunks unmapped.
     pub unmaps: u64,
     /// Chunks released.
@@ -89,6 +92,7 @@ impl std::ops::AddAssign for ChunkStats {
         self.cached_bytes += other.cached_bytes;
         self.creates += other.creates;
         self.maps += other.maps;
+        self.reuses += other.reuses;
         self.unmaps += other.unmaps;
         self.releases += other.releases;
     }
