@@ -60,7 +60,8 @@ pub struct PoolStats {
     /// Bytes quarantined after a failed relocation wait (never reused).
     pub leaked_bytes: u64,
     /// Arena pools' physical chunks and address space (all zero without
-    /// arenas). Their mapped chunks are what `reserved_bytes` counts.
+    /// arenas). Their mapped chunks, and the shed chunks kept unmapped for
+    /// reuse, are what `reserved_bytes` counts.
     pub chunks: ChunkStats,
 }
 
