@@ -123,6 +123,7 @@ mod paged;
 mod relocation;
 mod report;
 
+pub use arena::chunk_cache::CACHE_SHARE;
 pub use arena::chunks::{DEFAULT_MAX_CHUNK, IDLE_SHARE};
 pub use arena::sleep::{SleepContents, SleepReport};
 pub use capture::record::CaptureState;

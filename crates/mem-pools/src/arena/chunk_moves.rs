@@ -1,17 +1,17 @@
-//! Driver calls under arena slots: map a run of empty slots with one chunk
-//! sized to it, shed idle chunks in a batch when they pass their share,
-//! unmap a chunk whole, release it. Every step leaves a slot mapped or
-//! unmapped, never half (see `chunks.rs` for the policy and its
-//! guarantees).
+//! Driver calls under arena slots: map a run of empty slots with cached
+//! chunks and one new chunk sized to the rest, shed idle chunks in a
+//! batch when they pass their share, unmap a chunk whole, keep it for
+//! reuse or release it. Every step leaves a slot mapped or unmapped,
+//! never half (see `chunks.rs` for the policy and its guarantees).
 //!
 //! Why sized chunks and no moves: a chunk is one `cuMemCreate` and one
 //! `cuMemMap` however large, so a run of k empty slots costs two calls,
 //! not 2k. A chunk of k slots can only be unmapped whole, so an idle
 //! chunk is no longer moved slot by slot into a hole (unmap + map per
 //! slot); once idle chunks pass 1/[`IDLE_SHARE`] of the mapped slots,
-//! whole idle chunks are unmapped and released in one batch until they
-//! are under 1/(2 × [`IDLE_SHARE`]) (hysteresis: not one per
-//! reservation), and the run gets a new chunk of its own size.
+//! whole idle chunks are unmapped in one batch until they are under
+//! 1/(2 × [`IDLE_SHARE`]) (hysteresis: not one per reservation) and kept
+//! for reuse (`chunk_cache.rs`), and the run maps them before it creates.
 //!
 //! [`IDLE_SHARE`]: crate::IDLE_SHARE
 
@@ -26,9 +26,12 @@ use crate::error::IoError;
 pub(crate) const SHED_PROBE: usize = 256;
 
 impl Core {
-    /// Create one chunk covering the `len` empty slots from `first` of
-    /// arena page `page` and map it there: one create, one map. On a
-    /// refusal nothing changes (a chunk created is released again).
+    /// Cover the `len` empty slots from `first` of arena page `page`:
+    /// cached chunks of the pool first (`chunk_cache.rs`: one map each,
+    /// largest first), then one new chunk for what is left (one create,
+    /// one map). When the create is refused and chunks are cached, the
+    /// cache is released and the create tried once more. On a refusal the
+    /// slots mapped here are unmapped again and their chunks released.
     pub(crate) fn map_run<S: ComputeStorage>(
         &mut self,
         storage: &mut S,
@@ -39,21 +42,79 @@ impl Core {
     ) -> Result<(), IoError> {
         let pool = self.pages[page].pool;
         let g = self.arena_map(page).granularity;
-        let bytes = u64::from(len) * g;
-        let chunk = storage.create_chunk_of(bytes)?;
+        let end = first + len;
+        let mut s = first;
+        while s < end && self.chunk_cache_bytes > 0 {
+            let Some((chunk, bytes)) = self.take_cached(pool, u64::from(end - s) * g) else {
+                break;
+            };
+            let slots = (bytes / g) as u32;
+            match storage.map_chunk(id, u64::from(s) * g, chunk) {
+                Ok(()) => {
+                    self.arena_map(page).set_extent(s, slots, Some(chunk));
+                    self.stats.chunks.maps += 1;
+                    self.stats.chunks.reuses += 1;
+                    s += slots;
+                }
+                Err(err) => {
+                    tracing::debug!(%err, "mapping a cached chunk failed; it is released");
+                    self.drop_chunk(storage, pool, chunk, bytes);
+                    self.unmap_slots(storage, page, id, first, s - first);
+                    return Err(err.into());
+                }
+            }
+        }
+        if s == end {
+            return Ok(());
+        }
+        let bytes = u64::from(end - s) * g;
+        let created = match storage.create_chunk_of(bytes) {
+            Err(_) if self.chunk_cache_bytes > 0 => {
+                self.release_chunk_cache(storage, |_| true);
+                storage.create_chunk_of(bytes)
+            }
+            other => other,
+        };
+        let chunk = match created {
+            Ok(chunk) => chunk,
+            Err(err) => {
+                self.unmap_slots(storage, page, id, first, s - first);
+                return Err(err.into());
+            }
+        };
         self.stats.chunks.creates += 1;
         self.on_chunk_bytes(pool, bytes, true);
-        match storage.map_chunk(id, u64::from(first) * g, chunk) {
+        match storage.map_chunk(id, u64::from(s) * g, chunk) {
             Ok(()) => {
-                self.arena_map(page).set_extent(first, len, Some(chunk));
+                self.arena_map(page).set_extent(s, end - s, Some(chunk));
                 self.stats.chunks.maps += 1;
                 Ok(())
             }
             Err(err) => {
                 tracing::debug!(%err, "mapping a new chunk failed; it is released");
                 self.drop_chunk(storage, pool, chunk, bytes);
+                self.unmap_slots(storage, page, id, first, s - first);
                 Err(err.into())
             }
+        }
+    }
+
+    /// Unmap and release every chunk over the `len` mapped slots from
+    /// `first` of `page` (chunks lie whole inside them: a refused
+    /// acquire's undo).
+    pub(crate) fn unmap_slots<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        page: u32,
+        id: StorageId,
+        first: u32,
+        len: u32,
+    ) {
+        let mut s = first;
+        while s < first + len {
+            let (head, slots) = self.arena_map(page).extent(s);
+            self.unmap_extent(storage, page, id, head, slots, false);
+            s = head + slots;
         }
     }
 
@@ -109,16 +170,17 @@ impl Core {
                     self.arena_map(pg).shed_stuck = true;
                     break;
                 };
-                if !self.unmap_extent(storage, pg, id, head, len) {
+                if !self.unmap_extent(storage, pg, id, head, len, true) {
                     return;
                 }
             }
         }
     }
 
-    /// Unmap and release the chunk at slot `head` covering `len` slots (no
-    /// live slice touches it and none of its slots is queued idle);
-    /// `false` when the unmap is refused (the chunk stays mapped, idle).
+    /// Unmap the chunk at slot `head` covering `len` slots (no live slice
+    /// touches it and none of its slots is queued idle), then keep it for
+    /// reuse (`keep`: `chunk_cache.rs`) or release it; `false` when the
+    /// unmap is refused (the chunk stays mapped, idle).
     pub(crate) fn unmap_extent<S: ComputeStorage>(
         &mut self,
         storage: &mut S,
@@ -126,6 +188,7 @@ impl Core {
         id: StorageId,
         head: u32,
         len: u32,
+        keep: bool,
     ) -> bool {
         let pool = self.pages[page].pool;
         let map = self.arena_map(page);
@@ -134,7 +197,11 @@ impl Core {
             Ok(chunk) => {
                 map.set_extent(head, len, None);
                 self.stats.chunks.unmaps += 1;
-                self.drop_chunk(storage, pool, chunk, u64::from(len) * g);
+                if keep {
+                    self.cache_chunk(storage, pool, chunk, u64::from(len) * g);
+                } else {
+                    self.drop_chunk(storage, pool, chunk, u64::from(len) * g);
+                }
                 true
             }
             Err(err) => {

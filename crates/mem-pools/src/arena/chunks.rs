@@ -11,14 +11,16 @@
 //!   free, so a larger mapped hole beats a tighter unmapped one.
 //! - **acquire** (a slice is about to go live): every slot it touches gets
 //!   a chunk. A slot already mapped costs nothing. Each run of empty slots
-//!   gets new chunks sized to it, one per `arena_max_chunk` bytes, with the
-//!   slice's partly covered first and last slot apart (`chunk_moves.rs`):
-//!   one create and one map each. Before that, once idle slots (mapped,
-//!   touched by no live slice) are at least 1/[`IDLE_SHARE`] of the mapped
-//!   ones, whole idle chunks whose stream work is complete are shed in one
-//!   batch (unmapped and released, at the edge of stripped regions first)
-//!   until they are under half that share; below it holes keep theirs, so
-//!   an allocation landing there again costs no driver call.
+//!   is cut into pieces of at most `arena_max_chunk` bytes, with the
+//!   slice's partly covered first and last slot apart (`chunk_moves.rs`);
+//!   a piece maps shed chunks kept for reuse first (`chunk_cache.rs`: one
+//!   map each) and gets one new chunk for the rest (one create, one map).
+//!   Before that, once idle slots (mapped, touched by no live slice) are
+//!   at least 1/[`IDLE_SHARE`] of the mapped ones, whole idle chunks whose
+//!   stream work is complete are shed in one batch (unmapped and cached,
+//!   at the edge of stripped regions first) until they are under half
+//!   that share; below it holes keep theirs, so an allocation landing
+//!   there again costs no driver call.
 //! - **release** (a slice was freed): slots no live slice touches any more
 //!   become idle — still mapped, stamped with the stream's submit cursor
 //!   (`stream_order.rs`) — up to the pool's release threshold (all its
@@ -172,7 +174,7 @@ impl Core {
             }
             if !may_map {
                 for (head, len) in created.into_iter().filter(|_| undo) {
-                    self.unmap_extent(storage, page, id, head, len);
+                    self.unmap_slots(storage, page, id, head, len);
                 }
                 return Err(IoError::CaptureWouldAllocate {
                     size: bytes,
@@ -184,7 +186,7 @@ impl Core {
                 self.shed_idle(storage, page, &span);
                 if let Err(err) = self.map_run(storage, page, id, head, len) {
                     for (head, len) in created.into_iter().filter(|_| undo) {
-                        self.unmap_extent(storage, page, id, head, len);
+                        self.unmap_slots(storage, page, id, head, len);
                     }
                     return Err(err);
                 }
@@ -230,8 +232,12 @@ impl Core {
         if release && threshold != u64::MAX {
             // The threshold is the pool's: its other ranges' idle chunks
             // count against it (O(ranges), one in practice).
+            // So do its shed chunks kept unmapped, released first.
             let elsewhere = self.cached_chunk_bytes(pool) - self.cached_chunk_bytes_of(page);
-            self.trim_chunks(storage, page, threshold.saturating_sub(elsewhere));
+            let keep = threshold.saturating_sub(elsewhere);
+            let pool = self.pages[page].pool;
+            let unmapped = self.trim_chunk_cache(storage, pool, keep);
+            self.trim_chunks(storage, page, keep.saturating_sub(unmapped));
         }
     }
 
@@ -258,7 +264,7 @@ impl Core {
             let Some((head, len)) = map.take_idle_extent(&NONE, false, usize::MAX) else {
                 return;
             };
-            if !self.unmap_extent(storage, page, id, head, len) {
+            if !self.unmap_extent(storage, page, id, head, len, false) {
                 return;
             }
         }

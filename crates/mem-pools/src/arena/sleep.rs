@@ -143,6 +143,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             kept_paged_bytes: self.core.stats.reserved_bytes.current,
             ..SleepReport::default()
         };
+        report.released_bytes += self.core.release_chunk_cache(&mut self.storage, |_| true);
         for page in self.core.arena_pages() {
             self.sleep_page(page, contents, &mut report)?;
         }

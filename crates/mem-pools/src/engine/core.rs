@@ -38,6 +38,10 @@ pub(crate) struct Core {
     /// Arena chunks, unmapped, whose release the storage refused: retried
     /// at each flush (their bytes already left the pools).
     pub(crate) unreleased_chunks: Vec<mem_storage::ChunkId>,
+    /// Shed chunks, unmapped and held for the next runs to map
+    /// (`arena/chunk_cache.rs`), oldest first, and their bytes.
+    pub(crate) chunk_cache: std::collections::VecDeque<crate::arena::chunk_cache::CachedChunk>,
+    pub(crate) chunk_cache_bytes: u64,
     /// Set between `sleep` and `wake` (`arena/sleep.rs`).
     pub(crate) asleep: Option<crate::arena::sleep::Asleep>,
     /// The largest chunk an arena creates, in bytes (`arena/chunks.rs`).
@@ -64,6 +68,8 @@ impl Core {
             next_page_uid: 0,
             stats: PoolStats::default(),
             unreleased_chunks: Vec::new(),
+            chunk_cache: Default::default(),
+            chunk_cache_bytes: 0,
             asleep: None,
             max_chunk_bytes: crate::arena::chunks::DEFAULT_MAX_CHUNK,
             progress: (0, 0),

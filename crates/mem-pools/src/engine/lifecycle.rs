@@ -52,6 +52,9 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 for page in busy_arenas {
                     self.core.trim_chunks(&mut self.storage, page, 0);
                 }
+                // And its shed chunks kept for reuse.
+                self.core
+                    .release_chunk_cache(&mut self.storage, |p| p == pool);
             } else if let Some(period) = p.dealloc_period {
                 let clock = self.core.clock;
                 empty.extend(p.current.iter().copied().filter(|&pg| {

@@ -60,7 +60,8 @@ pub struct PoolStats {
     /// Bytes quarantined after a failed relocation wait (never reused).
     pub leaked_bytes: u64,
     /// Arena pools' physical chunks and address space (all zero without
-    /// arenas). Their mapped chunks are what `reserved_bytes` counts.
+    /// arenas). Their mapped chunks, and the shed chunks kept unmapped for
+    /// reuse, are what `reserved_bytes` counts.
     pub chunks: ChunkStats,
 }
 
@@ -76,6 +77,9 @@ pub struct ChunkStats {
     pub creates: u64,
     /// Chunk mappings made (one per chunk, however many granules).
     pub maps: u64,
+    /// Of `maps`, those of a shed chunk kept unmapped and mapped again
+    /// for a later run instead of a new create.
+    pub reuses: u64,
     /// Chunks unmapped.
     pub unmaps: u64,
     /// Chunks released.
@@ -89,6 +93,7 @@ impl std::ops::AddAssign for ChunkStats {
         self.cached_bytes += other.cached_bytes;
         self.creates += other.creates;
         self.maps += other.maps;
+        self.reuses += other.reuses;
         self.unmaps += other.unmaps;
         self.releases += other.releases;
     }
