@@ -17,7 +17,7 @@ use mem_pools::{
 };
 use mem_storage::HostStorage;
 
-const MIB: u64 = 1024 * 1024;
+use mem_storage::units::MIB;
 
 /// A small deterministic generator (no dependency, same numbers everywhere).
 struct Lcg(u64);

@@ -20,7 +20,7 @@ use mem_pools::{
 };
 use mem_storage::SimulatedStorage;
 
-const GIB: u64 = 1 << 30;
+use mem_storage::units::GIB;
 
 /// A small deterministic generator (same numbers everywhere).
 struct Lcg(u64);

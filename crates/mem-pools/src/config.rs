@@ -6,6 +6,8 @@
 //! refused, because a layout is chosen by a runtime at start-up and a
 //! half-built engine is worse than a slightly different pool.
 
+use mem_storage::units::{GIB, KIB, MIB};
+
 /// What the engine needs to know about the device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MemoryDeviceProperties {
@@ -175,10 +177,6 @@ pub(crate) struct PoolSpec {
     pub(crate) pool_type: PoolType,
     pub(crate) dealloc_period: Option<u64>,
 }
-
-const KIB: u64 = 1024;
-const MIB: u64 = 1024 * KIB;
-const GIB: u64 = 1024 * MIB;
 
 fn align_down(value: u64, alignment: u64) -> u64 {
     (value / alignment * alignment).max(alignment)

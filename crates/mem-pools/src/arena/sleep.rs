@@ -112,18 +112,8 @@ impl Core {
 }
 
 impl<S: ComputeStorage> MemoryManagement<S> {
-    /// Release the physical memory of every arena (see the module docs),
-    /// keeping every address; with [`SleepContents::Preserve`] what live
-    /// slices hold is copied to host memory first. The storage's queued work
-    /// is waited for before anything is unmapped.
-    ///
-    /// # Errors
-    /// [`IoError::Asleep`] when already asleep; [`IoError::Storage`]
-    /// `Unsupported` while a capture window is open (sleeping would unmap
-    /// what the recording uses). A storage refusal (a read, an unmap) stops
-    /// it: what was released stays released, the memory counts as asleep,
-    /// and `wake` maps it back.
-    pub fn sleep(&mut self, contents: SleepContents) -> Result<SleepReport, IoError> {
+    /// `MemoryManagement::sleep`'s body (its contract is on the method).
+    pub(crate) fn sleep_arenas(&mut self, contents: SleepContents) -> Result<SleepReport, IoError> {
         self.drain();
         if self.capture.is_some() {
             return Err(IoError::Storage(mem_storage::StorageError::Unsupported {
@@ -191,15 +181,8 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         Ok(())
     }
 
-    /// Map fresh chunks under every slot live arena slices touch and copy
-    /// back what `sleep` preserved; the memory is awake again. Returns the
-    /// bytes mapped. No-op (0) when not asleep.
-    ///
-    /// # Errors
-    /// A storage refusal (out of memory: another process holds the memory
-    /// now) stops it: what was mapped stays mapped, the memory stays asleep,
-    /// and calling `wake` again maps the rest.
-    pub fn wake(&mut self) -> Result<u64, IoError> {
+    /// `MemoryManagement::wake`'s body (its contract is on the method).
+    pub(crate) fn wake_arenas(&mut self) -> Result<u64, IoError> {
         if self.core.asleep.is_none() {
             return Ok(0);
         }
@@ -251,10 +234,5 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             i += len;
         }
         Ok(mapped)
-    }
-
-    /// Whether the arenas are asleep (between `sleep` and `wake`).
-    pub fn is_asleep(&self) -> bool {
-        self.core.asleep.is_some()
     }
 }

@@ -21,20 +21,9 @@ use crate::error::IoError;
 use crate::handles::handle_cell::ManagedMemoryHandle;
 
 impl<S: ComputeStorage> MemoryManagement<S> {
-    /// Re-claim exactly the extent `view` names — `view.size()` bytes at
-    /// `view.offset()` of page `view.id`, as [`Self::get_storage`] handed
-    /// it out — if it is free now, and return a *pin handle* to it (see
-    /// [`ManagedMemoryHandle::is_pin`]): a new allocation whose memory does
-    /// not move while any clone of the handle lives, freed when the last
-    /// clone drops. It is the only holder (`can_mut()` is true).
-    ///
-    /// `None`, changing nothing, when the page is not one of this manager's
-    /// live pages (released, another manager's, never handed out), when any
-    /// byte of the extent is live, quarantined or on an outdated page, or
-    /// when a persistent or exclusive page's free slice is not exactly that
-    /// extent. Allocates no storage, so it is legal inside a capture window
-    /// (the window does not count it as touched). Cost: see the module docs.
-    pub fn reclaim_extent(&mut self, view: &StorageHandle) -> Option<ManagedMemoryHandle> {
+    /// `MemoryManagement::reclaim_extent`'s body (its contract is on the
+    /// method).
+    pub(crate) fn reclaim_view(&mut self, view: &StorageHandle) -> Option<ManagedMemoryHandle> {
         self.drain();
         let page = *self.core.by_storage.get(&view.id)?;
         let cap = self.core.capacity(view.size()).ok()?;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use mem_storage::{ComputeStorage, StorageHandle};
 
+use crate::arena::sleep::{SleepContents, SleepReport};
 use crate::capture::record::{CaptureRecord, CaptureState};
 use crate::config::{
     MemoryAllocationMode, MemoryConfiguration, MemoryDeviceProperties, MemoryManagementOptions,
@@ -379,5 +380,54 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// Set every statistics peak to its current level.
     pub fn reset_peaks(&mut self) {
         self.core.stats.reset_peaks();
+    }
+
+    /// Release the physical memory of every arena (the memory, not the addresses: `arena/sleep.rs` says how),
+    /// keeping every address; with [`SleepContents::Preserve`] what live
+    /// slices hold is copied to host memory first. The storage's queued work
+    /// is waited for before anything is unmapped.
+    ///
+    /// # Errors
+    /// [`IoError::Asleep`] when already asleep; [`IoError::Storage`]
+    /// `Unsupported` while a capture window is open (sleeping would unmap
+    /// what the recording uses). A storage refusal (a read, an unmap) stops
+    /// it: what was released stays released, the memory counts as asleep,
+    /// and `wake` maps it back.
+    pub fn sleep(&mut self, contents: SleepContents) -> Result<SleepReport, IoError> {
+        self.sleep_arenas(contents)
+    }
+
+    /// Map fresh chunks under every slot live arena slices touch and copy
+    /// back what `sleep` preserved; the memory is awake again. Returns the
+    /// bytes mapped. No-op (0) when not asleep.
+    ///
+    /// # Errors
+    /// A storage refusal (out of memory: another process holds the memory
+    /// now) stops it: what was mapped stays mapped, the memory stays asleep,
+    /// and calling `wake` again maps the rest.
+    pub fn wake(&mut self) -> Result<u64, IoError> {
+        self.wake_arenas()
+    }
+
+    /// Whether the arenas are asleep (between `sleep` and `wake`).
+    pub fn is_asleep(&self) -> bool {
+        self.core.asleep.is_some()
+    }
+
+    /// Re-claim exactly the extent `view` names — `view.size()` bytes at
+    /// `view.offset()` of page `view.id`, as [`Self::get_storage`] handed
+    /// it out — if it is free now, and return a *pin handle* to it (see
+    /// [`ManagedMemoryHandle::is_pin`]): a new allocation whose memory does
+    /// not move while any clone of the handle lives, freed when the last
+    /// clone drops. It is the only holder (`can_mut()` is true).
+    ///
+    /// `None`, changing nothing, when the page is not one of this manager's
+    /// live pages (released, another manager's, never handed out), when any
+    /// byte of the extent is live, quarantined or on an outdated page, or
+    /// when a persistent or exclusive page's free slice is not exactly that
+    /// extent. Allocates no storage, so it is legal inside a capture window
+    /// (the window does not count it as touched). O(1): a hash lookup of the page and the slice-start index of the offset.
+    pub fn reclaim_extent(&mut self, view: &StorageHandle) -> Option<ManagedMemoryHandle> {
+        self.reclaim_view(view)
     }
 }

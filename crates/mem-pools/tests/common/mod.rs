@@ -10,8 +10,7 @@ use mem_pools::{
 };
 use mem_storage::{ComputeStorage, HostStorage};
 
-pub const KIB: u64 = 1024;
-pub const MIB: u64 = 1024 * KIB;
+pub use mem_storage::units::{KIB, MIB};
 
 pub fn props() -> MemoryDeviceProperties {
     MemoryDeviceProperties {
