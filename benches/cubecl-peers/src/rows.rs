@@ -84,6 +84,7 @@ pub fn measure(source: &str, program: &Program, runs: usize) -> Result<Table> {
         capacity: DEVICE_BYTES,
         config: gpumem_cli::cli::base_config()?,
         threads: false,
+        pytorch: gpumem_cli::compare::pytorch::Policy::default(),
     };
     let mut measured: Vec<Measured> = Vec::new();
     for run in 0..runs.max(1) {

@@ -56,7 +56,7 @@ fn plan_json_written_to_a_file_is_accepted_by_replay_config_and_shows_the_improv
 fn a_bad_layout_is_an_error_that_lists_what_is_valid() {
     for (config, needle) in [
         ("sliced:8MiB", "sliced:PAGE/MAX"),
-        ("subslices", "no `kind:` prefix"),
+        ("banana", "no `kind:` prefix"),
     ] {
         let out = gpumem(&["replay", "--workload", "devlog", "--config", config]);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -65,6 +65,11 @@ fn a_bad_layout_is_an_error_that_lists_what_is_valid() {
         assert!(stderr.contains("`sub_slices`, `exclusive`"), "{stderr}");
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
+    // A word one edit from a layout gets the layout, not the grammar.
+    let out = gpumem(&["replay", "--workload", "devlog", "--config", "subslices"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("did you mean `sub_slices`?"), "{stderr}");
     let not_a_plan = scratch("not-a-plan.json");
     std::fs::write(&not_a_plan, "{\"ops\": 3}").unwrap();
     let out = gpumem(&[

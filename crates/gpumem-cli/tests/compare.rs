@@ -21,7 +21,11 @@ fn compare_prints_one_json_object_with_a_row_per_allocator_and_exits_0() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = v["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 6, "{v}");
+    assert_eq!(rows.len(), 8, "{v}");
+    for name in ["pytorch", "pytorch-expandable"] {
+        let row = rows.iter().find(|r| r["allocator"] == name).unwrap();
+        assert!(row["driver_ns_per_op"].as_f64().unwrap() > 0.0, "{row}");
+    }
     let peak = &rows[0]["peak_live_bytes"];
     assert!(rows.iter().all(|r| &r["peak_live_bytes"] == peak), "{v}");
     assert!(rows.iter().all(|r| r["ns_per_op"].as_f64().unwrap() > 0.0));

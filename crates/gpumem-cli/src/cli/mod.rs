@@ -57,7 +57,7 @@ pub struct ReplayArgs {
     pub backend: BackendKind,
     /// Device size in GiB for the sim, host and system backends (fractions
     /// such as 23.5 are accepted).
-    #[arg(long, default_value_t = DEFAULT_DEVICE_GIB as f64)]
+    #[arg(long, default_value_t = DEFAULT_DEVICE_GIB as f64, allow_negative_numbers = true)]
     pub device_gib: f64,
     /// Print one JSON object instead of the text report.
     #[arg(long)]

@@ -27,17 +27,23 @@ pub enum Allocator {
     Sliced,
     /// The bare O(1) offset allocator over one fixed heap.
     OffsetAllocator,
+    /// The modeled PyTorch caching allocator, default settings.
+    Pytorch,
+    /// The modeled PyTorch caching allocator with `expandable_segments`.
+    PytorchExpandable,
     /// The counting baseline: one device allocation per request.
     System,
 }
 
 /// Every allocator, in the order the table prints them by default.
-pub const ALL: [Allocator; 6] = [
+pub const ALL: [Allocator; 8] = [
     Allocator::Gpumem,
     Allocator::SubSlices,
     Allocator::Exclusive,
     Allocator::Sliced,
     Allocator::OffsetAllocator,
+    Allocator::Pytorch,
+    Allocator::PytorchExpandable,
     Allocator::System,
 ];
 
@@ -50,6 +56,8 @@ impl Allocator {
             Allocator::Exclusive => "exclusive",
             Allocator::Sliced => "sliced",
             Allocator::OffsetAllocator => "offset-allocator",
+            Allocator::Pytorch => "pytorch",
+            Allocator::PytorchExpandable => "pytorch-expandable",
             Allocator::System => "system",
         }
     }
@@ -81,6 +89,13 @@ impl Allocator {
             }
             _ if self.is_gpumem() => "bytes of pages held from the device",
             Allocator::OffsetAllocator => "the heap's high-water extent (it never shrinks)",
+            Allocator::Pytorch => {
+                "segments held from cudaMalloc, in use or cached (torch.cuda.memory_reserved, \
+                 modeled)"
+            }
+            Allocator::PytorchExpandable => {
+                "pages mapped into the expandable segments, in use or cached (modeled)"
+            }
             _ => "live bytes: every request is its own device allocation",
         }
     }
@@ -94,6 +109,10 @@ impl Allocator {
             }
             _ if self.is_gpumem() => "device allocations and frees of pages",
             Allocator::OffsetAllocator => "one: its heap, allocated up front",
+            Allocator::Pytorch => "cudaMalloc and cudaFree of segments (modeled)",
+            Allocator::PytorchExpandable => {
+                "pages created and mapped, unmapped and released (modeled)"
+            }
             _ => "one device allocation per request and one free per free",
         }
     }
@@ -107,8 +126,12 @@ fn named(word: &str) -> Option<Allocator> {
     if let Some(&allocator) = ALL.iter().find(|a| a.name() == lower) {
         return Some(allocator);
     }
-    if lower == "offset" {
-        return Some(Allocator::OffsetAllocator);
+    match lower.as_str() {
+        "offset" => return Some(Allocator::OffsetAllocator),
+        "pytorch_expandable" | "pytorch-expandable-segments" => {
+            return Some(Allocator::PytorchExpandable);
+        }
+        _ => {}
     }
     let layout = parse_layout(&lower).ok()?;
     ALL.into_iter().find(|a| a.layout() == Some(layout.clone()))

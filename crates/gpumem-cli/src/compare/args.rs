@@ -35,7 +35,13 @@ pub struct CompareArgs {
     pub input: InputArgs,
     /// Allocators to compare, comma-separated, in the order to print them:
     /// gpumem (Device defaults), sub_slices, exclusive, sliced (Device on
-    /// that paged layout), offset-allocator, system. Default: all.
+    /// that paged layout), offset-allocator, pytorch (a model of PyTorch's
+    /// CUDA caching allocator, PyTorch's defaults or --pytorch-conf: 512 B rounding,
+    /// 2 MiB small and 20 MiB large segments, best fit per stream, cached
+    /// segments released and the request retried when the device is
+    /// full), pytorch-expandable (the same with expandable_segments:True:
+    /// one segment per stream and pool grown by 2 MiB or 20 MiB pages),
+    /// system. Default: all.
     #[arg(long, value_name = "LIST")]
     pub against: Option<String>,
     /// Device of gpumem's rows.
@@ -43,13 +49,18 @@ pub struct CompareArgs {
     pub backend: CompareBackend,
     /// Device size in GiB (fractions such as 23.5 are accepted): gpumem's
     /// device, offset-allocator's heap and the system baseline's capacity.
-    #[arg(long, default_value_t = DEFAULT_DEVICE_GIB as f64)]
+    #[arg(long, default_value_t = DEFAULT_DEVICE_GIB as f64, allow_negative_numbers = true)]
     pub device_gib: f64,
     /// Replay a trace with several streams with one thread per stream on
     /// gpumem's rows, all at once through one device (the other rows and
     /// one-stream traces replay in trace order as without it).
     #[arg(long)]
     pub threads: bool,
+    /// PYTORCH_CUDA_ALLOC_CONF settings for the pytorch rows, in PyTorch's
+    /// syntax: max_split_size_mb:N (above 20), roundup_power2_divisions:N
+    /// (a power of two), comma-separated. Default: PyTorch's defaults.
+    #[arg(long, value_name = "CONF")]
+    pub pytorch_conf: Option<String>,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,

@@ -4,7 +4,9 @@
 //! A user choosing an allocator wants the same trace through each of them
 //! and the numbers side by side, measured the same way: gpumem's default
 //! (`Device` on arenas), each paged layout of the facade's grammar, the
-//! bare O(1) offset allocator and the `cudaMalloc`-per-request baseline.
+//! bare O(1) offset allocator, a modeled PyTorch caching allocator (with
+//! and without expandable segments, `pytorch/`) and the
+//! `cudaMalloc`-per-request baseline.
 //! The trace is read and compiled once; every row replays the same
 //! [`Program`] through the same timed loop.
 //!
@@ -19,6 +21,7 @@
 mod allocators;
 mod args;
 mod offset;
+pub mod pytorch;
 mod rows;
 mod table;
 mod threads;
@@ -106,6 +109,10 @@ pub fn run_compare(args: &CompareArgs, out: &mut dyn Write, err: &mut dyn Write)
         capacity,
         config: base_config()?,
         threads: args.threads,
+        pytorch: match &args.pytorch_conf {
+            Some(text) => pytorch::parse_pytorch_conf(text)?,
+            None => pytorch::Policy::default(),
+        },
     };
     let (trace, source) = load_input(&args.input)?;
     warn_about(&trace, &source, err).map_err(write_err("stderr"))?;

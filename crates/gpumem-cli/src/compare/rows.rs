@@ -16,6 +16,7 @@ use serde::Serialize;
 use super::CompareBackend;
 use super::allocators::Allocator;
 use super::offset::OffsetBackend;
+use super::pytorch::{Policy, PytorchBackend};
 use super::threads::{ThreadedRun, lanes, replay_threaded};
 use crate::error::Result;
 use crate::input::PoolSettings;
@@ -37,6 +38,9 @@ pub struct Setup {
     /// Replay a multi-stream trace with one thread per stream on gpumem's
     /// rows (`--threads`).
     pub threads: bool,
+    /// The modeled PyTorch rows' settings (`--pytorch-conf`); each row
+    /// sets `expandable` itself.
+    pub pytorch: Policy,
 }
 
 /// One allocator's numbers.
@@ -58,8 +62,8 @@ pub struct Row {
     pub wall_ns: u64,
     /// `wall_ns` ÷ ops.
     pub ns_per_op: f64,
-    /// Modeled driver time ÷ ops (gpumem's rows; `None` for the others,
-    /// which have no driver model).
+    /// Modeled driver time ÷ ops (gpumem's rows and the modeled PyTorch
+    /// rows; `None` for the others, which have no driver model).
     pub driver_ns_per_op: Option<f64>,
     /// `ns_per_op` + `driver_ns_per_op`: what a GPU user would pay per op.
     pub modeled_ns_per_op: Option<f64>,
@@ -187,6 +191,16 @@ pub fn run_row(
             let mut backend = OffsetBackend::new(setup.capacity, program.slots);
             let report = replay(source, program, &mut backend, &options)?.report;
             Ok(Row::new(allocator, &report, report.storage_allocs))
+        }
+        Allocator::Pytorch | Allocator::PytorchExpandable => {
+            let policy = Policy {
+                expandable: allocator == Allocator::PytorchExpandable,
+                ..setup.pytorch
+            };
+            let costs = setup.config.driver_costs;
+            let mut backend = PytorchBackend::new(allocator.name(), policy, setup.capacity, costs);
+            let report = replay(source, program, &mut backend, &options)?.report;
+            Ok(Row::new(allocator, &report, backend.storage_calls()))
         }
         _ => {
             let mut config = setup.config.clone();

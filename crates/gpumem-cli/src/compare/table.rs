@@ -136,8 +136,9 @@ impl fmt::Display for Comparison {
         )?;
         writeln!(
             f,
-            "driver ns/op is the modeled time of gpumem's driver calls (the driver cost table, \
-             docs/storage.md); modeled ns/op = ns/op + driver ns/op, what a GPU user would pay"
+            "driver ns/op is the modeled time of the row's driver calls (gpumem's, or the \
+             modeled PyTorch's; the driver cost table, docs/storage.md); modeled ns/op = ns/op \
+             + driver ns/op, what a GPU user would pay"
         )?;
         if let Some(page) = self.paged_max_page_bytes {
             writeln!(

@@ -20,6 +20,7 @@ fn setup(capacity: u64) -> Setup {
         capacity,
         config: gpumem::config::GpumemConfig::default(),
         threads: false,
+        pytorch: pytorch::Policy::default(),
     }
 }
 
@@ -249,4 +250,33 @@ fn threads_replay_every_stream_at_once_and_count_every_allocation() {
         "system replays in order"
     );
     assert!(comparison.to_string().contains("one thread per stream"));
+}
+
+#[test]
+fn pytorch_conf_changes_the_modeled_rows_and_a_bad_one_is_refused_before_anything_replays() {
+    let program = program(Workload::Training, 0.05);
+    let chosen = [Allocator::Pytorch, Allocator::PytorchExpandable];
+    let plain = compare("training", &program, &chosen, &setup(80 * GIB)).unwrap();
+    let rounded = Setup {
+        pytorch: pytorch::parse_pytorch_conf("roundup_power2_divisions:4").unwrap(),
+        ..setup(80 * GIB)
+    };
+    let rounded = compare("training", &program, &chosen, &rounded).unwrap();
+    for (a, b) in plain.rows.iter().zip(&rounded.rows) {
+        assert_eq!(a.peak_live_bytes, b.peak_live_bytes);
+        assert!(
+            b.peak_reserved_bytes > a.peak_reserved_bytes,
+            "{}: power-of-two steps waste more than 512 B rounding",
+            a.allocator
+        );
+    }
+    let (result, out, _) = command(&[
+        "--workload",
+        "devlog",
+        "--pytorch-conf",
+        "max_split_size_mb:8",
+    ]);
+    let err = result.unwrap_err().to_string();
+    assert!(err.contains("more than 20"), "{err}");
+    assert!(out.is_empty(), "{out}");
 }

@@ -37,6 +37,39 @@ fn is_conf(text: &str) -> bool {
     CONF_KEYS.iter().any(|(k, _, _)| *k == key)
 }
 
+/// The layouts a single word names.
+const LAYOUT_WORDS: [&str; 5] = ["auto", "arenas", "sub_slices", "exclusive", "sliced"];
+
+/// Edits (insert, delete, substitute one character) from `a` to `b`.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (diagonal + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+/// The layout word `word` is a typo of (at most two edits, case and `-`
+/// for `_` aside), if one is that close.
+pub fn near_layout(word: &str) -> Option<&'static str> {
+    let word = word.to_ascii_lowercase().replace('-', "_");
+    LAYOUT_WORDS
+        .into_iter()
+        .map(|name| (edit_distance(&word, name), name))
+        .filter(|&(d, _)| d <= 2)
+        .min()
+        .map(|(_, name)| name)
+}
+
 /// `base` with the layout or `GPUMEM_CONF` items of `text` applied.
 fn apply(value: &str, text: &str, base: &GpumemConfig) -> Result<GpumemConfig> {
     let mut config = base.clone();
@@ -72,6 +105,12 @@ pub fn load_config(value: &str, base: &GpumemConfig) -> Result<GpumemConfig> {
             _ if path.exists() => apply(value, value, base),
             ConfigValue::Path => Err(not_found(String::new())),
             ConfigValue::Word => match apply(value, value, base) {
+                Err(CliError::InvalidArgument { .. }) if near_layout(value).is_some() => {
+                    let name = near_layout(value).unwrap_or_default();
+                    Err(not_found(format!(
+                        "; nor is it a layout: did you mean `{name}`?"
+                    )))
+                }
                 Err(CliError::InvalidArgument { reason, .. }) => {
                     Err(not_found(format!("; nor is it a layout: {reason}")))
                 }

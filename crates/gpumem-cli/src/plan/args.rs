@@ -11,7 +11,7 @@ pub struct PlanArgs {
     #[command(flatten)]
     pub input: InputArgs,
     /// Simulated device size in GiB (fractions such as 23.5 are accepted).
-    #[arg(long, default_value_t = DEFAULT_DEVICE_GIB as f64)]
+    #[arg(long, default_value_t = DEFAULT_DEVICE_GIB as f64, allow_negative_numbers = true)]
     pub device_gib: f64,
     /// Print one JSON object instead of text.
     #[arg(long)]

@@ -6,6 +6,33 @@ use super::device::{DeviceBackend, DeviceToken, engine_mode};
 use crate::error::Result;
 use crate::report::{ArenaSummary, DriverSummary, PoolLine, RelocationSummary, StreamLine};
 use crate::trace::Mode;
+use gpumem::storage::units::format_bytes;
+
+impl DeviceBackend {
+    /// When the device budget, not the device, is what left no room for
+    /// `size` bytes (a limit below the device's memory, and `size` more
+    /// than the budget has left) and `refusal` does not already say so, the
+    /// sentence that names it; else empty. The pools size their largest
+    /// page from the budgeted memory, so their own refusal would otherwise
+    /// blame the layout.
+    fn budget_note(&self, size: u64, refusal: &str) -> String {
+        let budget = self.device.budget();
+        let limit = budget.limit();
+        let total = self.device.mem_info().map_or(u64::MAX, |m| m.total);
+        let left = limit.saturating_sub(budget.charged());
+        if limit >= total || size <= left || refusal.contains("budget") {
+            return String::new();
+        }
+        format!(
+            "; the limit that refused is the device budget (GPUMEM_CONF budget): {} of {} \
+             charged, {} left, below the device's {}",
+            format_bytes(budget.charged()),
+            format_bytes(limit),
+            format_bytes(left),
+            format_bytes(total)
+        )
+    }
+}
 
 impl AllocBackend for DeviceBackend {
     type Token = DeviceToken;
@@ -20,9 +47,10 @@ impl AllocBackend for DeviceBackend {
             let outcome = self.streams[index].relocate_when_wanted();
             self.relocation.record(outcome);
         }
-        let handle = self.streams[index]
-            .reserve(size)
-            .map_err(|e| self.error(format!("reserve: {e}")))?;
+        let handle = self.streams[index].reserve(size).map_err(|e| {
+            let text = e.to_string();
+            self.error(format!("reserve: {text}{}", self.budget_note(size, &text)))
+        })?;
         self.allocs[index] += 1;
         let token = DeviceToken {
             handle,

@@ -23,6 +23,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use super::event::{Event, Mode, Trace, oversized};
+use super::jsonl_messages::{bad_count, describe, oversized_size};
 use super::sink::TraceSink;
 use super::stacks::Stacks;
 use crate::error::{CliError, Result};
@@ -102,39 +103,6 @@ struct Header {
     version: u64,
 }
 
-/// Turns a serde_json error into a message without its misleading
-/// "line 1" position (each line is parsed alone).
-fn describe(err: &serde_json::Error) -> String {
-    if err.is_eof() {
-        return "line is truncated: it ends before the JSON object closes".to_string();
-    }
-    let text = err.to_string();
-    let bare = text
-        .rfind(" at line ")
-        .map_or(text.as_str(), |at| &text[..at]);
-    // Internally tagged events are buffered before decoding, so some errors
-    // carry no position (column 0); only real positions are shown.
-    match err.column() {
-        0 => bare.to_string(),
-        column => format!("{bare} (column {column})"),
-    }
-}
-
-/// The digits of a `"size"` written as a whole number too large for 64
-/// bits. serde_json reads such a number as a float, so the error it gives
-/// ("invalid type: floating point") would hide the real problem.
-fn oversized_size(text: &str) -> Option<&str> {
-    let at = text.find("\"size\"")? + "\"size\"".len();
-    let rest = text[at..].trim_start().strip_prefix(':')?.trim_start();
-    let end = rest
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(rest.len());
-    let digits = &rest[..end];
-    let follows = rest[end..].chars().next();
-    let whole = !digits.is_empty() && !matches!(follows, Some('.' | 'e' | 'E'));
-    (whole && digits.parse::<u64>().is_err()).then_some(digits)
-}
-
 fn parse_header(line_no: u64, text: &str) -> Result<bool> {
     let value: serde_json::Value =
         serde_json::from_str(text).map_err(|e| CliError::line(NAME, line_no, describe(&e)))?;
@@ -191,9 +159,10 @@ pub fn read_jsonl(mut input: impl BufRead) -> Result<Trace> {
             }
         }
         let line: Line = serde_json::from_str(text).map_err(|e| {
-            let message = match oversized_size(text) {
-                Some(digits) => oversized(digits),
-                None => describe(&e),
+            let message = match (oversized_size(text), bad_count(text)) {
+                (Some(digits), _) => oversized(digits),
+                (None, Some(message)) => message,
+                (None, None) => describe(&e),
             };
             CliError::line(NAME, line_no, message)
         })?;

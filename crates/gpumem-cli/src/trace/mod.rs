@@ -9,6 +9,7 @@
 mod event;
 mod frames;
 mod jsonl;
+mod jsonl_messages;
 mod origin;
 mod pickle;
 mod pytorch;
