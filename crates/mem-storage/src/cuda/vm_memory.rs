@@ -223,6 +223,10 @@ impl Drop for CudaVirtualMemory {
         if table.ranges.is_empty() && table.chunks.is_empty() {
             return;
         }
+        // Teardown, not a reserve, free or cleanup path: the backend goes
+        // with everything it still maps, and it knows no streams (the
+        // engines that did are gone), so the one safe point is the whole
+        // device idle. Only a backend dropped with memory still held pays it.
         if let Err(err) = self
             .ctx
             .bind_to_thread()
