@@ -23,9 +23,11 @@ mod check_arenas;
 mod layouts;
 pub(crate) mod model;
 mod read;
+mod summary;
 pub(crate) mod teardown;
 
 pub use layouts::{ARENA_GRANULARITY, ARENA_LAYOUTS, LAYOUTS, arena_layout, layout, props};
+pub use summary::{Limits, RunSummary};
 
 /// Pool managers (streams) in a world.
 pub const STREAMS: usize = 3;
@@ -34,78 +36,6 @@ pub const STREAMS: usize = 3;
 /// only, see [`World::arenas`]): pages get memory at their first
 /// dereference, which may then be refused.
 pub const LAZY_STREAM: usize = 2;
-
-/// Sizes of the device and of the two budgets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    /// Host memory the device may hold.
-    pub host_capacity: u64,
-    /// The global (device-wide) budget.
-    pub global: u64,
-    /// The budget manager's local budget.
-    pub local: u64,
-}
-
-impl Default for Limits {
-    /// 16 MiB of host, 3 MiB global budget, 768 KiB local budget: the host
-    /// never refuses before the global budget does.
-    fn default() -> Self {
-        Self {
-            host_capacity: 16 << 20,
-            global: 3 << 20,
-            local: 768 << 10,
-        }
-    }
-}
-
-/// What a run did, for the report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct RunSummary {
-    /// Ops executed.
-    pub ops: u64,
-    /// Typed refusals observed (each one checked against the model).
-    pub refusals: u64,
-    /// Faults injected into device calls.
-    pub faults: u64,
-    /// Invariant passes run.
-    pub checks: u64,
-    /// Allocations moved by committed relocations.
-    pub moved: u64,
-    /// Binds that handed memory over.
-    pub binds: u64,
-    /// Handles returned by `capture_end`.
-    pub graph_handles: u64,
-    /// Refused reservations that had given empty pages back (known bug 4,
-    /// tolerated outside a strict world).
-    pub released_on_refusal: u64,
-    /// Refused arena reservations that changed the idle chunks because the
-    /// device refused their undo too (a later call failed as well: only in
-    /// [`crate::FaultMode::From`] runs): a chunk it created stays mapped,
-    /// idle and trimmable, or a chunk it moved is released. Nothing live
-    /// changes.
-    pub idle_on_refusal: u64,
-    /// Refused arena reservations that had shed idle chunks before the
-    /// refused call (mem-pools sheds idle chunks past their share before
-    /// it creates one, so physical memory does not grow): only the cache
-    /// went down, by exactly what reserved bytes lost. Nothing live changes.
-    pub shed_on_refusal: u64,
-}
-
-impl RunSummary {
-    /// The sum of two summaries.
-    pub fn add(&mut self, other: RunSummary) {
-        self.ops += other.ops;
-        self.refusals += other.refusals;
-        self.faults += other.faults;
-        self.checks += other.checks;
-        self.moved += other.moved;
-        self.binds += other.binds;
-        self.graph_handles += other.graph_handles;
-        self.released_on_refusal += other.released_on_refusal;
-        self.idle_on_refusal += other.idle_on_refusal;
-        self.shed_on_refusal += other.shed_on_refusal;
-    }
-}
 
 /// The system under test and its model.
 pub struct World {
