@@ -31,8 +31,9 @@ pub enum CaptureError {
         /// The stage the capture is in.
         found: CaptureStage,
     },
-    /// The streams refused: another capture records on this device
-    /// ([`RelocationError::Recording`], with the number of recording
+    /// The streams refused: another capture records on this device while
+    /// some memory is outdated, so the relocation before the warmup cannot
+    /// run ([`RelocationError::Recording`], with the number of recording
     /// streams), or a runtime's streams name a stream the device does not
     /// hold ([`RelocationError::UnknownStream`]). Nothing changed.
     #[error(transparent)]

@@ -121,6 +121,20 @@ pub trait CaptureStreams {
     /// `RelocatingStreams::relocate_device(RelocationReason::Capture)`.
     fn relocate_device(&mut self);
 
+    /// Whether any stream's memory holds outdated pages, the ones
+    /// [`CaptureStreams::relocate_device`] would move.
+    ///
+    /// A capture may open beside another stream's recording only when this
+    /// is `false`: the pre-warmup relocation cannot run under a recording
+    /// (it would move pages that recording touches), and with nothing
+    /// outdated it has nothing to do. Arenas never leave pages outdated
+    /// (their addresses never move), so on arenas streams capture at once.
+    /// The default, `true`, keeps one recording per device for runtimes
+    /// that cannot tell.
+    fn device_has_outdated(&mut self) -> bool {
+        true
+    }
+
     /// Every pool the recording touches: the recording stream's device pool
     /// and any pinned-host staging pool, in a fixed order.
     fn capture_pools(&mut self) -> Vec<&mut dyn CapturePool>;

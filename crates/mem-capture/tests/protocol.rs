@@ -1,5 +1,6 @@
 //! The sequence around the window: relocation first, nothing freed or
-//! moved while recording, one recording at a time, abort restores all.
+//! moved while recording, a second recording only where nothing is
+//! outdated, abort restores all.
 
 mod common;
 
@@ -73,10 +74,15 @@ fn while_a_stream_records_relocation_and_cleanup_free_nothing() {
 }
 
 #[test]
-fn a_capture_refuses_to_start_while_another_stream_records() {
-    let mut dev = HostDevice::new(1, 1);
+fn a_capture_refuses_to_start_while_another_stream_records_over_outdated_memory() {
+    let mut dev = HostDevice::new(2, 1);
     let mut first = Capture::new();
     first.prepare(&mut dev).unwrap();
+    // Another stream grows and leaves an outdated page behind, which the
+    // second capture's relocation could not move under the recording.
+    let _other = dev.streams[1].reserve(10 * KIB).unwrap();
+    let _big = dev.streams[1].reserve(100 * KIB).unwrap();
+    assert!(dev.streams[1].has_outdated());
     let mut second = Capture::new();
     let err = second.prepare(&mut dev).unwrap_err();
     assert_eq!(
@@ -85,6 +91,25 @@ fn a_capture_refuses_to_start_while_another_stream_records() {
     );
     assert_eq!(second.stage(), CaptureStage::Idle);
     assert_eq!(dev.flag.recording_streams(), 1);
+    first.abort(&mut dev, &mut HostGraphBackend::new());
+    assert!(!dev.flag.is_recording());
+}
+
+#[test]
+fn with_nothing_outdated_a_capture_stops_only_at_a_pool_already_capturing() {
+    let mut dev = HostDevice::new(2, 1);
+    let mut first = Capture::new();
+    first.prepare(&mut dev).unwrap();
+    assert!(!dev.streams[1].has_outdated());
+    let mut second = Capture::new();
+    // The recording is no reason to refuse here; the shared capture pool is.
+    let err = second.prepare(&mut dev).unwrap_err();
+    assert!(
+        matches!(err, CaptureError::PoolAlreadyCapturing { pool: 0, .. }),
+        "{err}"
+    );
+    assert_eq!(second.stage(), CaptureStage::Idle);
+    assert_eq!(dev.relocations, 1, "only the first capture relocated");
     first.abort(&mut dev, &mut HostGraphBackend::new());
     assert!(!dev.flag.is_recording());
 }

@@ -81,6 +81,12 @@ impl CaptureStreams for StreamCapture {
         }
     }
 
+    fn device_has_outdated(&mut self) -> bool {
+        // One stream locked at a time, nothing settled: a look, not a call.
+        let streams = &self.stream.device.streams;
+        streams.iter().any(|s| s.lock().engine.has_outdated())
+    }
+
     fn capture_pools(&mut self) -> Vec<&mut dyn mem_capture::CapturePool> {
         vec![&mut self.pool]
     }

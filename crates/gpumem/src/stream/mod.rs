@@ -487,13 +487,16 @@ impl Stream {
         self.begin_capture_with(HostGraphBackend::new())
     }
 
-    /// Begin a capture with `backend`: refused if any stream records; every
-    /// stream's outdated memory is relocated; the stream's pool opens its
-    /// window and the stream is marked recording.
+    /// Begin a capture with `backend`: every stream's outdated memory is
+    /// relocated; the stream's pool opens its window and the stream is
+    /// marked recording. Beside another stream's recording it begins only
+    /// when nothing is outdated (always on arenas), and skips the
+    /// relocation, which would have nothing to move.
     ///
     /// # Errors
     /// `CaptureError::Streams(RelocationError::Recording { .. })` while
-    /// another stream records, before anything changes.
+    /// another stream records and some stream's paged memory is outdated,
+    /// before anything changes.
     ///
     /// ```
     /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;

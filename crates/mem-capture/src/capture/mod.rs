@@ -120,18 +120,24 @@ impl Capture {
     /// Open the window; the warmup runs after this (see the module docs).
     ///
     /// # Errors
-    /// [`CaptureError::WrongStage`], [`CaptureError::Streams`] (another recording),
-    /// [`CaptureError::NoPools`], [`CaptureError::PoolAlreadyCapturing`],
+    /// [`CaptureError::WrongStage`], [`CaptureError::Streams`] (another
+    /// stream records and some memory is outdated, so the relocation before
+    /// the warmup cannot run), [`CaptureError::NoPools`], [`CaptureError::PoolAlreadyCapturing`],
     /// [`CaptureError::PoolCountChanged`]; each before anything changes.
     pub fn prepare<S: CaptureStreams + ?Sized>(
         &mut self,
         streams: &mut S,
     ) -> Result<(), CaptureError> {
         self.expect("prepare", CaptureStage::Idle)?;
-        match streams.recording_streams() {
-            0 => {}
-            recording => return Err(CaptureError::already_recording(recording)),
-        }
+        // Beside another recording only when the relocation it skips would
+        // move nothing (see `CaptureStreams::device_has_outdated`).
+        let beside = match streams.recording_streams() {
+            0 => false,
+            recording if streams.device_has_outdated() => {
+                return Err(CaptureError::already_recording(recording));
+            }
+            _ => true,
+        };
         let count = {
             let pools = streams.capture_pools();
             if pools.is_empty() {
@@ -149,7 +155,9 @@ impl Capture {
             pools.len()
         };
         self.share.check_pools(count)?;
-        streams.relocate_device();
+        if !beside {
+            streams.relocate_device();
+        }
         streams.set_recording(true);
         self.marked = true;
         let mut pools = streams.capture_pools();

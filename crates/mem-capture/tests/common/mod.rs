@@ -121,6 +121,10 @@ impl CaptureStreams for HostDevice {
         }
     }
 
+    fn device_has_outdated(&mut self) -> bool {
+        self.streams.iter().any(|pool| pool.has_outdated())
+    }
+
     fn capture_pools(&mut self) -> Vec<&mut dyn CapturePool> {
         self.streams
             .iter_mut()
