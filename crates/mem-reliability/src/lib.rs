@@ -49,13 +49,15 @@ mod device;
 mod error;
 mod ops;
 mod program;
+mod streams;
 mod sweep;
 mod world;
 
 pub use device::{Faulty, FaultyVm, PoolStorage, TestDevice, Tracked, TrackedVm, VM_CALLS};
 pub use error::Violation;
-pub use program::decode::{MAX_OPS, decode};
+pub use program::decode::{MAX_OPS, decode, decode_lazy};
 pub use program::{Op, Program};
+pub use streams::{CheckedVm, Cursors, Finding, Use, UseLog};
 pub use sweep::scenario::Scenario;
 pub use sweep::{FaultMode, SweepReport, count_calls, run_with_fault, sweep, sweep_program};
 pub use world::model::{CapturePhase, Contents, Entry, Model, PoolClass, pattern};
