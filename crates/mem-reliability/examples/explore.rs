@@ -6,12 +6,16 @@
 //! (virtual memory, arena layouts; "fail the next call" fails the next
 //! virtual-memory call). `--lazy-streams` decodes each for an arena world
 //! whose streams complete their work late ([`decode_lazy`]), every unmap
-//! checked by the reclamation oracle.
+//! checked by the reclamation oracle; `--misreport` with it tells the
+//! engines all work is complete while it runs and counts the programs
+//! the oracle catches (it must catch some).
 //! Prints totals and the first violation (with its bytes) if any.
 
 use std::process::ExitCode;
 
-use mem_reliability::{Program, decode, decode_lazy, run_program};
+use mem_reliability::{
+    Limits, Program, Violation, World, decode, decode_lazy, run_program,
+};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -19,7 +23,8 @@ fn main() -> ExitCode {
     let mut all: Vec<String> = std::env::args().skip(1).collect();
     let arenas = all.iter().any(|a| a == "--arenas");
     let lazy = all.iter().any(|a| a == "--lazy-streams");
-    all.retain(|a| a != "--arenas" && a != "--lazy-streams");
+    let misreport = all.iter().any(|a| a == "--misreport");
+    all.retain(|a| a != "--arenas" && a != "--lazy-streams" && a != "--misreport");
     let program_of = move |bytes: &[u8]| match lazy {
         true => decode_lazy(bytes),
         false => Program {
@@ -36,6 +41,9 @@ fn main() -> ExitCode {
     let programs: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(10_000);
     let seed: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(1);
     let mut rng = SmallRng::seed_from_u64(seed);
+    if misreport {
+        return caught(programs, &mut rng, program_of);
+    }
     let mut total = mem_reliability::RunSummary::default();
     for i in 0..programs {
         let len = rng.random_range(0..600);
@@ -67,6 +75,35 @@ fn main() -> ExitCode {
         total.unmaps_beside_open
     );
     ExitCode::SUCCESS
+}
+
+/// Run `programs` random programs with progress misreported; count those
+/// the reclamation oracle catches. Any other violation is a failure.
+fn caught(programs: u64, rng: &mut SmallRng, program_of: impl Fn(&[u8]) -> Program) -> ExitCode {
+    let mut flagged = 0;
+    for i in 0..programs {
+        let len = rng.random_range(0..600);
+        let bytes: Vec<u8> = (0..len).map(|_| rng.random()).collect();
+        let program = program_of(&bytes);
+        let mut world = World::for_program(&program, Limits::default());
+        world.misreport_progress();
+        let outcome = (program.ops.iter())
+            .try_for_each(|&op| world.step(op))
+            .and_then(|()| world.finish().map(|_| ()));
+        match outcome {
+            Ok(()) => {}
+            Err(Violation::UnmappedInUse { .. }) => flagged += 1,
+            Err(v) => {
+                println!("program {i}: not the oracle: {v}\nbytes: {bytes:?}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    println!("progress misreported: the oracle caught {flagged} of {programs} programs");
+    match flagged {
+        0 => ExitCode::FAILURE,
+        _ => ExitCode::SUCCESS,
+    }
 }
 
 /// Replay every file of `dir` as a program.
