@@ -13,9 +13,7 @@
 
 use std::process::ExitCode;
 
-use mem_reliability::{
-    Limits, Program, Violation, World, decode, decode_lazy, run_program,
-};
+use mem_reliability::{Limits, Program, Violation, World, decode, decode_lazy, run_program};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 

@@ -114,7 +114,7 @@ impl TestDevice {
                 .expect("host virtual memory of this granularity");
             let tracking = Arc::new(TrackingResource::new(host));
             let faults = Arc::new(FaultInjection::new(Arc::clone(&tracking)).counting(&VM_CALLS));
-            let log = UseLog::new(crate::world::STREAMS);
+            let log = UseLog::new();
             let checked = CheckedVm::new(Arc::clone(&faults), log.clone());
             let charged: Arc<dyn VirtualMemory> =
                 Arc::new(budget.charge_virtual_memory(Arc::new(checked) as Arc<dyn VirtualMemory>));

@@ -66,6 +66,7 @@ pub struct Cursors {
 
 #[derive(Debug, Default)]
 struct State {
+    /// Per stream, grown on first mention.
     streams: Vec<Cursors>,
     /// Uses not yet known complete.
     open: Vec<Use>,
@@ -76,17 +77,25 @@ struct State {
     unmaps_beside_open: u64,
 }
 
+impl State {
+    fn stream(&mut self, stream: usize) -> &mut Cursors {
+        if self.streams.len() <= stream {
+            self.streams.resize(stream + 1, Cursors::default());
+        }
+        &mut self.streams[stream]
+    }
+}
+
 /// The streams' cursors, their recorded uses and the oracle's findings,
 /// shared by the world and its [`CheckedVm`].
 #[derive(Debug, Clone, Default)]
 pub struct UseLog(Arc<Mutex<State>>);
 
 impl UseLog {
-    /// A log of `streams` streams with nothing submitted.
-    pub fn new(streams: usize) -> Self {
-        let log = Self::default();
-        log.state().streams = vec![Cursors::default(); streams];
-        log
+    /// A log with nothing submitted on any stream (streams are numbered
+    /// from 0 and known from their first mention).
+    pub fn new() -> Self {
+        Self::default()
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -97,20 +106,21 @@ impl UseLog {
 
     /// Stream `stream`'s cursors.
     pub fn cursors(&self, stream: usize) -> Cursors {
-        self.state().streams[stream]
+        *self.state().stream(stream)
     }
 
     /// Submit one operation on `stream`; returns its cursor.
     pub fn submit(&self, stream: usize) -> u64 {
         let mut s = self.state();
-        s.streams[stream].submitted += 1;
-        s.streams[stream].submitted
+        let c = s.stream(stream);
+        c.submitted += 1;
+        c.submitted
     }
 
     /// Record that operation `cursor` of `stream` touches `lo..hi`.
     pub fn record(&self, stream: usize, cursor: u64, lo: u64, hi: u64) {
         let mut s = self.state();
-        if cursor > s.streams[stream].completed && lo < hi {
+        if cursor > s.stream(stream).completed && lo < hi {
             s.open.push(Use {
                 stream,
                 cursor,
@@ -123,7 +133,7 @@ impl UseLog {
     /// Complete `ops` more of `stream`'s operations (at most all submitted).
     pub fn complete(&self, stream: usize, ops: u64) {
         let mut s = self.state();
-        let c = &mut s.streams[stream];
+        let c = s.stream(stream);
         c.completed = c.completed.saturating_add(ops).min(c.submitted);
         let done = *c;
         s.open

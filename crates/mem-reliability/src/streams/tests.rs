@@ -2,7 +2,7 @@ use super::*;
 
 #[test]
 fn an_unmap_over_an_incomplete_use_is_a_finding_and_one_after_completion_is_not() {
-    let log = UseLog::new(2);
+    let log = UseLog::new();
     let c = log.submit(0);
     log.record(0, c, 0x1000, 0x2000);
     // Another stream's work, elsewhere: not this span's business.
@@ -28,7 +28,7 @@ fn an_unmap_over_an_incomplete_use_is_a_finding_and_one_after_completion_is_not(
 
 #[test]
 fn completion_never_passes_what_was_submitted() {
-    let log = UseLog::new(1);
+    let log = UseLog::new();
     log.submit(0);
     log.complete(0, 40);
     assert_eq!(
