@@ -19,6 +19,19 @@
 //! arena pool caches at most its release threshold; peak physical memory
 //! is at most the peak of granules live slices touch (the model's own
 //! count); after everything is dropped and cleaned up the VM holds nothing.
+//!
+//! With lazy streams (the arena runs' `streams` switch) the stream's work
+//! completes late: every write of an allocation and every relocation copy
+//! is an operation at the next submit cursor, recorded as a use of the
+//! allocation's addresses, and completes only at a `Complete` op (or when
+//! a relocation's copy queue synchronizes the stream). The engine is told
+//! both cursors before every call, and the virtual memory's watcher checks
+//! the reclamation rule on every unmap: no address leaves its chunk while
+//! a recorded use of it is incomplete. Where an idle chunk still waits
+//! for its work the threshold and cleanup bounds above give way (it stays
+//! mapped), and the threshold bound again only after an explicit cleanup
+//! (a chunk that became ready stays until a free or cleanup trims it);
+//! the teardown completes everything first.
 
 mod common;
 
@@ -33,8 +46,8 @@ use mem_pools::{
     StorageCopyQueue, TargetRoom,
 };
 use mem_storage::{
-    ComputeStorage, HostStorage, HostVirtualMemory, RangeId, SimulatedVirtualMemory, StorageError,
-    StorageHandle, VirtualMemory,
+    ComputeStorage, FaultInjection, FaultPlan, HostStorage, HostVirtualMemory, Operation, RangeId,
+    SimulatedVirtualMemory, StorageError, StorageHandle, VirtualMemory,
 };
 use proptest::prelude::*;
 
@@ -59,6 +72,9 @@ enum Op {
     DropRawPin(usize),
     Relocate(bool),
     Compact,
+    /// The device completes this many more of the stream's operations
+    /// (lazy streams only).
+    Complete(u8),
 }
 
 fn size() -> impl Strategy<Value = u64> {
@@ -90,6 +106,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => any::<usize>().prop_map(Op::DropRawPin),
         4 => any::<bool>().prop_map(Op::Relocate),
         2 => Just(Op::Compact),
+        4 => (1u8..8).prop_map(Op::Complete),
     ]
 }
 
@@ -201,22 +218,80 @@ fn probe_pattern(seed: u64, at: u64, len: u64) -> Vec<u8> {
     pattern(seed.wrapping_add(at.wrapping_mul(0x9e37)), len as usize)
 }
 
-/// A manager over `backend` with layout `which`, and its virtual memory.
+/// The lazy stream's cursors and the uses of memory its operations make,
+/// shared with the virtual memory's unmap watcher.
+#[derive(Debug, Default)]
+struct Streams {
+    submitted: u64,
+    completed: u64,
+    /// Uses not yet complete: (cursor, first address, end address).
+    open: Vec<(u64, u64, u64)>,
+    /// Unmaps watched, those made while some use was incomplete, and the
+    /// ones that hit an incomplete use.
+    unmaps: u64,
+    open_at_unmap: u64,
+    broken: Vec<String>,
+}
+
+impl Streams {
+    fn complete(&mut self, ops: u64) {
+        self.completed = self.completed.saturating_add(ops).min(self.submitted);
+        let done = self.completed;
+        self.open.retain(|&(cursor, _, _)| cursor > done);
+    }
+
+    /// The reclamation rule, at an unmap of `lo..hi`.
+    fn unmapped(&mut self, lo: u64, hi: u64) {
+        self.unmaps += 1;
+        self.open_at_unmap += u64::from(!self.open.is_empty());
+        for &(cursor, a, b) in &self.open {
+            if a < hi && lo < b {
+                self.broken.push(format!(
+                    "{lo:#x}..{hi:#x} unmapped under running work: operation {cursor} on {a:#x}..{b:#x}, completed {}",
+                    self.completed
+                ));
+            }
+        }
+    }
+}
+
+type Shared = Arc<std::sync::Mutex<Streams>>;
+
+/// `vm` behind a fault injector that fails nothing and hands every unmap
+/// to `streams`' rule.
+fn watched<V: VirtualMemory + 'static>(vm: V, streams: &Shared) -> Arc<dyn VirtualMemory> {
+    let vm = FaultInjection::new(vm);
+    let seen = streams.clone();
+    vm.set_plan(FaultPlan::Matching(Arc::new(move |call| {
+        if call.operation == Operation::Unmap {
+            let lo = call.ptr.map_or(0, |p| p.0);
+            seen.lock().unwrap().unmapped(lo, lo + call.bytes);
+        }
+        false
+    })));
+    Arc::new(vm)
+}
+
+/// A manager over `backend` with layout `which`, and its virtual memory
+/// (every unmap watched by `streams`).
 fn build(
     backend: Backend,
     which: u8,
     lazy: bool,
+    streams: &Shared,
 ) -> (
     MemoryManagement<HostStorage>,
     Option<Arc<dyn VirtualMemory>>,
 ) {
     let vm: Option<Arc<dyn VirtualMemory>> = match backend {
         Backend::Plain => None,
-        Backend::HostVm => Some(Arc::new(
+        Backend::HostVm => Some(watched(
             HostVirtualMemory::with_granularity(512 * MIB, G).expect("64 KiB host chunks"),
+            streams,
         )),
-        Backend::SimVm => Some(Arc::new(
+        Backend::SimVm => Some(watched(
             SimulatedVirtualMemory::with_granularity(512 * MIB, G).expect("64 KiB chunks"),
+            streams,
         )),
     };
     let storage = match &vm {
@@ -270,6 +345,17 @@ struct Model {
     depth: u64,
     capture: Option<bool>, // Some(priming)
     next_seed: u64,
+    /// The stream completes its work lazily (else the engine is never told
+    /// progress and every idle chunk is ready).
+    lazy_streams: bool,
+    /// Tell the engine all work is complete while it runs (the runtime bug
+    /// the unmap watcher must catch).
+    misreport: bool,
+    streams: Shared,
+    /// An idle chunk waited for its work since the last explicit cleanup:
+    /// once ready it stays until the next free or cleanup trims it, so the
+    /// threshold bound waits for that cleanup.
+    backlog: bool,
 }
 
 const CHECKED: usize = 4096;
@@ -287,7 +373,55 @@ static ARENA_STEPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64:
 /// Threshold checks that found an arena caching chunks.
 static CACHING: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
+/// Operations the unmap watcher caught under running work, over every run.
+static CAUGHT_UNMAPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// Unmaps the watcher checked on lazy streams before a teardown, and
+/// those made while some use was incomplete.
+static WATCHED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static WATCHED_OPEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// Steps that ended with an idle chunk waiting for its work.
+static WAITING: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 impl Model {
+    /// Tell the engine the stream's cursors (lazy streams only).
+    fn report(&mut self) {
+        if !self.lazy_streams {
+            return;
+        }
+        let s = self.streams.lock().unwrap();
+        let completed = if self.misreport {
+            s.submitted
+        } else {
+            s.completed
+        };
+        let submitted = s.submitted;
+        drop(s);
+        self.mm.set_stream_progress(submitted, completed);
+    }
+
+    /// One operation using the memory of `bindings` (lazy streams only).
+    fn submit(&mut self, bindings: &[ManagedMemoryBinding]) {
+        if !self.lazy_streams {
+            return;
+        }
+        let mut spans = Vec::new();
+        for &b in bindings {
+            let view = self.view(b);
+            let ptr = self.mm.storage().get(&view).unwrap().ptr.0;
+            spans.push((ptr, ptr + b.size().max(1)));
+        }
+        let mut s = self.streams.lock().unwrap();
+        s.submitted += 1;
+        let cursor = s.submitted;
+        s.open
+            .extend(spans.into_iter().map(|(lo, hi)| (cursor, lo, hi)));
+    }
+
+    /// An idle chunk waits for the stream's work (lazy streams only).
+    fn waiting(&self) -> bool {
+        self.lazy_streams && self.mm.arena_chunks_waiting()
+    }
+
     fn persistent_now(&self) -> bool {
         self.depth > 0 || self.capture.is_some()
     }
@@ -297,6 +431,7 @@ impl Model {
         let seed = self.next_seed;
         let b = self.live[i].handle.binding();
         self.live[i].seed = seed;
+        self.submit(&[b]);
         let view = self.view(b);
         let mut result = Ok(());
         for (at, len) in probes(b.size()) {
@@ -349,7 +484,13 @@ impl Model {
     }
 
     fn apply(&mut self, op: Op) {
+        self.report();
         match op {
+            Op::Complete(n) => {
+                if self.lazy_streams {
+                    self.streams.lock().unwrap().complete(u64::from(n));
+                }
+            }
             Op::Reserve(size) => match self.mm.reserve(size) {
                 Ok(handle) => {
                     let persistent = self.persistent_now();
@@ -470,6 +611,7 @@ impl Model {
                 }
             }
             Op::Install(which) => {
+                let waiting = self.waiting();
                 let dynamic =
                     self.live.iter().any(|l| !l.persistent) || self.primed.iter().any(|(_, p)| !p);
                 let which = which % self.backend.configs();
@@ -484,11 +626,15 @@ impl Model {
                     }
                     Err(InstallMemoryPoolsError::CaptureActive) => assert!(self.capture.is_some()),
                     Err(InstallMemoryPoolsError::PoolsInUse { live_slices, .. }) => {
-                        assert!(live_slices > 0);
+                        // An idle chunk whose work runs keeps its range.
+                        assert!(live_slices > 0 || waiting, "refused with nothing live");
                         // Graph handles and clones may hold dynamic memory the live list dropped.
                         let unknown =
                             self.graphs.iter().flatten().count() > 0 || !self.clones.is_empty();
-                        assert!(dynamic || unknown, "refused with nothing dynamic live");
+                        assert!(
+                            dynamic || unknown || waiting,
+                            "refused with nothing dynamic live"
+                        );
                     }
                     Err(other) => panic!("install refused for a reason the model lacks: {other}"),
                 }
@@ -563,6 +709,11 @@ impl Model {
                 }
             }
             Op::Relocate(_) | Op::Compact => {
+                // The copies are one operation using every live allocation
+                // (any may be a source); told before the commit frees them.
+                let live: Vec<_> = self.live.iter().map(|l| l.handle.binding()).collect();
+                self.submit(&live);
+                self.report();
                 let fixed = self.fixed_views();
                 let reserved = self.mm.memory_usage().bytes_reserved;
                 let plan = match op {
@@ -589,6 +740,10 @@ impl Model {
                     .copy_relocation(plan, &mut StorageCopyQueue)
                     .unwrap();
                 let outcome = self.mm.commit_relocation(landed).unwrap();
+                if outcome.moved_slices > 0 && self.lazy_streams {
+                    // The copy queue synchronized the stream around its copies.
+                    self.streams.lock().unwrap().complete(u64::MAX);
+                }
                 if matches!(op, Op::Compact) {
                     COMPACTED.fetch_add(
                         outcome.pages_freed as u64,
@@ -607,7 +762,17 @@ impl Model {
     }
 
     fn check(&mut self) {
+        self.report();
         self.mm.drain_drops();
+        let broken = std::mem::take(&mut self.streams.lock().unwrap().broken);
+        CAUGHT_UNMAPS.fetch_add(broken.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        assert!(broken.is_empty(), "{}", broken.join("\n"));
+        if self.waiting() {
+            WAITING.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.backlog = true;
+        } else if self.cleaned {
+            self.backlog = false;
+        }
         // Every live allocation reads back its patterns (every granule it
         // touches is mapped, on arenas).
         for i in 0..self.live.len() {
@@ -725,7 +890,7 @@ impl Model {
                         // over the threshold until it empties, so the
                         // threshold is exact once nothing is live.
                         assert!(
-                            cached_bytes <= release_threshold || touched > 0,
+                            cached_bytes <= release_threshold || touched > 0 || self.backlog,
                             "an arena caches {cached_bytes} bytes, above its threshold {release_threshold}"
                         );
                     }
@@ -752,7 +917,7 @@ impl Model {
             touched * G + cached,
             "mapped = granules under live slices ({touched}) + idle chunks"
         );
-        if self.cleaned {
+        if self.cleaned && !self.waiting() {
             // A chunk goes only whole: idle granules stay mapped after a
             // cleanup only in chunks that still hold a live granule, so
             // every mapping left covers one (and no two share a granule).
@@ -779,7 +944,22 @@ impl Model {
 }
 
 fn run(backend: Backend, which: u8, lazy: bool, ops: Vec<Op>) {
-    let (mm, vm) = build(backend, which, lazy);
+    let _ = run_on_streams(backend, which, lazy, false, false, ops);
+}
+
+/// `run`, the stream's work completing lazily with `lazy_streams`, and the
+/// engine told it is all complete with `misreport`. Returns the unmaps
+/// made before the teardown.
+fn run_on_streams(
+    backend: Backend,
+    which: u8,
+    lazy: bool,
+    lazy_streams: bool,
+    misreport: bool,
+    ops: Vec<Op>,
+) -> u64 {
+    let streams = Shared::default();
+    let (mm, vm) = build(backend, which, lazy, &streams);
     let mut model = Model {
         mm,
         backend,
@@ -795,12 +975,27 @@ fn run(backend: Backend, which: u8, lazy: bool, ops: Vec<Op>) {
         depth: 0,
         capture: None,
         next_seed: 0,
+        lazy_streams,
+        misreport,
+        streams,
+        backlog: false,
     };
     for op in ops {
         model.apply(op);
         model.check();
     }
-    // Everything dropped: the engine holds nothing after an explicit cleanup.
+    let (unmaps, open_at_unmap) = {
+        let s = model.streams.lock().unwrap();
+        (s.unmaps, s.open_at_unmap)
+    };
+    if lazy_streams {
+        WATCHED.fetch_add(unmaps, std::sync::atomic::Ordering::Relaxed);
+        WATCHED_OPEN.fetch_add(open_at_unmap, std::sync::atomic::Ordering::Relaxed);
+    }
+    // Everything dropped and all work complete: the engine holds nothing
+    // after an explicit cleanup.
+    model.streams.lock().unwrap().complete(u64::MAX);
+    model.report();
     let _ = model.mm.capture_end();
     model.live.clear();
     model.primed.clear();
@@ -827,10 +1022,12 @@ fn run(backend: Backend, which: u8, lazy: bool, ops: Vec<Op>) {
         assert!(vs.is_idle(), "the VM still holds something: {vs:?}");
         assert_eq!(model.mm.stats().chunks.virtual_bytes, 0);
     }
+    let broken = std::mem::take(&mut model.streams.lock().unwrap().broken);
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
     if std::env::var_os("MODEL_STATS").is_some() {
         let l = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
         eprintln!(
-            "moved {} compacted pages {} pinned {} would-allocate {}; arenas: chunks created {} maps {} runs with several ranges {} steps with arena slices {} threshold checks on a caching arena {}",
+            "moved {} compacted pages {} pinned {} would-allocate {}; arenas: chunks created {} maps {} runs with several ranges {} steps with arena slices {} threshold checks on a caching arena {}; lazy streams: unmaps watched {} (while a use ran: {}) steps with a chunk waiting {}",
             l(&MOVED),
             l(&COMPACTED),
             l(&PINNED),
@@ -839,9 +1036,13 @@ fn run(backend: Backend, which: u8, lazy: bool, ops: Vec<Op>) {
             l(&MAPS),
             l(&MULTI_RANGE),
             l(&ARENA_STEPS),
-            l(&CACHING)
+            l(&CACHING),
+            l(&WATCHED),
+            l(&WATCHED_OPEN),
+            l(&WAITING)
         );
     }
+    unmaps
 }
 
 proptest! {
@@ -869,8 +1070,51 @@ proptest! {
         backend in prop_oneof![2 => Just(Backend::HostVm), 1 => Just(Backend::SimVm)],
         which in prop_oneof![3 => Just(3u8), 3 => Just(4), 1 => Just(5), 1 => 0..3u8],
         lazy in any::<bool>(),
+        lazy_streams in any::<bool>(),
         ops in prop::collection::vec(op(), 1..60),
     ) {
-        run(backend, which, lazy, ops);
+        let _ = run_on_streams(backend, which, lazy, lazy_streams, false, ops);
     }
+}
+
+/// Free a two-chunk slice with its write still running, let the idle
+/// chunks pass the threshold, and clean up.
+fn freed_while_running() -> Vec<Op> {
+    vec![
+        Op::Reserve(300 * KIB),
+        Op::Reserve(100),
+        Op::Drop(0),
+        Op::Cleanup(true),
+        Op::Reserve(500 * KIB),
+        Op::Cleanup(true),
+    ]
+}
+
+#[test]
+fn an_engine_told_the_truth_keeps_freed_chunks_until_their_work_completes() {
+    let ops = freed_while_running();
+    let unmaps = run_on_streams(Backend::HostVm, 3, false, true, false, ops);
+    assert_eq!(unmaps, 0, "the write still runs: every chunk stays mapped");
+    let mut ops = freed_while_running();
+    ops.extend([Op::Complete(3), Op::Cleanup(true)]);
+    let unmaps = run_on_streams(Backend::SimVm, 3, false, true, false, ops);
+    assert!(unmaps >= 1, "complete: the freed chunks go");
+    // Streams that complete at once (never reported): they go at once.
+    let unmaps = run_on_streams(
+        Backend::HostVm,
+        3,
+        false,
+        false,
+        false,
+        freed_while_running(),
+    );
+    assert!(unmaps >= 1);
+}
+
+#[test]
+#[should_panic(expected = "unmapped under running work")]
+fn the_model_catches_an_unmap_under_running_work() {
+    // The engine is told the write is complete while it still runs: its
+    // explicit cleanup unmaps the freed chunks, which the watcher catches.
+    run_on_streams(Backend::HostVm, 3, false, true, true, freed_while_running());
 }

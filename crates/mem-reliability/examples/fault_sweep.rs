@@ -4,14 +4,18 @@
 //! then the totals. Exits non-zero when any run broke a promise. The corpus
 //! is swept twice: on the paged world (device calls fail) and on an arena
 //! world (`arena/corpus/*`: virtual-memory calls fail), as are the arena
-//! scenarios (`arena ...`).
+//! scenarios (`arena ...`), and a third time decoded for lazy streams
+//! (`lazy/corpus/*`, [`decode_lazy`]: an arena world whose streams complete
+//! their work late, every unmap checked by the reclamation oracle).
 //!
 //! `--max-runs N` bounds the runs per program and mode (spread evenly).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use mem_reliability::{FaultMode, Program, Scenario, SweepReport, decode, sweep_program};
+use mem_reliability::{
+    FaultMode, Program, Scenario, SweepReport, decode, decode_lazy, sweep_program,
+};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -29,7 +33,7 @@ fn main() -> ExitCode {
         .iter()
         .map(|s| (s.name().to_string(), s.program()))
         .collect();
-    let mut arena_corpus = Vec::new();
+    let (mut arena_corpus, mut lazy_corpus) = (Vec::new(), Vec::new());
     let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/program");
     match std::fs::read_dir(&corpus) {
         Ok(dir) => {
@@ -48,6 +52,7 @@ fn main() -> ExitCode {
                             },
                         ));
                         programs.push((format!("corpus/{name}"), program));
+                        lazy_corpus.push((format!("lazy/corpus/{name}"), decode_lazy(&bytes)));
                     }
                     Err(e) => eprintln!("skipping {}: {e}", path.display()),
                 }
@@ -56,6 +61,7 @@ fn main() -> ExitCode {
         Err(e) => eprintln!("no corpus at {}: {e}", corpus.display()),
     }
     programs.extend(arena_corpus);
+    programs.extend(lazy_corpus);
     let started = std::time::Instant::now();
     let mut total = SweepReport {
         name: "total".into(),
@@ -67,6 +73,7 @@ fn main() -> ExitCode {
         released_on_refusal: 0,
         idle_on_refusal: 0,
         shed_on_refusal: 0,
+        unmaps_checked: 0,
         violations: Vec::new(),
     };
     println!(
@@ -99,6 +106,7 @@ fn main() -> ExitCode {
             total.released_on_refusal += report.released_on_refusal;
             total.idle_on_refusal += report.idle_on_refusal;
             total.shed_on_refusal += report.shed_on_refusal;
+            total.unmaps_checked += report.unmaps_checked;
             total.violations.extend(report.violations);
         }
     }
@@ -106,7 +114,7 @@ fn main() -> ExitCode {
         "total: {} programs, {} runs, {} faults injected, {} typed refusals checked, {} violations, \
          {} refused reservations gave empty pages back (known bug 4), \
          {} refused arena reservations changed idle chunks (undo refused too), \
-         {} had shed idle chunks first, {:.1} s",
+         {} had shed idle chunks first, {} unmaps checked by the reclamation oracle, {:.1} s",
         programs.len(),
         total.runs,
         total.faults,
@@ -115,6 +123,7 @@ fn main() -> ExitCode {
         total.released_on_refusal,
         total.idle_on_refusal,
         total.shed_on_refusal,
+        total.unmaps_checked,
         started.elapsed().as_secs_f64()
     );
     if total.violations.is_empty() {

@@ -15,11 +15,16 @@
 //! lifecycle calls (reserve and free a range, create and release a chunk,
 //! map, unmap), and the global budget charging every chunk
 //! ([`mem_budget::BudgetedVirtualMemory`]). On such a device the sweep's
-//! `k` counts and fails virtual-memory calls.
+//! `k` counts and fails virtual-memory calls. Between the fault layer and
+//! the budget sits [`CheckedVm`], the reclamation oracle: every unmap that
+//! happens is checked against the device's [`UseLog`] (the lazy streams'
+//! recorded uses).
 
 use std::sync::Arc;
 
+use crate::streams::{CheckedVm, UseLog};
 use mem_budget::{BudgetDevice, DeviceRuntime, GlobalBudgetHandle, GpuMemoryManager, MemoryBudget};
+
 use mem_storage::{
     DeviceResource, FaultInjection, FaultPlan, HostResource, HostVirtualMemory, Operation,
     ResourceStorage, StreamId, TrackingResource, VirtualMemory, VirtualMemoryStats,
@@ -51,6 +56,8 @@ pub const VM_CALLS: [Operation; 6] = [
 struct VmStack {
     tracking: Arc<TrackedVm>,
     faults: Arc<FaultyVm>,
+    /// The streams' cursors and recorded uses the oracle checks unmaps against.
+    log: UseLog,
     /// What storages get: the fault layer under the global budget.
     charged: Arc<dyn VirtualMemory>,
 }
@@ -107,12 +114,14 @@ impl TestDevice {
                 .expect("host virtual memory of this granularity");
             let tracking = Arc::new(TrackingResource::new(host));
             let faults = Arc::new(FaultInjection::new(Arc::clone(&tracking)).counting(&VM_CALLS));
-            let charged: Arc<dyn VirtualMemory> = Arc::new(
-                budget.charge_virtual_memory(Arc::clone(&faults) as Arc<dyn VirtualMemory>),
-            );
+            let log = UseLog::new();
+            let checked = CheckedVm::new(Arc::clone(&faults), log.clone());
+            let charged: Arc<dyn VirtualMemory> =
+                Arc::new(budget.charge_virtual_memory(Arc::new(checked) as Arc<dyn VirtualMemory>));
             VmStack {
                 tracking,
                 faults,
+                log,
                 charged,
             }
         });
@@ -152,6 +161,12 @@ impl TestDevice {
     /// The tracked virtual memory (ranges and chunks outstanding), if any.
     pub fn vm_tracking(&self) -> Option<&TrackedVm> {
         self.vm.as_ref().map(|vm| &*vm.tracking)
+    }
+
+    /// The lazy streams' cursors and recorded uses that every unmap of
+    /// this device's virtual memory is checked against, if it has one.
+    pub fn use_log(&self) -> Option<&UseLog> {
+        self.vm.as_ref().map(|vm| &vm.log)
     }
 
     /// The virtual memory's fault injector, if any.

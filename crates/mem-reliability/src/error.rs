@@ -102,6 +102,29 @@ pub enum Violation {
         /// Their bytes.
         bytes: u64,
     },
+    /// Physical memory left an address while a recorded use of it was
+    /// incomplete (the reclamation oracle, `streams/`).
+    #[error(
+        "step {step}: {lo:#x}..{hi:#x} unmapped while stream {stream}'s operation {cursor} on {use_lo:#x}..{use_hi:#x} was incomplete (completed {completed})"
+    )]
+    UnmappedInUse {
+        /// Step index (the teardown's is `usize::MAX`).
+        step: usize,
+        /// First address unmapped.
+        lo: u64,
+        /// One past the last address unmapped.
+        hi: u64,
+        /// The use's stream.
+        stream: usize,
+        /// The use's cursor.
+        cursor: u64,
+        /// First address of the use.
+        use_lo: u64,
+        /// One past its last address.
+        use_hi: u64,
+        /// The stream's completed cursor at the unmap.
+        completed: u64,
+    },
     /// Code under test panicked.
     #[error("step {step} ({op}): panicked: {message}")]
     Panic {

@@ -28,6 +28,15 @@
 //!   arenas' reserved bytes are the bytes the VM maps, exactly the granules
 //!   under live slices plus idle chunks, and an explicit cleanup of an
 //!   emptied world leaves the VM holding nothing.
+//! - A world with lazy streams ([`World::lazy_streams`], asked for by
+//!   [`Program::lazy_streams`], decoded by [`decode_lazy`]) is an arena
+//!   world whose streams complete their work late: writes and relocation
+//!   copies are recorded in a [`UseLog`] as uses of device addresses, they
+//!   complete at [`Op::Complete`] or a synchronize, and the engines are
+//!   told both cursors before every call. The reclamation oracle
+//!   ([`CheckedVm`] in the VM stack) fails the run with
+//!   [`Violation::UnmappedInUse`] if any unmap takes physical memory from
+//!   under a use still incomplete.
 //!
 //! ## Contract
 //! - Every failure is a [`Violation`] naming the step, the op and the
@@ -49,13 +58,15 @@ mod device;
 mod error;
 mod ops;
 mod program;
+mod streams;
 mod sweep;
 mod world;
 
 pub use device::{Faulty, FaultyVm, PoolStorage, TestDevice, Tracked, TrackedVm, VM_CALLS};
 pub use error::Violation;
-pub use program::decode::{MAX_OPS, decode};
+pub use program::decode::{MAX_OPS, decode, decode_lazy};
 pub use program::{Op, Program};
+pub use streams::{CheckedVm, Cursors, Finding, Use, UseLog};
 pub use sweep::scenario::Scenario;
 pub use sweep::{FaultMode, SweepReport, count_calls, run_with_fault, sweep, sweep_program};
 pub use world::model::{CapturePhase, Contents, Entry, Model, PoolClass, pattern};

@@ -30,6 +30,9 @@ impl World {
             }
         }
         let capturing = model.capture != CapturePhase::Off;
+        // An idle chunk whose work runs stays mapped through the cleanup,
+        // so its range stays and the install is refused with nothing live.
+        let waiting = self.chunks_waiting(s);
         let config = self.layout_of(index).0;
         match self.managers[s].install_pools(config, &props()) {
             Ok(()) => {
@@ -52,7 +55,7 @@ impl World {
                     InstallMemoryPoolsError::PoolsInUse {
                         live_slices: 0,
                         live_bytes: 0,
-                    } if self.arenas && self.hit(ctx) => !capturing,
+                    } if self.arenas && (self.hit(ctx) || waiting) => !capturing,
                     InstallMemoryPoolsError::PoolsInUse {
                         live_slices,
                         live_bytes,

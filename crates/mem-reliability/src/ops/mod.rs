@@ -247,6 +247,10 @@ impl World {
                 self.fail_next = true;
                 Ok(())
             }
+            Op::Complete { stream, ops } => {
+                self.complete(self.stream(stream), ops);
+                Ok(())
+            }
         }
     }
 }

@@ -25,6 +25,7 @@ impl World {
             TargetRoom::Held
         };
         let capturing = self.model.streams[s].capture != CapturePhase::Off;
+        self.submit_copies(s);
         let plan = self.managers[s].plan_relocation(room);
         if capturing && !plan.is_empty() {
             return Err(ctx.succeeded("an empty plan during a capture"));
@@ -35,6 +36,10 @@ impl World {
                 let outcome = self.managers[s]
                     .commit_relocation(landed)
                     .map_err(|e| ctx.unexpected(e))?;
+                if moves > 0 {
+                    // The copy queue synchronized the stream around its copies.
+                    self.synchronized(s);
+                }
                 self.summary.moved += outcome.moved_slices as u64;
                 if outcome.moved_slices > moves {
                     return Err(Violation::mismatch(
@@ -89,8 +94,13 @@ impl World {
         self.drain(s);
         let before = self.managers[s].memory_usage();
         let reserved = before.bytes_reserved;
+        self.submit_copies(s);
         match relocate_memory(&mut self.managers[s], reason, &mut StorageCopyQueue) {
             Ok(outcome) => {
+                if outcome.moved_slices > 0 {
+                    // The copy queue synchronized the stream around its copies.
+                    self.synchronized(s);
+                }
                 self.summary.moved += outcome.moved_slices as u64;
                 if self.model.streams[s].capture != CapturePhase::Off && outcome.moved_slices > 0 {
                     return Err(ctx.succeeded("nothing moved during a capture"));

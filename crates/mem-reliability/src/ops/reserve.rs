@@ -148,6 +148,9 @@ impl World {
             (e.stream, e.size, e.binding)
         };
         let contents = Contents::for_size(seed, size);
+        // The write is an operation on the stream (lazy streams: it may
+        // still run after the host moves on).
+        self.record_use(i);
         let manager = &mut self.managers[s];
         let head = manager.write(binding, &contents.head);
         let tail = manager.get_storage(binding).and_then(|view| {

@@ -80,16 +80,34 @@ impl Reader<'_> {
 
 /// Decode `bytes` into a program of at most [`MAX_OPS`] ops.
 pub fn decode(bytes: &[u8]) -> Program {
+    Program::new(decode_ops(bytes, false))
+}
+
+/// Decode `bytes` into a program for an arena world with lazy streams
+/// ([`Program::on_lazy_streams`]): as [`decode`], except that a code byte
+/// of 224 or more is [`Op::Complete`] of `code − 223` operations on the
+/// stream its next byte names (so one op in eight of random bytes lets a
+/// stream's work complete).
+pub fn decode_lazy(bytes: &[u8]) -> Program {
+    Program::on_lazy_streams(decode_ops(bytes, true))
+}
+
+fn decode_ops(bytes: &[u8], lazy: bool) -> Vec<Op> {
     let mut reader = Reader { bytes, at: 0 };
     let mut ops = Vec::new();
     while ops.len() < MAX_OPS {
         let Some(code) = reader.byte() else { break };
-        let Some(op) = decode_op(code % 32, &mut reader) else {
-            break;
+        let op = match code {
+            224.. if lazy => reader.byte().map(|stream| Op::Complete {
+                stream,
+                ops: code - 223,
+            }),
+            _ => decode_op(code % 32, &mut reader),
         };
+        let Some(op) = op else { break };
         ops.push(op);
     }
-    Program::new(ops)
+    ops
 }
 
 fn decode_op(code: u8, r: &mut Reader<'_>) -> Option<Op> {
@@ -173,6 +191,28 @@ mod tests {
                 Op::BudgetReap
             ]
         );
+    }
+
+    #[test]
+    fn lazy_programs_read_high_codes_as_completions_and_the_rest_alike() {
+        let bytes = [0, 1, 0x80 | 4, 230, 2, 30];
+        assert_eq!(
+            decode_lazy(&bytes).ops,
+            vec![
+                Op::Reserve {
+                    stream: 1,
+                    size: 256
+                },
+                Op::Complete { stream: 2, ops: 7 },
+                Op::BudgetReap
+            ]
+        );
+        assert!(decode_lazy(&bytes).lazy_streams);
+        // The plain decoder reads 230 as code 6, a reservation.
+        assert!(matches!(
+            decode(&bytes).ops[1],
+            Op::Reserve { stream: 2, .. }
+        ));
     }
 
     #[test]

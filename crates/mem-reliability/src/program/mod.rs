@@ -136,6 +136,15 @@ pub enum Op {
     BudgetReap,
     /// Fail the next device call (whatever the next op makes first).
     FailNext,
+    /// The device completes `ops` more of a stream's submitted operations
+    /// (a world with lazy streams, [`Program::lazy_streams`]; elsewhere
+    /// every operation completes as it is submitted and this does nothing).
+    Complete {
+        /// Stream index.
+        stream: u8,
+        /// Operations completed (at most what was submitted).
+        ops: u8,
+    },
 }
 
 /// A sequence of ops, and the world it runs in.
@@ -147,17 +156,40 @@ pub struct Program {
     /// virtual memory, arena layouts ([`crate::arena_layout`]), faults
     /// injected into virtual-memory calls.
     pub arenas: bool,
+    /// Streams complete their work lazily (arena worlds only): a stream's
+    /// completed cursor lags what it submitted until an [`Op::Complete`]
+    /// (or a synchronize), the engines are told both cursors before every
+    /// call, and the reclamation oracle checks every unmap against the
+    /// uses still incomplete ([`crate::UseLog`]).
+    pub lazy_streams: bool,
 }
 
 impl Program {
     /// A program of these ops, on the paged world.
     pub fn new(ops: Vec<Op>) -> Self {
-        Self { ops, arenas: false }
+        Self {
+            ops,
+            ..Self::default()
+        }
     }
 
     /// A program of these ops, on an arena world.
     pub fn on_arenas(ops: Vec<Op>) -> Self {
-        Self { ops, arenas: true }
+        Self {
+            ops,
+            arenas: true,
+            lazy_streams: false,
+        }
+    }
+
+    /// A program of these ops, on an arena world whose streams complete
+    /// their work lazily.
+    pub fn on_lazy_streams(ops: Vec<Op>) -> Self {
+        Self {
+            ops,
+            arenas: true,
+            lazy_streams: true,
+        }
     }
 
     /// Number of ops.

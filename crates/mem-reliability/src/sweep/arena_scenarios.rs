@@ -165,3 +165,63 @@ pub(super) fn arena_install() -> Vec<Op> {
         reserve(0, 500_000),
     ]
 }
+
+/// Arena layout 0 with lazy streams ([`crate::Program::on_lazy_streams`]):
+/// every write is an operation that completes only at an `Op::Complete`,
+/// so freed chunks wait, mapped and idle, for their stream's work before
+/// any cleanup, shed or trim may unmap them.
+pub(super) fn arena_streams() -> Vec<Op> {
+    let complete = |stream, ops| Op::Complete { stream, ops };
+    vec![
+        reserve(0, 200_000), // granules 0-3, stream 0's operation 1
+        reserve(0, 3000),    // granule 3, operation 2
+        reserve(1, 300_000), // stream 1's range, its operation 1
+        // Freed after operation 2 was submitted: its chunks wait for it.
+        Op::Drop { alloc: 0 },
+        cleanup(0, true),
+        // Too big for the hole, whose chunks are not ready: creates.
+        reserve(0, 500_000),
+        complete(0, 1),
+        cleanup(0, true),                // operation 2 still runs: nothing unmapped
+        Op::Write { alloc: 1, seed: 3 }, // stream 1's operation 2
+        reserve(0, 600_000),             // a second range
+        complete(0, 9),
+        Op::Write { alloc: 3, seed: 4 }, // the 600 000 bytes, operation 5
+        Op::Drop { alloc: 3 },
+        // Stream 0's work through 4 is done: the hole's chunks go, the
+        // second range's wait for operation 5, and stream 1's work still
+        // runs elsewhere.
+        cleanup(0, true),
+        Op::Drop { alloc: 1 }, // stream 1's slice, its work running
+        reserve(1, 100_000),   // the same stream reuses the hole at once
+        cleanup(1, true),
+        complete(1, 1),
+        cleanup(1, true), // operation 2 still runs
+        Op::Relocate {
+            stream: 1,
+            may_allocate: true,
+        },
+        complete(1, 9),
+        cleanup(1, true),
+        Op::Drop { alloc: 0 },
+        Op::Drop { alloc: 0 },
+        reserve(0, 64), // the second range's chunks still wait
+        complete(0, 2),
+        reserve(0, 90_000),
+        Op::Install {
+            stream: 2,
+            layout: 1,
+        },
+        reserve(2, 8000),
+        Op::Drop { alloc: 3 },
+        Op::Install {
+            stream: 2,
+            layout: 0,
+        }, // refused: the small arena's chunk waits for stream 2's write
+        complete(2, 5),
+        Op::Install {
+            stream: 2,
+            layout: 0,
+        },
+    ]
+}

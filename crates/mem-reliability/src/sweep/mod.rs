@@ -49,6 +49,9 @@ pub struct SweepReport {
     /// Refused arena reservations that had shed idle chunks first
     /// ([`RunSummary::shed_on_refusal`]).
     pub shed_on_refusal: u64,
+    /// Unmaps the reclamation oracle checked over every run
+    /// ([`RunSummary::unmaps_checked`]).
+    pub unmaps_checked: u64,
     /// Runs that broke a promise, with their `k`.
     pub violations: Vec<(u64, Violation)>,
 }
@@ -104,6 +107,7 @@ pub fn sweep_program(
             .filter(|op| *op != Op::FailNext)
             .collect(),
         arenas: program.arenas,
+        lazy_streams: program.lazy_streams,
     };
     let mut report = SweepReport {
         name: name.to_string(),
@@ -115,11 +119,13 @@ pub fn sweep_program(
         released_on_refusal: 0,
         idle_on_refusal: 0,
         shed_on_refusal: 0,
+        unmaps_checked: 0,
         violations: Vec::new(),
     };
     let calls = match count_calls(&program) {
         Ok((calls, summary)) => {
             report.refusals += summary.refusals;
+            report.unmaps_checked += summary.unmaps_checked;
             calls
         }
         Err(v) => {
@@ -148,6 +154,7 @@ pub fn sweep_program(
                 report.released_on_refusal += summary.released_on_refusal;
                 report.idle_on_refusal += summary.idle_on_refusal;
                 report.shed_on_refusal += summary.shed_on_refusal;
+                report.unmaps_checked += summary.unmaps_checked;
             }
             Err(v) => report.violations.push((k, v)),
         }

@@ -10,7 +10,9 @@
 //! range, create and release a chunk, map, unmap.
 
 use crate::program::{Op, Program};
-use crate::sweep::arena_scenarios::{arena_capture, arena_growth, arena_install, arena_pages};
+use crate::sweep::arena_scenarios::{
+    arena_capture, arena_growth, arena_install, arena_pages, arena_streams,
+};
 use crate::sweep::steps::reserve;
 
 /// An area of the engine under fault injection.
@@ -40,11 +42,15 @@ pub enum Scenario {
     ArenaCapture,
     /// `install_pools` between arena and paged layouts.
     ArenaInstall,
+    /// Arenas on lazy streams: freed chunks wait for their stream's work
+    /// through cleanups, reservations and an install, and go once it
+    /// completes (the reclamation oracle checks every unmap).
+    ArenaStreams,
 }
 
 impl Scenario {
     /// Every scenario.
-    pub const ALL: [Scenario; 9] = [
+    pub const ALL: [Scenario; 10] = [
         Scenario::Growth,
         Scenario::Relocation,
         Scenario::Capture,
@@ -54,14 +60,16 @@ impl Scenario {
         Scenario::ArenaPages,
         Scenario::ArenaCapture,
         Scenario::ArenaInstall,
+        Scenario::ArenaStreams,
     ];
 
     /// The arena scenarios.
-    pub const ARENAS: [Scenario; 4] = [
+    pub const ARENAS: [Scenario; 5] = [
         Scenario::ArenaGrowth,
         Scenario::ArenaPages,
         Scenario::ArenaCapture,
         Scenario::ArenaInstall,
+        Scenario::ArenaStreams,
     ];
 
     /// Its name in reports.
@@ -76,6 +84,7 @@ impl Scenario {
             Scenario::ArenaPages => "arena + pages",
             Scenario::ArenaCapture => "arena capture",
             Scenario::ArenaInstall => "arena install_pools",
+            Scenario::ArenaStreams => "arena lazy streams",
         }
     }
 
@@ -96,10 +105,12 @@ impl Scenario {
             Scenario::ArenaPages => arena_pages(),
             Scenario::ArenaCapture => arena_capture(),
             Scenario::ArenaInstall => arena_install(),
+            Scenario::ArenaStreams => arena_streams(),
         };
-        match self.arenas() {
-            true => Program::on_arenas(ops),
-            false => Program::new(ops),
+        match (self.arenas(), self == Scenario::ArenaStreams) {
+            (true, true) => Program::on_lazy_streams(ops),
+            (true, false) => Program::on_arenas(ops),
+            (false, _) => Program::new(ops),
         }
     }
 }

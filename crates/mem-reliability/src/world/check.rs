@@ -31,6 +31,7 @@ use crate::world::read::read_at;
 impl World {
     pub(crate) fn check_all(&mut self, step: usize) -> Result<(), Violation> {
         self.device.disarm();
+        self.report_progress();
         for s in 0..self.managers.len() {
             self.drain(s);
             if let Err(e) = self.managers[s].storage().flush() {
@@ -49,7 +50,7 @@ impl World {
         if self.arenas {
             self.check_arenas(step)?;
         }
-        Ok(())
+        self.reclamation(step)
     }
 
     fn check_contents(&mut self, step: usize) -> Result<(), Violation> {

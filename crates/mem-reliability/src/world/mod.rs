@@ -23,6 +23,7 @@ mod check_arenas;
 mod layouts;
 pub(crate) mod model;
 mod read;
+mod streams;
 mod summary;
 pub(crate) mod teardown;
 
@@ -52,6 +53,10 @@ pub struct World {
     pub(crate) strict: bool,
     /// Storages have virtual memory and layouts are [`arena_layout`]s.
     pub(crate) arenas: bool,
+    /// Streams complete their work lazily ([`World::lazy_streams`]).
+    pub(crate) lazy_streams: bool,
+    /// Progress reports claim all work complete ([`World::misreport_progress`]).
+    pub(crate) misreport: bool,
     pub(crate) summary: RunSummary,
     step: usize,
 }
@@ -79,11 +84,13 @@ impl World {
         Self::build(limits, device)
     }
 
-    /// The world `program` asks for ([`Program::arenas`]).
+    /// The world `program` asks for ([`Program::arenas`],
+    /// [`Program::lazy_streams`]).
     pub fn for_program(program: &Program, limits: Limits) -> Self {
-        match program.arenas {
-            true => Self::arenas(limits),
-            false => Self::new(limits),
+        match (program.arenas, program.lazy_streams) {
+            (true, true) => Self::lazy_streams(limits),
+            (true, false) => Self::arenas(limits),
+            (false, _) => Self::new(limits),
         }
     }
 
@@ -124,6 +131,8 @@ impl World {
             fail_next: false,
             strict: false,
             arenas,
+            lazy_streams: false,
+            misreport: false,
             summary: RunSummary::default(),
             step: 0,
         }
@@ -194,7 +203,10 @@ impl World {
             self.device.arm_next();
         }
         let injected = self.device.injected();
-        let outcome = catch_unwind(AssertUnwindSafe(|| self.execute(op, step, injected)));
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            self.report_progress();
+            self.execute(op, step, injected)
+        }));
         if arm {
             self.device.disarm();
         }
@@ -208,11 +220,13 @@ impl World {
             }),
         };
         self.model.sweep();
-        result.map(|()| step)
+        result.and_then(|()| self.reclamation(step))?;
+        Ok(step)
     }
 
     /// Check every invariant (listed in docs/reliability.md: contents,
-    /// addresses, stale bindings, usage, ledgers); `step` labels findings.
+    /// addresses, stale bindings, usage, ledgers, and on lazy streams the
+    /// reclamation oracle's findings); `step` labels findings.
     pub fn check(&mut self, step: usize) -> Result<(), Violation> {
         self.summary.checks += 1;
         let outcome = catch_unwind(AssertUnwindSafe(|| self.check_all(step)));

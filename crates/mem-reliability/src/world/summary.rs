@@ -54,6 +54,13 @@ pub struct RunSummary {
     /// it creates one, so physical memory does not grow): only the cache
     /// went down, by exactly what reserved bytes lost. Nothing live changes.
     pub shed_on_refusal: u64,
+    /// Unmaps (and range frees) the reclamation oracle checked (arena
+    /// worlds; every one on a world with lazy streams is checked against
+    /// the uses then incomplete).
+    pub unmaps_checked: u64,
+    /// Of those, the ones made while some recorded use was incomplete
+    /// (somewhere else: the oracle found none under the unmap).
+    pub unmaps_beside_open: u64,
 }
 
 impl RunSummary {
@@ -69,5 +76,7 @@ impl RunSummary {
         self.released_on_refusal += other.released_on_refusal;
         self.idle_on_refusal += other.idle_on_refusal;
         self.shed_on_refusal += other.shed_on_refusal;
+        self.unmaps_checked += other.unmaps_checked;
+        self.unmaps_beside_open += other.unmaps_beside_open;
     }
 }

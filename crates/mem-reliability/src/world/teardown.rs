@@ -15,6 +15,8 @@ impl World {
     /// cleanups alone must leave the virtual memory idle (no range, no
     /// chunk, no mapping: the engine gave everything back itself, not the
     /// storages' drops), and nothing may be outstanding through it after.
+    /// With lazy streams every stream is synchronized first, and no unmap
+    /// may have hit an incomplete use.
     pub fn finish(mut self) -> Result<RunSummary, Violation> {
         self.check(TEARDOWN)?;
         self.device.disarm();
@@ -29,6 +31,9 @@ impl World {
                     error: e.to_string(),
                 })?;
         }
+        // Every stream's work finishes (lazy streams): every idle chunk is
+        // ready, and the cleanups below must give everything back.
+        self.synchronize_all();
         for s in 0..self.managers.len() {
             let capture = self.model.streams[s].capture;
             let manager = &mut self.managers[s];
@@ -55,6 +60,7 @@ impl World {
                 ));
             }
         }
+        self.reclamation(TEARDOWN)?;
         let quarantined = self.model.streams.iter().any(|m| m.quarantined);
         if self.arenas && !quarantined {
             let vs = self.device.vm_stats();
