@@ -7,12 +7,20 @@ mod common;
 use common::*;
 
 fn trace(name: &str) -> String {
-    format!("{}/../../traces/{name}.jsonl.gz", env!("CARGO_MANIFEST_DIR"))
+    format!(
+        "{}/../../traces/{name}.jsonl.gz",
+        env!("CARGO_MANIFEST_DIR")
+    )
 }
 
 #[test]
 fn every_recorded_trace_attributes_its_peak_to_lines_of_the_model_code() {
-    for name in ["gpt2-train", "gpt2-generate", "bert-infer", "resnet18-train"] {
+    for name in [
+        "gpt2-train",
+        "gpt2-generate",
+        "bert-infer",
+        "resnet18-train",
+    ] {
         let out = gpumem(&["replay", "--json", &trace(name)]);
         assert!(out.status.success(), "{name}: {}", text(&out.stderr));
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -106,7 +106,7 @@ fn settings_note(settings: &Py) -> String {
     let row = if expandable {
         "PyTorch ran with expandable segments: compare's pytorch-expandable row is their model"
     } else {
-        "compare's pytorch row is the allocator without them"
+        "PyTorch ran without expandable segments: compare's pytorch row is its model"
     };
     let listed = match listed.is_empty() {
         true => "every value unset (PyTorch's defaults)".to_string(),
