@@ -9,8 +9,13 @@ allocator (pointer, signed size, running total); this script turns them into
 a gpumem JSONL trace (``traces/README.md`` and ``docs`` describe the format):
 
     {"format":"gpumem-trace","version":1}
-    {"op":"alloc","id":1,"size":4096}
+    {"op":"alloc","id":1,"size":4096,"frames":[{"filename":"traces/record.py","line":88,"name":"forward"},...]}
     {"op":"free","id":1}
+
+Each allocation carries the Python stack it was made from (innermost
+first, up to the workload's own function), taken from the profiler's
+``with_stack=True`` call tree, so ``gpumem replay`` names the model code
+that holds the memory.
 
 An address gets a fresh id at every allocation, so an address reused after a
 free is a new allocation. Frees of blocks allocated before recording started
@@ -29,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import json
 import math
 import os
 import random
@@ -346,6 +352,7 @@ WORKLOADS = {
     "bert-infer": bert_infer,
     "resnet18-train": resnet_train,
 }
+WORKLOADS_BY_FUNCTION = {f.__name__ for f in WORKLOADS.values()}
 
 
 # --------------------------------------------------------------------------
@@ -353,8 +360,60 @@ WORKLOADS = {
 # --------------------------------------------------------------------------
 
 
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PYTHON_EVENTS = (_EventType.PyCall, _EventType.PyCCall)
+
+
+def frame_file(name):
+    """A frame's file as the trace names it: this script as
+    ``traces/record.py`` (the profiler names files from their ``sys.path``
+    entry, and this script's folder is the first), installed packages as
+    the profiler names them (``torch/nn/modules/module.py``)."""
+    if name == os.path.basename(__file__):
+        return os.path.join("traces", name)
+    if os.path.isabs(name) and name.startswith(REPO + os.sep):
+        return os.path.relpath(name, REPO)
+    return name
+
+
+def python_stack(node):
+    """The Python stack an allocation was made from, innermost first, as
+    (file, line, function), ending at the workload's function.
+
+    The profiler's call tree holds one event per Python call (``PyCall``)
+    and per call of a built-in (``PyCCall``), each with the frame that made
+    the call at the line it was on (``caller``). Those callers, innermost
+    first, are the stack. When the innermost Python event is a ``PyCall``
+    (the allocation came from an operator such as ``a * b``, which is no
+    call the profiler sees), the called function comes first, at its
+    ``def`` line: the line within it is not recorded.
+    """
+    frames = []
+    first = True
+    parent = node.parent
+    while parent is not None:
+        kind = parent.typed[0]
+        if kind in PYTHON_EVENTS:
+            fields = parent.extra_fields
+            if first and kind == _EventType.PyCall:
+                site = fields.callsite
+                frames.append((frame_file(site.file_name), site.line_number, site.function_name))
+            first = False
+            caller = fields.caller
+            frame = (frame_file(caller.file_name), caller.line_number, caller.function_name)
+            if not frames or frames[-1] != frame:
+                frames.append(frame)
+            # Stop at the workload's function: record() and main() above
+            # it are the same for every allocation.
+            if frame[0] == "traces/record.py" and frame[2] in WORKLOADS_BY_FUNCTION:
+                break
+        parent = parent.parent
+    return frames
+
+
 def allocation_events(prof):
-    """The profiler's allocator events as (time_ns, ptr, signed bytes, total)."""
+    """The profiler's allocator events as (time_ns, ptr, signed bytes,
+    total, stack): the stack only on allocations."""
     found = []
     stack = list(prof.profiler.kineto_results.experimental_event_tree())
     while stack:
@@ -363,9 +422,18 @@ def allocation_events(prof):
         if node.typed[0] == _EventType.Allocation:
             f = node.extra_fields
             if str(f.device) == "cpu" and f.alloc_size != 0:
-                found.append((node.start_time_ns, f.ptr, f.alloc_size, f.total_allocated))
+                frames = python_stack(node) if f.alloc_size > 0 else []
+                found.append((node.start_time_ns, f.ptr, f.alloc_size, f.total_allocated, frames))
     found.sort(key=lambda e: e[0])
     return found
+
+
+def frames_json(frames):
+    """``,"frames":[...]`` for an alloc line, or nothing for no stack."""
+    if not frames:
+        return ""
+    listed = [{"filename": file, "line": line, "name": name} for file, line, name in frames]
+    return ',"frames":' + json.dumps(listed, separators=(",", ":"))
 
 
 def to_jsonl(events):
@@ -374,8 +442,8 @@ def to_jsonl(events):
     live = {}  # address -> (id, size)
     next_id = 1
     live_bytes = peak = 0
-    dropped_frees = missed_frees = allocs = frees = 0
-    for _, ptr, size, _ in events:
+    dropped_frees = missed_frees = allocs = frees = with_stack = 0
+    for _, ptr, size, _, frames in events:
         if size > 0:
             if ptr in live:
                 # The allocator handed out a live address: a free was missed.
@@ -384,9 +452,10 @@ def to_jsonl(events):
                 live_bytes -= old_size
                 missed_frees += 1
             live[ptr] = (next_id, size)
-            lines.append(f'{{"op":"alloc","id":{next_id},"size":{size}}}')
+            lines.append(f'{{"op":"alloc","id":{next_id},"size":{size}{frames_json(frames)}}}')
             next_id += 1
             allocs += 1
+            with_stack += bool(frames)
             live_bytes += size
             peak = max(peak, live_bytes)
         else:
@@ -401,6 +470,7 @@ def to_jsonl(events):
         allocs=allocs,
         frees=frees,
         ops=allocs + frees,
+        allocs_with_stack=with_stack,
         live_at_end=len(live),
         live_bytes_at_end=live_bytes,
         peak_live_bytes=peak,
@@ -419,7 +489,7 @@ def order_mismatches(events):
     their size unknown and are skipped by the check.
     """
     bad = 0
-    for (_, _, _, before), (_, _, size, after) in zip(events, events[1:]):
+    for (_, _, _, before, _), (_, _, size, after, _) in zip(events, events[1:]):
         if after - before != size:
             bad += 1
     return bad
@@ -428,7 +498,9 @@ def order_mismatches(events):
 def record(name, out_dir):
     torch.manual_seed(SEED)
     started = time.time()
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True, record_shapes=False) as prof:
+    with profile(
+        activities=[ProfilerActivity.CPU], profile_memory=True, record_shapes=False, with_stack=True
+    ) as prof:
         keep = WORKLOADS[name]()
     seconds = time.time() - started
     events = allocation_events(prof)

@@ -39,6 +39,7 @@ use std::process::{Command, ExitCode};
 
 mod bench;
 mod bench_cubecl;
+mod ci_steps;
 mod fault_sweep;
 mod fuzz;
 mod gpu;

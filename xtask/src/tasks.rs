@@ -1,5 +1,6 @@
 //! The task table.
 
+use crate::ci_steps::Steps;
 use crate::publish::Msrv;
 use crate::skips::{Skip, run_counting_skips, summary};
 use crate::{cargo, nightly_miri_present, run};
@@ -88,9 +89,9 @@ fn test() -> Result<(), String> {
 }
 
 fn ci() -> Result<(), String> {
-    let mut passed = vec!["fmt", "clippy"];
-    let mut notes = Vec::new();
+    let mut steps = Steps::default();
     run(&mut cargo(&["fmt", "--all", "--", "--check"]))?;
+    steps.passed("fmt");
     run(&mut cargo(&[
         "clippy",
         "--workspace",
@@ -99,45 +100,45 @@ fn ci() -> Result<(), String> {
         "-D",
         "warnings",
     ]))?;
+    steps.passed("clippy");
     // The minimum Rust version first: it is cheap and says early when the
     // compiler is too old for what follows.
     match crate::publish::msrv(&[])? {
-        Msrv::Checked(_) => passed.push("msrv"),
-        Msrv::Skipped(why) => notes.push(format!("skipped the msrv build: {why}")),
+        Msrv::Checked(_) => steps.passed("msrv"),
+        Msrv::Skipped(why) => steps.skipped("msrv", why),
     }
     let skips = run_tests()?;
-    passed.push("tests (the docs' commands included)");
+    steps.passed("tests (the docs' commands included)");
     // The loom models: cheap (small crates in release), and the only proof
     // that no interleaving breaks the ledger, the handle cells or the peaks.
     loom()?;
-    passed.push("loom");
+    steps.passed("loom");
     crate::publish::doc(&[])?;
-    passed.push("docs (-D warnings)");
+    steps.passed("docs (-D warnings)");
     crate::publish::package(&[])?;
-    passed.push("package");
+    steps.passed("package");
     // The HTML report in a real browser (skips, saying why, without Chromium).
     match crate::html_check::html_check(&[])? {
-        Some(why) => notes.push(why),
-        None => passed.push("HTML check"),
+        Some(why) => {
+            let why = why.strip_prefix("skipping html-check: ").unwrap_or(&why);
+            steps.skipped("HTML check", why);
+        }
+        None => steps.passed("HTML check"),
     }
     if nightly_miri_present() {
         miri(&[])?;
-        passed.push("miri");
+        steps.passed("miri");
     } else {
-        let why = "skipping miri: no nightly toolchain with miri on this machine";
-        eprintln!("{why}");
-        notes.push(why.to_string());
+        let why = "no nightly toolchain with miri on this machine";
+        eprintln!("skipping miri: {why}");
+        steps.skipped("miri", why);
     }
     // Reported, not enforced yet: the crates are being reorganized.
     let findings = crate::layout::report(std::path::Path::new("."))?;
-    notes.push(format!(
+    steps.note(format!(
         "layout: {findings} finding(s), reported above, not enforced (`cargo xtask layout --deny` enforces)"
     ));
-    print_summary(
-        &format!("ci summary: passed: {}", passed.join(", ")),
-        &notes,
-        &skips,
-    );
+    print_summary(&steps.title(), &steps.notes(), &skips);
     Ok(())
 }
 

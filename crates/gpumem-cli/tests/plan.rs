@@ -102,3 +102,43 @@ fn the_plans_config_replays_to_the_peak_the_plan_verified_below_the_default_layo
     );
     assert_eq!(planned.failed_allocs, 0);
 }
+
+#[test]
+fn a_plan_for_random_holds_every_slice_it_routes_and_writes_no_page_limit_it_does_not_need() {
+    // The workload of `gpumem plan --workload random`: its largest
+    // allocation is 64 MiB, so the facade's default 1 GiB page limit holds
+    // every page the plan sizes.
+    let events = Workload::Random.generate(&WorkloadSpec::default()).unwrap();
+    let program = Program::compile(&events).unwrap();
+    let plan = plan("random", &program, 80 << 30).unwrap();
+    for pool in &plan.suggested {
+        if let Some(page) = pool.page_size {
+            assert!(
+                page >= pool.max_size,
+                "a {page} B page for slices up to {} B",
+                pool.max_size
+            );
+        }
+    }
+    assert!(!plan.config.contains("max_page"), "{}", plan.config);
+    assert!(!plan.config.contains("64768/64KiB"), "{}", plan.config);
+    assert_eq!(plan.verified.failed_allocs, 0);
+}
+
+#[test]
+fn a_plan_compares_itself_with_the_default_and_says_when_it_reserves_more() {
+    for (workload, scale) in [(Workload::Random, 0.1), (Workload::Serving, 0.1)] {
+        let events = workload
+            .generate(&WorkloadSpec { seed: 42, scale })
+            .unwrap();
+        let program = Program::compile(&events).unwrap();
+        let plan = plan("t", &program, 80 << 30).unwrap();
+        assert_eq!(plan.default_config, "arenas");
+        assert_eq!(plan.default.failed_allocs, 0);
+        assert!(plan.default.peak_reserved_bytes >= plan.default.peak_live_bytes);
+        assert_eq!(
+            plan.worse_than_default,
+            plan.verified.peak_reserved_bytes > plan.default.peak_reserved_bytes
+        );
+    }
+}

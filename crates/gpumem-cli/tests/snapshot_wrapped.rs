@@ -101,3 +101,54 @@ fn the_report_compares_pytorchs_mapped_bytes_with_gpumems_for_the_chosen_device(
         "{stderr}"
     );
 }
+
+#[test]
+fn allocator_settings_annotations_and_the_other_device_are_read_and_said_why() {
+    let bytes = std::fs::read(fixture()).unwrap();
+    let trace = read_pytorch(bytes.as_slice(), Some(1)).unwrap();
+    let notes = trace.stats.notes.join("\n");
+    assert!(
+        notes.contains(
+            "PyTorch's allocator settings (allocator_settings): PYTORCH_CUDA_ALLOC_CONF \
+             `expandable_segments:True`, expandable_segments true; PyTorch ran with expandable \
+             segments: compare's pytorch-expandable row is their model"
+        ),
+        "{notes}"
+    );
+    assert!(
+        notes.contains(
+            "1 external annotation(s) of device 1 skipped (external_annotations, named `step`): \
+             they mark phases in time, not memory"
+        ),
+        "{notes}"
+    );
+    assert!(
+        notes.contains(
+            "this report is device 1's; the snapshot also traces device 0 (1 events) \
+             (--device N reads one)"
+        ),
+        "{notes}"
+    );
+    // The command prints them as notes.
+    let out = gpumem(&["replay", fixture().to_str().unwrap(), "--device", "1"]);
+    assert!(out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.contains("note: PyTorch's allocator settings"), "{err}");
+    assert!(err.contains("note: 1 external annotation(s)"), "{err}");
+}
+
+#[test]
+fn several_streams_of_a_snapshot_are_named_with_how_they_are_replayed() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/snapshot.pickle");
+    let trace = read_pytorch(std::fs::read(path).unwrap().as_slice(), None).unwrap();
+    let notes = trace.stats.notes.join("\n");
+    assert!(
+        notes.contains(
+            "device 0 allocated on 2 streams (0x0, 0x7): each is replayed on its own gpumem \
+             stream (--streams one merges them)"
+        ),
+        "{notes}"
+    );
+    assert!(notes.contains("max_split_size unlimited"), "{notes}");
+    assert!(!notes.contains("external annotation"), "{notes}");
+}

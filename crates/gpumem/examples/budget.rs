@@ -4,8 +4,21 @@
 //! `cargo run -p gpumem --example budget`
 
 use gpumem::prelude::*;
+use gpumem::units::format_bytes;
 
-fn main() -> Result<(), GpuMemError> {
+/// Runs the example; an error is printed with its message (`Display`),
+/// not its `Debug` form, and the process exits with status 1.
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), GpuMemError> {
     // 64 MiB of a (host-simulated) 1 GiB device, across two streams.
     let device = Device::host_with_capacity(GIB)
         .budget(Budget::Bytes(64 * MIB))
@@ -18,23 +31,23 @@ fn main() -> Result<(), GpuMemError> {
     drop(s1.reserve(40 * MIB)?);
     s1.with_memory(|_| ());
     println!(
-        "after stream 1's free: {} B charged (cached)",
-        budget.charged()
+        "after stream 1's free: {} charged (cached)",
+        format_bytes(budget.charged())
     );
 
     // Stream 0 needs 40 MiB: refused, stream 1's cache is given back, retried.
     let big = s0.reserve(40 * MIB)?;
     println!(
-        "stream 0 got 40 MiB after {} retry; {} B charged",
+        "stream 0 got 40 MiB after {} retry; {} charged",
         device.stats().num_alloc_retries,
-        budget.charged()
+        format_bytes(budget.charged())
     );
 
     // More than the budget has left: the report names every number.
     match s0.reserve(40 * MIB) {
         Err(GpuMemError::OutOfMemory(report)) => {
             println!("{report}");
-            println!("refused by: {:?}", report.refused_by);
+            println!("refused by: {}", report.refused_by);
         }
         Err(other) => return Err(other),
         Ok(_) => println!("unexpected: the budget allowed it"),
@@ -44,7 +57,10 @@ fn main() -> Result<(), GpuMemError> {
     let half = Device::host_with_capacity(GIB)
         .budget(Budget::Fraction(0.5))
         .build()?;
-    println!("a 0.5 budget of 1 GiB is {} B", half.budget().limit());
+    println!(
+        "a 0.5 budget of 1 GiB is {}",
+        format_bytes(half.budget().limit())
+    );
     drop(big);
     Ok(())
 }

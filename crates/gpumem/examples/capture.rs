@@ -16,7 +16,19 @@ fn forward(stream: &Stream) -> Result<Vec<ManagedMemoryHandle>, GpuMemError> {
     Ok(vec![hidden, logits])
 }
 
-fn main() -> Result<(), GpuMemError> {
+/// Runs the example; an error is printed with its message (`Display`),
+/// not its `Debug` form, and the process exits with status 1.
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), GpuMemError> {
     let device = Device::host().build()?;
     let stream = device.default_stream();
     let weights = stream.reserve(256 * KIB)?;

@@ -52,7 +52,19 @@ fn floats(bytes: &[u8]) -> Vec<f32> {
         .collect()
 }
 
-fn main() -> Result<(), Box<dyn Error>> {
+/// Runs the example; an error is printed with its message (`Display`),
+/// not its `Debug` form, and the process exits with status 1.
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), Box<dyn Error>> {
     if !gpumem::storage::cuda_available() {
         println!("skipping: the CUDA driver library (libcuda) cannot be loaded");
         return Ok(());

@@ -4,6 +4,7 @@
 //! `cargo run -p gpumem --example runtime_integration`
 
 use gpumem::prelude::*;
+use gpumem::units::format_bytes;
 
 /// A stand-in for a kernel launch: reads `input`, writes `output`, on `stream`.
 fn launch_scale(
@@ -28,7 +29,19 @@ fn launch_scale(
     Ok(launch.submit())
 }
 
-fn main() -> Result<(), GpuMemError> {
+/// Runs the example; an error is printed with its message (`Display`),
+/// not its `Debug` form, and the process exits with status 1.
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), GpuMemError> {
     // GPUMEM_CONF still applies (e.g. GPUMEM_CONF=poison:on).
     let device = Device::host()
         .budget(Budget::Bytes(256 * MIB))
@@ -64,8 +77,10 @@ fn main() -> Result<(), GpuMemError> {
     device.reclaim()?;
     let stats = device.stats();
     println!(
-        "peak allocated {} B, peak reserved {} B, {} storage allocations",
-        stats.allocated_bytes.peak, stats.reserved_bytes.peak, stats.storage_allocs
+        "peak allocated {}, peak reserved {}, {} storage allocations",
+        format_bytes(stats.allocated_bytes.peak),
+        format_bytes(stats.reserved_bytes.peak),
+        stats.storage_allocs
     );
     println!("{}", device.memory_report());
     drop(weights);

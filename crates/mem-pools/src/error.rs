@@ -70,8 +70,10 @@ pub enum IoError {
     /// Inside a capture window (after priming ended) the pool would have had
     /// to allocate new device memory, which is illegal while a graph records.
     #[error(
-        "allocation of {size} bytes inside the capture window needs a new {page_size}-byte page: \
-         lengthen the warmup so priming reaches the recorded pass's whole working set"
+        "allocation of {} inside the capture window needs a new page of {}: \
+         lengthen the warmup so priming reaches the recorded pass's whole working set",
+        mem_storage::units::format_bytes(*size),
+        mem_storage::units::format_bytes(*page_size)
     )]
     CaptureWouldAllocate {
         /// Bytes asked for.

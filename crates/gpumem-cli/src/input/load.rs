@@ -86,6 +86,9 @@ pub(crate) fn warn_about(trace: &Trace, source: &str, err: &mut dyn Write) -> st
             kinds.join(", ")
         )?;
     }
+    for note in &stats.notes {
+        writeln!(err, "note: {note}")?;
+    }
     if stats.source_failed_allocs > 0 {
         writeln!(
             err,

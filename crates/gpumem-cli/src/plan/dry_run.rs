@@ -59,7 +59,10 @@ pub(crate) fn config_text(layout: &PoolLayout, max_page_size: Option<u64>) -> St
     }
 }
 
-/// Replays `program` on `layout` (one stream for the whole trace).
+/// Replays `program` on `layout` (one stream for the whole trace). Paged
+/// layouts run on lazily carved pages; arenas keep their own accounting
+/// of mapped chunks (lazy pages would hide it), on the simulated device
+/// that holds no memory either way.
 pub(crate) fn dry_run(
     source: &str,
     program: &Program,
@@ -67,10 +70,11 @@ pub(crate) fn dry_run(
     layout: PoolLayout,
     max_page_size: Option<u64>,
 ) -> Result<(ReplayReport, DeviceBackend)> {
+    let lazy_pages = !layout.uses_arenas(true);
     let settings = PoolSettings {
         config: GpumemConfig {
             pools: layout,
-            lazy_pages: true,
+            lazy_pages,
             max_page_size,
             ..GpumemConfig::default()
         },

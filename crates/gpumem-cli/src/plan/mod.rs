@@ -10,8 +10,12 @@
 //!    the pool's largest allocation nor above the device's page limit).
 //!    One big page wastes nothing on page ends but fragments inside; many
 //!    small ones do the opposite, so no single k is right for every trace.
+//!    A sliced pool routes no slice larger than its page (the rest go to
+//!    the next pool), so the layout holds every size it claims to.
 //! 4. Replay every candidate and keep the one that reserves least, so the
 //!    suggestion is measured, not hoped for.
+//! 5. Replay the default layout (arenas) too: a plan says so when its
+//!    layout reserves more than the default.
 
 mod args;
 mod dry_run;
@@ -68,8 +72,17 @@ pub struct Plan {
     pub verified: ReplayReport,
     /// The suggested layout as `gpumem replay --config` reads it
     /// (`sub_slices` when no pool was used, so nothing could be sized),
-    /// with the dry run's `max_page` when it has one.
+    /// with `max_page` only when its pages or the trace's largest
+    /// allocation need more than the facade's default page limit.
     pub config: String,
+    /// The default layout, as `--config` names it (`arenas`).
+    pub default_config: String,
+    /// The replay on the default layout: what the plan is compared with.
+    pub default: ReplayReport,
+    /// Whether the suggested layout's peak reserved is above the default's
+    /// while the default served every allocation (then the text says to
+    /// keep the default).
+    pub worse_than_default: bool,
 }
 
 fn round_up(value: u64, alignment: u64) -> u64 {
@@ -101,6 +114,9 @@ fn suggest(
                     .max(floor)
                     .min(max_page);
                 let pages = need.div_ceil(page);
+                // The pool routes only slices its page holds; larger ones
+                // go to the next pool.
+                let max_slice_size = max_slice_size.min(page);
                 suggested.push(SuggestedPool {
                     kind: "sliced",
                     page_size: Some(page),
@@ -194,8 +210,9 @@ pub fn plan(source: &str, program: &Program, capacity: u64) -> Result<Plan> {
             }
             _ => PoolLayout::SubSlices,
         };
-        let text = config_text(&layout, candidate_page);
-        let (verified, _) = dry_run(source, program, capacity, layout, candidate_page)?;
+        let page_limit = written_max_page(&suggested, max_page_size, capacity, alignment);
+        let text = config_text(&layout, page_limit);
+        let (verified, _) = dry_run(source, program, capacity, layout, page_limit)?;
         candidates.push((split, verified.peak_reserved_bytes));
         let better = best
             .as_ref()
@@ -206,6 +223,10 @@ pub fn plan(source: &str, program: &Program, capacity: u64) -> Result<Plan> {
     }
     let (pages_per_peak, suggested, verified, config) =
         best.expect("CANDIDATE_SPLITS is not empty, so one candidate was measured");
+    let (default, _) = dry_run(source, program, capacity, PoolLayout::Arenas, None)?;
+    // A default that failed allocations reserved less by not serving them.
+    let worse_than_default =
+        default.failed_allocs == 0 && verified.peak_reserved_bytes > default.peak_reserved_bytes;
     Ok(Plan {
         source: source.to_string(),
         measured,
@@ -215,5 +236,23 @@ pub fn plan(source: &str, program: &Program, capacity: u64) -> Result<Plan> {
         suggested,
         verified,
         config,
+        default_config: config_text(&PoolLayout::Arenas, None),
+        default,
+        worse_than_default,
     })
+}
+
+/// The `max_page` a layout of `suggested` pools needs written beside it:
+/// its largest page or the trace's largest allocation (`needed`), when
+/// that is above the facade's default page limit (`min(1 GiB, device)`);
+/// else `None`, so the layout does not carry a limit it never uses.
+fn written_max_page(
+    suggested: &[SuggestedPool],
+    needed: Option<u64>,
+    capacity: u64,
+    alignment: u64,
+) -> Option<u64> {
+    let largest_page = suggested.iter().filter_map(|p| p.page_size).max();
+    let page = round_up(largest_page.max(needed).unwrap_or(0), alignment);
+    (page > GIB.min(capacity)).then_some(page)
 }

@@ -86,12 +86,45 @@ fn write_text(plan: &Plan, out: &mut dyn Write) -> std::io::Result<()> {
         ratio(&m.fragmentation)
     )?;
     if v.peak_reserved_bytes >= m.peak_reserved_bytes {
+        writeln!(out, "sized pages do not beat sub_slices on this trace")?;
+    }
+    write_against_default(plan, out)
+}
+
+/// The plan beside the default layout (arenas): never worse without
+/// saying so.
+fn write_against_default(plan: &Plan, out: &mut dyn Write) -> std::io::Result<()> {
+    let (v, d) = (&plan.verified, &plan.default);
+    let (planned, default) = (v.peak_reserved_bytes, d.peak_reserved_bytes);
+    writeln!(
+        out,
+        "the default layout ({}) reserves {} at its peak ({})",
+        plan.default_config,
+        format_bytes(default),
+        ratio(&d.fragmentation)
+    )?;
+    if d.failed_allocs > 0 {
         writeln!(
             out,
-            "sub_slices is already as tight for this trace: keep it"
-        )?;
+            "the default (arenas map real chunks) failed {} allocation(s) on this device; \
+             the suggested layout, on lazily carved pages, failed {}",
+            d.failed_allocs, v.failed_allocs
+        )
+    } else if plan.worse_than_default {
+        writeln!(
+            out,
+            "the suggested layout reserves {} more than the default: keep the default (no --config)",
+            format_bytes(planned - default)
+        )
+    } else if planned == default {
+        writeln!(out, "the suggested layout reserves the same as the default")
+    } else {
+        writeln!(
+            out,
+            "the suggested layout reserves {} less than the default at its peak",
+            format_bytes(default - planned)
+        )
     }
-    Ok(())
 }
 
 /// Runs `gpumem plan`.

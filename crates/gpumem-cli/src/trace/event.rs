@@ -98,6 +98,11 @@ pub struct ReadStats {
     /// Blocks live before the recording began, re-created as the trace's
     /// first allocations (PyTorch snapshots; `None` elsewhere).
     pub pre_existing: Option<PreExisting>,
+    /// What the source held besides its events, each saying what it is and
+    /// why it is or is not replayed (a PyTorch snapshot's
+    /// `allocator_settings`, `external_annotations`, other devices and
+    /// several streams); printed as notes.
+    pub notes: Vec<String>,
 }
 
 /// Memory a snapshot shows allocated that its history never saw allocated

@@ -96,8 +96,14 @@ pub(crate) fn is_python(frame: &Frame<'_>) -> bool {
     file.ends_with(".py") || (file.starts_with('<') && file.ends_with('>'))
 }
 
+/// Folders that name an installed framework at the start of a relative
+/// path: `torch.profiler` names files from their `sys.path` entry
+/// (`torch/nn/modules/module.py`), as in the repository's own traces.
+const FRAMEWORK_ROOTS: &[&str] = &["torch/", "torchvision/", "transformers/"];
+
 fn in_framework(file: &str) -> bool {
     FRAMEWORK.iter().any(|f| file.contains(f))
+        || FRAMEWORK_ROOTS.iter().any(|f| file.starts_with(f))
 }
 
 /// Whether `frame` is the native runtime's (never an origin).

@@ -143,3 +143,20 @@ fn group_by_names_the_line_the_function_the_file_or_the_module() {
     assert_eq!(describe(init, GroupBy::Module), "me.proj.model");
     assert_eq!(describe(f("train.py", 1, "main"), GroupBy::Module), "train");
 }
+
+#[test]
+fn a_profiler_stack_with_relative_framework_paths_is_named_by_the_model_code() {
+    // As traces/record.py writes them: torch.profiler names installed
+    // files from their sys.path entry.
+    let stack = [
+        f("torch/nn/functional.py", 2621, "embedding"),
+        f("torch/nn/modules/sparse.py", 189, "forward"),
+        f("torch/nn/modules/module.py", 1798, "_call_impl"),
+        f("traces/record.py", 139, "forward"),
+        f("traces/record.py", 289, "gpt2_train"),
+    ];
+    assert_eq!(
+        origin(stack, GroupBy::Line).as_deref(),
+        Some("forward (traces/record.py:139)")
+    );
+}

@@ -14,6 +14,7 @@ mod origin;
 mod pickle;
 mod pytorch;
 mod pytorch_blocks;
+mod pytorch_context;
 mod pytorch_frames;
 mod pytorch_segments;
 mod rmm_csv;

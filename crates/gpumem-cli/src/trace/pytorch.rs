@@ -10,7 +10,8 @@
 //! PyTorch's own reservations: not replayed, but with the snapshot's
 //! `segments` list they give what PyTorch reserved after every event, for
 //! the side-by-side report. A snapshot with several busy devices needs one
-//! named.
+//! named. The rest of the snapshot (allocator settings, annotations, other
+//! devices, streams) becomes notes (`pytorch_context.rs`).
 //!
 //! Memory allocated before recording began (the model's weights, or what
 //! fell out of the ring buffer) is allocated first, live from op 0, as
@@ -25,6 +26,7 @@ use std::io::Read;
 use super::event::{Trace, oversized};
 use super::pickle::{self, Py};
 use super::pytorch_blocks::pre_existing;
+use super::pytorch_context::context_notes;
 use super::pytorch_frames::FrameCache;
 use super::pytorch_segments::{SegmentTotals, held_at_snapshot};
 use super::sink::TraceSink;
@@ -138,6 +140,9 @@ pub fn read_pytorch(mut input: impl Read, device: Option<usize>) -> Result<Trace
     };
     let mut sink = TraceSink::new(NAME, "record");
     sink.device(chosen);
+    context_notes(&top, devices, chosen)
+        .into_iter()
+        .for_each(|note| sink.note(note));
     let mut segments = SegmentTotals::default();
     let mut cache = FrameCache::default();
     let (blocks, mut found) = pre_existing(events, &top, chosen);

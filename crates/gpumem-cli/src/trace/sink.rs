@@ -200,6 +200,11 @@ impl TraceSink {
         &mut self.origins
     }
 
+    /// Keep a note about the source (what it held besides its events).
+    pub(crate) fn note(&mut self, note: String) {
+        self.stats.notes.push(note);
+    }
+
     /// Name the device a multi-device source was read for.
     pub(crate) fn device(&mut self, device: usize) {
         self.stats.device = Some(device);

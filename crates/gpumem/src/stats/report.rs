@@ -86,8 +86,8 @@ impl fmt::Display for DeviceReport {
         match (&self.virtual_memory, &self.arena_fallback) {
             (Some(vm), _) => writeln!(
                 f,
-                "arenas: {} virtual, {} mapped (peak {}), {} cached; {} chunk creates, {} maps, {} unmaps, {} releases",
-                b(vm.virtual_bytes),
+                "arenas: {}, {} mapped (peak {}), {} cached; {} chunk creates, {} maps, {} unmaps, {} releases",
+                address_space(vm.virtual_bytes),
                 b(vm.mapped_bytes),
                 b(vm.peak_mapped_bytes),
                 b(self.stats.chunks.cached_bytes),
@@ -142,16 +142,24 @@ impl fmt::Display for DeviceReport {
             s.num_alloc_retries,
             s.num_ooms
         )?;
-        writeln!(
+        write!(
             f,
-            "  fragmentation: {} reserved − {} live = {} unused; largest free block {} = {:.0}% of {} free",
+            "  fragmentation: {} reserved − {} live = {} unused; ",
             b(frag.reserved_bytes),
             b(frag.live_bytes),
             b(frag.unused_bytes),
-            b(frag.largest_free_block),
-            frag.largest_free_ratio * 100.0,
-            b(frag.free_bytes)
         )?;
+        if frag.free_bytes == 0 {
+            writeln!(f, "no free block")?;
+        } else {
+            writeln!(
+                f,
+                "largest free block {} = {:.0}% of {} free",
+                b(frag.largest_free_block),
+                frag.largest_free_ratio * 100.0,
+                b(frag.free_bytes)
+            )?;
+        }
         for st in &self.streams {
             writeln!(
                 f,
@@ -165,5 +173,16 @@ impl fmt::Display for DeviceReport {
             write!(f, "{}", st.pools)?;
         }
         Ok(())
+    }
+}
+
+/// The arenas' address space as the report says it: each arena reserves
+/// its range while it holds memory and releases it when it holds none, so
+/// a device whose arenas are empty has none reserved.
+fn address_space(virtual_bytes: u64) -> String {
+    if virtual_bytes == 0 {
+        "no address range reserved (one is reserved while an arena holds memory)".to_string()
+    } else {
+        format!("{} of address range reserved", format_bytes(virtual_bytes))
     }
 }

@@ -10,6 +10,7 @@
 use std::fmt;
 
 use mem_storage::ComputeStorage;
+use mem_storage::units::format_bytes as b;
 
 use crate::config::PoolType;
 use crate::engine::state::MemoryManagement;
@@ -101,10 +102,12 @@ impl fmt::Display for MemoryReport {
                     max_slice_size,
                     outdated_pages,
                 } => format!(
-                    "sliced(page {page_size} B, max slice {max_slice_size} B, {outdated_pages} outdated)"
+                    "sliced(page {}, max slice {}, {outdated_pages} outdated)",
+                    b(page_size),
+                    b(max_slice_size)
                 ),
                 PoolReportKind::Exclusive { max_alloc_size } => {
-                    format!("exclusive(max {max_alloc_size} B)")
+                    format!("exclusive(max {})", b(max_alloc_size))
                 }
                 PoolReportKind::Persistent => "persistent".to_string(),
                 PoolReportKind::Arena {
@@ -113,22 +116,27 @@ impl fmt::Display for MemoryReport {
                     cached_bytes,
                     ..
                 } => format!(
-                    "arena(range {range_size} B, max slice {max_slice_size} B, {cached_bytes} B cached)"
+                    // The range is reserved while the arena holds memory
+                    // (its page below), released when it holds none.
+                    "arena(range of {} while in use, max slice {}, {} cached)",
+                    b(range_size),
+                    b(max_slice_size),
+                    b(cached_bytes)
                 ),
             };
             writeln!(
                 f,
-                "  pool {i} {kind}: {} slices, {} B in use, {} B reserved in {} pages ({} unmapped); \
-                 peak {} B in use, {} B reserved, {} pages; largest free {} B",
+                "  pool {i} {kind}: {} slices, {} in use, {} reserved in {} pages ({} unmapped); \
+                 peak {} in use, {} reserved, {} pages; largest free {}",
                 p.slices,
-                p.bytes_in_use,
-                p.bytes_reserved,
+                b(p.bytes_in_use),
+                b(p.bytes_reserved),
                 p.pages,
                 p.pages_unmapped,
-                p.peak_bytes_in_use,
-                p.peak_bytes_reserved,
+                b(p.peak_bytes_in_use),
+                b(p.peak_bytes_reserved),
                 p.peak_pages,
-                p.largest_free_block
+                b(p.largest_free_block)
             )?;
         }
         Ok(())

@@ -8,6 +8,8 @@
 
 use std::fmt;
 
+use mem_storage::units::format_bytes;
+
 /// Usage summed over every pool.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MemoryUsage {
@@ -53,13 +55,13 @@ impl fmt::Display for MemoryUsage {
         };
         write!(
             f,
-            "{} allocations, {} B in use ({:.1}%), {} B padding ({:.1}%), {} B reserved",
+            "{} allocations, {} in use ({:.1}%), {} padding ({:.1}%), {} reserved",
             self.number_allocs,
-            self.bytes_in_use,
+            format_bytes(self.bytes_in_use),
             pct(self.bytes_in_use),
-            self.bytes_padding,
+            format_bytes(self.bytes_padding),
             pct(self.bytes_padding),
-            self.bytes_reserved
+            format_bytes(self.bytes_reserved)
         )
     }
 }

@@ -1,0 +1,47 @@
+//! The repository's own recorded traces (`traces/*.jsonl.gz`, written by
+//! `traces/record.py`) carry each allocation's Python stack, so "who holds
+//! memory" names the model code, not size buckets.
+
+mod common;
+
+use common::*;
+
+fn trace(name: &str) -> String {
+    format!(
+        "{}/../../traces/{name}.jsonl.gz",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+#[test]
+fn every_recorded_trace_attributes_its_peak_to_lines_of_the_model_code() {
+    for name in [
+        "gpt2-train",
+        "gpt2-generate",
+        "bert-infer",
+        "resnet18-train",
+    ] {
+        let out = gpumem(&["replay", "--json", &trace(name)]);
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let peak = &v["attribution"]["peak_live"];
+        let holders = peak["holders"].as_array().expect("holders");
+        assert!(!holders.is_empty(), "{name}");
+        for holder in holders {
+            let origin = holder["origin"].as_str().unwrap();
+            assert!(
+                origin.contains("(traces/record.py:"),
+                "{name}: {origin} is not a line of the model code"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_gpt2_training_report_names_lines_of_the_model_code_not_size_buckets() {
+    let out = gpumem(&["replay", &trace("gpt2-train")]);
+    let report = text(&out.stdout);
+    assert!(!report.contains("untagged"), "{report}");
+    assert!(report.contains("forward (traces/record.py:"), "{report}");
+    assert!(report.contains("gpt2_train (traces/record.py:"), "{report}");
+}
