@@ -1,4 +1,4 @@
-//! One trace through the four rows, `runs` times.
+//! One trace through the five rows, `runs` times.
 
 use gpumem_cli::Result;
 use gpumem_cli::compare::{Allocator, CompareBackend, Row, Setup, run_row};
@@ -27,8 +27,10 @@ enum Peer {
     Cubecl012,
 }
 
-const PEERS: [Peer; 4] = [
+const PEERS: [Peer; 5] = [
     Peer::Compare(Allocator::Gpumem),
+    // Paged pools: what a CubeCL user on wgpu (no virtual memory) gets.
+    Peer::Compare(Allocator::SubSlices),
     Peer::Compare(Allocator::OffsetAllocator),
     Peer::Cubecl011,
     Peer::Cubecl012,

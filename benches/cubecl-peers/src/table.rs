@@ -68,13 +68,16 @@ reserved÷live: peak reserved ÷ peak live (1.000 is perfect)
 reserved is
   gpumem: physical 2 MiB chunks mapped or cached under the arenas, plus persistent pages \
 (gpumem::Device, the facade's defaults, on the simulated device)
+  sub_slices: bytes of pages held from the device (gpumem::Device on pools:sub_slices, the \
+paged layout a runtime without virtual memory gets, wgpu's among them)
   offset-allocator: the heap's high-water extent (it never shrinks)
   cubecl: bytes of pages held from the device by every pool (tiny, small, the arena and its \
 outdated pools, persistent): the storage's bytes_allocated, frees taking effect at once; \
 MemoryConfiguration::Adaptive on cubecl-cuda's device properties (max_page = device ÷ 4, \
 alignment 512, max_memory = device), reserve as cubecl-server's Command::reserve does it \
 (relocate when wanted, reclaim and retry once)
-storage calls: gpumem: device allocations and frees plus chunk calls; offset-allocator: its \
+storage calls: gpumem: device allocations and frees plus chunk calls; sub_slices: page \
+allocations and frees; offset-allocator: its \
 one heap; cubecl: page allocations and frees";
 
 impl fmt::Display for Table {
