@@ -16,11 +16,12 @@
 //!   a piece maps shed chunks kept for reuse first (`chunk_cache.rs`: one
 //!   map each) and gets one new chunk for the rest (one create, one map).
 //!   Before that, once idle slots (mapped, touched by no live slice) are
-//!   at least 1/[`IDLE_SHARE`] of the mapped ones, whole idle chunks whose
-//!   stream work is complete are shed in one batch (unmapped and cached,
-//!   at the edge of stripped regions first) until they are under half
-//!   that share; below it holes keep theirs, so an allocation landing
-//!   there again costs no driver call.
+//!   at least the idle share of the mapped ones (1/[`IDLE_SHARE`] by
+//!   default, `arena_idle_share`), whole idle chunks whose stream work is
+//!   complete are shed in one batch (unmapped and cached, at the edge of
+//!   stripped regions first) until they are under the share with the run
+//!   covered by the cache, or under 2/3 of it; below it holes keep theirs,
+//!   so an allocation landing there again costs no driver call.
 //! - **release** (a slice was freed): slots no live slice touches any more
 //!   become idle — still mapped, stamped with the stream's submit cursor
 //!   (`stream_order.rs`) — up to the pool's release threshold (all its
@@ -53,8 +54,8 @@ use crate::error::IoError;
 /// The default share of idle slots past which idle chunks are shed before
 /// physical memory grows: once they are at least 1/16 of an arena
 /// manager's mapped slots, whole idle chunks are unmapped and kept for
-/// reuse until they are under 2/3 of that; below it holes keep theirs
-/// (see `shed_idle`). `MemoryManagementOptions::arena_idle_share` sets
+/// reuse until they are under it with the run covered, or under 2/3 of
+/// it; below it holes keep theirs (see `shed_idle`). `MemoryManagementOptions::arena_idle_share` sets
 /// it; the frontier (memory against driver time) is in docs/pools.md.
 pub const IDLE_SHARE: u64 = 16;
 
@@ -187,7 +188,7 @@ impl Core {
             let pieces: Vec<(u32, u32)> =
                 run_pieces((first, s - 1), &span, (offset, bytes), g, cap).collect();
             for (i, &(head, len)) in pieces.iter().enumerate() {
-                self.shed_idle(storage, page, &span);
+                self.shed_idle(storage, page, &span, u64::from(len) * g);
                 // Only the run's outer pieces may spill a cached chunk
                 // onto the empty slots beside the run (`run_cover.rs`).
                 let spill = Spill {
