@@ -100,10 +100,10 @@ fn a_shed_chunk_is_mapped_again_for_a_later_run_instead_of_a_new_create() {
 #[test]
 #[cfg_attr(miri, ignore)]
 fn an_explicit_cleanup_releases_the_chunks_kept_for_reuse() {
-    // At 1/32 the eight idle granules are far past the share: the shed
-    // goes on past the two the run needs (to five), and what the cache's
-    // bound keeps beyond the run stays cached.
-    let (vm, mut mm) = manager_sharing(Some(32));
+    // At 1/64 the eight idle granules are past three times the share: the
+    // shed goes on past the two the run needs (to three), and the one the
+    // run does not map stays cached.
+    let (vm, mut mm) = manager_sharing(Some(64));
     let live = with_idle_holes(&mut mm);
     let run = written(&mut mm, 2 * G, 99);
     let held = vm.vm_stats();

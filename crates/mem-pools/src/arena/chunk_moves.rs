@@ -10,9 +10,10 @@
 //! chunk is no longer moved slot by slot into a hole (unmap + map per
 //! slot); once idle chunks pass their share of the mapped slots (1/16 by
 //! default, [`IDLE_SHARE`]; the `arena_idle_share` knob), whole idle
-//! chunks are unmapped in one batch until they are under it with the run
-//! covered, or under [`SHED_TO_PERCENT`] % of it (hysteresis: not one per
-//! reservation) and
+//! chunks are unmapped in one batch until the cache covers the run (idle
+//! slots under [`RUN_ONLY_SHARES`] shares) or they are under
+//! [`SHED_TO_PERCENT`] % of a share (hysteresis: not one per reservation),
+//! and
 //! kept for reuse (`chunk_cache.rs`), and the run maps them before it
 //! creates (`run_cover.rs`).
 //!
@@ -24,11 +25,21 @@ use crate::arena::chunk_map::NONE;
 use crate::engine::core::Core;
 
 /// A shed goes on until idle slots are under this percentage of their
-/// share. Measured (docs/pools.md, `gpumem replay --json`, default share):
-/// at 50 % serving held 1.032 × live at 66.3 µs driver time per op, at
+/// share. Measured (docs/pools.md, `gpumem replay --json`, default share,
+/// before the run-only stop below): at 50 % serving held 1.032 × live at 66.3 µs driver time per op, at
 /// 67 % 1.025 at 62.3 µs, the other traces unchanged; at 77 %
 /// bert-infer rose over its limit (1.056).
 pub(crate) const SHED_TO_PERCENT: u64 = 67;
+
+/// While idle slots are under this many times their share, a shed stops
+/// as soon as the cache holds what the run lacks (see `shed_idle`); past
+/// it the shed goes on to [`SHED_TO_PERCENT`] % of the share. Measured
+/// at the default share (docs/pools.md): at 1 (stop only once under the
+/// share) serving 53.7 µs driver time per op at 1.027 × live, random
+/// 30.6 µs at 1.130; at 3 serving 24.2 µs at 1.032, random 12.0 µs at
+/// 1.135, bert-infer 1.039; at 4 and up bert-infer passes its limit
+/// (1.086: idle chunks left mapped take small slices and strand).
+pub(crate) const RUN_ONLY_SHARES: u64 = 3;
 
 /// Idle slots of the list walked at most for one chunk to shed: bounds
 /// the search when the oldest idle slots sit in chunks still partly live.
@@ -74,19 +85,21 @@ impl Core {
     /// at least 1/`idle_share` of the mapped ones (all arena pages of the
     /// manager; never when it is 0), unmap whole idle chunks and keep them
     /// for reuse — of `page` first, none touching `keep`, at the edge of
-    /// stripped regions first — until they are under [`SHED_TO_PERCENT`] %
-    /// of that share, or under the share with the cache holding `need`
-    /// bytes, or none is left that may go. Below the share nothing is shed
-    /// and holes keep their chunks for the next reservation that lands
-    /// there (no call at all).
+    /// stripped regions first — until the cache holds `need` bytes with
+    /// idle slots under [`RUN_ONLY_SHARES`] times the share, or idle slots
+    /// are under [`SHED_TO_PERCENT`] % of the share, or none is left that
+    /// may go. Below the share nothing is shed and holes keep their chunks
+    /// for the next reservation that lands there (no call at all).
     ///
     /// Why stop once the run is covered: a chunk shed past what the next
     /// runs map waits in the cache, its bound releases the oldest, and a
     /// later run creates the bytes again — unmap, release, create, map
-    /// and set-access for memory that only changed place. Measured at the
-    /// default share (docs/pools.md): serving 62.3 → 53.7 µs driver time
-    /// per op (1.025 → 1.027 × live), random 33.0 → 30.6 µs (1.128 →
-    /// 1.130), bert-infer unchanged (1.045).
+    /// and set-access for memory that only changed place. The ceiling
+    /// keeps idle chunks left mapped from piling up where small slices
+    /// would strand them. Measured at the default share (docs/pools.md,
+    /// before → after): serving 62.3 → 24.2 µs driver time per op (1.025
+    /// → 1.032 × live), random 33.0 → 12.0 µs (1.128 → 1.135), bert-infer
+    /// 4.32 → 4.14 µs (1.045 → 1.039).
     pub(crate) fn shed_idle<S: ComputeStorage>(
         &mut self,
         storage: &mut S,
@@ -114,8 +127,9 @@ impl Core {
             }
             loop {
                 let (idle, mapped) = self.idle_and_mapped();
-                let under_share = idle.saturating_mul(share) < mapped;
-                if (under_share && self.chunk_cache_bytes >= need)
+                let under_ceiling =
+                    idle.saturating_mul(share) < mapped.saturating_mul(RUN_ONLY_SHARES);
+                if (under_ceiling && self.chunk_cache_bytes >= need)
                     || idle.saturating_mul(share).saturating_mul(100)
                         < mapped.saturating_mul(SHED_TO_PERCENT)
                 {

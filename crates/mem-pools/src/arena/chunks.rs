@@ -19,9 +19,10 @@
 //!   at least the idle share of the mapped ones (1/[`IDLE_SHARE`] by
 //!   default, `arena_idle_share`), whole idle chunks whose stream work is
 //!   complete are shed in one batch (unmapped and cached, at the edge of
-//!   stripped regions first) until they are under the share with the run
-//!   covered by the cache, or under 2/3 of it; below it holes keep theirs,
-//!   so an allocation landing there again costs no driver call.
+//!   stripped regions first) until the cache covers the run with idle
+//!   slots under three shares, or they are under 2/3 of one; below it
+//!   holes keep theirs, so an allocation landing there again costs no
+//!   driver call.
 //! - **release** (a slice was freed): slots no live slice touches any more
 //!   become idle — still mapped, stamped with the stream's submit cursor
 //!   (`stream_order.rs`) — up to the pool's release threshold (all its
@@ -54,8 +55,9 @@ use crate::error::IoError;
 /// The default share of idle slots past which idle chunks are shed before
 /// physical memory grows: once they are at least 1/16 of an arena
 /// manager's mapped slots, whole idle chunks are unmapped and kept for
-/// reuse until they are under it with the run covered, or under 2/3 of
-/// it; below it holes keep theirs (see `shed_idle`). `MemoryManagementOptions::arena_idle_share` sets
+/// reuse until the cache covers the run (with idle slots under three
+/// times the share), or they are under 2/3 of it; below it holes keep
+/// theirs (see `shed_idle`). `MemoryManagementOptions::arena_idle_share` sets
 /// it; the frontier (memory against driver time) is in docs/pools.md.
 pub const IDLE_SHARE: u64 = 16;
 
