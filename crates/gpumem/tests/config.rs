@@ -9,7 +9,7 @@ fn every_key_sets_its_setting() {
     let config = GpumemConfig::from_conf(
         "pools:sliced, page_size:1MiB, max_slice:32MiB, max_page:512MiB, budget:8GiB, \
          streams:4, lazy_pages:true, relocate:auto, poison:0xAB, bypass_caching:on, \
-         arena_max_chunk:32MiB",
+         arena_max_chunk:32MiB, arena_idle_share:1/8",
     )
     .unwrap();
     assert_eq!(
@@ -27,6 +27,7 @@ fn every_key_sets_its_setting() {
             poison: Some(0xAB),
             bypass_caching: true,
             arena_max_chunk: Some(32 * MIB),
+            arena_idle_share: Some(8),
             driver_costs: gpumem::storage::DriverCosts::A100,
         }
     );
@@ -42,6 +43,25 @@ fn an_empty_string_changes_nothing() {
         GpumemConfig::from_conf(" , ,").unwrap(),
         GpumemConfig::default()
     );
+}
+
+#[test]
+fn an_idle_share_is_one_in_n_or_never() {
+    let share = |s: &str| GpumemConfig::from_conf(&format!("arena_idle_share:{s}"));
+    assert_eq!(share("1/16").unwrap().arena_idle_share, Some(16));
+    assert_eq!(share("never").unwrap().arena_idle_share, Some(0));
+    for bad in ["16", "1/0", "2/16", "1/2000", "0.0625", "always"] {
+        assert!(
+            matches!(
+                share(bad),
+                Err(GpuMemError::BadConfValue {
+                    key: "arena_idle_share",
+                    ..
+                })
+            ),
+            "{bad}"
+        );
+    }
 }
 
 #[test]

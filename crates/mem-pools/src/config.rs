@@ -159,6 +159,14 @@ pub struct MemoryManagementOptions {
     /// [`crate::DEFAULT_MAX_CHUNK`]. Larger: fewer driver calls, more
     /// physical memory over live data (the frontier in docs/pools.md).
     pub arena_max_chunk: Option<u64>,
+    /// Idle arena chunks (mapped, touched by no live slice) are shed once
+    /// they pass 1/N of the mapped chunk bytes: unmapped and kept for
+    /// reuse, so physical memory stays near live data. `None`:
+    /// [`crate::IDLE_SHARE`] (16); `Some(0)`: never shed (holes keep their
+    /// chunks until a cleanup or the release threshold). Smaller N: fewer
+    /// unmaps and maps (driver time), more physical memory held idle (the
+    /// frontier in docs/pools.md).
+    pub arena_idle_share: Option<u64>,
 }
 
 impl MemoryManagementOptions {

@@ -18,6 +18,12 @@ const G: u64 = 64 * KIB;
 type Mm = MemoryManagement<ResourceStorage<HostResource>>;
 
 fn manager() -> (Arc<HostVirtualMemory>, Mm) {
+    manager_sharing(None)
+}
+
+/// A manager whose idle chunks are shed past 1/`idle_share` of the mapped
+/// ones (`None`: the default, 1/16).
+fn manager_sharing(idle_share: Option<u64>) -> (Arc<HostVirtualMemory>, Mm) {
     let vm = Arc::new(HostVirtualMemory::with_granularity(64 * MIB, G).unwrap());
     let storage = ResourceStorage::new(HostResource::new()).with_virtual_memory(vm.clone());
     let pool = MemoryPoolOptions {
@@ -35,7 +41,10 @@ fn manager() -> (Arc<HostVirtualMemory>, Mm) {
             pool_options: vec![pool],
         },
         Arc::new(ServerLogger::default()),
-        MemoryManagementOptions::default(),
+        MemoryManagementOptions {
+            arena_idle_share: idle_share,
+            ..MemoryManagementOptions::default()
+        },
     );
     (vm, mm)
 }
@@ -91,7 +100,10 @@ fn a_shed_chunk_is_mapped_again_for_a_later_run_instead_of_a_new_create() {
 #[test]
 #[cfg_attr(miri, ignore)]
 fn an_explicit_cleanup_releases_the_chunks_kept_for_reuse() {
-    let (vm, mut mm) = manager();
+    // At 1/64 the eight idle granules are past three times the share: the
+    // shed goes on past the two the run needs (to three), and the one the
+    // run does not map stays cached.
+    let (vm, mut mm) = manager_sharing(Some(64));
     let live = with_idle_holes(&mut mm);
     let run = written(&mut mm, 2 * G, 99);
     let held = vm.vm_stats();

@@ -54,6 +54,12 @@ pub const CONF_KEYS: &[(&str, &str, &str)] = &[
         "largest physical chunk an arena creates (larger: fewer driver calls, more memory)",
     ),
     (
+        "arena_idle_share",
+        "1/N with N in 1..=1024 (1/16) | never",
+        "idle arena chunks past this share of the mapped ones are unmapped for reuse \
+         (smaller or never: less driver time, more memory)",
+    ),
+    (
         "relocate",
         "auto | manual",
         "relocate outdated pages when the trigger asks",
@@ -114,6 +120,18 @@ fn parse_size(key: &'static str, value: &str) -> Result<u64> {
     parse_bytes(value)
         .filter(|&b| b > 0)
         .ok_or_else(|| bad(key, value))
+}
+
+/// `1/N` (N in 1..=1024) or `never` (0: the engine never sheds).
+fn parse_idle_share(value: &str) -> Result<u64> {
+    if value.eq_ignore_ascii_case("never") {
+        return Ok(0);
+    }
+    value
+        .strip_prefix("1/")
+        .and_then(|n| n.trim().parse::<u64>().ok())
+        .filter(|n| (1..=1024).contains(n))
+        .ok_or_else(|| bad("arena_idle_share", value))
 }
 
 fn parse_budget(value: &str) -> Result<Budget> {
@@ -219,6 +237,7 @@ impl GpumemConfig {
                 }
                 "lazy_pages" => next.lazy_pages = parse_bool(key, value)?,
                 "arena_max_chunk" => next.arena_max_chunk = Some(parse_size(key, value)?),
+                "arena_idle_share" => next.arena_idle_share = Some(parse_idle_share(value)?),
                 "poison" => next.poison = parse_poison(value)?,
                 "relocate" => {
                     next.auto_relocate = match value.to_ascii_lowercase().as_str() {

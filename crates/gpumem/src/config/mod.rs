@@ -197,6 +197,12 @@ pub struct GpumemConfig {
     /// fewer driver calls, more physical memory over live data
     /// (docs/pools.md, the frontier).
     pub arena_max_chunk: Option<u64>,
+    /// Idle arena chunks are shed (unmapped, kept for reuse) once they pass
+    /// 1/N of the mapped chunk bytes; `None`: the engine's default
+    /// (`mem_pools::IDLE_SHARE`, 16); `Some(0)`: never. Smaller N (or
+    /// never): less driver time, more physical memory held idle
+    /// (docs/pools.md, the frontier).
+    pub arena_idle_share: Option<u64>,
     /// The driver cost model charged for every driver call on the host and
     /// simulated backends (what a GPU would pay; read in
     /// [`MemoryStats::driver`](crate::stats::MemoryStats::driver)). A CUDA device
@@ -216,6 +222,7 @@ impl Default for GpumemConfig {
             poison: None,
             bypass_caching: false,
             arena_max_chunk: None,
+            arena_idle_share: None,
             driver_costs: mem_storage::DriverCosts::A100,
         }
     }

@@ -232,6 +232,7 @@ impl DeviceBuilder {
                     name: label,
                     lazy_pages: config.lazy_pages,
                     arena_max_chunk: config.arena_max_chunk,
+                    arena_idle_share: config.arena_idle_share,
                 },
             );
             streams.push(StreamShared::new(id, engine, capacity));

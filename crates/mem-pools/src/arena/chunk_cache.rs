@@ -66,7 +66,35 @@ impl Core {
             .filter(|(_, c)| c.bytes <= max_bytes)
             .max_by_key(|(_, c)| c.bytes)
             .map(|(i, _)| i)?;
-        let taken = self.chunk_cache.remove(best)?;
+        self.take_cached_at(pool, best)
+    }
+
+    /// The smallest cached chunk larger than `min_bytes` and no larger
+    /// than `max_bytes`, taken out of the cache for `pool` (an over-cover,
+    /// `run_cover.rs`).
+    pub(crate) fn take_cached_between(
+        &mut self,
+        pool: u32,
+        min_bytes: u64,
+        max_bytes: u64,
+    ) -> Option<(ChunkId, u64)> {
+        let best = self
+            .chunk_cache
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.bytes > min_bytes && c.bytes <= max_bytes)
+            .min_by_key(|(_, c)| c.bytes)
+            .map(|(i, _)| i)?;
+        self.take_cached_at(pool, best)
+    }
+
+    /// Bytes of the largest cached chunk (0: none).
+    pub(crate) fn largest_cached_bytes(&self) -> u64 {
+        self.chunk_cache.iter().map(|c| c.bytes).max().unwrap_or(0)
+    }
+
+    fn take_cached_at(&mut self, pool: u32, i: usize) -> Option<(ChunkId, u64)> {
+        let taken = self.chunk_cache.remove(i)?;
         self.chunk_cache_bytes -= taken.bytes;
         if taken.pool != pool {
             self.pool_mut(taken.pool).usage.bytes_reserved -= taken.bytes;

@@ -8,10 +8,14 @@
 //! `cuMemMap` however large, so a run of k empty slots costs two calls,
 //! not 2k. A chunk of k slots can only be unmapped whole, so an idle
 //! chunk is no longer moved slot by slot into a hole (unmap + map per
-//! slot); once idle chunks pass 1/[`IDLE_SHARE`] of the mapped slots,
-//! whole idle chunks are unmapped in one batch until they are under
-//! 1/(2 × [`IDLE_SHARE`]) (hysteresis: not one per reservation) and kept
-//! for reuse (`chunk_cache.rs`), and the run maps them before it creates.
+//! slot); once idle chunks pass their share of the mapped slots (1/16 by
+//! default, [`IDLE_SHARE`]; the `arena_idle_share` knob), whole idle
+//! chunks are unmapped in one batch until the cache covers the run (idle
+//! slots under [`RUN_ONLY_SHARES`] shares) or they are under
+//! [`SHED_TO_PERCENT`] % of a share (hysteresis: not one per reservation),
+//! and
+//! kept for reuse (`chunk_cache.rs`), and the run maps them before it
+//! creates (`run_cover.rs`).
 //!
 //! [`IDLE_SHARE`]: crate::IDLE_SHARE
 
@@ -19,88 +23,31 @@ use mem_storage::{ChunkId, ComputeStorage, StorageId};
 
 use crate::arena::chunk_map::NONE;
 use crate::engine::core::Core;
-use crate::error::IoError;
+
+/// A shed goes on until idle slots are under this percentage of their
+/// share. Measured (docs/pools.md, `gpumem replay --json`, default share,
+/// before the run-only stop below): at 50 % serving held 1.032 × live at 66.3 µs driver time per op, at
+/// 67 % 1.025 at 62.3 µs, the other traces unchanged; at 77 %
+/// bert-infer rose over its limit (1.056).
+pub(crate) const SHED_TO_PERCENT: u64 = 67;
+
+/// While idle slots are under this many times their share, a shed stops
+/// as soon as the cache holds what the run lacks (see `shed_idle`); past
+/// it the shed goes on to [`SHED_TO_PERCENT`] % of the share. Measured
+/// at the default share (docs/pools.md): at 1 (stop only once under the
+/// share) serving 53.7 µs driver time per op at 1.027 × live, random
+/// 30.6 µs at 1.130; at 3 serving 24.2 µs at 1.032, random 12.0 µs at
+/// 1.135, bert-infer 1.039; at 4 and up bert-infer passes its limit
+/// (1.086: idle chunks left mapped take small slices and strand).
+pub(crate) const RUN_ONLY_SHARES: u64 = 3;
 
 /// Idle slots of the list walked at most for one chunk to shed: bounds
 /// the search when the oldest idle slots sit in chunks still partly live.
 pub(crate) const SHED_PROBE: usize = 256;
 
 impl Core {
-    /// Cover the `len` empty slots from `first` of arena page `page`:
-    /// cached chunks of the pool first (`chunk_cache.rs`: one map each,
-    /// largest first), then one new chunk for what is left (one create,
-    /// one map). When the create is refused and chunks are cached, the
-    /// cache is released and the create tried once more. On a refusal the
-    /// slots mapped here are unmapped again and their chunks released.
-    pub(crate) fn map_run<S: ComputeStorage>(
-        &mut self,
-        storage: &mut S,
-        page: u32,
-        id: StorageId,
-        first: u32,
-        len: u32,
-    ) -> Result<(), IoError> {
-        let pool = self.pages[page].pool;
-        let g = self.arena_map(page).granularity;
-        let end = first + len;
-        let mut s = first;
-        while s < end && self.chunk_cache_bytes > 0 {
-            let Some((chunk, bytes)) = self.take_cached(pool, u64::from(end - s) * g) else {
-                break;
-            };
-            let slots = (bytes / g) as u32;
-            match storage.map_chunk(id, u64::from(s) * g, chunk) {
-                Ok(()) => {
-                    self.arena_map(page).set_extent(s, slots, Some(chunk));
-                    self.stats.chunks.maps += 1;
-                    self.stats.chunks.reuses += 1;
-                    s += slots;
-                }
-                Err(err) => {
-                    tracing::debug!(%err, "mapping a cached chunk failed; it is released");
-                    self.drop_chunk(storage, pool, chunk, bytes);
-                    self.unmap_slots(storage, page, id, first, s - first);
-                    return Err(err.into());
-                }
-            }
-        }
-        if s == end {
-            return Ok(());
-        }
-        let bytes = u64::from(end - s) * g;
-        let created = match storage.create_chunk_of(bytes) {
-            Err(_) if self.chunk_cache_bytes > 0 => {
-                self.release_chunk_cache(storage, |_| true);
-                storage.create_chunk_of(bytes)
-            }
-            other => other,
-        };
-        let chunk = match created {
-            Ok(chunk) => chunk,
-            Err(err) => {
-                self.unmap_slots(storage, page, id, first, s - first);
-                return Err(err.into());
-            }
-        };
-        self.stats.chunks.creates += 1;
-        self.on_chunk_bytes(pool, bytes, true);
-        match storage.map_chunk(id, u64::from(s) * g, chunk) {
-            Ok(()) => {
-                self.arena_map(page).set_extent(s, end - s, Some(chunk));
-                self.stats.chunks.maps += 1;
-                Ok(())
-            }
-            Err(err) => {
-                tracing::debug!(%err, "mapping a new chunk failed; it is released");
-                self.drop_chunk(storage, pool, chunk, bytes);
-                self.unmap_slots(storage, page, id, first, s - first);
-                Err(err.into())
-            }
-        }
-    }
-
     /// Unmap and release every chunk over the `len` mapped slots from
-    /// `first` of `page` (chunks lie whole inside them: a refused
+    /// `first` of `page` and the chunks' slots past them (a refused
     /// acquire's undo).
     pub(crate) fn unmap_slots<S: ComputeStorage>(
         &mut self,
@@ -112,7 +59,14 @@ impl Core {
     ) {
         let mut s = first;
         while s < first + len {
-            let (head, slots) = self.arena_map(page).extent(s);
+            let map = self.arena_map(page);
+            let (head, slots) = map.extent(s);
+            // A cached chunk mapped past its run queued its extra slots idle.
+            for t in head..head + slots {
+                if map.slots[t as usize].idle {
+                    map.unqueue(t);
+                }
+            }
             self.unmap_extent(storage, page, id, head, slots, false);
             s = head + slots;
         }
@@ -127,22 +81,35 @@ impl Core {
             .fold((0, 0), |(i, m), map| (i + map.idle_count, m + map.mapped))
     }
 
-    /// Before physical memory grows: once idle slots are at least
-    /// 1/[`crate::IDLE_SHARE`] of the mapped ones (all arena pages of the
-    /// manager), unmap and release whole idle chunks — of `page` first,
-    /// none touching `keep`, at the edge of stripped regions first — until
-    /// they are under half that share, or none is left that may go. Below the share
-    /// nothing is shed and holes keep their chunks for the next reservation
-    /// that lands there (no call at all).
+    /// Before physical memory grows by `need` bytes: once idle slots are
+    /// at least 1/`idle_share` of the mapped ones (all arena pages of the
+    /// manager; never when it is 0), unmap whole idle chunks and keep them
+    /// for reuse — of `page` first, none touching `keep`, at the edge of
+    /// stripped regions first — until the cache holds `need` bytes with
+    /// idle slots under [`RUN_ONLY_SHARES`] times the share, or idle slots
+    /// are under [`SHED_TO_PERCENT`] % of the share, or none is left that
+    /// may go. Below the share nothing is shed and holes keep their chunks
+    /// for the next reservation that lands there (no call at all).
+    ///
+    /// Why stop once the run is covered: a chunk shed past what the next
+    /// runs map waits in the cache, its bound releases the oldest, and a
+    /// later run creates the bytes again — unmap, release, create, map
+    /// and set-access for memory that only changed place. The ceiling
+    /// keeps idle chunks left mapped from piling up where small slices
+    /// would strand them. Measured at the default share (docs/pools.md,
+    /// before → after): serving 62.3 → 24.2 µs driver time per op (1.025
+    /// → 1.032 × live), random 33.0 → 12.0 µs (1.128 → 1.135), bert-infer
+    /// 4.32 → 4.14 µs (1.045 → 1.039).
     pub(crate) fn shed_idle<S: ComputeStorage>(
         &mut self,
         storage: &mut S,
         page: u32,
         keep: &std::ops::RangeInclusive<u32>,
+        need: u64,
     ) {
-        let share = crate::arena::chunks::IDLE_SHARE;
+        let share = self.idle_share;
         let (idle, mapped) = self.idle_and_mapped();
-        if idle == 0 || idle.saturating_mul(share) < mapped {
+        if share == 0 || idle == 0 || idle.saturating_mul(share) < mapped {
             return;
         }
         let others = self.pools.iter().flat_map(|p| &p.current).copied();
@@ -160,7 +127,12 @@ impl Core {
             }
             loop {
                 let (idle, mapped) = self.idle_and_mapped();
-                if idle.saturating_mul(2 * share) < mapped {
+                let under_ceiling =
+                    idle.saturating_mul(share) < mapped.saturating_mul(RUN_ONLY_SHARES);
+                if (under_ceiling && self.chunk_cache_bytes >= need)
+                    || idle.saturating_mul(share).saturating_mul(100)
+                        < mapped.saturating_mul(SHED_TO_PERCENT)
+                {
                     return;
                 }
                 let taken = self

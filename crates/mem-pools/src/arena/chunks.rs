@@ -16,11 +16,13 @@
 //!   a piece maps shed chunks kept for reuse first (`chunk_cache.rs`: one
 //!   map each) and gets one new chunk for the rest (one create, one map).
 //!   Before that, once idle slots (mapped, touched by no live slice) are
-//!   at least 1/[`IDLE_SHARE`] of the mapped ones, whole idle chunks whose
-//!   stream work is complete are shed in one batch (unmapped and cached,
-//!   at the edge of stripped regions first) until they are under half
-//!   that share; below it holes keep theirs, so an allocation landing
-//!   there again costs no driver call.
+//!   at least the idle share of the mapped ones (1/[`IDLE_SHARE`] by
+//!   default, `arena_idle_share`), whole idle chunks whose stream work is
+//!   complete are shed in one batch (unmapped and cached, at the edge of
+//!   stripped regions first) until the cache covers the run with idle
+//!   slots under three shares, or they are under 2/3 of one; below it
+//!   holes keep theirs, so an allocation landing there again costs no
+//!   driver call.
 //! - **release** (a slice was freed): slots no live slice touches any more
 //!   become idle — still mapped, stamped with the stream's submit cursor
 //!   (`stream_order.rs`) — up to the pool's release threshold (all its
@@ -45,15 +47,18 @@ use mem_storage::{ComputeStorage, StorageId};
 
 use crate::arena::chunk_map::{ChunkMap, NONE};
 use crate::arena::chunk_moves::run_pieces;
+use crate::arena::run_cover::Spill;
 use crate::config::PoolType;
 use crate::engine::core::Core;
 use crate::error::IoError;
 
-/// The share of idle slots past which idle chunks are shed before
+/// The default share of idle slots past which idle chunks are shed before
 /// physical memory grows: once they are at least 1/16 of an arena
-/// manager's mapped slots, whole idle chunks are unmapped and released
-/// until they are under 1/32; below it holes keep theirs (see
-/// `shed_idle`).
+/// manager's mapped slots, whole idle chunks are unmapped and kept for
+/// reuse until the cache covers the run (with idle slots under three
+/// times the share), or they are under 2/3 of it; below it holes keep
+/// theirs (see `shed_idle`). `MemoryManagementOptions::arena_idle_share` sets
+/// it; the frontier (memory against driver time) is in docs/pools.md.
 pub const IDLE_SHARE: u64 = 16;
 
 /// The default largest chunk an arena creates (64 MiB): a run of empty
@@ -182,9 +187,17 @@ impl Core {
                 });
             }
             let cap = u32::try_from(self.max_chunk_bytes / g).map_or(u32::MAX, |c| c.max(1));
-            for (head, len) in run_pieces((first, s - 1), &span, (offset, bytes), g, cap) {
-                self.shed_idle(storage, page, &span);
-                if let Err(err) = self.map_run(storage, page, id, head, len) {
+            let pieces: Vec<(u32, u32)> =
+                run_pieces((first, s - 1), &span, (offset, bytes), g, cap).collect();
+            for (i, &(head, len)) in pieces.iter().enumerate() {
+                self.shed_idle(storage, page, &span, u64::from(len) * g);
+                // Only the run's outer pieces may spill a cached chunk
+                // onto the empty slots beside the run (`run_cover.rs`).
+                let spill = Spill {
+                    before: i == 0,
+                    after: i + 1 == pieces.len(),
+                };
+                if let Err(err) = self.map_run(storage, page, id, (head, len), spill) {
                     for (head, len) in created.into_iter().filter(|_| undo) {
                         self.unmap_slots(storage, page, id, head, len);
                     }

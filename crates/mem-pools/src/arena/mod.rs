@@ -9,5 +9,6 @@ pub(crate) mod chunk_map;
 pub(crate) mod chunk_moves;
 pub(crate) mod chunks;
 pub(crate) mod place;
+pub(crate) mod run_cover;
 pub(crate) mod sleep;
 pub(crate) mod stream_order;

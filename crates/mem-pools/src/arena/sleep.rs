@@ -218,8 +218,13 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 .zip(first..)
                 .take_while(|&(&s, want)| s == want)
                 .count();
-            self.core
-                .map_run(&mut self.storage, page, id, first, len as u32)?;
+            self.core.map_run(
+                &mut self.storage,
+                page,
+                id,
+                (first, len as u32),
+                crate::arena::run_cover::Spill::NONE,
+            )?;
             mapped += len as u64 * g;
             for &s in &asleep[i..i + len] {
                 let saved = self

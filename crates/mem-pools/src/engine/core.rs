@@ -46,6 +46,9 @@ pub(crate) struct Core {
     pub(crate) asleep: Option<crate::arena::sleep::Asleep>,
     /// The largest chunk an arena creates, in bytes (`arena/chunks.rs`).
     pub(crate) max_chunk_bytes: u64,
+    /// Idle chunks are shed once they pass 1/`idle_share` of the mapped
+    /// ones (0: never; `arena/chunk_moves.rs`).
+    pub(crate) idle_share: u64,
     /// The stream's (submitted, completed) cursors, as last reported
     /// (`arena/stream_order.rs`); every arena page's chunk map holds a copy.
     pub(crate) progress: (u64, u64),
@@ -72,6 +75,7 @@ impl Core {
             chunk_cache_bytes: 0,
             asleep: None,
             max_chunk_bytes: crate::arena::chunks::DEFAULT_MAX_CHUNK,
+            idle_share: crate::arena::chunks::IDLE_SHARE,
             progress: (0, 0),
         }
     }

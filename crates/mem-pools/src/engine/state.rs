@@ -71,6 +71,9 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         core.max_chunk_bytes = options
             .arena_max_chunk
             .unwrap_or(crate::arena::chunks::DEFAULT_MAX_CHUNK);
+        core.idle_share = options
+            .arena_idle_share
+            .unwrap_or(crate::arena::chunks::IDLE_SHARE);
         Self {
             core,
             storage,
