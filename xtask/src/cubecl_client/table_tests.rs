@@ -1,0 +1,52 @@
+use super::*;
+
+#[test]
+fn counts_read_the_keys_the_patched_runtime_writes_and_reject_a_cut_file() {
+    let text = "peak_bytes 268435456\nbuffers_created 7\nbuffers_destroyed 5\nheld_at_exit 64\n";
+    assert_eq!(
+        Counts::parse(text),
+        Some(Counts {
+            peak_bytes: 268_435_456,
+            buffers_created: 7
+        })
+    );
+    assert_eq!(Counts::parse("peak_bytes 12\n"), None);
+}
+
+#[test]
+fn a_row_counts_ignored_and_left_out_tests_as_skipped_and_lists_each_reason() {
+    let outcome = Outcome::parse(
+        "test a ... ok\ntest b ... ignored, slow\ntest c ... FAILED\n\
+         test result: FAILED. 1 passed; 1 failed; 1 ignored; 0 measured; 0 filtered out; finished in 2.50s\n",
+    );
+    let row = Row {
+        suite: "core".into(),
+        engine: "gpumem".into(),
+        outcome,
+        left_out: vec![Unpassed {
+            test: "d".into(),
+            reason: Some("asserts CubeCL's pool kinds".into()),
+        }],
+        counts: Some(Counts {
+            peak_bytes: 3 << 20,
+            buffers_created: 4,
+        }),
+        stopped: None,
+    };
+    assert_eq!(row.skipped(), 2);
+    assert!(!row.green());
+    let table = render(&[row]);
+    assert!(
+        table.contains("| core | gpumem | 1 | 1 | 2 | 3.00 MiB | 4 | 2.5 s |"),
+        "{table}"
+    );
+    assert!(table.contains("- failed: core on gpumem: `c`"), "{table}");
+    assert!(
+        table.contains("- skipped: core on gpumem: `b`: slow"),
+        "{table}"
+    );
+    assert!(
+        table.contains("`d`: asserts CubeCL's pool kinds"),
+        "{table}"
+    );
+}
