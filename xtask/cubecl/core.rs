@@ -4,9 +4,12 @@
 //! two it adds beside it. Written by gpumem's `cargo xtask cubecl-client`.
 #![allow(unexpected_cfgs, unused_imports)]
 
-pub type TestRuntime = cubecl_wgpu::WgpuRuntime;
-use half::f16;
+// In a module, as in cubecl-wgpu: the macros reach `super::super`.
+mod tests {
+    pub type TestRuntime = cubecl_wgpu::WgpuRuntime;
+    use half::f16;
 
-cubecl_core::testgen_all!(f32: [f16, f32], i32: [i32, i64], u32: [u32, u64]);
-cubecl_core::testgen_profiling!();
-cubecl_core::testgen_complex_validation!();
+    cubecl_core::testgen_all!(f32: [f16, f32], i32: [i32, i64], u32: [u32, u64]);
+    cubecl_core::testgen_profiling!();
+    cubecl_core::testgen_complex_validation!();
+}

@@ -18,11 +18,12 @@ impl Engine {
         }
     }
 
-    /// The feature the scratch crate's build turns on for it.
+    /// The scratch crate's feature its build turns on (which turns on
+    /// cubecl-wgpu's `gpumem`).
     pub fn feature(self) -> Option<&'static str> {
         match self {
             Engine::Cubecl => None,
-            Engine::Gpumem => Some("cubecl-wgpu/gpumem"),
+            Engine::Gpumem => Some("cubecl-client/gpumem"),
         }
     }
 

@@ -25,6 +25,11 @@ pub struct Outcome {
     pub failed: Vec<Unpassed>,
     /// Tests libtest ignored, with their reasons.
     pub ignored: Vec<Unpassed>,
+    /// Tests that failed in the run and passed when rerun alone (counted in
+    /// `passed`).
+    pub rerun: Vec<Unpassed>,
+    /// Tests a `--skip` filter left out (`N filtered out`).
+    pub filtered: usize,
     /// What libtest's `finished in` says, in seconds.
     pub seconds: Option<f64>,
     /// Whether a `test result:` line was seen (the binary ran to its end).
@@ -36,6 +41,11 @@ impl Outcome {
     pub fn line(&mut self, line: &str) {
         if let Some(result) = line.strip_prefix("test result: ") {
             self.finished = true;
+            self.filtered = result
+                .split("; ")
+                .find_map(|part| part.strip_suffix(" filtered out"))
+                .and_then(|n| n.trim().parse().ok())
+                .unwrap_or(0);
             self.seconds = result
                 .rsplit_once("finished in ")
                 .and_then(|(_, time)| time.trim().strip_suffix('s'))

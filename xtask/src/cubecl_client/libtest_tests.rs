@@ -12,7 +12,7 @@ test slice::test_slice ... ok
 failures:
     graph::capture_replays
 
-test result: FAILED. 2 passed; 1 failed; 2 ignored; 0 measured; 0 filtered out; finished in 5.01s
+test result: FAILED. 2 passed; 1 failed; 2 ignored; 0 measured; 3 filtered out; finished in 5.01s
 ";
 
 #[test]
@@ -29,6 +29,7 @@ fn a_run_counts_passed_failed_and_ignored_tests_with_their_reasons() {
     assert_eq!(outcome.ignored.len(), 2);
     assert_eq!(outcome.ignored[0].reason, None);
     assert_eq!(outcome.ignored[1].reason.as_deref(), Some("needs 64 GiB"));
+    assert_eq!(outcome.filtered, 3);
     assert_eq!(outcome.seconds, Some(5.01));
     assert!(outcome.finished);
 }

@@ -82,7 +82,7 @@ pub fn prepare(root: &Path) -> Result<Scratch, String> {
         }
         write(&stamp_file, &stamp)?;
     }
-    write_if_changed(&scratch.manifest(), &manifest())?;
+    write_if_changed(&scratch.manifest(), &manifest(scratch.adapter.is_some()))?;
     write_if_changed(
         &scratch.dir.join("src/lib.rs"),
         "//! Empty: the tests are in tests/.\n",
@@ -98,8 +98,13 @@ pub fn prepare(root: &Path) -> Result<Scratch, String> {
     Ok(scratch)
 }
 
-/// The scratch crate's manifest.
-fn manifest() -> String {
+/// The scratch crate's manifest; with the adapter, its feature `gpumem`.
+fn manifest(adapter: bool) -> String {
+    let features = if adapter {
+        "\n[features]\ngpumem = [\"cubecl-wgpu/gpumem\"]\n"
+    } else {
+        ""
+    };
     format!(
         r#"# Written by gpumem's `cargo xtask cubecl-client`; rewritten on every run.
 [package]
@@ -122,11 +127,13 @@ cubecl-ir = {{ version = "={VERSION}" }}
 half = {{ version = "2.5", features = ["alloc", "num-traits", "serde"] }}
 paste = "1"
 test-log = {{ version = "0.2", default-features = false, features = ["trace"] }}
+# tests/wgpu_device_poisoned.rs names `wgpu`; the features stay cubecl-wgpu's.
+wgpu = {{ version = "30", default-features = false }}
 
 [patch.crates-io]
 cubecl-wgpu = {{ path = "patched/cubecl-wgpu" }}
 cubecl-server = {{ path = "patched/cubecl-server" }}
-"#
+{features}"#
     )
 }
 

@@ -9,8 +9,10 @@ use super::scratch::WGPU_TESTS;
 pub struct Suite {
     /// The row's name.
     pub name: String,
-    /// What `cargo test` selects (`--test core`, `-p cubecl-server --lib`).
-    pub select: Vec<String>,
+    /// Its test binary's target name (`core`, `cubecl_server`).
+    pub target: String,
+    /// The folder it runs in, relative to the scratch crate (its package's).
+    pub cwd: &'static str,
     /// Whether the engine switch reaches it. cubecl-server's unit tests
     /// build CubeCL's engine types directly, on a CPU storage, and never go
     /// through the wgpu runtime's main memory: they run once.
@@ -23,7 +25,7 @@ pub struct Suite {
 pub struct Left {
     /// The suite it belongs to.
     pub suite: &'static str,
-    /// Its full name as libtest prints it (matched exactly).
+    /// A `--skip` filter: every test whose name contains it.
     pub test: &'static str,
     /// Only on this engine (`None`: on both).
     pub engine: Option<Engine>,
@@ -31,20 +33,56 @@ pub struct Left {
     pub reason: &'static str,
 }
 
-/// The tests left out. Empty is the goal; each entry says why it is not.
-pub const LEFT_OUT: &[Left] = &[];
+/// The tests left out, each with the reason; none for a reason that is the
+/// memory engine's. Every one fails (or aborts the process) on CubeCL's own
+/// engine on lavapipe too, and CubeCL's own wgpu test module does not run
+/// the macros of the `core_extra` ones on WGSL.
+pub const LEFT_OUT: &[Left] = &[
+    Left {
+        suite: CORE,
+        test: "tests::i64_ty::unary_int::test_reverse_bits",
+        engine: None,
+        reason: "lavapipe (Mesa 22.3, LLVM 15) aborts the whole process compiling a 64-bit \
+                 reverseBits: `LLVM ERROR: Cannot emit physreg copy instruction`",
+    },
+    Left {
+        suite: CORE_EXTRA,
+        test: "tests::complex_",
+        engine: None,
+        reason: "the wgpu runtime does not advertise complex (c32/c64) support: \
+                 `Complex operation … requires … support for c32, but the active runtime \
+                 does not advertise it`",
+    },
+    Left {
+        suite: CORE_EXTRA,
+        test: "tests::value_form_literals::",
+        engine: None,
+        reason: "WGSL has no `i8`: naga refuses the kernel (`no definition in scope for \
+                 identifier: i8`)",
+    },
+    Left {
+        suite: CORE_EXTRA,
+        test: "tests::launch_dynamic_count::",
+        engine: None,
+        reason: "wgpu refuses the indirect dispatch: the count and an output are bound in \
+                 one buffer, `STORAGE_READ_WRITE` and `INDIRECT` in one dispatch (a \
+                 validation error that poisons the device)",
+    },
+];
+
+/// The row names of the two suites of cubecl-core's macros.
+const CORE: &str = "cubecl-core exported tests (testgen_all)";
+const CORE_EXTRA: &str = "cubecl-core exported tests (the rest)";
 
 /// Every suite, in the table's order.
 pub fn all() -> Vec<Suite> {
     let test = |name: &str, binary: &str| Suite {
         name: name.to_string(),
-        select: vec!["--test".into(), binary.into()],
+        target: binary.to_string(),
+        cwd: ".",
         per_engine: true,
     };
-    let mut suites = vec![
-        test("cubecl-core exported tests (testgen_all)", "core"),
-        test("cubecl-core exported tests (the rest)", "core_extra"),
-    ];
+    let mut suites = vec![test(CORE, "core"), test(CORE_EXTRA, "core_extra")];
     for name in WGPU_TESTS {
         suites.push(test(
             &format!("cubecl-wgpu tests/{name}.rs"),
@@ -53,13 +91,14 @@ pub fn all() -> Vec<Suite> {
     }
     suites.push(Suite {
         name: "cubecl-server unit tests".into(),
-        select: vec!["-p".into(), "cubecl-server".into(), "--lib".into()],
+        target: "cubecl_server".into(),
+        cwd: "patched/cubecl-server",
         per_engine: false,
     });
     suites
 }
 
-/// The `--skip` arguments for `suite` on `engine` (with `--exact`).
+/// The `--skip` filters for `suite` on `engine`.
 pub fn skips(suite: &Suite, engine: Option<Engine>) -> Vec<&'static Left> {
     LEFT_OUT
         .iter()

@@ -37,7 +37,8 @@ pub struct Row {
     pub engine: String,
     /// What libtest said.
     pub outcome: Outcome,
-    /// Tests left out on purpose (see `suites::LEFT_OUT`), with reasons.
+    /// The `--skip` filters that left tests out on purpose (see
+    /// `suites::LEFT_OUT`), with reasons.
     pub left_out: Vec<Unpassed>,
     /// The main memory's buffers; `None` when no wgpu buffer was created.
     pub counts: Option<Counts>,
@@ -46,9 +47,9 @@ pub struct Row {
 }
 
 impl Row {
-    /// Tests skipped: those libtest ignored and those left out.
+    /// Tests skipped: those libtest ignored and those the filters left out.
     pub fn skipped(&self) -> usize {
-        self.outcome.ignored.len() + self.left_out.len()
+        self.outcome.ignored.len() + self.outcome.filtered
     }
 
     /// Whether the row is green.
@@ -102,9 +103,22 @@ pub fn render(rows: &[Row]) -> String {
         for t in &row.outcome.failed {
             notes.push(format!("- failed: {at}: `{}`", t.test));
         }
-        for t in row.outcome.ignored.iter().chain(&row.left_out) {
+        for t in &row.outcome.rerun {
+            notes.push(format!(
+                "- failed in the run, passed rerun alone: {at}: `{}`",
+                t.test
+            ));
+        }
+        for t in &row.outcome.ignored {
             let why = t.reason.as_deref().unwrap_or("#[ignore] without a reason");
-            notes.push(format!("- skipped: {at}: `{}`: {why}", t.test));
+            notes.push(format!("- skipped (#[ignore]): {at}: `{}`: {why}", t.test));
+        }
+        for t in &row.left_out {
+            let why = t.reason.as_deref().unwrap_or("");
+            notes.push(format!(
+                "- left out: {at}: tests matching `{}`: {why}",
+                t.test
+            ));
         }
     }
     if !notes.is_empty() {
