@@ -164,6 +164,16 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         Ok(self.core.cursor(self.resolve(&binding)?))
     }
 
+    /// The pool holding the allocation, as its position in
+    /// [`Self::memory_report`]'s `pools` (the persistent pool is the last).
+    /// Lets a runtime that keeps per-allocation records of its own report
+    /// them pool by pool.
+    pub fn pool_of(&self, binding: ManagedMemoryBinding) -> Result<usize, IoError> {
+        let page = self.core.slices[self.resolve(&binding)?].page;
+        let pool = self.core.pages[page].pool as usize;
+        Ok(pool.min(self.core.pools.len()))
+    }
+
     /// Write `data` at the start of the allocation (at most its size).
     pub fn write(&mut self, binding: ManagedMemoryBinding, data: &[u8]) -> Result<(), IoError> {
         let view = self.fit(binding, data.len())?;
