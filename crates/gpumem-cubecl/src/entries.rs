@@ -84,7 +84,11 @@ impl Entries {
             }
         };
         let slot = &mut self.slots[index as usize];
-        let pool = if entry.persistent { PERSISTENT_POOL_POS } else { 0 };
+        let pool = if entry.persistent {
+            PERSISTENT_POOL_POS
+        } else {
+            0
+        };
         let location = MemoryLocation::new(pool, slot.generation, index);
         entry.handle.descriptor().update_location(location);
         slot.entry = Some(entry);
@@ -97,7 +101,9 @@ impl Entries {
         let index = Self::index(descriptor)?;
         match self.slots.get(index).and_then(|slot| slot.entry.as_ref()) {
             Some(entry) if entry.handle.descriptor() == descriptor => Ok(entry),
-            _ => Err(not_found("Memory location points to a different allocation")),
+            _ => Err(not_found(
+                "Memory location points to a different allocation",
+            )),
         }
     }
 
@@ -107,9 +113,15 @@ impl Entries {
         descriptor: &ManagedMemoryDescriptor,
     ) -> Result<&mut Entry, CubeIoError> {
         let index = Self::index(descriptor)?;
-        match self.slots.get_mut(index).and_then(|slot| slot.entry.as_mut()) {
+        match self
+            .slots
+            .get_mut(index)
+            .and_then(|slot| slot.entry.as_mut())
+        {
             Some(entry) if entry.handle.descriptor() == descriptor => Ok(entry),
-            _ => Err(not_found("Memory location points to a different allocation")),
+            _ => Err(not_found(
+                "Memory location points to a different allocation",
+            )),
         }
     }
 

@@ -44,7 +44,9 @@ impl<Storage: ComputeStorage> MemoryManagement<Storage> {
                 usage.bytes_padding = usage.bytes_padding.saturating_sub(entry.padding);
             }
         }
-        let persistent = pools.pop().unwrap_or_else(|| empty(MemoryPoolKind::Persistent));
+        let persistent = pools
+            .pop()
+            .unwrap_or_else(|| empty(MemoryPoolKind::Persistent));
         MemoryPoolsReport {
             dynamic: pools,
             persistent,

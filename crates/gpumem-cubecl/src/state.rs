@@ -10,9 +10,7 @@ use cubecl_environment::sync::Arc;
 use cubecl_ir::MemoryDeviceProperties;
 use cubecl_server::config::{CubeClRuntimeConfig, RuntimeConfig, memory::PersistentMemory};
 use cubecl_server::logging::ServerLogger;
-use cubecl_server::memory_management::{
-    ErrorGraph, MemoryAllocationMode, MemoryConfiguration,
-};
+use cubecl_server::memory_management::{ErrorGraph, MemoryAllocationMode, MemoryConfiguration};
 use cubecl_server::storage::ComputeStorage;
 use mem_pools::RelocationShape;
 

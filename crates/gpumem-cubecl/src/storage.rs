@@ -22,9 +22,7 @@ use cubecl_server::storage::{
     ComputeStorage as CubeComputeStorage, StorageHandle as CubeHandle, StorageId as CubeId,
     StorageUtilization as CubeUtilization,
 };
-use mem_storage::{
-    ComputeStorage, MemInfo, Refuser, StorageError, StorageHandle, StorageId,
-};
+use mem_storage::{ComputeStorage, MemInfo, Refuser, StorageError, StorageHandle, StorageId};
 
 /// What mem-storage reports as free and total bytes when the CubeCL device
 /// states no capacity: "unknown", as a number no page reaches, so a growth
@@ -186,11 +184,15 @@ impl<S: CubeComputeStorage> ComputeStorage for CubeStorage<S> {
                 page_size: page.size,
             });
         }
-        self.view(handle).ok_or(StorageError::UnknownId { id: handle.id })
+        self.view(handle)
+            .ok_or(StorageError::UnknownId { id: handle.id })
     }
 
     fn dealloc(&mut self, id: StorageId) -> Result<(), StorageError> {
-        let page = self.pages.remove(&id.0).ok_or(StorageError::UnknownId { id })?;
+        let page = self
+            .pages
+            .remove(&id.0)
+            .ok_or(StorageError::UnknownId { id })?;
         self.inner.dealloc(page.id);
         self.count();
         Ok(())
@@ -227,7 +229,9 @@ impl<S: CubeComputeStorage> ComputeStorage for CubeStorage<S> {
     }
 
     fn copy(&mut self, _: &StorageHandle, _: &StorageHandle) -> Result<(), StorageError> {
-        Err(unsupported("copy (relocation copies go through CubeCL's CopyQueue)"))
+        Err(unsupported(
+            "copy (relocation copies go through CubeCL's CopyQueue)",
+        ))
     }
 
     fn synchronize(&mut self) -> Result<(), StorageError> {
