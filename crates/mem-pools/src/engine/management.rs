@@ -239,7 +239,8 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     }
 
     /// Free now every allocation whose last handle dropped, and return how
-    /// many. Reports (`&self`) show drops only after a drain.
+    /// many. Usage and reports already count them as freed; the drain makes
+    /// their room reusable and gives back the outdated pages they emptied.
     pub fn drain_drops(&mut self) -> usize {
         let before = self.core.slots.live();
         self.drain();
@@ -341,12 +342,13 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         self.commit_moves(landed)
     }
 
-    /// The current memory usage (O(pools); undrained drops still count).
+    /// The current memory usage, a handle dropped a moment ago counted as
+    /// freed (O(pools), plus O(drops) while drops wait for the drain).
     pub fn memory_usage(&self) -> MemoryUsage {
         self.usage_now()
     }
 
-    /// A per-pool report in routing order (undrained drops still count).
+    /// A per-pool report in routing order, current as [`Self::memory_usage`].
     pub fn memory_report(&self) -> MemoryReport {
         self.report_now()
     }
