@@ -58,6 +58,30 @@
 //!   where CubeCL frees them on a poisoned device.
 //! - Report kinds are gpumem's pools named in CubeCL's words; page counts
 //!   and sizes are gpumem's, not CubeCL's layout.
+//! - A location's `pool` byte is 0 for every dynamic allocation (the
+//!   location names the adapter's entry, not a pool), and the persistent
+//!   sentinel for persistent ones.
+//!
+//! ## CubeCL's own tests
+//! `tests/ported.rs` rewrites the unit tests of CubeCL's `memory_manage.rs`
+//! (0.12.0-pre.1, 24 tests) against the adapter, with CubeCL's assertions
+//! where they hold for any layout. Three assert CubeCL's own layout and do
+//! not apply as written:
+//! - `alloc_respects_alignment_size` and `noslice_alloc_respects_alignment_size`:
+//!   an alignment of 50 bytes, so 10 bytes of padding per 40-byte slice.
+//!   gpumem rounds the alignment up to a power of two (64: 24 bytes each);
+//!   devices align to powers of two (wgpu: 32 or 256).
+//! - `allocs_on_correct_page`: asserts the two allocations' locations name
+//!   different pools (here the location names an entry) and that 8 MiB +
+//!   5 MiB are reserved: CubeCL sizes an adaptive page to the allocation
+//!   (5 MiB for 4 MiB), gpumem doubles page sizes (4 MiB), so 12 MiB. Its
+//!   behaviour, metadata and workload in separate pools, is ported.
+//!
+//! Ported with CubeCL's numbers because gpumem's `SubSlices` has the same
+//! 8 MiB metadata pages and 2 MiB first adaptive pages:
+//! `test_memory_usage`, `alloc_two_chunks_on_one_page`,
+//! `alloc_allocs_new_storage`, `single_arena_reuses_across_sizes`,
+//! `adaptive_preset_routes_near_page_sizes_to_the_adaptive_pool`.
 
 mod entries;
 mod errors;
