@@ -23,6 +23,7 @@ use cubecl_server::memory_management::{
 };
 use cubecl_server::server::IoError as CubeIoError;
 use mem_pools::ManagedMemoryHandle as GpumemHandle;
+use mem_storage::StorageHandle as GpumemView;
 
 use crate::errors::not_found;
 
@@ -48,6 +49,9 @@ pub(crate) struct Entry {
     /// Counted by every [`PageGuard`](cubecl_server::memory_management::PageGuard)
     /// handed out for it: the allocation is not given back while one lives.
     pub(crate) guard: Arc<()>,
+    /// Where its bytes are in gpumem's pages (refreshed after a relocation):
+    /// what a guard asked for after the allocation was given back re-claims.
+    pub(crate) view: GpumemView,
 }
 
 impl Entry {
@@ -61,6 +65,10 @@ impl Entry {
 struct Slot {
     generation: u16,
     entry: Option<Entry>,
+    /// The bytes of the allocation last given back from this slot, with the
+    /// generation it had: kept while the slot serves the next allocation,
+    /// until that one is given back too.
+    tombstone: Option<(u16, GpumemView)>,
 }
 
 /// The table (see the module docs).
@@ -143,6 +151,23 @@ impl Entries {
             .flatten()
     }
 
+    /// The bytes the allocation at `location` had, when it has been given
+    /// back since and its slot not used again.
+    pub(crate) fn tombstone(&self, location: MemoryLocation) -> Option<GpumemView> {
+        let slot = self.slots.get(location.slice as usize)?;
+        match slot.tombstone {
+            Some((generation, view)) if generation == location.page && location.init != 0 => {
+                Some(view)
+            }
+            _ => None,
+        }
+    }
+
+    /// Every entry held, mutably.
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = &mut Entry> {
+        self.slots.iter_mut().filter_map(|slot| slot.entry.as_mut())
+    }
+
     /// Give back every allocation nothing holds any more: its failure claims
     /// are released and its gpumem handle dropped (the engine frees it at
     /// its next call). Returns how many. O(entries).
@@ -154,6 +179,7 @@ impl Entries {
             }
             if let Some(mut entry) = slot.entry.take() {
                 entry.tainted.clear(failures);
+                slot.tombstone = Some((slot.generation, entry.view));
                 slot.generation = slot.generation.wrapping_add(1);
                 self.vacant.push(index as u32);
                 released += 1;

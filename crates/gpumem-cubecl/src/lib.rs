@@ -40,7 +40,11 @@
 //! - **Guards.** `guard(location)` keeps the allocation at that location from
 //!   being freed, reused or relocated while the guard lives, even after its
 //!   last handle drops. CubeCL guards the whole page; gpumem guards the
-//!   allocation the recorded launch was given.
+//!   allocation the recorded launch was given. An allocation given back
+//!   before the guard is asked for (a temporary freed inside the recording)
+//!   has its exact bytes re-claimed (`reclaim_extent`) if nothing took them
+//!   since; if another allocation did, that one is what the graph replays
+//!   into, and it is guarded only if a recorded launch touched it too.
 //! - **Relocation** runs gpumem's plan → copy → commit with the copies on
 //!   the runtime's `CopyQueue`; allocations with a binding out, or guarded,
 //!   are pinned for its length. `relocation_need` is `UnderPressure` only
@@ -83,6 +87,7 @@
 //! `alloc_allocs_new_storage`, `single_arena_reuses_across_sizes`,
 //! `adaptive_preset_routes_near_page_sizes_to_the_adaptive_pool`.
 
+mod adopt;
 mod entries;
 mod errors;
 mod management;

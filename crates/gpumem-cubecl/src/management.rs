@@ -18,7 +18,6 @@ use cubecl_server::memory_management::{
 use cubecl_server::server::IoError;
 use cubecl_server::storage::{ComputeStorage, ManagedResource, StorageHandle};
 
-use crate::entries::Entry;
 use crate::errors::{not_found, to_cube};
 use crate::options::MemoryManagementOptions;
 use crate::state::MemoryManagement;
@@ -107,9 +106,13 @@ impl<Storage: ComputeStorage> MemoryManagement<Storage> {
     ///
     /// CubeCL guards the whole page; gpumem guards the allocation the
     /// recorded launch was given (a graph only replays against those bytes).
+    /// An allocation given back since (a temporary freed inside the
+    /// recording) has its bytes re-claimed exactly, if nothing took them.
     pub fn guard(&mut self, location: MemoryLocation) -> Option<PageGuard> {
-        let entry = self.entries.at(location)?;
-        Some(PageGuard::page(&entry.guard))
+        match self.entries.at(location) {
+            Some(entry) => Some(PageGuard::page(&entry.guard)),
+            None => self.guard_given_back(location),
+        }
     }
 
     /// The resource behind `binding`, holding the binding for as long as it
@@ -175,28 +178,7 @@ impl<Storage: ComputeStorage> MemoryManagement<Storage> {
             }
             Err(error) => return Err(to_cube(error, size, kept)),
         };
-        let padding = self
-            .engine
-            .memory_usage()
-            .bytes_padding
-            .saturating_sub(padding_before);
-        let pool = self
-            .engine
-            .pool_of(memory.binding())
-            .map_err(|error| to_cube(error, size, None))?;
-        let handle = ManagedMemoryHandle::new();
-        self.entries.insert(Entry {
-            handle: handle.clone(),
-            memory,
-            size,
-            padding,
-            pool,
-            persistent: pool == self.dynamic_pools,
-            cursor: 0,
-            tainted: Default::default(),
-            guard: Arc::new(()),
-        })?;
-        Ok(handle)
+        Ok(self.adopt(memory, size, padding_before)?.0)
     }
 
     /// CubeCL's storage under the pools. Allocating through it bypasses them.

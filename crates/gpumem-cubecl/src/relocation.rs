@@ -89,6 +89,18 @@ impl<Storage: ComputeStorage> MemoryManagement<Storage> {
         }
         self.stalled = (moved == 0).then_some(shape);
         drop(pins);
+        if moved > 0 {
+            // The moved allocations' bytes are elsewhere now: what a guard
+            // re-claims after one is given back must name the new place.
+            let Self {
+                engine, entries, ..
+            } = self;
+            for entry in entries.iter_mut() {
+                if let Ok(view) = engine.get_storage(entry.memory.binding()) {
+                    entry.view = view;
+                }
+            }
+        }
         self.engine.drain_drops();
     }
 }
