@@ -368,3 +368,19 @@ fn a_guard_on_bytes_already_taken_again_is_none() {
         .unwrap();
     assert!(memory.guard(location).is_none());
 }
+
+#[test]
+fn the_memory_can_move_to_and_be_shared_with_another_thread_as_cubecls_can() {
+    fn send_and_sync<T: Send + Sync>() {}
+    send_and_sync::<gpumem_cubecl::MemoryManagement<HostStorage>>();
+    send_and_sync::<gpumem_cubecl::MemoryManagementOptions>();
+    let mut memory = adaptive();
+    let handle = memory.reserve(64, PageUpdate::Allow, &mut graph()).unwrap();
+    let memory = std::thread::spawn(move || {
+        drop(handle);
+        memory
+    })
+    .join()
+    .unwrap();
+    assert_eq!(memory.memory_report().usage().number_allocs, 0);
+}
