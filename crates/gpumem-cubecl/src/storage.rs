@@ -210,10 +210,14 @@ impl<S: CubeComputeStorage> ComputeStorage for CubeStorage<S> {
 
     fn mem_info(&self) -> Result<MemInfo, StorageError> {
         let total = self.capacity.unwrap_or(UNKNOWN_CAPACITY);
-        Ok(MemInfo {
-            free: total.saturating_sub(self.inner.bytes_allocated()),
-            total,
-        })
+        // No room while no page may be added: a growth then asks for its
+        // page with the empty ones still held, and the refusal changes
+        // nothing (no page is given back under `PageUpdate::Forbidden`).
+        let free = match self.forbid_alloc {
+            true => 0,
+            false => total.saturating_sub(self.inner.bytes_allocated()),
+        };
+        Ok(MemInfo { free, total })
     }
 
     fn write(&mut self, _: &StorageHandle, _: &[u8]) -> Result<(), StorageError> {

@@ -384,3 +384,23 @@ fn the_memory_can_move_to_and_be_shared_with_another_thread_as_cubecls_can() {
     .unwrap();
     assert_eq!(memory.memory_report().usage().number_allocs, 0);
 }
+
+#[test]
+fn a_forbidden_growth_gives_back_no_empty_page() {
+    let mut memory = adaptive();
+    let first = memory
+        .reserve(MIB, PageUpdate::Allow, &mut graph())
+        .unwrap();
+    drop(first);
+    let _sweep = memory.reserve(64, PageUpdate::Allow, &mut graph()).unwrap();
+    let reserved = memory.memory_report().usage().bytes_reserved;
+    let deallocs = memory.storage().deallocs;
+
+    // Outgrows the 2 MiB pages, which would add a page: refused, and the
+    // empty 2 MiB page stays where it was.
+    let refused = memory.reserve(3 * MIB, PageUpdate::Forbidden, &mut graph());
+    assert!(matches!(refused, Err(IoError::PageUpdateForbidden { .. })));
+    assert_eq!(memory.memory_report().usage().bytes_reserved, reserved);
+    cubecl_server::storage::ComputeStorage::flush(memory.storage());
+    assert_eq!(memory.storage().deallocs, deallocs);
+}
