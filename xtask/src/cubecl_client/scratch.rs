@@ -4,7 +4,7 @@
 //! cargo's registry cache:
 //! - `patched/cubecl-wgpu`: the published source with the project's patch
 //!   (`xtask/cubecl/cubecl-wgpu.patch`) applied, and, when the adapter crate
-//!   exists, an optional dependency on it behind the feature `gpumem`;
+//!   exists, a dependency on it and the feature `gpumem` that selects it;
 //! - `patched/cubecl-server`: the published source unchanged, a member of
 //!   the scratch workspace so that its own unit tests can run.
 //!
@@ -67,8 +67,9 @@ pub fn prepare(root: &Path) -> Result<Scratch, String> {
     let wgpu = registry_source(&scratch.dir, "cubecl-wgpu")?;
     let server = registry_source(&scratch.dir, "cubecl-server")?;
     let patched = scratch.dir.join("patched");
+    // What the copies were made from; `add_adapter`'s shape is part of it.
     let stamp = format!(
-        "{VERSION}\nadapter: {:?}\n{PATCH}",
+        "{VERSION}\nadapter (a plain dependency): {:?}\n{PATCH}",
         scratch.adapter.as_deref()
     );
     let stamp_file = patched.join("stamp");
@@ -187,18 +188,22 @@ fn apply_patch(dir: &Path) -> Result<(), String> {
     crate::run(&mut cmd)
 }
 
-/// Adds the adapter as the optional dependency the `gpumem` feature turns on.
+/// Adds the adapter as a dependency and the feature `gpumem` that selects
+/// it. The dependency is not optional: with it in the graph for both
+/// engines, the features cargo unifies across the tree (rustix's, say) are
+/// the same for both, and switching engines rebuilds only cubecl-wgpu and
+/// the test binaries (an optional one rebuilt much of CubeCL: 503 s here).
 fn add_adapter(manifest: &Path, adapter: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(manifest)
         .map_err(|e| format!("cannot read {}: {e}", manifest.display()))?;
     let Some(text) = text
         .split_once("[features]\n")
-        .map(|(head, tail)| format!("{head}[features]\ngpumem = [\"dep:gpumem-cubecl\"]\n{tail}"))
+        .map(|(head, tail)| format!("{head}[features]\ngpumem = []\n{tail}"))
     else {
         return Err(format!("{} has no [features] table", manifest.display()));
     };
     let text = format!(
-        "{text}\n[dependencies.gpumem-cubecl]\npath = {:?}\noptional = true\n",
+        "{text}\n[dependencies.gpumem-cubecl]\npath = {:?}\n",
         adapter.display().to_string()
     );
     write(manifest, &text)
