@@ -88,7 +88,10 @@ pub fn cubecl_client(args: &[String]) -> Result<Option<String>, String> {
             rows.push(runner::run_suite(&scratch, &binaries, suite, engine)?);
         }
     }
-    let text = table::render(&rows);
+    let mut text = table::render(&rows);
+    for line in table::held_more(&rows) {
+        text.push_str(&format!("\n{line}\n"));
+    }
     let out = scratch.dir.join("table.md");
     std::fs::write(&out, &text).map_err(|e| format!("{}: {e}", out.display()))?;
     eprintln!("\ncubecl-client (CubeCL {}):\n{text}", scratch::VERSION);

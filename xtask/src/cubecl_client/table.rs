@@ -129,6 +129,40 @@ pub fn render(rows: &[Row]) -> String {
     out
 }
 
+/// One line per suite where gpumem held more bytes at peak than CubeCL's
+/// engine (the bar: never more), or one line saying there is none.
+pub fn held_more(rows: &[Row]) -> Vec<String> {
+    let peak = |suite: &str, engine: &str| {
+        rows.iter()
+            .find(|r| r.suite == suite && r.engine == engine)
+            .and_then(|r| r.counts)
+            .map(|c| c.peak_bytes)
+    };
+    let mut lines = Vec::new();
+    let mut compared = 0;
+    for row in rows.iter().filter(|r| r.engine == "gpumem") {
+        let (Some(ours), Some(theirs)) = (peak(&row.suite, "gpumem"), peak(&row.suite, "cubecl"))
+        else {
+            continue;
+        };
+        compared += 1;
+        if ours > theirs {
+            lines.push(format!(
+                "gpumem held more than CubeCL's engine on {}: {} against {}",
+                row.suite,
+                bytes(ours),
+                bytes(theirs)
+            ));
+        }
+    }
+    if lines.is_empty() && compared > 0 {
+        lines.push(format!(
+            "gpumem held no more than CubeCL's engine on each of the {compared} suites compared"
+        ));
+    }
+    lines
+}
+
 #[cfg(test)]
 #[path = "table_tests.rs"]
 mod tests;

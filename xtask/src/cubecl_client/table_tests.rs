@@ -50,3 +50,41 @@ fn a_row_counts_ignored_and_left_out_tests_as_skipped_and_lists_each_reason() {
         "{table}"
     );
 }
+
+fn row(suite: &str, engine: &str, peak_bytes: u64) -> Row {
+    Row {
+        suite: suite.into(),
+        engine: engine.into(),
+        outcome: Outcome::default(),
+        left_out: Vec::new(),
+        counts: Some(Counts {
+            peak_bytes,
+            buffers_created: 1,
+        }),
+        stopped: None,
+    }
+}
+
+#[test]
+fn held_more_names_each_suite_where_gpumem_peaked_above_cubecl_and_only_those() {
+    let rows = [
+        row("graph", "cubecl", 144 << 20),
+        row("relocation", "cubecl", 14 << 20),
+        row("graph", "gpumem", 136 << 20),
+        row("relocation", "gpumem", 24 << 20),
+    ];
+    assert_eq!(
+        held_more(&rows),
+        vec![
+            "gpumem held more than CubeCL's engine on relocation: 24.00 MiB against 14.00 MiB"
+                .to_string()
+        ]
+    );
+    assert_eq!(
+        held_more(&rows[..3]),
+        vec![
+            "gpumem held no more than CubeCL's engine on each of the 1 suites compared".to_string()
+        ]
+    );
+    assert!(held_more(&rows[..2]).is_empty());
+}
