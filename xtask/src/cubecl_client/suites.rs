@@ -13,9 +13,10 @@ pub struct Suite {
     pub target: String,
     /// The folder it runs in, relative to the scratch crate (its package's).
     pub cwd: &'static str,
-    /// Whether the engine switch reaches it. cubecl-server's unit tests
-    /// build CubeCL's engine types directly, on a CPU storage, and never go
-    /// through the wgpu runtime's main memory: they run once.
+    /// Whether the engine switch reaches it. cubecl-server's tests build
+    /// CubeCL's engine types directly, on a CPU storage or its dummy
+    /// runtime, and never go through the wgpu runtime's main memory: they
+    /// run once.
     pub per_engine: bool,
 }
 
@@ -70,6 +71,10 @@ pub const LEFT_OUT: &[Left] = &[
     },
 ];
 
+/// cubecl-server's integration tests (its `tests/`), on its own dummy
+/// runtime.
+const SERVER_TESTS: [&str; 3] = ["integration_test", "precompiled", "taint_property"];
+
 /// The row names of the two suites of cubecl-core's macros.
 const CORE: &str = "cubecl-core exported tests (testgen_all)";
 const CORE_EXTRA: &str = "cubecl-core exported tests (the rest)";
@@ -89,12 +94,16 @@ pub fn all() -> Vec<Suite> {
             &format!("wgpu_{name}"),
         ));
     }
-    suites.push(Suite {
-        name: "cubecl-server unit tests".into(),
-        target: "cubecl_server".into(),
+    let server = |name: String, binary: &str| Suite {
+        name,
+        target: binary.to_string(),
         cwd: "patched/cubecl-server",
         per_engine: false,
-    });
+    };
+    suites.push(server("cubecl-server unit tests".into(), "cubecl_server"));
+    for name in SERVER_TESTS {
+        suites.push(server(format!("cubecl-server tests/{name}.rs"), name));
+    }
     suites
 }
 
