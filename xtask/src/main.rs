@@ -27,6 +27,13 @@
 //! - `bench-cubecl [--runs N]` — gpumem beside CubeCL's engine (cubecl-server
 //!   0.11.3 and 0.12.0-pre.1) on every workload and recorded trace; builds
 //!   `benches/cubecl-peers`, which is outside the workspace and CI.
+//! - `cubecl-client [--engine cubecl|gpumem|both]` — CubeCL's own test
+//!   suites (cubecl-core's exported tests, cubecl-wgpu's integration tests,
+//!   cubecl-server's unit tests) on CubeCL's wgpu runtime over Vulkan
+//!   (lavapipe on a CPU-only machine), its main memory on CubeCL's engine
+//!   and on gpumem's (`gpumem-cubecl`), side by side: tests, peak bytes in
+//!   wgpu buffers, buffers created, wall time (`cubecl_client/`); `ci` runs
+//!   it, and it skips with a reason without Vulkan.
 //! - `gpu-bundle` — release test and bench binaries + `run.sh` in `./gpu-bundle`.
 //! - `gpu-bench` — the CUDA measurements (skips with a reason without a GPU).
 //! - `html-check` — `replay --html` pages opened in headless Chromium: the
@@ -40,6 +47,7 @@ use std::process::{Command, ExitCode};
 mod bench;
 mod bench_cubecl;
 mod ci_steps;
+mod cubecl_client;
 mod fault_sweep;
 mod fuzz;
 mod gpu;

@@ -17,6 +17,7 @@ pub const NAMES: &[&str] = &[
     "fuzz",
     "bench",
     "bench-cubecl",
+    "cubecl-client",
     "gpu-bundle",
     "gpu-bench",
     "html-check",
@@ -42,6 +43,7 @@ pub fn dispatch(task: &str, args: &[String]) -> Result<(), String> {
         "fuzz" => crate::fuzz::fuzz(args),
         "bench" => crate::bench::bench(args),
         "bench-cubecl" => crate::bench_cubecl::bench_cubecl(args),
+        "cubecl-client" => crate::cubecl_client::cubecl_client(args).map(drop),
         "gpu-bundle" => crate::gpu::gpu_bundle(args),
         "gpu-bench" => crate::gpu::gpu_bench(args),
         "html-check" => crate::html_check::html_check(args).map(drop),
@@ -124,6 +126,16 @@ fn ci() -> Result<(), String> {
             steps.skipped("HTML check", why);
         }
         None => steps.passed("HTML check"),
+    }
+    // CubeCL's own suites on its wgpu runtime over lavapipe, with the main
+    // memory on CubeCL's engine and on gpumem's (skips, saying why, without
+    // Vulkan).
+    match crate::cubecl_client::cubecl_client(&[])? {
+        Some(why) => {
+            let why = why.strip_prefix("skipping cubecl-client: ").unwrap_or(&why);
+            steps.skipped("CubeCL's suites on lavapipe", why);
+        }
+        None => steps.passed("CubeCL's suites on lavapipe (both engines)"),
     }
     if nightly_miri_present() {
         miri(&[])?;

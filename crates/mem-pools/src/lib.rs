@@ -80,9 +80,10 @@
 //!   in a [`BindRefused`]; `bind_would_refuse` runs the checks without
 //!   consuming them. Plain `bind` drops them on refusal (documented there).
 //! - **Everything is a value**: [`MemoryUsage`], [`MemoryReport`], [`PoolStats`].
-//!   Reports take `&self` and so show a dropped handle only once the queue
-//!   is drained: call [`MemoryManagement::drain_drops`] before reading final
-//!   usage.
+//!   [`MemoryManagement::memory_usage`] and [`MemoryManagement::memory_report`]
+//!   count a dropped handle as freed at once, before the queue is drained
+//!   (its pages, and so `bytes_reserved`, change at the drain:
+//!   [`MemoryManagement::drain_drops`]); [`PoolStats`] counts at the drain.
 //! - No call panics on any input; bad input is a typed error or a
 //!   documented no-op, and an error leaves the engine as it was.
 //!

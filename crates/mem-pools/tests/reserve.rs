@@ -114,8 +114,17 @@ fn a_handle_dropped_on_another_thread_is_freed_at_the_next_call() {
     let mut mm = manager(sliced());
     let h = mm.reserve(4096).unwrap();
     std::thread::spawn(move || drop(h)).join().unwrap();
-    assert_eq!(mm.memory_usage().number_allocs, 1, "not drained yet");
+    assert_eq!(
+        mm.memory_usage().number_allocs,
+        0,
+        "usage counts the drop at once"
+    );
+    assert!(
+        mm.has_pending_drops(),
+        "the slice itself is freed at the next call"
+    );
     mm.cleanup(false);
+    assert!(!mm.has_pending_drops());
     assert_eq!(mm.memory_usage().number_allocs, 0);
 }
 

@@ -64,3 +64,88 @@ fn after_a_reclaim_every_page_held_holds_live_data() {
     assert_eq!(usage.number_allocs, 2);
     drop((old, big));
 }
+
+#[test]
+fn usage_and_reports_count_a_dropped_handle_as_freed_before_the_next_call() {
+    let mut mm = manager(growable());
+    let a = mm.reserve(KIB + 1).unwrap();
+    let b = mm.reserve(2 * KIB).unwrap();
+    let with_b_alone = {
+        let mut alone = manager(growable());
+        let _b = alone.reserve(2 * KIB).unwrap();
+        alone.memory_usage()
+    };
+    drop(a);
+    // No call on the engine in between: the usage alone must see the drop.
+    let usage = mm.memory_usage();
+    assert_eq!(
+        (usage.number_allocs, usage.bytes_in_use, usage.bytes_padding),
+        (1, 2 * KIB, with_b_alone.bytes_padding)
+    );
+    assert_eq!(mm.memory_report().pools[0].slices, 1);
+    assert_eq!(mm.memory_report().usage, usage);
+
+    drop(b);
+    let usage = mm.memory_usage();
+    assert_eq!((usage.number_allocs, usage.bytes_in_use), (0, 0));
+    assert_eq!(
+        (usage.pages, usage.pages_with_live_data),
+        (1, 0),
+        "the page is still held, but holds nothing live"
+    );
+    assert_eq!(mm.drain_drops(), 2);
+    assert_eq!(
+        mm.memory_usage(),
+        usage,
+        "the drain changes nothing reported"
+    );
+}
+
+#[test]
+fn a_handle_bind_retired_or_a_graphs_pin_dropping_is_not_counted_as_a_free() {
+    let mut mm = manager(growable());
+    let reserved = mm.reserve(KIB).unwrap();
+    let assigned = mm.reserve(4 * KIB).unwrap();
+    mm.bind(reserved, assigned.clone(), 1).unwrap();
+    let before_drain = mm.memory_usage();
+    mm.drain_drops();
+    assert_eq!(mm.memory_usage(), before_drain);
+    assert_eq!(
+        (before_drain.number_allocs, before_drain.bytes_in_use),
+        (1, KIB)
+    );
+
+    mm.capture_begin();
+    let recorded = mm.reserve(KIB).unwrap();
+    let pins = mm.capture_end();
+    assert!(!pins.is_empty());
+    let live = mm.memory_usage();
+    drop(pins);
+    assert_eq!(mm.memory_usage(), live, "the allocation outlives its pins");
+    drop(recorded);
+    // Its last holder was the dropped pin's: that clone is let go at the
+    // engine's next call, so the allocation counts until then.
+    assert_eq!(mm.memory_usage(), live);
+    mm.drain_drops();
+    assert_eq!(mm.memory_usage().number_allocs, live.number_allocs - 1);
+}
+
+#[test]
+fn pool_of_names_the_pool_that_holds_an_allocation_in_report_order() {
+    let mut mm = manager(growable());
+    let small = mm.reserve(KIB).unwrap();
+    let big = mm.reserve(4 * MIB).unwrap();
+    mm.mode(mem_pools::MemoryAllocationMode::Persistent);
+    let weight = mm.reserve(KIB).unwrap();
+    let report = mm.memory_report();
+    assert_eq!(mm.pool_of(small.binding()).unwrap(), 0);
+    assert_eq!(mm.pool_of(big.binding()).unwrap(), 1);
+    assert_eq!(
+        mm.pool_of(weight.binding()).unwrap(),
+        report.pools.len() - 1
+    );
+    let stale = small.binding();
+    drop(small);
+    mm.drain_drops();
+    assert!(mm.pool_of(stale).is_err());
+}

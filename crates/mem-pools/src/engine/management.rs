@@ -164,6 +164,16 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         Ok(self.core.cursor(self.resolve(&binding)?))
     }
 
+    /// The pool holding the allocation, as its position in
+    /// [`Self::memory_report`]'s `pools` (the persistent pool is the last).
+    /// Lets a runtime that keeps per-allocation records of its own report
+    /// them pool by pool.
+    pub fn pool_of(&self, binding: ManagedMemoryBinding) -> Result<usize, IoError> {
+        let page = self.core.slices[self.resolve(&binding)?].page;
+        let pool = self.core.pages[page].pool as usize;
+        Ok(pool.min(self.core.pools.len()))
+    }
+
     /// Write `data` at the start of the allocation (at most its size).
     pub fn write(&mut self, binding: ManagedMemoryBinding, data: &[u8]) -> Result<(), IoError> {
         let view = self.fit(binding, data.len())?;
@@ -229,7 +239,8 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     }
 
     /// Free now every allocation whose last handle dropped, and return how
-    /// many. Reports (`&self`) show drops only after a drain.
+    /// many. Usage and reports already count them as freed; the drain makes
+    /// their room reusable and gives back the outdated pages they emptied.
     pub fn drain_drops(&mut self) -> usize {
         let before = self.core.slots.live();
         self.drain();
@@ -331,12 +342,13 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         self.commit_moves(landed)
     }
 
-    /// The current memory usage (O(pools); undrained drops still count).
+    /// The current memory usage, a handle dropped a moment ago counted as
+    /// freed (O(pools), plus O(drops) while drops wait for the drain).
     pub fn memory_usage(&self) -> MemoryUsage {
         self.usage_now()
     }
 
-    /// A per-pool report in routing order (undrained drops still count).
+    /// A per-pool report in routing order, current as [`Self::memory_usage`].
     pub fn memory_report(&self) -> MemoryReport {
         self.report_now()
     }

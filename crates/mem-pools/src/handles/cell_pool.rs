@@ -80,6 +80,23 @@ impl CellPool {
     }
 
     /// Whether any holder ended since the last drain (a hint).
+    /// The slot key of every allocation whose last handle dropped since the
+    /// last [`Self::take`] (pin handles' cells are not allocations).
+    pub(crate) fn for_each_pending(&self, mut f: impl FnMut(SlotKey)) {
+        // SAFETY: only `take` (by `&mut self`) and `drop` take from or close
+        // this pool's queue, and `&self` here excludes both.
+        unsafe {
+            self.queue.peek_cells(|cell| {
+                // SAFETY: a published cell stays live and unchanged until
+                // taken; its key and pinning were written before its push.
+                let cell = &*cell;
+                if cell.pinning.is_none() {
+                    f(cell.key);
+                }
+            });
+        }
+    }
+
     pub(crate) fn has_pending(&self) -> bool {
         self.queue.has_pending()
     }

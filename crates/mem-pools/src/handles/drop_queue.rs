@@ -161,6 +161,30 @@ impl<C: Linked> DropQueue<C> {
         oldest_first
     }
 
+    /// Call `f` on every pushed cell, newest first, leaving them pushed.
+    ///
+    /// # Safety
+    /// No [`Self::take_cells`] or [`Self::close`] runs until this returns:
+    /// the caller is the one owner of the right to take (the engine's
+    /// `CellPool`, which takes by `&mut self` and peeks by `&self`). Then
+    /// every cell on the stack stays published and unchanged: pushers only
+    /// write the `next` link of a cell before their exchange publishes it.
+    pub(crate) unsafe fn peek_cells(&self, mut f: impl FnMut(*mut C)) {
+        // Acquire: every exchange that pushed a cell still on the stack is
+        // in the release sequence of the head read here (each push is a
+        // read-modify-write of the head), so its cell's contents are seen.
+        let mut cell = self.cells.load(Ordering::Acquire);
+        if cell == closed() {
+            return;
+        }
+        while !cell.is_null() {
+            f(cell);
+            // SAFETY: `cell` is published and, by the caller's guarantee,
+            // not taken: its link is no longer written by anyone.
+            cell = unsafe { C::next(cell) };
+        }
+    }
+
     /// Close the stack (the engine is being dropped) and return what was
     /// on it: from now on a pushing holder frees its cell itself.
     pub(crate) fn close(&self) -> *mut C {

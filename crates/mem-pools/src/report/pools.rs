@@ -184,8 +184,10 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     }
 
     /// `memory_usage`'s body: the pools' counters summed (O(pools)).
+    /// Drops not drained yet are subtracted (`pending.rs`).
     pub(crate) fn usage_now(&self) -> MemoryUsage {
-        self.core
+        let usage = self
+            .core
             .pools
             .iter()
             .chain(std::iter::once(&self.core.persistent))
@@ -197,20 +199,39 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 pages: p.usage.pages,
                 pages_with_live_data: p.usage.live_pages,
             })
-            .fold(MemoryUsage::default(), MemoryUsage::combine)
+            .fold(MemoryUsage::default(), MemoryUsage::combine);
+        match self.pending_drops() {
+            Some(pending) => usage.less(
+                &pending
+                    .into_iter()
+                    .fold(MemoryUsage::default(), MemoryUsage::combine),
+            ),
+            None => usage,
+        }
     }
 
     /// `memory_report`'s body (see the module docs for the measured-plan
     /// cycle the marks serve).
     pub(crate) fn report_now(&self) -> MemoryReport {
+        let mut pools: Vec<PoolReport> = self
+            .core
+            .pools
+            .iter()
+            .chain(std::iter::once(&self.core.persistent))
+            .map(|p| self.pool_report(p))
+            .collect();
+        for (report, pending) in pools
+            .iter_mut()
+            .zip(self.pending_drops().unwrap_or_default())
+        {
+            report.slices = report.slices.saturating_sub(pending.number_allocs);
+            report.bytes_in_use = report.bytes_in_use.saturating_sub(pending.bytes_in_use);
+            report.bytes_padding = report.bytes_padding.saturating_sub(pending.bytes_padding);
+            report.pages_with_live_data =
+                (report.pages_with_live_data).saturating_sub(pending.pages_with_live_data);
+        }
         MemoryReport {
-            pools: self
-                .core
-                .pools
-                .iter()
-                .chain(std::iter::once(&self.core.persistent))
-                .map(|p| self.pool_report(p))
-                .collect(),
+            pools,
             usage: self.memory_usage(),
         }
     }
