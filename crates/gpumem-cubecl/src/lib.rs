@@ -14,6 +14,22 @@
 //! and keeps calling `MemoryManagement::from_configuration(storage,
 //! &properties, config, logger, MemoryManagementOptions::new(name))`.
 //!
+//! In cubecl-wgpu 0.12.0-pre.1 that is three lines (the main memory only;
+//! its staging and uniform memories stay on CubeCL's engine), plus the
+//! dependency `gpumem-cubecl` in its `Cargo.toml`:
+//!
+//! ```text
+//! src/compute/mem_manager.rs  main_memory(..) -> gpumem_cubecl::MemoryManagement<WgpuStorage>,
+//!                             built by gpumem_cubecl::MemoryManagement::from_configuration(..)
+//!                             with gpumem_cubecl::MemoryManagementOptions::new("Main GPU Memory")
+//! src/compute/stream.rs       pub memory: gpumem_cubecl::MemoryManagement<WgpuStorage>
+//!                             (and `MemoryManagement` dropped from its cubecl_server import)
+//! ```
+//!
+//! Checked 2026-12-01 on Mesa's lavapipe with that patch: cubecl-wgpu's
+//! `tests/graph.rs` 18/18, `tests/relocation.rs` 1/1, `device_poisoned` 1/1,
+//! `discarded_launch_profiling` 1/1 pass with gpumem as the main memory.
+//!
 //! ## How it maps
 //! - **Pools.** gpumem's engine (`mem_pools::MemoryManagement`) carves the
 //!   pages. CubeCL's `Adaptive` layout is gpumem's `SubSlices` and
