@@ -88,7 +88,7 @@
 //!   sentinel for persistent ones.
 //!
 //! ## CubeCL's own tests
-//! `tests/ported.rs` rewrites the unit tests of CubeCL's `memory_manage.rs`
+//! `tests/ported.rs` and `tests/ported_guards.rs` rewrite the unit tests of CubeCL's `memory_manage.rs`
 //! (0.12.0-pre.1, 24 tests) against the adapter, with CubeCL's assertions
 //! where they hold for any layout. Three assert CubeCL's own layout and do
 //! not apply as written:
