@@ -14,6 +14,27 @@
 //! and keeps calling `MemoryManagement::from_configuration(storage,
 //! &properties, config, logger, MemoryManagementOptions::new(name))`.
 //!
+//! In cubecl-wgpu 0.12.0-pre.1 that is three lines (the main memory only;
+//! its staging and uniform memories stay on CubeCL's engine), plus the
+//! dependency `gpumem-cubecl` in its `Cargo.toml`:
+//!
+//! ```text
+//! src/compute/mem_manager.rs  main_memory(..) -> gpumem_cubecl::MemoryManagement<WgpuStorage>,
+//!                             built by gpumem_cubecl::MemoryManagement::from_configuration(..)
+//!                             with gpumem_cubecl::MemoryManagementOptions::new("Main GPU Memory")
+//! src/compute/stream.rs       pub memory: gpumem_cubecl::MemoryManagement<WgpuStorage>
+//!                             (and `MemoryManagement` dropped from its cubecl_server import)
+//! ```
+//!
+//! Checked 2026-12-01 on Mesa's lavapipe with that patch: cubecl-wgpu's
+//! `tests/graph.rs` 18/18, `tests/relocation.rs` 1/1, `device_poisoned` 1/1,
+//! `discarded_launch_profiling` 1/1 pass with gpumem as the main memory,
+//! and its unit tests (cubecl-core's and cubecl-std's exported runtime
+//! tests) 678 passed, 0 failed, 11 ignored by CubeCL itself. One more,
+//! `i64_ty::unary_int::test_reverse_bits`, aborts the process inside
+//! lavapipe's LLVM ("Cannot emit physreg copy instruction") with CubeCL's
+//! own engine too: a driver bug, skipped.
+//!
 //! ## How it maps
 //! - **Pools.** gpumem's engine (`mem_pools::MemoryManagement`) carves the
 //!   pages. CubeCL's `Adaptive` layout is gpumem's `SubSlices` and
@@ -67,7 +88,7 @@
 //!   sentinel for persistent ones.
 //!
 //! ## CubeCL's own tests
-//! `tests/ported.rs` rewrites the unit tests of CubeCL's `memory_manage.rs`
+//! `tests/ported.rs` and `tests/ported_guards.rs` rewrite the unit tests of CubeCL's `memory_manage.rs`
 //! (0.12.0-pre.1, 24 tests) against the adapter, with CubeCL's assertions
 //! where they hold for any layout. Three assert CubeCL's own layout and do
 //! not apply as written:

@@ -256,44 +256,6 @@ fn exclusive_pages_count_each_allocation_on_its_own_page() {
 }
 
 #[test]
-fn a_guarded_allocation_is_never_handed_out_again() {
-    let mut memory = exclusive();
-    let recorded = reserve(&mut memory, 1024);
-    let guard = memory
-        .guard(recorded.descriptor().location())
-        .expect("the memory holds the allocation");
-    drop(recorded);
-    let before = memory.memory_report().usage().bytes_reserved;
-    let other = reserve(&mut memory, 1024);
-    let after = memory.memory_report().usage().bytes_reserved;
-    assert!(
-        after > before,
-        "the guarded allocation was handed out again"
-    );
-    memory.cleanup(Cleanup::Explicit, &mut graph());
-    assert_eq!(
-        memory.memory_report().usage().bytes_reserved,
-        after,
-        "the guarded allocation was released"
-    );
-    drop(guard);
-    drop(other);
-    memory.cleanup(Cleanup::Explicit, &mut graph());
-    assert_eq!(memory.memory_report().usage().bytes_reserved, 0);
-}
-
-#[test]
-fn a_guard_leaves_in_place_updates_alone() {
-    let mut memory = exclusive();
-    let cache = reserve(&mut memory, 1024);
-    let _guard = memory.guard(cache.descriptor().location());
-    assert!(
-        cache.can_mut(),
-        "a graph replaying against a buffer must not stop it being updated in place"
-    );
-}
-
-#[test]
 fn metadata_sized_and_workload_sized_allocations_land_in_different_pools() {
     let mut memory = adaptive();
     let _handles = [4096, 4 * MIB].map(|size| reserve(&mut memory, size));
