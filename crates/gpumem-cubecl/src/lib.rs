@@ -14,9 +14,12 @@
 //! and keeps calling `MemoryManagement::from_configuration(storage,
 //! &properties, config, logger, MemoryManagementOptions::new(name))`.
 //!
-//! In cubecl-wgpu 0.12.0-pre.1 that is three lines (the main memory only;
-//! its staging and uniform memories stay on CubeCL's engine), plus the
-//! dependency `gpumem-cubecl` in its `Cargo.toml`:
+//! In cubecl-wgpu 0.12.0-pre.1 the swap itself is three lines (the main
+//! memory only; its staging and uniform memories stay on CubeCL's engine),
+//! plus the dependency `gpumem-cubecl` in its `Cargo.toml`. The patch the
+//! project applies, `xtask/cubecl/cubecl-wgpu.patch` (`cargo xtask
+//! cubecl-client`, docs/cubecl.md), puts the swap behind a feature and
+//! also counts the main memory's wgpu buffers for the side-by-side table:
 //!
 //! ```text
 //! src/compute/mem_manager.rs  main_memory(..) -> gpumem_cubecl::MemoryManagement<WgpuStorage>,
