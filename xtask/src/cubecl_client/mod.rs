@@ -13,11 +13,14 @@
 //! dir, runs every suite (`suites.rs`) once per engine with one test thread
 //! (so that peaks do not depend on how tests overlap), and prints the table
 //! (`table.rs`), also written to `target/cubecl-client/table.md`. Fails when
-//! a test fails; without Vulkan it skips, saying why (`vulkan.rs`), and so
-//! it does with `GPUMEM_SKIP_CUBECL_CLIENT` set.
+//! a test fails. First it checks the adapter itself (`adapter.rs`: format,
+//! clippy, its tests), which no other step builds. Without Vulkan it
+//! skips, saying why (`vulkan.rs`), and so it does with
+//! `GPUMEM_SKIP_CUBECL_CLIENT` set.
 
 use std::path::{Path, PathBuf};
 
+mod adapter;
 mod binaries;
 mod engine;
 mod libtest;
@@ -78,6 +81,10 @@ pub fn cubecl_client(args: &[String]) -> Result<Option<String>, String> {
         }
         engines.retain(|e| *e != Engine::Gpumem);
         notes.push(format!("skipped {why}"));
+    }
+    if let Some(adapter_dir) = &scratch.adapter {
+        // The adapter's own tests and lints: no other step builds it.
+        adapter::check(&scratch, adapter_dir)?;
     }
     let mut rows = Vec::new();
     let suites = suites::all();
