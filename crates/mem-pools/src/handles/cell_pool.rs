@@ -79,7 +79,6 @@ impl CellPool {
         }
     }
 
-    /// Whether any holder ended since the last drain (a hint).
     /// The slot key of every allocation whose last handle dropped since the
     /// last [`Self::take`] (pin handles' cells are not allocations).
     pub(crate) fn for_each_pending(&self, mut f: impl FnMut(SlotKey)) {
@@ -97,6 +96,7 @@ impl CellPool {
         }
     }
 
+    /// Whether any holder ended since the last drain (a hint).
     pub(crate) fn has_pending(&self) -> bool {
         self.queue.has_pending()
     }
