@@ -214,17 +214,18 @@ fn after_the_final_reclaim_nothing_empty_is_held() {
 
 #[test]
 fn under_memory_pressure_the_trigger_relocates_before_a_reservation_not_only_at_the_end() {
-    // On a 1 GiB device (64 MiB pages at most in the growing pool), five
-    // growths leave five outdated pages with a long-lived allocation each;
-    // big buffers then bring the device within a page of full, so the
-    // trigger moves the long-lived allocations into room the current page
-    // already holds before the next reservation, and the outdated pages go
-    // back mid-run.
+    // On a 1 GiB device (256 MiB pages at most), five growths leave five
+    // outdated pages (2..32 MiB) with a long-lived allocation each; big
+    // buffers then grow the pages to 201 MiB (the next whole MiB above
+    // 200 MiB) and bring the device within a page of full, so the trigger
+    // moves the long-lived allocations into the MiB each big page keeps
+    // beside its buffer before the next reservation, and the outdated pages
+    // go back mid-run.
     let mut events = growth_trace(5, false);
     for (id, size) in [
-        (100, 256 * MIB),
-        (101, 256 * MIB),
-        (102, 256 * MIB),
+        (100, 200 * MIB),
+        (101, 200 * MIB),
+        (102, 200 * MIB),
         (103, 65 * MIB),
         (104, 1024),
     ] {

@@ -6,7 +6,11 @@
 //! refused, because a layout is chosen by a runtime at start-up and a
 //! half-built engine is worse than a slightly different pool.
 
-use mem_storage::units::{GIB, KIB, MIB};
+use mem_storage::units::{GIB, KIB};
+
+#[path = "config_sub_slices.rs"]
+mod sub_slices;
+pub(crate) use sub_slices::Growth;
 
 /// What the engine needs to know about the device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,8 +51,11 @@ pub enum MemoryAllocationMode {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum MemoryConfiguration {
     /// A small sliced pool for metadata churn, a growable sliced pool for
-    /// mid sizes (its page size doubles as needed, leaving outdated pages for
-    /// relocation), and exclusive pages for large buffers.
+    /// every size up to 1 GiB (or `max_page_size`; its pages grow to the
+    /// next whole MiB above an allocation that does not fit, leaving
+    /// outdated pages for relocation), and exclusive pages above 1 GiB where
+    /// `max_page_size` allows them. Sized to hold no more than CubeCL's own
+    /// engine (docs/pools.md).
     #[default]
     SubSlices,
     /// Only exclusive pages, in 24 exponentially spaced buckets.
@@ -83,7 +90,8 @@ pub struct MemoryPoolOptions {
 pub enum PoolType {
     /// Pages of `page_size` carved into slices of at most `max_slice_size`.
     /// When `max_slice_size > page_size` the pool grows its page size
-    /// (doubling, capped by the device's `max_page_size`) for an allocation
+    /// (doubling in a custom layout, capped by the device's `max_page_size`;
+    /// [`MemoryConfiguration::SubSlices`] fits it instead) for an allocation
     /// that does not fit a page; older pages become outdated.
     /// `max_slice_size` is clamped to the device's `max_page_size`.
     SlicedPages {
@@ -184,6 +192,8 @@ impl MemoryManagementOptions {
 pub(crate) struct PoolSpec {
     pub(crate) pool_type: PoolType,
     pub(crate) dealloc_period: Option<u64>,
+    /// How a growable sliced pool sizes its next page.
+    pub(crate) growth: Growth,
 }
 
 fn align_down(value: u64, alignment: u64) -> u64 {
@@ -219,32 +229,7 @@ impl MemoryConfiguration {
         let max_page = properties.effective_max_page();
         let clamp_page = |p: u64| align_down(p.clamp(a, max_page), a);
         match self {
-            Self::SubSlices => {
-                let small_page = clamp_page(8 * MIB);
-                let mid_page = clamp_page(2 * MIB);
-                vec![
-                    PoolSpec {
-                        pool_type: PoolType::SlicedPages {
-                            page_size: small_page,
-                            max_slice_size: (64 * KIB).min(small_page),
-                        },
-                        dealloc_period: None,
-                    },
-                    PoolSpec {
-                        pool_type: PoolType::SlicedPages {
-                            page_size: mid_page,
-                            max_slice_size: (max_page / 4).max(mid_page),
-                        },
-                        dealloc_period: None,
-                    },
-                    PoolSpec {
-                        pool_type: PoolType::ExclusivePages {
-                            max_alloc_size: max_page,
-                        },
-                        dealloc_period: default_period(max_page),
-                    },
-                ]
-            }
+            Self::SubSlices => sub_slices::resolve(a, max_page),
             Self::ExclusivePages => {
                 let (lo, hi) = ((32 * KIB).min(max_page) as f64, max_page as f64);
                 let mut sizes: Vec<u64> = (0..24)
@@ -257,6 +242,7 @@ impl MemoryConfiguration {
                     .map(|max_alloc_size| PoolSpec {
                         pool_type: PoolType::ExclusivePages { max_alloc_size },
                         dealloc_period: default_period(max_alloc_size),
+                        growth: Growth::Doubling,
                     })
                     .collect()
             }
@@ -289,6 +275,7 @@ impl MemoryConfiguration {
                         }
                     },
                     dealloc_period: o.dealloc_period,
+                    growth: Growth::Doubling,
                 })
                 .collect(),
         }

@@ -1,6 +1,7 @@
 //! Unit tests of `config`.
 
 use super::*;
+use mem_storage::units::MIB;
 
 fn props(max_page_size: u64, alignment: u64) -> MemoryDeviceProperties {
     MemoryDeviceProperties {
@@ -79,4 +80,67 @@ fn absurd_properties_resolve_to_usable_values() {
             .resolve(&props(0, 0))
             .is_empty()
     );
+}
+
+#[test]
+fn sub_slices_on_a_one_gib_page_device_slices_everything_and_has_no_exclusive_tail() {
+    let pools = MemoryConfiguration::SubSlices.resolve(&props(GIB, 256));
+    assert_eq!(pools.len(), 2);
+    assert_eq!(
+        pools[1].pool_type,
+        PoolType::SlicedPages {
+            page_size: 2 * MIB,
+            max_slice_size: GIB
+        }
+    );
+    assert_eq!(pools[1].growth, Growth::Fit);
+}
+
+#[test]
+fn sub_slices_sends_only_allocations_above_one_gib_to_exclusive_pages() {
+    let pools = MemoryConfiguration::SubSlices.resolve(&props(20 * GIB, 256));
+    assert!(matches!(pools[1].pool_type,
+        PoolType::SlicedPages { max_slice_size, .. } if max_slice_size == GIB));
+    assert_eq!(
+        pools[2].pool_type,
+        PoolType::ExclusivePages {
+            max_alloc_size: 20 * GIB
+        }
+    );
+}
+
+#[test]
+fn a_fitted_page_is_the_next_whole_mib_strictly_above_the_allocation() {
+    // ResNet-18's largest tensor, 24.5 MiB: a 25 MiB page, not doubling's 32.
+    assert_eq!(Growth::Fit.grown(2 * MIB, 49 * MIB / 2, GIB, 256), 25 * MIB);
+    assert_eq!(
+        Growth::Doubling.grown(2 * MIB, 49 * MIB / 2, GIB, 256),
+        32 * MIB
+    );
+    // Exactly 32 MiB leaves room beside it: 33 MiB.
+    assert_eq!(Growth::Fit.grown(2 * MIB, 32 * MIB, GIB, 256), 33 * MIB);
+}
+
+#[test]
+fn a_fitted_page_never_passes_the_largest_page_nor_breaks_a_coarse_alignment() {
+    assert_eq!(Growth::Fit.grown(2 * MIB, GIB, GIB, 256), GIB);
+    assert_eq!(Growth::Fit.grown(4 * MIB, 5 * MIB, GIB, 4 * MIB), 8 * MIB);
+    assert_eq!(
+        Growth::Fit.grown(2 * MIB, u64::MAX - 1, u64::MAX, 1),
+        u64::MAX
+    );
+}
+
+#[test]
+fn custom_growable_pools_still_double() {
+    let config = MemoryConfiguration::Custom {
+        pool_options: vec![MemoryPoolOptions {
+            pool_type: PoolType::SlicedPages {
+                page_size: 64 * KIB,
+                max_slice_size: MIB,
+            },
+            dealloc_period: None,
+        }],
+    };
+    assert_eq!(config.resolve(&props(GIB, 256))[0].growth, Growth::Doubling);
 }

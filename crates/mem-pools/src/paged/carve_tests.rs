@@ -3,7 +3,7 @@
 use mem_storage::HostStorage;
 
 use super::*;
-use crate::config::{PoolSpec, PoolType};
+use crate::config::{Growth, PoolSpec, PoolType};
 use crate::paged::pool::Pool;
 
 const ALLOW: Allowance = Allowance {
@@ -18,6 +18,7 @@ fn core(page_size: u64, max_slice_size: u64) -> (Core, HostStorage) {
             max_slice_size,
         },
         dealloc_period: None,
+        growth: Growth::Doubling,
     });
     (
         Core::new(vec![pool], 256, 1 << 20, false),

@@ -39,7 +39,7 @@ impl Core {
         may_release: bool,
     ) -> Result<(), IoError> {
         let pool = self.pool(pool_id);
-        let size = pool.grown_page_size(needed, self.max_page);
+        let size = pool.grown_page_size(needed, self.max_page, self.alignment);
         if size < needed {
             return Err(IoError::BufferTooBig {
                 size: requested,

@@ -5,7 +5,8 @@
 //! - **sliced**: pages of the pool's current page size, split into aligned
 //!   slices and coalesced on free. A sliced pool whose `max_slice` exceeds its
 //!   page size *grows*: an allocation that does not fit a page doubles the page
-//!   size (capped by the device's largest page) and the older pages become
+//!   size, or for the paged default fits it (see `Growth`; capped by the
+//!   device's largest page) and the older pages become
 //!   *outdated* — they serve no new reservation and go back to the storage as
 //!   soon as they empty (or when relocation empties them). A pool holds at
 //!   most [`MAX_PAGE_SIZES`] page sizes at once;
@@ -18,7 +19,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::config::{PoolSpec, PoolType};
+use crate::config::{Growth, PoolSpec, PoolType};
 use crate::paged::free_index::FreeIndex;
 
 /// The most page sizes (the current one plus outdated ones still holding
@@ -62,6 +63,8 @@ pub(crate) struct Pool {
     pub(crate) persistent: bool,
     /// Current page size (sliced pools; 0 for the others).
     pub(crate) page_size: u64,
+    /// How a growable sliced pool sizes its next page.
+    pub(crate) growth: Growth,
     pub(crate) dealloc_period: Option<u64>,
     pub(crate) next_age_check: u64,
     /// Pages serving reservations.
@@ -81,7 +84,9 @@ impl Pool {
             PoolType::ExclusivePages { .. } => 0,
             PoolType::VirtualArena { range_size, .. } => range_size,
         };
-        Self::new(spec.pool_type, false, page_size, spec.dealloc_period)
+        let mut pool = Self::new(spec.pool_type, false, page_size, spec.dealloc_period);
+        pool.growth = spec.growth;
+        pool
     }
 
     /// The persistent pool: one page per slice of exactly its aligned size
@@ -99,6 +104,7 @@ impl Pool {
             kind,
             persistent,
             page_size,
+            growth: Growth::Doubling,
             dealloc_period,
             next_age_check: dealloc_period.map_or(u64::MAX, |p| (p / 5).max(1)),
             current: Vec::new(),
@@ -132,12 +138,10 @@ impl Pool {
             && self.page_sizes_alive() >= MAX_PAGE_SIZES
     }
 
-    /// The page size the next growth would use for `needed` bytes.
-    pub(crate) fn grown_page_size(&self, needed: u64, max_page: u64) -> u64 {
-        let mut size = self.page_size.max(1);
-        while size < needed && size < max_page {
-            size = size.saturating_mul(2).min(max_page);
-        }
-        size
+    /// The page size the next growth would use for `needed` (aligned)
+    /// bytes: see [`Growth`].
+    pub(crate) fn grown_page_size(&self, needed: u64, max_page: u64, alignment: u64) -> u64 {
+        self.growth
+            .grown(self.page_size, needed, max_page, alignment)
     }
 }
