@@ -35,9 +35,52 @@ pub fn package(_args: &[String]) -> Result<(), String> {
     for name in PUBLISHED {
         args.extend(["-p", name]);
     }
+    forget_unpacked_overlays()?;
     // Verification builds in the workspace's target/ (dev profile), so the
     // dependencies are compiled once for all seven.
     run(&mut cargo(&args))
+}
+
+/// Removes what earlier `package` runs unpacked from cargo's local overlay
+/// registries (`$CARGO_HOME/registry/src/-<hash>/`, one per target dir).
+///
+/// Cargo unpacks an overlay crate once and reuses the folder whenever the
+/// name and version match, so after a change to mem-pools the next
+/// verification of gpumem would build against the mem-pools of an earlier
+/// run (same 0.1.0) and fail on the new items. A clean machine has no such
+/// folder; a developer's has one per earlier run. crates.io's folders
+/// (`index.crates.io-…`) are never touched.
+fn forget_unpacked_overlays() -> Result<(), String> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cargo")));
+    let Some(home) = home else {
+        return Ok(());
+    };
+    let Ok(registries) = std::fs::read_dir(home.join("registry").join("src")) else {
+        return Ok(());
+    };
+    for registry in registries.flatten() {
+        if !registry.file_name().to_string_lossy().starts_with('-') {
+            continue;
+        }
+        let Ok(crates) = std::fs::read_dir(registry.path()) else {
+            continue;
+        };
+        for unpacked in crates.flatten() {
+            let name = unpacked.file_name().to_string_lossy().into_owned();
+            let ours = PUBLISHED.iter().any(|c| {
+                name.strip_prefix(c)
+                    .and_then(|rest| rest.strip_prefix('-'))
+                    .is_some_and(|v| v.starts_with(|ch: char| ch.is_ascii_digit()))
+            });
+            if ours {
+                std::fs::remove_dir_all(unpacked.path())
+                    .map_err(|e| format!("{}: {e}", unpacked.path().display()))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `cargo xtask doc`: API docs of every crate, warnings denied.
