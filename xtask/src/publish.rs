@@ -36,9 +36,39 @@ pub fn package(_args: &[String]) -> Result<(), String> {
         args.extend(["-p", name]);
     }
     forget_unpacked_overlays()?;
+    forget_earlier_verifications()?;
     // Verification builds in the workspace's target/ (dev profile), so the
     // dependencies are compiled once for all seven.
     run(&mut cargo(&args))
+}
+
+/// Forgets the builds an earlier `package` run verified in this target
+/// dir: cargo takes a registry crate as immutable, so a mem-pools 0.1.0
+/// built from the overlay registry last time would be linked again
+/// unchanged. Only where an earlier run left its overlay registry
+/// (`target/package/tmp-registry`): a clean clone builds nothing twice.
+/// Removing the fingerprints of the published crates makes cargo rebuild
+/// them (path and overlay builds alike); nothing else is touched.
+fn forget_earlier_verifications() -> Result<(), String> {
+    let target = std::path::Path::new("target");
+    if !target.join("package").join("tmp-registry").exists() {
+        return Ok(());
+    }
+    let Ok(entries) = std::fs::read_dir(target.join("debug").join(".fingerprint")) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        // `<package>-<16 hex digits>`.
+        let Some((package, hash)) = name.rsplit_once('-') else {
+            continue;
+        };
+        if hash.len() == 16 && PUBLISHED.contains(&package) {
+            std::fs::remove_dir_all(entry.path())
+                .map_err(|e| format!("{}: {e}", entry.path().display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// Removes what earlier `package` runs unpacked from cargo's local overlay
