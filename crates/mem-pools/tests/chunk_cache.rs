@@ -7,10 +7,7 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
-use mem_pools::{
-    ManagedMemoryHandle, MemoryConfiguration, MemoryManagement, MemoryManagementOptions,
-    MemoryPoolOptions, PoolType, ServerLogger,
-};
+use mem_pools::{ManagedMemoryHandle, MemoryManagement};
 use mem_storage::{HostResource, HostVirtualMemory, ResourceStorage, VirtualMemory};
 
 const G: u64 = 64 * KIB;
@@ -24,29 +21,7 @@ fn manager() -> (Arc<HostVirtualMemory>, Mm) {
 /// A manager whose idle chunks are shed past 1/`idle_share` of the mapped
 /// ones (`None`: the default, 1/16).
 fn manager_sharing(idle_share: Option<u64>) -> (Arc<HostVirtualMemory>, Mm) {
-    let vm = Arc::new(HostVirtualMemory::with_granularity(64 * MIB, G).unwrap());
-    let storage = ResourceStorage::new(HostResource::new()).with_virtual_memory(vm.clone());
-    let pool = MemoryPoolOptions {
-        pool_type: PoolType::VirtualArena {
-            max_slice_size: 8 * MIB,
-            range_size: 16 * MIB,
-            release_threshold: u64::MAX,
-        },
-        dealloc_period: None,
-    };
-    let mm = MemoryManagement::from_configuration(
-        storage,
-        &props(),
-        MemoryConfiguration::Custom {
-            pool_options: vec![pool],
-        },
-        Arc::new(ServerLogger::default()),
-        MemoryManagementOptions {
-            arena_idle_share: idle_share,
-            ..MemoryManagementOptions::default()
-        },
-    );
-    (vm, mm)
+    host_arena(8 * MIB, 16 * MIB, idle_share)
 }
 
 /// 128 mapped granules, 8 of them idle one-granule holes between live

@@ -11,10 +11,7 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
-use mem_pools::{
-    ManagedMemoryHandle, MemoryConfiguration, MemoryManagement, MemoryManagementOptions,
-    MemoryPoolOptions, PoolType, ServerLogger,
-};
+use mem_pools::{ManagedMemoryHandle, MemoryManagement};
 use mem_storage::{HostResource, HostVirtualMemory, ResourceStorage, VirtualMemory};
 
 const G: u64 = 64 * KIB;
@@ -22,29 +19,7 @@ const G: u64 = 64 * KIB;
 type Mm = MemoryManagement<ResourceStorage<HostResource>>;
 
 fn manager(idle_share: Option<u64>) -> (Arc<HostVirtualMemory>, Mm) {
-    let vm = Arc::new(HostVirtualMemory::with_granularity(64 * MIB, G).unwrap());
-    let storage = ResourceStorage::new(HostResource::new()).with_virtual_memory(vm.clone());
-    let pool = MemoryPoolOptions {
-        pool_type: PoolType::VirtualArena {
-            max_slice_size: 32 * MIB,
-            range_size: 64 * MIB,
-            release_threshold: u64::MAX,
-        },
-        dealloc_period: None,
-    };
-    let mm = MemoryManagement::from_configuration(
-        storage,
-        &props(),
-        MemoryConfiguration::Custom {
-            pool_options: vec![pool],
-        },
-        Arc::new(ServerLogger::default()),
-        MemoryManagementOptions {
-            arena_idle_share: idle_share,
-            ..MemoryManagementOptions::default()
-        },
-    );
-    (vm, mm)
+    host_arena(32 * MIB, 64 * MIB, idle_share)
 }
 
 /// 440 mapped granules: 400 live in one slice, then eight 4-granule

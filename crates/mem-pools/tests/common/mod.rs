@@ -8,7 +8,7 @@ use mem_pools::{
     ManagedMemoryHandle, MemoryConfiguration, MemoryDeviceProperties, MemoryManagement,
     MemoryManagementOptions, MemoryPoolOptions, PoolType, ServerLogger,
 };
-use mem_storage::{ComputeStorage, HostStorage};
+use mem_storage::{ComputeStorage, HostResource, HostStorage, HostVirtualMemory, ResourceStorage};
 
 pub use mem_storage::units::{KIB, MIB};
 
@@ -103,4 +103,42 @@ pub fn intact<S: ComputeStorage>(
     let mut out = vec![0; h.size() as usize];
     mm.read(h.binding(), &mut out).unwrap();
     out == pattern(seed, h.size() as usize)
+}
+
+/// A manager over host memory whose one pool is an arena with 64 KiB
+/// chunks (a 64 MiB address space): slices up to `max_slice`, a range of
+/// `range` bytes, idle chunks shed past 1/`idle_share` of the mapped ones
+/// (`None`: the default), nothing released by the pool's threshold. The
+/// virtual memory comes back too, for its `VirtualMemoryStats`.
+pub fn host_arena(
+    max_slice: u64,
+    range: u64,
+    idle_share: Option<u64>,
+) -> (
+    Arc<HostVirtualMemory>,
+    MemoryManagement<ResourceStorage<HostResource>>,
+) {
+    let vm = Arc::new(HostVirtualMemory::with_granularity(64 * MIB, 64 * KIB).unwrap());
+    let storage = ResourceStorage::new(HostResource::new()).with_virtual_memory(vm.clone());
+    let pool = MemoryPoolOptions {
+        pool_type: PoolType::VirtualArena {
+            max_slice_size: max_slice,
+            range_size: range,
+            release_threshold: u64::MAX,
+        },
+        dealloc_period: None,
+    };
+    let mm = MemoryManagement::from_configuration(
+        storage,
+        &props(),
+        MemoryConfiguration::Custom {
+            pool_options: vec![pool],
+        },
+        Arc::new(ServerLogger::default()),
+        MemoryManagementOptions {
+            arena_idle_share: idle_share,
+            ..MemoryManagementOptions::default()
+        },
+    );
+    (vm, mm)
 }
