@@ -156,7 +156,11 @@ impl Backend {
             }
             Backend::Cuda { resource, .. } => {
                 CudaVirtualMemory::from_context(resource.context().clone())
-                    .map(|vm| Arc::new(vm) as Arc<dyn VirtualMemory>)
+                    .map(|vm| {
+                        // At teardown it waits for this device's streams only.
+                        vm.wait_at_teardown_for_streams_of(resource.clone());
+                        Arc::new(vm) as Arc<dyn VirtualMemory>
+                    })
                     .map_err(|e| format!("CUDA virtual memory management is unavailable: {e}"))
             }
         }

@@ -163,16 +163,26 @@ impl Drop for CudaResource {
         tracing::warn!(
             count = live.len(),
             bytes = live.values().sum::<u64>(),
-            "CUDA resource dropped with live allocations; freeing them after the device is idle"
+            "CUDA resource dropped with live allocations; freeing them after its streams finish"
         );
-        if let Err(err) = self.ctx.synchronize() {
+        // This resource's streams (the default stream first) are the ones
+        // its allocations were ordered on: a stream wait each, never the
+        // whole device.
+        let waited = self.stream_ids().into_iter().try_for_each(|id| {
+            let stream = self.cuda_stream(id)?;
+            stream
+                .synchronize()
+                .map_err(driver("waiting for a stream at teardown"))
+        });
+        if let Err(err) = waited {
             // Work may still use the memory: leaking is safer than freeing.
-            tracing::error!(%err, "device did not synchronize; leaking live allocations");
+            tracing::error!(%err, "a stream did not synchronize; leaking live allocations");
             return;
         }
         for ptr in live.into_keys() {
-            // SAFETY: `ptr` is a live allocation of this resource, the device
-            // is idle, and the map was emptied, so each is freed exactly once.
+            // SAFETY: `ptr` is a live allocation of this resource, every
+            // stream it was ordered on is idle, and the map was emptied, so
+            // each is freed exactly once.
             // `cuMemFree` accepts stream-ordered allocations too.
             if let Err(err) = unsafe { result::free_sync(ptr) } {
                 tracing::error!(ptr, %err, "freeing a live allocation while dropping failed");

@@ -18,10 +18,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::{CudaContext, sys};
+use cudarc::driver::{CudaContext, CudaStream, sys};
 
 use crate::cuda::driver;
-use crate::cuda::resource::{BACKEND, open_context};
+use crate::cuda::resource::{BACKEND, CudaResource, open_context};
 use crate::error::StorageError;
 use crate::physical::PhysicalMemory;
 use crate::vm::check_granularity;
@@ -36,6 +36,20 @@ pub struct CudaVirtualMemory {
     pub(crate) granularity: u64,
     /// The device, as the driver's location id.
     pub(crate) device: sys::CUdevice,
+    /// The streams whose work may touch this memory: a backend dropped with
+    /// memory still mapped waits for these (and its own default stream),
+    /// never for the whole device.
+    pub(crate) teardown: Mutex<Vec<TeardownWait>>,
+}
+
+/// What a dropped [`CudaVirtualMemory`] waits for before it unmaps.
+#[derive(Debug)]
+pub(crate) enum TeardownWait {
+    /// One stream a runtime named.
+    Stream(Arc<CudaStream>),
+    /// Every stream of a resource, as it stands at the drop (the facade's
+    /// streams are named there after the backend is built).
+    StreamsOf(Arc<CudaResource>),
 }
 
 impl CudaVirtualMemory {
@@ -118,7 +132,28 @@ impl CudaVirtualMemory {
             )),
             granularity,
             ctx,
+            teardown: Mutex::new(Vec::new()),
         })
+    }
+
+    /// Name a stream whose work may use this memory. Dropping the backend
+    /// with memory still mapped first waits for every named stream (a
+    /// stream wait each), so a kernel still running there never sees its
+    /// memory unmapped; nothing else ever waits for them.
+    pub fn wait_at_teardown(&self, stream: Arc<CudaStream>) {
+        self.teardown_waits().push(TeardownWait::Stream(stream));
+    }
+
+    /// As [`Self::wait_at_teardown`] for every stream `resource` names when
+    /// the backend is dropped (the streams of a device built over it).
+    pub fn wait_at_teardown_for_streams_of(&self, resource: Arc<CudaResource>) {
+        self.teardown_waits()
+            .push(TeardownWait::StreamsOf(resource));
+    }
+
+    fn teardown_waits(&self) -> std::sync::MutexGuard<'_, Vec<TeardownWait>> {
+        // A list of streams: a panic mid-push leaves it whole.
+        self.teardown.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, VmTable> {

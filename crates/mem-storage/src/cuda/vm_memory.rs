@@ -15,7 +15,7 @@ use cudarc::driver::{DriverError, result, sys};
 
 use crate::cuda::driver;
 use crate::cuda::resource::BACKEND;
-use crate::cuda::vm::CudaVirtualMemory;
+use crate::cuda::vm::{CudaVirtualMemory, TeardownWait};
 use crate::cuda::vm_driver as drv;
 use crate::error::StorageError;
 use crate::id::DevicePtr;
@@ -217,27 +217,60 @@ impl VirtualMemory for CudaVirtualMemory {
     }
 }
 
+impl CudaVirtualMemory {
+    /// Wait for the default stream and every stream named at teardown.
+    fn wait_for_users(&self) -> Result<(), StorageError> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(driver("binding the context at teardown"))?;
+        let mut streams = vec![self.ctx.default_stream()];
+        for wait in self
+            .teardown
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+        {
+            match wait {
+                TeardownWait::Stream(stream) => streams.push(stream.clone()),
+                TeardownWait::StreamsOf(resource) => {
+                    for id in resource.stream_ids() {
+                        streams.push(resource.cuda_stream(id)?);
+                    }
+                }
+            }
+        }
+        for stream in streams {
+            stream
+                .synchronize()
+                .map_err(driver("waiting for a stream at teardown"))?;
+        }
+        Ok(())
+    }
+}
+
 impl Drop for CudaVirtualMemory {
     fn drop(&mut self) {
-        let table = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
-        if table.ranges.is_empty() && table.chunks.is_empty() {
+        let held = {
+            let table = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
+            !(table.ranges.is_empty() && table.chunks.is_empty())
+        };
+        if !held {
             return;
         }
         // Teardown, not a reserve, free or cleanup path: the backend goes
-        // with everything it still maps, and it knows no streams (the
-        // engines that did are gone), so the one safe point is the whole
-        // device idle. Only a backend dropped with memory still held pays it.
-        if let Err(err) = self
-            .ctx
-            .bind_to_thread()
-            .and_then(|()| self.ctx.synchronize())
-        {
+        // with everything it still maps. It waits for the streams named as
+        // using it (and its own default stream, where its copies ran), one
+        // stream wait each, never for the whole device: other work on the
+        // device goes on. Only a backend dropped with memory still held pays it.
+        if let Err(err) = self.wait_for_users() {
             // Work may still use the memory: leaking is safer than unmapping.
-            tracing::error!(%err, "device did not synchronize; leaking virtual memory");
+            tracing::error!(%err, "a stream did not synchronize; leaking virtual memory");
             return;
         }
+        let table = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
         for m in table.all_mappings() {
-            // SAFETY: a live mapping of this backend; the device is idle.
+            // SAFETY: a live mapping of this backend; every stream that may
+            // use it has completed its work (waited for above).
             if let Err(err) = unsafe { drv::unmap(m.addr, m.bytes as usize) } {
                 tracing::error!(%err, chunk = %m.chunk, "unmapping while dropping failed");
             }
