@@ -8,32 +8,10 @@
 use crate::id::StorageId;
 use crate::id::{ChunkId, RangeId};
 
-/// Who refused memory: the device itself, or a budget stacked over it.
-///
-/// Carried by [`StorageError::OutOfMemory`] so a caller can tell the two
-/// apart by type — the remedy differs (a device that is full needs live data
-/// freed; a budget that is spent may leave the device room, and can be
-/// raised). Backends set [`Refuser::Device`]; a budget adaptor (mem-budget's
-/// `GlobalDeviceBudget`) sets [`Refuser::DeviceBudget`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Refuser {
-    /// The device budget (a limit shared by every user of the device,
-    /// stacked over its resource): the device may still have room.
-    DeviceBudget,
-    /// The device itself (its backend resource, or the capacity a host or
-    /// simulated device was given).
-    Device,
-}
+mod classify;
+mod refuser;
 
-impl std::fmt::Display for Refuser {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::DeviceBudget => "the device budget",
-            Self::Device => "the device",
-        })
-    }
-}
+pub use refuser::Refuser;
 
 /// What went wrong in a storage or resource call.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -300,33 +278,4 @@ pub enum StorageError {
         /// What is valid there.
         expected: &'static str,
     },
-}
-
-impl StorageError {
-    /// Whether the same request may succeed once memory is given back.
-    ///
-    /// True for out-of-memory and injected faults (a test's stand-in for a
-    /// transient failure); false for everything a retry cannot fix.
-    pub fn is_retryable(&self) -> bool {
-        matches!(self, Self::OutOfMemory { .. } | Self::Injected { .. })
-    }
-
-    /// Whether this is an out-of-memory refusal ([`StorageError::OutOfMemory`]).
-    ///
-    /// False for [`StorageError::TooBig`] (no amount of freeing helps) and
-    /// for injected faults.
-    pub fn is_out_of_memory(&self) -> bool {
-        matches!(self, Self::OutOfMemory { .. })
-    }
-
-    /// Who refused, when this is an out-of-memory refusal or a request
-    /// that can never fit.
-    pub fn refused_by(&self) -> Option<Refuser> {
-        match self {
-            Self::OutOfMemory { refused_by, .. } | Self::TooBig { refused_by, .. } => {
-                Some(*refused_by)
-            }
-            _ => None,
-        }
-    }
 }
