@@ -19,7 +19,6 @@ use crate::resource::MemInfo;
 use crate::vm::ChunkId;
 
 pub(crate) mod resource_storage;
-mod resource_storage_virtual;
 pub(crate) mod virtual_pages;
 
 /// Page storage for the pool engine.
