@@ -7,6 +7,7 @@ pub(crate) mod chunk_cache;
 pub(crate) mod chunk_idle;
 pub(crate) mod chunk_map;
 pub(crate) mod chunk_moves;
+pub(crate) mod chunk_release;
 pub(crate) mod chunks;
 pub(crate) mod place;
 pub(crate) mod run_cover;
