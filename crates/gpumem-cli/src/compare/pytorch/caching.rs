@@ -14,45 +14,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use gpumem::storage::{DriverCall, DriverCosts, DriverMeter, DriverTime};
 
+use super::blocks::{Block, Calls, Segment};
 use super::error::ModelError;
 use super::policy::{Policy, Pool};
-
-/// One block of a segment: allocated, or cached free.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Block {
-    pub(super) segment: u32,
-    pub(super) stream: u64,
-    pub(super) pool: Pool,
-    pub(super) size: u64,
-    /// Requested bytes while allocated; `None` while cached free.
-    pub(super) requested: Option<u64>,
-    /// Backed by device memory: always, except the unmapped address space
-    /// of an expandable segment.
-    pub(super) mapped: bool,
-}
-
-/// One segment: a `cudaMalloc`, or an expandable segment's mapped part.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Segment {
-    pub(super) base: u64,
-    /// Bytes held from the device (mapped bytes, for an expandable one).
-    pub(super) bytes: u64,
-}
-
-/// Driver calls the model made, by what PyTorch calls them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Calls {
-    /// `cudaMalloc` of a segment.
-    pub cuda_mallocs: u64,
-    /// `cudaFree` of a segment (only when the cache is released).
-    pub cuda_frees: u64,
-    /// Pages created and mapped into expandable segments.
-    pub pages_mapped: u64,
-    /// Pages unmapped and released from expandable segments.
-    pub pages_unmapped: u64,
-    /// Out-of-memory retries: the cache released and the request retried.
-    pub retries: u64,
-}
 
 /// A modeled PyTorch `CUDACachingAllocator` for one device.
 #[derive(Debug)]

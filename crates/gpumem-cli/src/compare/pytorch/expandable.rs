@@ -14,7 +14,8 @@
 
 use gpumem::storage::DriverCall;
 
-use super::caching::{Block, CachingAllocator};
+use super::blocks::Block;
+use super::caching::CachingAllocator;
 use super::policy::{Policy, Pool};
 
 /// Address space reserved per expandable segment (1 TiB: more than any

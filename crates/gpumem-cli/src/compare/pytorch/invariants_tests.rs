@@ -8,7 +8,7 @@ use gpumem::storage::DriverCosts;
 use gpumem::storage::units::MIB;
 use proptest::prelude::*;
 
-use super::caching::Block;
+use super::blocks::Block;
 use super::*;
 
 impl CachingAllocator {

@@ -27,6 +27,7 @@
 //! and `set_per_process_memory_fraction`.
 
 mod backend;
+mod blocks;
 mod caching;
 mod conf;
 mod error;
@@ -35,7 +36,8 @@ mod policy;
 mod release;
 
 pub use backend::PytorchBackend;
-pub use caching::{CachingAllocator, Calls};
+pub use blocks::Calls;
+pub use caching::CachingAllocator;
 pub use conf::{PYTORCH_CONF_KEYS, parse_pytorch_conf};
 pub use error::ModelError;
 pub use policy::{
