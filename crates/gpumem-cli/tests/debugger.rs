@@ -168,13 +168,7 @@ fn the_page_draws_one_band_per_pool_that_reserved_memory() {
         page.to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let html = std::fs::read_to_string(&page).unwrap();
-    let start = html
-        .find(r#"<script id="data" type="application/json">"#)
-        .unwrap();
-    let rest = &html[start..];
-    let body = &rest[rest.find('>').unwrap() + 1..rest.find("</script>").unwrap()];
-    let data: serde_json::Value = serde_json::from_str(body).unwrap();
+    let data = html_data(&page);
     let names: Vec<&str> = data["bands"]
         .as_array()
         .unwrap()

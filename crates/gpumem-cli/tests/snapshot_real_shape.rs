@@ -226,13 +226,7 @@ fn the_page_embeds_each_allocations_whole_stack() {
         page.to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let html = std::fs::read_to_string(&page).unwrap();
-    let start = html
-        .find(r#"<script id="data" type="application/json">"#)
-        .unwrap();
-    let rest = &html[start..];
-    let body = &rest[rest.find('>').unwrap() + 1..rest.find("</script>").unwrap()];
-    let data: serde_json::Value = serde_json::from_str(body).unwrap();
+    let data = html_data(&page);
     let intervals = data["intervals"].as_array().unwrap();
     let first_activation = &intervals[11];
     let stack = first_activation[4].as_u64().unwrap() as usize;
@@ -267,5 +261,6 @@ fn the_page_embeds_each_allocations_whole_stack() {
         intervals[0][4], -1,
         "a weight loaded before recording has no stack"
     );
+    let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("function stackHtml"));
 }

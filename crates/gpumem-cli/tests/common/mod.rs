@@ -28,3 +28,14 @@ pub fn scratch(name: &str) -> PathBuf {
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
+
+/// The data an HTML report embeds (its `<script id="data">` JSON).
+pub fn html_data(page: &std::path::Path) -> serde_json::Value {
+    let html = std::fs::read_to_string(page).unwrap();
+    let start = html
+        .find(r#"<script id="data" type="application/json">"#)
+        .expect("the report embeds its data");
+    let rest = &html[start..];
+    let body = &rest[rest.find('>').unwrap() + 1..rest.find("</script>").unwrap()];
+    serde_json::from_str(body).unwrap()
+}
