@@ -48,6 +48,7 @@ mod bench;
 mod bench_cubecl;
 mod ci_steps;
 mod cubecl_client;
+mod disk;
 mod fault_sweep;
 mod fuzz;
 mod gpu;

@@ -19,7 +19,8 @@ pub fn check(scratch: &Scratch, adapter: &Path) -> Result<(), String> {
             .arg("--target-dir")
             .arg(scratch.target())
             .env("CARGO_PROFILE_DEV_DEBUG", "0")
-            .env("CARGO_PROFILE_TEST_DEBUG", "0");
+            .env("CARGO_PROFILE_TEST_DEBUG", "0")
+            .env("CARGO_INCREMENTAL", "0");
         cmd
     };
     let mut fmt = cargo(&["fmt", "--check", "--manifest-path"]);

@@ -33,6 +33,7 @@ pub fn build(scratch: &Scratch, engine: Engine) -> Result<Binaries, String> {
         .arg(scratch.target())
         .env("CARGO_PROFILE_DEV_DEBUG", "0")
         .env("CARGO_PROFILE_TEST_DEBUG", "0")
+        .env("CARGO_INCREMENTAL", "0")
         .stdout(Stdio::piped());
     if let Some(feature) = engine.feature() {
         cmd.args(["--features", feature]);

@@ -16,7 +16,9 @@
 //! a test fails. First it checks the adapter itself (`adapter.rs`: format,
 //! clippy, its tests), which no other step builds. Without Vulkan it
 //! skips, saying why (`vulkan.rs`), and so it does with
-//! `GPUMEM_SKIP_CUBECL_CLIENT` set.
+//! `GPUMEM_SKIP_CUBECL_CLIENT` set or with too little free disk for the
+//! build (about 10 GiB cold, 3 GiB warm). Builds run without incremental
+//! state, which would add gigabytes and is never reused here.
 
 use std::path::{Path, PathBuf};
 
@@ -40,6 +42,32 @@ const SKIP_VAR: &str = "GPUMEM_SKIP_CUBECL_CLIENT";
 fn root() -> PathBuf {
     let xtask = Path::new(env!("CARGO_MANIFEST_DIR"));
     xtask.parent().unwrap_or(xtask).to_path_buf()
+}
+
+/// Free disk a cold build of both engines needs (366 crates, the test
+/// binaries twice: about 7 GiB measured, with room to spare), and what a
+/// warm one needs on top of what is already built.
+const COLD_BUILD_BYTES: u64 = 10 << 30;
+const WARM_BUILD_BYTES: u64 = 3 << 30;
+
+/// Why the build would not fit on the disk under `target`, if it would not.
+fn short_of_disk(target: &Path) -> Option<String> {
+    let free = crate::disk::free_bytes(target)?;
+    let warm = target.join("cubecl-client/target").exists();
+    let need = if warm {
+        WARM_BUILD_BYTES
+    } else {
+        COLD_BUILD_BYTES
+    };
+    (free < need).then(|| {
+        format!(
+            "{} free under {}, and CubeCL's build needs about {} ({}); free some disk",
+            crate::disk::gib(free),
+            target.display(),
+            crate::disk::gib(need),
+            if warm { "warm" } else { "cold" },
+        )
+    })
 }
 
 /// Runs the task; `Ok(Some(reason))` when it skipped.
@@ -67,6 +95,11 @@ pub fn cubecl_client(args: &[String]) -> Result<Option<String>, String> {
         return Ok(Some(why));
     }
     if let Some(why) = vulkan::missing() {
+        let why = format!("skipping cubecl-client: {why}");
+        eprintln!("{why}");
+        return Ok(Some(why));
+    }
+    if let Some(why) = short_of_disk(&root().join("target")) {
         let why = format!("skipping cubecl-client: {why}");
         eprintln!("{why}");
         return Ok(Some(why));
