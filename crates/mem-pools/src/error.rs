@@ -154,6 +154,22 @@ pub enum InstallMemoryPoolsError {
         /// Their requested bytes.
         live_bytes: u64,
     },
+    /// Nothing is live, but some of the old pools' memory could not go
+    /// back to the device at install's cleanup: an arena's idle chunk whose
+    /// stream work has not completed (it is unmapped only once that work
+    /// is done, and cleanup never waits), or a page the device refused to
+    /// take back. The old layout is kept.
+    #[error(
+        "no allocation is live, but {pages} pages ({reserved_bytes} bytes) of the old layout are \
+         still held: their freed memory waits for work queued on its streams (or the device \
+         refused it back); synchronize the streams and retry"
+    )]
+    PagesHeld {
+        /// Pages (arena ranges included) the old dynamic pools still hold.
+        pages: u64,
+        /// The bytes they hold from the device.
+        reserved_bytes: u64,
+    },
     /// A capture is open: nothing may be given back until it ends.
     #[error("a graph capture is open: install the new layout after capture_end")]
     CaptureActive,
@@ -211,10 +227,10 @@ impl IoError {
 
 impl InstallMemoryPoolsError {
     /// Whether this is an out-of-memory refusal: never — installing a
-    /// layout allocates nothing; both variants say what is in the way.
+    /// layout allocates nothing; every variant says what is in the way.
     pub fn is_out_of_memory(&self) -> bool {
         match self {
-            Self::PoolsInUse { .. } | Self::CaptureActive => false,
+            Self::PoolsInUse { .. } | Self::PagesHeld { .. } | Self::CaptureActive => false,
         }
     }
 }

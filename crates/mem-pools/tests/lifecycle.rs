@@ -45,6 +45,35 @@ fn persistent_slices_are_exact_fit_and_reused_by_exact_size() {
 }
 
 #[test]
+fn install_pools_over_an_idle_chunk_whose_work_runs_says_pages_are_held_not_in_use() {
+    let (_vm, mut mm) = host_arena(4 * MIB, 16 * MIB, None);
+    let h = mm.reserve(MIB).unwrap();
+    // Work using the slice is queued and not complete when it is freed:
+    // its chunk stays mapped, and install's cleanup does not wait for it.
+    mm.set_stream_progress(1, 0);
+    drop(h);
+    let err = mm
+        .install_pools(MemoryConfiguration::SubSlices, &props())
+        .unwrap_err();
+    let InstallMemoryPoolsError::PagesHeld {
+        pages,
+        reserved_bytes,
+    } = err
+    else {
+        panic!("expected PagesHeld, got {err:?}");
+    };
+    assert_eq!(pages, 1);
+    assert!(reserved_bytes >= MIB, "the chunk under the slice is held");
+    assert!(err.to_string().contains("synchronize"), "{err}");
+    assert!(!err.is_out_of_memory());
+    // The work completes: the same install goes through.
+    mm.set_stream_progress(1, 1);
+    mm.install_pools(MemoryConfiguration::SubSlices, &props())
+        .unwrap();
+    assert_eq!(mm.configuration(), &MemoryConfiguration::SubSlices);
+}
+
+#[test]
 fn install_pools_refuses_while_dynamic_slices_live_and_keeps_the_old_layout() {
     let mut mm = manager(MemoryConfiguration::SubSlices);
     let h = mm.reserve(3 * MIB).unwrap();

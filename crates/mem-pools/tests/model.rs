@@ -625,9 +625,12 @@ impl Model {
                         self.cleaned = true;
                     }
                     Err(InstallMemoryPoolsError::CaptureActive) => assert!(self.capture.is_some()),
-                    Err(InstallMemoryPoolsError::PoolsInUse { live_slices, .. }) => {
+                    Err(InstallMemoryPoolsError::PagesHeld { pages, .. }) => {
                         // An idle chunk whose work runs keeps its range.
-                        assert!(live_slices > 0 || waiting, "refused with nothing live");
+                        assert!(waiting && pages > 0, "pages held with nothing waiting");
+                    }
+                    Err(InstallMemoryPoolsError::PoolsInUse { live_slices, .. }) => {
+                        assert!(live_slices > 0, "refused as in use with nothing live");
                         // Graph handles and clones may hold dynamic memory the live list dropped.
                         let unknown =
                             self.graphs.iter().flatten().count() > 0 || !self.clones.is_empty();

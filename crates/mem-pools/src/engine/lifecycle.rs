@@ -77,8 +77,11 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// discarded; this only happens when nothing is live in them, because a
     /// live slice carries its pool position. Refused with
     /// [`InstallMemoryPoolsError::PoolsInUse`] while anything is live in the
-    /// dynamic pools and [`InstallMemoryPoolsError::CaptureActive`] during a
-    /// capture (nothing can be given back then); the old layout is kept.
+    /// dynamic pools, [`InstallMemoryPoolsError::PagesHeld`] while nothing
+    /// is but the cleanup could not give every page back (an arena's idle
+    /// chunk whose work runs), and [`InstallMemoryPoolsError::CaptureActive`]
+    /// during a capture (nothing can be given back then); the old layout is
+    /// kept.
     pub(crate) fn replace_pools(
         &mut self,
         config: MemoryConfiguration,
@@ -88,17 +91,25 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             return Err(InstallMemoryPoolsError::CaptureActive);
         }
         self.cleanup(true);
-        let (live_slices, live_bytes, pages) = self.core.pools.iter().fold((0, 0, 0), |acc, p| {
+        let (live_slices, live_bytes) = self.core.pools.iter().fold((0, 0), |acc, p| {
             (
                 acc.0 + p.usage.slices as usize,
                 acc.1 + p.usage.bytes_in_use,
-                acc.2 + p.usage.pages,
             )
         });
-        if live_slices > 0 || pages > 0 {
+        if live_slices > 0 {
             return Err(InstallMemoryPoolsError::PoolsInUse {
                 live_slices,
                 live_bytes,
+            });
+        }
+        let (pages, reserved_bytes) = self.core.pools.iter().fold((0, 0), |acc, p| {
+            (acc.0 + p.usage.pages, acc.1 + p.usage.bytes_reserved)
+        });
+        if pages > 0 {
+            return Err(InstallMemoryPoolsError::PagesHeld {
+                pages,
+                reserved_bytes,
             });
         }
         self.core.pools = config

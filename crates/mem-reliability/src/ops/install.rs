@@ -52,10 +52,11 @@ impl World {
                     // An arena range whose idle chunk could not be unmapped
                     // (a fault during install's cleanup) stays: nothing is
                     // live, the old layout is kept.
-                    InstallMemoryPoolsError::PoolsInUse {
-                        live_slices: 0,
-                        live_bytes: 0,
-                    } if self.arenas && (self.hit(ctx) || waiting) => !capturing,
+                    InstallMemoryPoolsError::PagesHeld { pages, .. }
+                        if self.arenas && (self.hit(ctx) || waiting) =>
+                    {
+                        !capturing && *pages > 0
+                    }
                     InstallMemoryPoolsError::PoolsInUse {
                         live_slices,
                         live_bytes,
