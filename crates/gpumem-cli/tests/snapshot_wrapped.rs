@@ -152,3 +152,60 @@ fn several_streams_of_a_snapshot_are_named_with_how_they_are_replayed() {
     assert!(notes.contains("max_split_size unlimited"), "{notes}");
     assert!(!notes.contains("external annotation"), "{notes}");
 }
+
+#[test]
+fn json_reports_carry_the_notes_and_warnings_stderr_prints() {
+    let path = fixture();
+    let path = path.to_str().unwrap();
+    let replay = gpumem(&["replay", path, "--device", "1", "--json"]);
+    assert!(replay.status.success(), "{}", text(&replay.stderr));
+    let compare = gpumem(&[
+        "compare",
+        path,
+        "--device",
+        "1",
+        "--against",
+        "gpumem",
+        "--json",
+    ]);
+    assert!(compare.status.success(), "{}", text(&compare.stderr));
+    for out in [&replay, &compare] {
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let notes = v["input_notes"]
+            .as_array()
+            .expect("input_notes in the JSON");
+        let stderr = text(&out.stderr);
+        // Every line stderr printed about the input is in the JSON, with
+        // its level, and nothing else is.
+        let printed: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.starts_with("note: ") || l.starts_with("warning: "))
+            .filter(|l| !l.contains("the host backend holds real memory"))
+            .collect();
+        let carried: Vec<String> = notes
+            .iter()
+            .map(|n| {
+                format!(
+                    "{}: {}",
+                    n["level"].as_str().unwrap(),
+                    n["text"].as_str().unwrap()
+                )
+            })
+            .collect();
+        assert_eq!(printed, carried, "{stderr}");
+        assert!(
+            carried
+                .iter()
+                .any(|n| n.starts_with("note: PyTorch's allocator settings")),
+            "{carried:?}"
+        );
+    }
+}
+
+#[test]
+fn a_json_report_of_a_clean_input_has_no_input_notes() {
+    let out = gpumem(&["replay", "--workload", "devlog", "--json"]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v.get("input_notes").is_none(), "{v}");
+}

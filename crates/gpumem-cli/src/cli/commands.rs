@@ -10,8 +10,8 @@ use super::replay_views::{complete_report, write_page, write_plot, x_axis};
 use super::{Cli, Command, RecordArgs, ReplayArgs};
 use crate::error::{CliError, Result};
 use crate::input::{
-    BackendKind, PoolSettings, base_config, device_bytes, host_capacity, load_config, load_input,
-    replay_on, warn_about,
+    BackendKind, PoolSettings, base_config, device_bytes, host_capacity, input_notes, load_config,
+    load_input, replay_on, warn_about,
 };
 use crate::replay::{Program, ReplayOptions};
 use crate::trace::write_trace_jsonl;
@@ -112,6 +112,7 @@ fn run_replay(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
         run.pool_timeline.clone_from(&observed.pool_timeline);
     }
     complete_report(&mut run, &trace, &program, args.top, observed.as_ref());
+    run.report.input_notes = input_notes(&trace, &source);
     if args.json {
         let text = serde_json::to_string(&run.report).map_err(|e| CliError::Io {
             what: "JSON report".to_string(),

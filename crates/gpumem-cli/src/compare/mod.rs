@@ -36,7 +36,7 @@ pub use table::Comparison;
 pub use threads::{Lane, ThreadedRun, lanes, replay_threaded};
 
 use crate::error::{CliError, Result};
-use crate::input::{base_config, device_bytes, host_capacity, load_input, warn_about};
+use crate::input::{base_config, device_bytes, host_capacity, input_notes, load_input, warn_about};
 use crate::replay::Program;
 use gpumem::storage::units::format_bytes;
 
@@ -68,6 +68,7 @@ pub fn compare(
             && allocators.iter().any(|a| a.is_gpumem()))
         .then_some(program.streams.len()),
         rows,
+        input_notes: Vec::new(),
     })
 }
 
@@ -116,10 +117,12 @@ pub fn run_compare(args: &CompareArgs, out: &mut dyn Write, err: &mut dyn Write)
     };
     let (trace, source) = load_input(&args.input)?;
     warn_about(&trace, &source, err).map_err(write_err("stderr"))?;
+    let notes = input_notes(&trace, &source);
     let program = Program::compile(&trace.events)?;
     drop(trace);
 
-    let comparison = compare(&source, &program, &allocators, &setup)?;
+    let mut comparison = compare(&source, &program, &allocators, &setup)?;
+    comparison.input_notes = notes;
     if args.json {
         let text = serde_json::to_string(&comparison).map_err(|e| CliError::Io {
             what: "JSON comparison".to_string(),

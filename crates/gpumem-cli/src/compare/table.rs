@@ -30,6 +30,10 @@ pub struct Comparison {
     pub threaded_streams: Option<usize>,
     /// One per allocator, in the order asked for.
     pub rows: Vec<Row>,
+    /// What the reader noticed about the input (the warnings and notes
+    /// printed to stderr); absent when there is nothing to say.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub input_notes: Vec<crate::input::InputNote>,
 }
 
 impl Comparison {

@@ -173,6 +173,7 @@ pub fn replay<B: AllocBackend>(
         attribution: None,
         recorded: None,
         pre_existing: None,
+        input_notes: Vec::new(),
     };
     // Allocations still live at the end are released here, after the report.
     for (token, _) in slots.into_iter().flatten() {

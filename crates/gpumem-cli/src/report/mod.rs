@@ -119,6 +119,12 @@ pub struct ReplayReport {
     /// first (PyTorch snapshots).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pre_existing: Option<PreExisting>,
+    /// What the reader noticed about the input (the lines the command
+    /// prints to stderr as warnings and notes: records skipped and why,
+    /// frees of ids never allocated, a snapshot's allocator settings and
+    /// other devices); absent when there is nothing to say.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub input_notes: Vec<crate::input::InputNote>,
 }
 
 /// What the arena pools of a replay did with virtual memory. Their
