@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use mem_reliability::{Op, decode, run_program};
+use mem_reliability::{Op, decode, decode_lazy, run_program};
 
 fn corpus() -> Vec<(String, Vec<u8>)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/program");
@@ -66,6 +66,31 @@ fn every_corpus_program_keeps_every_invariant() {
             panic!("corpus program {name}: {v}\nops: {:?}", program.ops);
         }
     }
+}
+
+#[test]
+fn every_corpus_program_keeps_every_invariant_on_lazy_arena_streams() {
+    // The fuzz target runs each input decoded both ways; so does this.
+    let mut completes = 0;
+    for (name, bytes) in &corpus() {
+        let program = decode_lazy(bytes);
+        assert!(program.lazy_streams);
+        completes += program
+            .ops
+            .iter()
+            .filter(|op| matches!(op, Op::Complete { .. }))
+            .count();
+        if let Err(v) = run_program(&program) {
+            panic!(
+                "corpus program {name} on lazy streams: {v}\nops: {:?}",
+                program.ops
+            );
+        }
+    }
+    assert!(
+        completes > 0,
+        "no corpus program lets a stream's work complete"
+    );
 }
 
 #[test]
