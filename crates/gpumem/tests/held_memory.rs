@@ -281,3 +281,44 @@ fn a_capture_never_hands_out_memory_held_for_another_stream() {
     a.cleanup();
     assert_eq!(a.held_bytes(), 0);
 }
+
+/// A held allocation whose last other holder was a graph's pin is given
+/// back by the cleanup that takes the pin's drop, not only by the next
+/// call: the stress test found a reclaim that left such a page behind.
+#[test]
+fn a_cleanup_gives_back_held_memory_whose_graph_pin_it_just_dropped() {
+    let device = Device::host()
+        .pools(growable())
+        .streams(2)
+        .ignore_env()
+        .build()
+        .unwrap();
+    let streams = device.streams();
+    let (s0, s1) = (&streams[0], &streams[1]);
+    let warmup = s0.begin_capture().unwrap();
+    drop(s0.reserve(4096).unwrap()); // the warmup pass primes it
+    let mut recording = warmup.start_recording().unwrap();
+    // Reserved in the window: persistent, touched, live at its end, so
+    // the graph pins it with a holder of its own.
+    let b = s0.reserve(4096).unwrap();
+    let view = s0.view(&b).unwrap();
+    recording.recorder().fill(0, view, 1).unwrap();
+    let graph = recording.end().unwrap();
+    assert_eq!(graph.pinned_slices(), 1);
+    // Stream 1's work uses it: its free waits for that work.
+    s1.record_use(&b).unwrap();
+    s1.submit();
+    drop(b);
+    drop(graph);
+    device.synchronize().unwrap();
+    s0.cleanup();
+    assert_eq!(s0.held_bytes(), 0);
+    let stats = device.stats();
+    assert_eq!(stats.requested_bytes.current, 0);
+    assert_eq!(
+        stats.reserved_bytes.current,
+        0,
+        "the cleanup kept a page: {:?}",
+        s0.memory_report()
+    );
+}

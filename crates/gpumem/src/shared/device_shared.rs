@@ -154,6 +154,13 @@ impl DeviceShared {
     /// recording stream's own pool refuses anyway).
     pub(crate) fn cleanup(&self, st: &mut StreamState) {
         if self.recording_stream().is_none() {
+            // Taking the drops other threads queued can end a held
+            // allocation's last other holder (a graph's pin counts until
+            // its drop is taken), so release the holds that became free
+            // before giving memory back: otherwise the next call frees
+            // them and their pages wait for the cleanup after it.
+            st.engine.drain_drops();
+            st.settle(&self.streams, self.config.poison);
             st.engine.cleanup(true);
         }
     }
