@@ -95,6 +95,7 @@ impl Core {
     }
 
     /// Put a free slice into its pool's free index.
+    #[inline]
     pub(crate) fn index_insert(&mut self, pool: u32, slice: u32) {
         let Core {
             pools,
@@ -107,6 +108,7 @@ impl Core {
     }
 
     /// Take a slice out of its pool's free index (no-op if not indexed).
+    #[inline]
     pub(crate) fn index_remove(&mut self, pool: u32, slice: u32) {
         let Core {
             pools,
