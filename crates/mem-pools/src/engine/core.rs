@@ -29,6 +29,9 @@ pub(crate) struct Core {
     pub(crate) pools: Vec<Pool>,
     pub(crate) persistent: Pool,
     pub(crate) alignment: u64,
+    /// log2 of `alignment` (a power of two): offsets become start-map
+    /// units by a shift on the split and coalesce paths, not a division.
+    align_shift: u32,
     pub(crate) max_page: u64,
     pub(crate) lazy: bool,
     /// Reservations so far: the clock of exclusive pools' dealloc periods.
@@ -56,6 +59,7 @@ pub(crate) struct Core {
 
 impl Core {
     pub(crate) fn new(pools: Vec<Pool>, alignment: u64, max_page: u64, lazy: bool) -> Self {
+        debug_assert!(alignment.is_power_of_two());
         Self {
             slots: SlotTable::default(),
             slices: Arena::new("slice"),
@@ -65,6 +69,7 @@ impl Core {
             pools,
             persistent: Pool::persistent(),
             alignment,
+            align_shift: alignment.trailing_zeros(),
             max_page,
             lazy,
             clock: 0,
@@ -118,6 +123,13 @@ impl Core {
         } = self;
         let p = pools.get_mut(pool as usize).unwrap_or(persistent);
         p.index.remove(slices, slice);
+    }
+
+    /// The alignment unit holding byte `offset` of a page (its start-map
+    /// key).
+    #[inline]
+    pub(crate) fn unit(&self, offset: u64) -> u64 {
+        offset >> self.align_shift
     }
 
     /// `size` rounded up to the alignment (zero takes one unit), checked.

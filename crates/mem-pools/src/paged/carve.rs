@@ -138,7 +138,7 @@ impl Core {
         if next != NIL {
             self.slices[next].prev = rest;
         }
-        let unit = self.slices[rest].offset / self.alignment;
+        let unit = self.unit(self.slices[rest].offset);
         if let Some(starts) = self.pages[page].starts.as_mut() {
             starts.insert(unit, rest);
         }
@@ -251,7 +251,7 @@ impl Core {
         }
         let (page, unit) = (
             self.slices[right].page,
-            self.slices[right].offset / self.alignment,
+            self.unit(self.slices[right].offset),
         );
         if let Some(starts) = self.pages[page].starts.as_mut() {
             starts.remove(unit);
