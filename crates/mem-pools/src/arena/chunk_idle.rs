@@ -78,10 +78,12 @@ impl ChunkMap {
                 if newer == s && s <= last {
                     // The run goes on: its rest in one pass over the span
                     // (a run of one, gpt2-train's usual, never gets here).
+                    // Their links are left stale: only an idle slot's are
+                    // read, and queueing writes them all again.
                     for slot in &mut self.slots[s as usize..=last as usize] {
                         slot.live += 1;
                         newer = slot.newer;
-                        (slot.idle, slot.older, slot.newer) = (false, END, END);
+                        slot.idle = false;
                         s += 1;
                         if newer != s {
                             break;

@@ -32,6 +32,8 @@ pub(crate) struct Slot {
     /// Mapped, touched by no live slice, and linked in the idle list.
     pub(crate) idle: bool,
     /// The idle list's older and newer neighbours ([`END`] at its ends).
+    /// Read only while `idle`: a span's claim leaves them stale (one store
+    /// a slot less; `chunk_idle.rs`).
     pub(crate) older: u32,
     pub(crate) newer: u32,
     /// The stream's submit cursor when the slot last became idle: work
