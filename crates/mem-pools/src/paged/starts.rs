@@ -104,6 +104,7 @@ impl SliceStarts {
     }
 
     /// No slice starts at `unit` any more (it was absorbed by its left neighbour).
+    #[inline]
     pub(crate) fn remove(&mut self, unit: u64) {
         let (k, w, b) = place(unit);
         let Some(&block) = self.dir.get(k).filter(|&&b| b != NO_BLOCK) else {
