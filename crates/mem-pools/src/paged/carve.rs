@@ -124,11 +124,11 @@ impl Core {
     #[inline(always)]
     pub(crate) fn cut(&mut self, slice: u32, at: u64) -> Result<(u32, u32), IoError> {
         let node = &self.slices[slice];
-        let (page, next) = (node.page, node.next);
+        let (page, next, start) = (node.page, node.next, node.offset + at);
         let rest = SliceNode {
             prev: slice,
             next,
-            ..SliceNode::free(page, node.offset + at, node.size - at)
+            ..SliceNode::free(page, start, node.size - at)
         };
         let pool = self.pages[page].pool;
         let rest = self.slices.insert(rest)?;
@@ -138,7 +138,7 @@ impl Core {
         if next != NIL {
             self.slices[next].prev = rest;
         }
-        let unit = self.unit(self.slices[rest].offset);
+        let unit = self.unit(start);
         if let Some(starts) = self.pages[page].starts.as_mut() {
             starts.insert(unit, rest);
         }
@@ -243,16 +243,13 @@ impl Core {
     /// (the caller took the free one out).
     fn merge_into(&mut self, left: u32, right: u32) {
         debug_assert!(!self.slices[left].indexed && !self.slices[right].indexed);
-        let (size, next) = (self.slices[right].size, self.slices[right].next);
+        let node = &self.slices[right];
+        let (size, next, page, unit) = (node.size, node.next, node.page, self.unit(node.offset));
         self.slices[left].size += size;
         self.slices[left].next = next;
         if next != NIL {
             self.slices[next].prev = left;
         }
-        let (page, unit) = (
-            self.slices[right].page,
-            self.unit(self.slices[right].offset),
-        );
         if let Some(starts) = self.pages[page].starts.as_mut() {
             starts.remove(unit);
         }
