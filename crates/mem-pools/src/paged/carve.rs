@@ -180,6 +180,7 @@ impl Core {
             return;
         }
         let (cap, size, page) = (node.size, node.requested, node.page);
+        let (offset, prev, next) = (node.offset, node.prev, node.next);
         let (raw, pinned, quarantined) = (node.is_raw(), node.pins > 0, node.quarantined);
         node.owner = NIL;
         node.requested = 0;
@@ -211,7 +212,6 @@ impl Core {
             return;
         }
         if arena {
-            let offset = self.slices[slice].offset;
             self.release_chunks(storage, page, offset, cap, release);
         }
         if outdated {
@@ -223,13 +223,13 @@ impl Core {
         let mut slice = slice;
         if self.pool(pool).kind.is_carved() {
             // `slice` is live, so never indexed: only the free neighbour
-            // leaves the index.
-            let next = self.slices[slice].next;
+            // leaves the index. (Its links, read above, are as they were:
+            // nothing since changed them, and merging `next` in leaves
+            // `prev`.)
             if next != NIL && self.slices[next].indexed {
                 self.index_remove(pool, next);
                 self.merge_into(slice, next);
             }
-            let prev = self.slices[slice].prev;
             if prev != NIL && self.slices[prev].indexed {
                 self.index_remove(pool, prev);
                 self.merge_into(prev, slice);
