@@ -133,6 +133,7 @@ impl Core {
     }
 
     /// `size` rounded up to the alignment (zero takes one unit), checked.
+    #[inline]
     pub(crate) fn capacity(&self, size: u64) -> Result<u64, IoError> {
         // The alignment is a power of two: round with a mask, checked.
         let a = self.alignment;
