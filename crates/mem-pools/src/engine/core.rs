@@ -144,6 +144,7 @@ impl Core {
     }
 
     /// The pool a size routes to in Auto mode: the first that accepts it.
+    #[inline]
     pub(crate) fn route(&self, size: u64) -> Result<u32, IoError> {
         self.pools
             .iter()
