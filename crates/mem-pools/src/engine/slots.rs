@@ -150,6 +150,7 @@ impl SlotTable {
     }
 
     /// Free a live key: its generation moves on. Returns the slice it named.
+    #[inline]
     pub(crate) fn release(&mut self, key: SlotKey) -> Option<u32> {
         let slice = self.resolve(key)?;
         let entry = &mut self.slots[key.slot as usize];
