@@ -110,6 +110,7 @@ impl Core {
 
     /// Cut `slice` (free, indexed) to `cap` bytes; the rest becomes a free
     /// slice right after it, indexed.
+    #[inline]
     pub(crate) fn split(&mut self, slice: u32, cap: u64) -> Result<(), IoError> {
         let (rest, pool) = self.cut(slice, cap)?;
         self.index_insert(pool, rest);
