@@ -47,21 +47,17 @@ impl Core {
                 max: self.max_page,
             });
         }
+        if let PoolType::SlicedPages { .. } = kind
+            && cap > self.pool(pool).page_size
+        {
+            self.grow(storage, pool, cap, size, allow.allocate, allow.release)?;
+        }
+        let found = self.pool(pool).index.find(&self.slices, cap);
+        // The persistent pool too: its exact-fit index finds only a free
+        // page of exactly `cap`, which the filter keeps.
         let found = match kind {
-            PoolType::SlicedPages { .. } => {
-                if cap > self.pool(pool).page_size {
-                    self.grow(storage, pool, cap, size, allow.allocate, allow.release)?;
-                }
-                self.pool(pool).index.find(&self.slices, cap)
-            }
-            // The persistent pool too: its exact-fit index finds only a
-            // free page of exactly `cap`, which the filter keeps.
-            PoolType::ExclusivePages { .. } => self
-                .pool(pool)
-                .index
-                .find(&self.slices, cap)
-                .filter(|&s| self.slices[s].size / 2 <= cap),
-            PoolType::VirtualArena { .. } => self.pool(pool).index.find(&self.slices, cap),
+            PoolType::ExclusivePages { .. } => found.filter(|&s| self.slices[s].size / 2 <= cap),
+            _ => found,
         };
         let slice = match found {
             Some(slice) => slice,
