@@ -287,12 +287,7 @@ fn a_capture_never_hands_out_memory_held_for_another_stream() {
 /// call: the stress test found a reclaim that left such a page behind.
 #[test]
 fn a_cleanup_gives_back_held_memory_whose_graph_pin_it_just_dropped() {
-    let device = Device::host()
-        .pools(growable())
-        .streams(2)
-        .ignore_env()
-        .build()
-        .unwrap();
+    let device = growable_device(2);
     let streams = device.streams();
     let (s0, s1) = (&streams[0], &streams[1]);
     let warmup = s0.begin_capture().unwrap();
