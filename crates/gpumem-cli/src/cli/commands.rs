@@ -11,7 +11,7 @@ use super::{Cli, Command, RecordArgs, ReplayArgs};
 use crate::error::{CliError, Result};
 use crate::input::{
     BackendKind, PoolSettings, base_config, device_bytes, host_capacity, input_notes, load_config,
-    load_input, replay_on, warn_about,
+    load_input, replay_on, write_notes,
 };
 use crate::replay::{Program, ReplayOptions};
 use crate::trace::write_trace_jsonl;
@@ -73,7 +73,8 @@ fn run_replay(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
     }
     let (mut trace, source) = load_input(&args.input)?;
     trace.origins.group_by(args.group_by);
-    warn_about(&trace, &source, err).map_err(io_err("stderr"))?;
+    let notes = input_notes(&trace, &source);
+    write_notes(&notes, err).map_err(io_err("stderr"))?;
     let program = Program::compile(&trace.events)?;
     let views = args.plot.is_some() || args.html.is_some();
     // The timed pass reads no statistics beyond the allocator's calls; the
@@ -112,7 +113,7 @@ fn run_replay(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
         run.pool_timeline.clone_from(&observed.pool_timeline);
     }
     complete_report(&mut run, &trace, &program, args.top, observed.as_ref());
-    run.report.input_notes = input_notes(&trace, &source);
+    run.report.input_notes = notes;
     if args.json {
         let text = serde_json::to_string(&run.report).map_err(|e| CliError::Io {
             what: "JSON report".to_string(),

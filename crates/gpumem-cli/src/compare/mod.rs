@@ -36,7 +36,9 @@ pub use table::Comparison;
 pub use threads::{Lane, ThreadedRun, lanes, replay_threaded};
 
 use crate::error::{CliError, Result};
-use crate::input::{base_config, device_bytes, host_capacity, input_notes, load_input, warn_about};
+use crate::input::{
+    base_config, device_bytes, host_capacity, input_notes, load_input, write_notes,
+};
 use crate::replay::Program;
 use gpumem::storage::units::format_bytes;
 
@@ -116,8 +118,8 @@ pub fn run_compare(args: &CompareArgs, out: &mut dyn Write, err: &mut dyn Write)
         },
     };
     let (trace, source) = load_input(&args.input)?;
-    warn_about(&trace, &source, err).map_err(write_err("stderr"))?;
     let notes = input_notes(&trace, &source);
+    write_notes(&notes, err).map_err(write_err("stderr"))?;
     let program = Program::compile(&trace.events)?;
     drop(trace);
 

@@ -138,7 +138,13 @@ pub fn input_notes(trace: &Trace, source: &str) -> Vec<InputNote> {
 /// Writes [`input_notes`] to `err`, one `warning: ...` or `note: ...` line
 /// each.
 pub(crate) fn warn_about(trace: &Trace, source: &str, err: &mut dyn Write) -> std::io::Result<()> {
-    for note in input_notes(trace, source) {
+    write_notes(&input_notes(trace, source), err)
+}
+
+/// Writes `notes` to `err`, one `warning: ...` or `note: ...` line each
+/// (for a command that also puts them in its JSON).
+pub(crate) fn write_notes(notes: &[InputNote], err: &mut dyn Write) -> std::io::Result<()> {
+    for note in notes {
         let level = match note.level {
             NoteLevel::Warning => "warning",
             NoteLevel::Note => "note",

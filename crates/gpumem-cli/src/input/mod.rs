@@ -12,8 +12,8 @@ use clap::{Args, ValueEnum};
 
 pub use backends::{HOST_MEMORY_SHARE, PoolSettings, host_capacity, replay_on};
 pub use config_arg::{CONFIG_SYNTAX, base_config, load_config};
-pub(crate) use load::warn_about;
 pub use load::{InputNote, NoteLevel, input_notes, load_input};
+pub(crate) use load::{warn_about, write_notes};
 
 use crate::error::{CliError, Result};
 use crate::trace::TraceFormat;
