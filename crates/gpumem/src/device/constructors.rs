@@ -56,7 +56,7 @@ impl Device {
     /// CUDA device `ordinal`.
     ///
     /// # Errors
-    /// [`GpuMemError::CudaUnavailable`] when the CUDA driver cannot be loaded
+    /// [`crate::GpuMemError::CudaUnavailable`] when the CUDA driver cannot be loaded
     /// (checked before anything touches it) or the device cannot be opened.
     ///
     /// ```
@@ -76,7 +76,7 @@ impl Device {
     /// Give the runtime's streams with [`DeviceBuilder::cuda_streams`].
     ///
     /// # Errors
-    /// [`GpuMemError::CudaUnavailable`] when the context's memory cannot be
+    /// [`crate::GpuMemError::CudaUnavailable`] when the context's memory cannot be
     /// read.
     ///
     /// ```

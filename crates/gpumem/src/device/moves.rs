@@ -15,7 +15,7 @@ impl Device {
     /// with the room `reason` allows.
     ///
     /// # Errors
-    /// [`GpuMemError::Recording`] while any stream records a graph (nothing
+    /// [`crate::GpuMemError::Recording`] while any stream records a graph (nothing
     /// moves); a copy error (see [`mem_relocate::RelocationError`] for what
     /// leaked).
     ///
@@ -52,7 +52,7 @@ impl Device {
     /// memory first. Paged pools keep their pages.
     ///
     /// # Errors
-    /// [`GpuMemError::Recording`] while a stream records a graph (nothing
+    /// [`crate::GpuMemError::Recording`] while a stream records a graph (nothing
     /// released); a storage refusal partway (the device counts as asleep and
     /// [`Device::wake`] maps back what was released);
     /// [`mem_pools::IoError::Asleep`] when already asleep.

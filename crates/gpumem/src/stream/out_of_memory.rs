@@ -7,7 +7,7 @@
 //! it and releases that memory, relocates outdated pages into room already
 //! held (unless a graph records), returns every empty page of every stream
 //! — and is tried once more (mem-relocate's `ReserveRetry` decides). Only
-//! then is it [`GpuMemError::OutOfMemory`] with an [`OutOfMemoryReport`].
+//! then is it [`crate::GpuMemError::OutOfMemory`] with an [`OutOfMemoryReport`].
 //! A reservation whose pools ran out of page sizes is relocated for that
 //! reason and retried once; anything freeing cannot fix is returned as is.
 //!

@@ -1,4 +1,7 @@
-//! `MemoryManagement`'s public API, every method in this one file; the
+//! `MemoryManagement`'s public API: building, reserving, reaching and
+//! binding memory, the free path and cleanup here; what moves or pins
+//! memory in `api_moves.rs`, looking in and stream progress in
+//! `api_observe.rs`; the
 //! bodies of the longer ones live beside their noun (`engine/` for
 //! reserving, reaching memory and the free path, `handles/`, `capture/`,
 //! `relocation/`, `report/`). Three calls stay in the arena files for now:
@@ -9,24 +12,15 @@ use std::sync::Arc;
 
 use mem_storage::{ComputeStorage, StorageHandle};
 
-use crate::arena::sleep::{SleepContents, SleepReport};
-use crate::capture::record::{CaptureRecord, CaptureState};
 use crate::config::{
     MemoryAllocationMode, MemoryConfiguration, MemoryDeviceProperties, MemoryManagementOptions,
 };
 use crate::engine::state::MemoryManagement;
-use crate::error::{BindRefused, InstallMemoryPoolsError, IoError, RelocationCopyError};
+use crate::error::{BindRefused, InstallMemoryPoolsError, IoError};
 use crate::handles::handle_cell::ManagedMemoryHandle;
 use crate::handles::keys::ManagedMemoryBinding;
 use crate::handles::raw_pin::RawPin;
 use crate::logger::ServerLogger;
-use crate::relocation::{
-    CompactionState, CopyQueue, Landed, RelocationOutcome, RelocationPlan, RelocationState,
-    TargetRoom,
-};
-use crate::report::pools::MemoryReport;
-use crate::report::stats::PoolStats;
-use crate::report::usage::MemoryUsage;
 
 impl<S: ComputeStorage> MemoryManagement<S> {
     /// Creates the engine over `storage` with the pools of `config` sized to
@@ -262,184 +256,5 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         properties: &MemoryDeviceProperties,
     ) -> Result<(), InstallMemoryPoolsError> {
         self.replace_pools(config, properties)
-    }
-
-    /// Begin a graph capture (see [`CaptureState`]); inside one, only the
-    /// mode stays forced.
-    pub fn capture_begin(&mut self) {
-        if self.capture.is_none() {
-            self.drain();
-            self.capture = Some(CaptureRecord::new());
-        }
-    }
-
-    /// End priming: drop the clones warmup retained (no-op when not priming).
-    pub fn capture_priming_end(&mut self) {
-        self.end_priming();
-    }
-
-    /// End the capture and return a pin handle (a holder of its own) to
-    /// every extent the window touched. Empty if no capture was active.
-    pub fn capture_end(&mut self) -> Vec<ManagedMemoryHandle> {
-        self.pin_touched()
-    }
-
-    /// End the capture, pinning nothing (for a graph thrown away).
-    pub fn capture_abort(&mut self) {
-        if let Some(record) = self.capture.take() {
-            drop(record);
-            self.drain();
-        }
-    }
-
-    /// Plain data about the capture window.
-    pub fn capture_state(&self) -> CaptureState {
-        self.capture
-            .as_ref()
-            .map_or_else(CaptureState::default, CaptureRecord::state)
-    }
-
-    /// Whether any pool holds outdated pages.
-    pub fn has_outdated(&self) -> bool {
-        self.core.pools.iter().any(|p| !p.outdated.is_empty())
-    }
-
-    /// Plain data for relocation triggers (O(pools + outdated pages)).
-    pub fn relocation_state(&self) -> RelocationState {
-        self.measure_relocation()
-    }
-
-    /// Reserve a target for every live slice of each movable outdated page,
-    /// cheapest page first (all or nothing per page). Empty during a capture.
-    pub fn plan_relocation(&mut self, room: TargetRoom) -> RelocationPlan {
-        self.outdated_plan(room)
-    }
-
-    /// Plan to empty sparse current pages of sliced pools into held room
-    /// (never a new page). Empty during a capture.
-    pub fn plan_compaction(&mut self) -> RelocationPlan {
-        self.compaction_plan()
-    }
-
-    /// Plain data for a compaction trigger (O(pools + outdated pages)).
-    pub fn compaction_state(&self) -> CompactionState {
-        self.measure_compaction()
-    }
-
-    /// Copy every planned move through `queue`; only completed copies land.
-    /// A failed wait quarantines sources and targets ([`RelocationCopyError`]).
-    pub fn copy_relocation(
-        &mut self,
-        plan: RelocationPlan,
-        queue: &mut dyn CopyQueue<S>,
-    ) -> Result<Landed, RelocationCopyError> {
-        self.copy_moves(plan, queue)
-    }
-
-    /// Hand every landed allocation to its target, free emptied pages and
-    /// flush; [`IoError::ForeignRelocation`] for another manager's copies.
-    pub fn commit_relocation(&mut self, landed: Landed) -> Result<RelocationOutcome, IoError> {
-        self.commit_moves(landed)
-    }
-
-    /// The current memory usage, a handle dropped a moment ago counted as
-    /// freed (O(pools), plus O(drops) while drops wait for the drain).
-    pub fn memory_usage(&self) -> MemoryUsage {
-        self.usage_now()
-    }
-
-    /// A per-pool report in routing order, current as [`Self::memory_usage`].
-    pub fn memory_report(&self) -> MemoryReport {
-        self.report_now()
-    }
-
-    /// Print the report to standard output (and log it at debug level).
-    pub fn print_memory_usage(&self) {
-        let text = self.to_string();
-        self.logger.report(&text);
-        println!("{text}");
-    }
-
-    /// PyTorch-style statistics (O(pools) for the largest free block).
-    pub fn stats(&self) -> PoolStats {
-        self.stats_now()
-    }
-
-    /// [`Self::stats`] in O(1), without a copy: `largest_free_block` and
-    /// `chunks.cached_bytes` read 0 here.
-    pub fn counters(&self) -> &PoolStats {
-        &self.core.stats
-    }
-
-    /// Report the stream's progress: `submitted` work items so far, of
-    /// which the first `completed` are known complete (cursors that never
-    /// go back; `completed ≤ submitted`). Slots going idle from now on are
-    /// stamped with `submitted`, and an idle chunk may be unmapped once
-    /// `completed` reaches every stamp on it (`arena/stream_order.rs`).
-    /// O(arena pages).
-    pub fn set_stream_progress(&mut self, submitted: u64, completed: u64) {
-        self.core.set_progress(submitted, completed.min(submitted));
-    }
-
-    /// Whether an idle arena chunk waits for the stream's work before it
-    /// can be given back (an out-of-memory retry synchronizes the stream
-    /// first when it does). O(slots of the arena ranges): an
-    /// out-of-memory path, not the hot one.
-    pub fn arena_chunks_waiting(&self) -> bool {
-        self.core.arena_chunks_waiting()
-    }
-
-    /// Set every statistics peak to its current level.
-    pub fn reset_peaks(&mut self) {
-        self.core.stats.reset_peaks();
-    }
-
-    /// Release the physical memory of every arena (the memory, not the addresses: `arena/sleep.rs` says how),
-    /// keeping every address; with [`SleepContents::Preserve`] what live
-    /// slices hold is copied to host memory first. The storage's queued work
-    /// is waited for before anything is unmapped.
-    ///
-    /// # Errors
-    /// [`IoError::Asleep`] when already asleep; [`IoError::Storage`]
-    /// `Unsupported` while a capture window is open (sleeping would unmap
-    /// what the recording uses). A storage refusal (a read, an unmap) stops
-    /// it: what was released stays released, the memory counts as asleep,
-    /// and `wake` maps it back.
-    pub fn sleep(&mut self, contents: SleepContents) -> Result<SleepReport, IoError> {
-        self.sleep_arenas(contents)
-    }
-
-    /// Map fresh chunks under every slot live arena slices touch and copy
-    /// back what `sleep` preserved; the memory is awake again. Returns the
-    /// bytes mapped. No-op (0) when not asleep.
-    ///
-    /// # Errors
-    /// A storage refusal (out of memory: another process holds the memory
-    /// now) stops it: what was mapped stays mapped, the memory stays asleep,
-    /// and calling `wake` again maps the rest.
-    pub fn wake(&mut self) -> Result<u64, IoError> {
-        self.wake_arenas()
-    }
-
-    /// Whether the arenas are asleep (between `sleep` and `wake`).
-    pub fn is_asleep(&self) -> bool {
-        self.core.asleep.is_some()
-    }
-
-    /// Re-claim exactly the extent `view` names — `view.size()` bytes at
-    /// `view.offset()` of page `view.id`, as [`Self::get_storage`] handed
-    /// it out — if it is free now, and return a *pin handle* to it (see
-    /// [`ManagedMemoryHandle::is_pin`]): a new allocation whose memory does
-    /// not move while any clone of the handle lives, freed when the last
-    /// clone drops. It is the only holder (`can_mut()` is true).
-    ///
-    /// `None`, changing nothing, when the page is not one of this manager's
-    /// live pages (released, another manager's, never handed out), when any
-    /// byte of the extent is live, quarantined or on an outdated page, or
-    /// when a persistent or exclusive page's free slice is not exactly that
-    /// extent. Allocates no storage, so it is legal inside a capture window
-    /// (the window does not count it as touched). O(1): a hash lookup of the page and the slice-start index of the offset.
-    pub fn reclaim_extent(&mut self, view: &StorageHandle) -> Option<ManagedMemoryHandle> {
-        self.reclaim_view(view)
     }
 }

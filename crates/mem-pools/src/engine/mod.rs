@@ -4,6 +4,8 @@
 //! reaching memory, the free path, cleanup and layout changes.
 
 pub(crate) mod access;
+mod api_moves;
+mod api_observe;
 pub(crate) mod bind;
 pub(crate) mod core;
 pub(crate) mod cursors;

@@ -5,7 +5,7 @@ use super::{InstallMemoryPoolsError, IoError, RelocationCopyError};
 
 impl IoError {
     /// Whether this is the storage's out-of-memory refusal
-    /// ([`StorageError::OutOfMemory`] inside [`IoError::Storage`]): the
+    /// ([`mem_storage::StorageError::OutOfMemory`] inside [`IoError::Storage`]): the
     /// same call may succeed once memory is given back. False for sizes no
     /// pool or device can ever serve and for a capture window that would
     /// allocate.
