@@ -201,27 +201,43 @@ impl<M: StreamMemories> DeviceRelocation<M> {
 
     /// Compact stream `index` for `reason` (nothing for a reason that may
     /// allocate), finishing every stream's work first when it will plan.
+    ///
+    /// Whether it will plan is decided in the same hold of the stream as the
+    /// compaction itself. Between two holds the runtime's other threads may
+    /// free slices (a runtime folds queued drops in at each hold), so a look
+    /// that said "not worth it, no finish needed" could be followed by a
+    /// compaction that plans and moves memory whose users' work was never
+    /// finished. That happened: gpumem's stress test saw a 16-byte slice move
+    /// under another stream's unfinished launch (1 run in 5 at 20 s).
     fn compact_stream(&mut self, index: usize, reason: RelocationReason) {
         if self.error.is_some() || reason.may_allocate() {
             return;
         }
-        let state = self
-            .memories
-            .with_stream(index, |p| p.memory.compaction_state());
-        if !self.finished && compact::compaction_worthwhile(&state) {
-            self.finish();
-            if self.error.is_some() {
-                return;
+        let result = loop {
+            let finished = self.finished;
+            let attempt = self.memories.with_stream(index, |p| {
+                if !finished && compact::compaction_worthwhile(&p.memory.compaction_state()) {
+                    return None;
+                }
+                let before = p.memory.stats();
+                let result = compact::compact_memory(p.memory, reason, p.queue);
+                p.trigger
+                    .record_compaction(result.as_ref().ok(), p.memory.compaction_state());
+                let after = p.memory.stats();
+                Some(result.map(|run| (run, after.storage_frees - before.storage_frees)))
+            });
+            match attempt {
+                Some(result) => break result,
+                // Worth planning and nothing finished yet: finish, then
+                // decide again (at most once more: `finished` is set now).
+                None => {
+                    self.finish();
+                    if self.error.is_some() {
+                        return;
+                    }
+                }
             }
-        }
-        let result = self.memories.with_stream(index, |p| {
-            let before = p.memory.stats();
-            let result = compact::compact_memory(p.memory, reason, p.queue);
-            p.trigger
-                .record_compaction(result.as_ref().ok(), p.memory.compaction_state());
-            let after = p.memory.stats();
-            result.map(|run| (run, after.storage_frees - before.storage_frees))
-        });
+        };
         match &result {
             Ok((run, frees)) => {
                 if run.rounds > 0 {
