@@ -23,6 +23,7 @@ impl ServerLogger {
         &self.name
     }
 
+    #[inline]
     pub(crate) fn reserve(&self, size: u64, pool: u32) {
         tracing::trace!(target: "gpumem::pools", logger = %self.name, size, pool, "reserve");
     }

@@ -1,12 +1,14 @@
 //! Tests of `chunk_map.rs` and `chunk_idle.rs`: the idle FIFO, oldest
 //! first by latest idle period, span claims that change nothing when
 //! refused, and whole-span claims and releases that leave the list as
-//! slot-by-slot steps would.
+//! slot-by-slot steps would; unmapped counts against a slot-by-slot count.
 
 use std::collections::VecDeque;
 use std::ops::RangeInclusive;
 
 use proptest::prelude::*;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
 
 use super::*;
 
@@ -225,5 +227,34 @@ proptest! {
                 prop_assert_eq!(slot.idle, model.idle.contains(&s));
             }
         }
+    }
+}
+
+#[test]
+fn unmapped_slots_of_any_span_match_a_slot_by_slot_count() {
+    let mut rng = SmallRng::seed_from_u64(7);
+    for _ in 0..50 {
+        let mut map = ChunkMap::new(1 << 21);
+        let n = rng.random_range(1..300u32);
+        let mut s = 0;
+        while s < n {
+            let len = rng.random_range(1..40u32).min(n - s);
+            if rng.random_bool(0.6) {
+                map.set_extent(s, len, Some(ChunkId(u64::from(s))));
+            }
+            s += len;
+        }
+        let mapped = |t: u32| map.slots.get(t as usize).is_some_and(|x| x.chunk.is_some());
+        for _ in 0..200 {
+            let first = rng.random_range(0..n + 140);
+            let last = first + rng.random_range(0..200u32);
+            let want = (first..=last).filter(|&t| !mapped(t)).count() as u64;
+            assert_eq!(
+                map.unmapped_in(first..=last),
+                want,
+                "{first}..={last} of {n}"
+            );
+        }
+        assert_eq!(map.unmapped_in(NONE), 0);
     }
 }

@@ -69,6 +69,7 @@ pub const IDLE_SHARE: u64 = 16;
 pub const DEFAULT_MAX_CHUNK: u64 = 64 << 20;
 
 impl Core {
+    #[inline]
     pub(crate) fn chunk_map(&mut self, page: u32) -> Option<&mut ChunkMap> {
         self.pages[page].chunks.as_deref_mut()
     }

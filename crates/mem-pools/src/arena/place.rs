@@ -44,6 +44,7 @@ impl Core {
     /// index's answer for `cap` bytes), its end (`true`: the high end)
     /// where `cap` bytes touch fewest unmapped chunk slots, and how many
     /// they touch there (0: acquire has nothing to map or check).
+    #[inline]
     pub(crate) fn arena_placement(&self, found: u32, cap: u64) -> (u32, bool, u64) {
         let mut best: Best = (found, false, u64::MAX);
         let mut cursor = found;

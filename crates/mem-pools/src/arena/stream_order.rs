@@ -29,10 +29,19 @@
 use crate::engine::core::Core;
 
 impl Core {
+    /// The stream's cursors now (every call of the facade passes them; they
+    /// seldom move, so the unchanged case is an inlined compare).
+    #[inline]
     pub(crate) fn set_progress(&mut self, submitted: u64, completed: u64) {
-        if self.progress == (submitted, completed) {
-            return;
+        if self.progress != (submitted, completed) {
+            self.move_progress(submitted, completed);
         }
+    }
+
+    /// [`Self::set_progress`] when a cursor moved: every arena page of the
+    /// current pages takes the new cursors.
+    #[inline(never)]
+    fn move_progress(&mut self, submitted: u64, completed: u64) {
         self.progress = (submitted, completed);
         for pool in &self.pools {
             for &page in &pool.current {

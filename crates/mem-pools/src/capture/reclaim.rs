@@ -84,7 +84,7 @@ impl Core {
         }
         let sliced = self.pool(info.pool).kind.is_carved();
         let node = match &info.starts {
-            Some(starts) => starts.holding(offset / self.alignment),
+            Some(starts) => starts.holding(self.unit(offset)),
             None => Some(info.head),
         };
         let Some(mut node) = node else {

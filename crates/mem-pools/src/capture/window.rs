@@ -10,8 +10,18 @@ use crate::handles::handle_cell::ManagedMemoryHandle;
 use crate::handles::keys::SlotKey;
 
 impl<S: ComputeStorage> MemoryManagement<S> {
-    /// Record that the window handed out `slice` (to `handle`).
+    /// Record that the window handed out `slice` (to `handle`); outside a
+    /// window (every reservation's case) an inlined check.
+    #[inline]
     pub(crate) fn touch(&mut self, slice: u32, handle: &ManagedMemoryHandle) {
+        if self.capture.is_some() {
+            self.record_touch(slice, handle);
+        }
+    }
+
+    /// [`Self::touch`] inside a window.
+    #[inline(never)]
+    fn record_touch(&mut self, slice: u32, handle: &ManagedMemoryHandle) {
         let Some(record) = self.capture.as_mut() else {
             return;
         };

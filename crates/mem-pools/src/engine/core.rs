@@ -29,6 +29,9 @@ pub(crate) struct Core {
     pub(crate) pools: Vec<Pool>,
     pub(crate) persistent: Pool,
     pub(crate) alignment: u64,
+    /// log2 of `alignment` (a power of two): offsets become start-map
+    /// units by a shift on the split and coalesce paths, not a division.
+    align_shift: u32,
     pub(crate) max_page: u64,
     pub(crate) lazy: bool,
     /// Reservations so far: the clock of exclusive pools' dealloc periods.
@@ -56,6 +59,7 @@ pub(crate) struct Core {
 
 impl Core {
     pub(crate) fn new(pools: Vec<Pool>, alignment: u64, max_page: u64, lazy: bool) -> Self {
+        debug_assert!(alignment.is_power_of_two());
         Self {
             slots: SlotTable::default(),
             slices: Arena::new("slice"),
@@ -65,6 +69,7 @@ impl Core {
             pools,
             persistent: Pool::persistent(),
             alignment,
+            align_shift: alignment.trailing_zeros(),
             max_page,
             lazy,
             clock: 0,
@@ -95,6 +100,7 @@ impl Core {
     }
 
     /// Put a free slice into its pool's free index.
+    #[inline]
     pub(crate) fn index_insert(&mut self, pool: u32, slice: u32) {
         let Core {
             pools,
@@ -107,6 +113,7 @@ impl Core {
     }
 
     /// Take a slice out of its pool's free index (no-op if not indexed).
+    #[inline]
     pub(crate) fn index_remove(&mut self, pool: u32, slice: u32) {
         let Core {
             pools,
@@ -118,7 +125,15 @@ impl Core {
         p.index.remove(slices, slice);
     }
 
+    /// The alignment unit holding byte `offset` of a page (its start-map
+    /// key).
+    #[inline]
+    pub(crate) fn unit(&self, offset: u64) -> u64 {
+        offset >> self.align_shift
+    }
+
     /// `size` rounded up to the alignment (zero takes one unit), checked.
+    #[inline]
     pub(crate) fn capacity(&self, size: u64) -> Result<u64, IoError> {
         // The alignment is a power of two: round with a mask, checked.
         let a = self.alignment;
@@ -129,6 +144,7 @@ impl Core {
     }
 
     /// The pool a size routes to in Auto mode: the first that accepts it.
+    #[inline]
     pub(crate) fn route(&self, size: u64) -> Result<u32, IoError> {
         self.pools
             .iter()

@@ -20,6 +20,12 @@ use crate::handles::keys::DropKind;
 impl<S: ComputeStorage> MemoryManagement<S> {
     /// Free every slot whose last handle dropped: O(1) each, no scan.
     pub(crate) fn drain(&mut self) {
+        if !self.cells.has_pending() {
+            // Nothing dropped since the last call (most reservations of a
+            // burst): no batch to take out and put back.
+            self.settle();
+            return;
+        }
         let release = self.capture.is_none();
         let mut batch = std::mem::take(&mut self.drained);
         // Records pushed while a batch is processed (another thread's drops,

@@ -64,6 +64,9 @@ pub(crate) struct SlotTable {
 
 impl SlotTable {
     /// Claim a slot for `slice`. The caller attaches the holder afterwards.
+    /// Reusing a released slot (the steady state) is inline; a new one
+    /// is [`Self::claim_new`].
+    #[inline]
     pub(crate) fn claim(&mut self, slice: u32) -> Result<SlotKey, IoError> {
         if let Some(slot) = self.free_head {
             let entry = &mut self.slots[slot as usize];
@@ -76,6 +79,12 @@ impl SlotTable {
                 generation: entry.generation,
             });
         }
+        self.claim_new(slice)
+    }
+
+    /// A slot past the last, for `slice`.
+    #[inline(never)]
+    fn claim_new(&mut self, slice: u32) -> Result<SlotKey, IoError> {
         let slot = u32::try_from(self.slots.len())
             .ok()
             .filter(|&s| s != NIL)
@@ -141,6 +150,7 @@ impl SlotTable {
     }
 
     /// Free a live key: its generation moves on. Returns the slice it named.
+    #[inline]
     pub(crate) fn release(&mut self, key: SlotKey) -> Option<u32> {
         let slice = self.resolve(key)?;
         let entry = &mut self.slots[key.slot as usize];

@@ -47,21 +47,17 @@ impl Core {
                 max: self.max_page,
             });
         }
+        if let PoolType::SlicedPages { .. } = kind
+            && cap > self.pool(pool).page_size
+        {
+            self.grow(storage, pool, cap, size, allow.allocate, allow.release)?;
+        }
+        let found = self.pool(pool).index.find(&self.slices, cap);
+        // The persistent pool too: its exact-fit index finds only a free
+        // page of exactly `cap`, which the filter keeps.
         let found = match kind {
-            PoolType::SlicedPages { .. } => {
-                if cap > self.pool(pool).page_size {
-                    self.grow(storage, pool, cap, size, allow.allocate, allow.release)?;
-                }
-                self.pool(pool).index.find(&self.slices, cap)
-            }
-            // The persistent pool too: its exact-fit index finds only a
-            // free page of exactly `cap`, which the filter keeps.
-            PoolType::ExclusivePages { .. } => self
-                .pool(pool)
-                .index
-                .find(&self.slices, cap)
-                .filter(|&s| self.slices[s].size / 2 <= cap),
-            PoolType::VirtualArena { .. } => self.pool(pool).index.find(&self.slices, cap),
+            PoolType::ExclusivePages { .. } => found.filter(|&s| self.slices[s].size / 2 <= cap),
+            _ => found,
         };
         let slice = match found {
             Some(slice) => slice,
@@ -110,6 +106,7 @@ impl Core {
 
     /// Cut `slice` (free, indexed) to `cap` bytes; the rest becomes a free
     /// slice right after it, indexed.
+    #[inline]
     pub(crate) fn split(&mut self, slice: u32, cap: u64) -> Result<(), IoError> {
         let (rest, pool) = self.cut(slice, cap)?;
         self.index_insert(pool, rest);
@@ -124,11 +121,11 @@ impl Core {
     #[inline(always)]
     pub(crate) fn cut(&mut self, slice: u32, at: u64) -> Result<(u32, u32), IoError> {
         let node = &self.slices[slice];
-        let (page, next) = (node.page, node.next);
+        let (page, next, start) = (node.page, node.next, node.offset + at);
         let rest = SliceNode {
             prev: slice,
             next,
-            ..SliceNode::free(page, node.offset + at, node.size - at)
+            ..SliceNode::free(page, start, node.size - at)
         };
         let pool = self.pages[page].pool;
         let rest = self.slices.insert(rest)?;
@@ -138,7 +135,7 @@ impl Core {
         if next != NIL {
             self.slices[next].prev = rest;
         }
-        let unit = self.slices[rest].offset / self.alignment;
+        let unit = self.unit(start);
         if let Some(starts) = self.pages[page].starts.as_mut() {
             starts.insert(unit, rest);
         }
@@ -180,6 +177,7 @@ impl Core {
             return;
         }
         let (cap, size, page) = (node.size, node.requested, node.page);
+        let (offset, prev, next) = (node.offset, node.prev, node.next);
         let (raw, pinned, quarantined) = (node.is_raw(), node.pins > 0, node.quarantined);
         node.owner = NIL;
         node.requested = 0;
@@ -211,7 +209,6 @@ impl Core {
             return;
         }
         if arena {
-            let offset = self.slices[slice].offset;
             self.release_chunks(storage, page, offset, cap, release);
         }
         if outdated {
@@ -223,13 +220,13 @@ impl Core {
         let mut slice = slice;
         if self.pool(pool).kind.is_carved() {
             // `slice` is live, so never indexed: only the free neighbour
-            // leaves the index.
-            let next = self.slices[slice].next;
+            // leaves the index. (Its links, read above, are as they were:
+            // nothing since changed them, and merging `next` in leaves
+            // `prev`.)
             if next != NIL && self.slices[next].indexed {
                 self.index_remove(pool, next);
                 self.merge_into(slice, next);
             }
-            let prev = self.slices[slice].prev;
             if prev != NIL && self.slices[prev].indexed {
                 self.index_remove(pool, prev);
                 self.merge_into(prev, slice);
@@ -243,16 +240,13 @@ impl Core {
     /// (the caller took the free one out).
     fn merge_into(&mut self, left: u32, right: u32) {
         debug_assert!(!self.slices[left].indexed && !self.slices[right].indexed);
-        let (size, next) = (self.slices[right].size, self.slices[right].next);
+        let node = &self.slices[right];
+        let (size, next, page, unit) = (node.size, node.next, node.page, self.unit(node.offset));
         self.slices[left].size += size;
         self.slices[left].next = next;
         if next != NIL {
             self.slices[next].prev = left;
         }
-        let (page, unit) = (
-            self.slices[right].page,
-            self.slices[right].offset / self.alignment,
-        );
         if let Some(starts) = self.pages[page].starts.as_mut() {
             starts.remove(unit);
         }

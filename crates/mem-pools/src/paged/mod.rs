@@ -7,4 +7,5 @@ pub(crate) mod free_index;
 pub(crate) mod growth;
 pub(crate) mod pages;
 pub(crate) mod pool;
+pub(crate) mod start_nodes;
 pub(crate) mod starts;

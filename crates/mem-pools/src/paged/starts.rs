@@ -21,35 +21,7 @@
 //! `training` replay (15 % of its instructions) — where the blocks that
 //! hold a start are a few hundred.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
-/// Hashes a start unit with one folded multiply instead of SipHash.
-///
-/// Split and coalesce each touch the start map, so its hash is on the
-/// reserve+drop hot path: SipHash made the map ~13 % of a pair's
-/// instructions. The keys are the engine's own offsets (nothing a caller
-/// chooses), so flooding resistance buys nothing here; a folded 64×64→128
-/// multiply spreads sequential units over every bit hashbrown reads.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct UnitHasher(u64);
-
-impl Hasher for UnitHasher {
-    fn finish(&self) -> u64 {
-        let wide = u128::from(self.0) * 0x9E37_79B9_7F4A_7C15;
-        (wide as u64) ^ ((wide >> 64) as u64)
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-
-    fn write_u64(&mut self, unit: u64) {
-        self.0 = self.0.rotate_left(32) ^ unit;
-    }
-}
+use crate::paged::start_nodes::StartNodes;
 
 /// Units of one block of bits (64 words of 64).
 const BLOCK_UNITS: u64 = 64 * 64;
@@ -70,7 +42,8 @@ pub(crate) struct SliceStarts {
     blocks: Vec<[u64; 64]>,
     /// Alignment units of the page: no start lies at or past it.
     units: u64,
-    nodes: HashMap<u64, u32, BuildHasherDefault<UnitHasher>>,
+    /// Start unit → slice node (`start_nodes.rs`).
+    nodes: StartNodes,
 }
 
 /// (block, word in the block, bit in the word) of `unit`.
@@ -131,6 +104,7 @@ impl SliceStarts {
     }
 
     /// No slice starts at `unit` any more (it was absorbed by its left neighbour).
+    #[inline]
     pub(crate) fn remove(&mut self, unit: u64) {
         let (k, w, b) = place(unit);
         let Some(&block) = self.dir.get(k).filter(|&&b| b != NO_BLOCK) else {
@@ -141,7 +115,7 @@ impl SliceStarts {
         if *word == 0 {
             self.summary[k] &= !(1 << w);
         }
-        self.nodes.remove(&unit);
+        self.nodes.remove(unit);
     }
 
     /// The slice node that starts at or last before `unit`.
@@ -159,7 +133,7 @@ impl SliceStarts {
             Some(start) => start,
             None => self.last_bit(self.prev_block(k)?, 63, u64::MAX)?,
         };
-        self.nodes.get(&start).copied()
+        self.nodes.get(start)
     }
 
     /// The last start in word `w` of block `k` under `mask`, then in the

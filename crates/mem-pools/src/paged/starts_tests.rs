@@ -26,18 +26,6 @@ fn the_slice_holding_a_unit_is_the_last_start_at_or_before_it_across_words() {
 }
 
 #[test]
-fn the_unit_hasher_spreads_neighbouring_units_apart() {
-    use std::hash::BuildHasher;
-    let build = BuildHasherDefault::<UnitHasher>::default();
-    let low: std::collections::HashSet<u64> =
-        (0..1024u64).map(|u| build.hash_one(u) & 1023).collect();
-    let high: std::collections::HashSet<u64> =
-        (0..1024u64).map(|u| build.hash_one(u) >> 57).collect();
-    assert!(low.len() > 512, "low bits collide: {} distinct", low.len());
-    assert_eq!(high.len(), 128, "every top-7-bit tag is used");
-}
-
-#[test]
 fn a_start_deep_in_a_large_range_costs_one_block_not_a_bitmap_up_to_it() {
     // A 64 GiB arena range at 256-byte alignment.
     let mut s = SliceStarts::new((64 << 30) / 256, 1);
