@@ -1,6 +1,7 @@
 //! Where the facade waits for arenas' stream work: only in an explicit
 //! synchronize, in `sleep`, and in the out-of-memory retry, which waits
-//! for the streams whose idle chunks wait and for nothing more.
+//! for the streams whose idle chunks wait or whose recorded uses hold
+//! memory, and for nothing more.
 
 use gpumem::prelude::*;
 
@@ -75,4 +76,47 @@ fn no_reserve_free_or_cleanup_waits_for_stream_work() {
     let w = device.stats().waits;
     assert_eq!((w.synchronize, w.device_waits), (1, 1), "{w:?}");
     assert!(s.completed() >= last);
+}
+
+#[test]
+fn the_out_of_memory_retry_waits_only_for_the_stream_whose_recorded_use_holds_memory() {
+    let device = host(3);
+    let (s0, s1, s2) = (
+        device.stream(0).unwrap(),
+        device.stream(1).unwrap(),
+        device.stream(2).unwrap(),
+    );
+    // Stream 0's 40 MiB, used by a kernel on stream 1, then dropped: stream
+    // 0 holds it until stream 1's kernel completes.
+    let a = s0.reserve(40 * MIB).unwrap();
+    let op1 = s1.launch(&[&a]).unwrap().submit();
+    drop(a);
+    s0.drain();
+    assert_eq!(s0.held_bytes(), 40 * MIB, "held for stream 1's kernel");
+    // Stream 2 has work running too, but holds nothing up.
+    let live = s2.reserve(2 * MIB).unwrap();
+    let op2 = s2.submit();
+    let before = device.stats();
+    // Stream 2 needs 30 MiB: only the held 40 MiB can make room. The retry
+    // waits for stream 1 alone, releases the hold and gives the chunk back.
+    let b = s2
+        .reserve(30 * MIB)
+        .expect("the retry ends the hold and frees its memory");
+    let after = device.stats();
+    assert_eq!(after.num_alloc_retries, 1);
+    assert!(s1.completed() >= op1, "stream 1 was waited for");
+    assert!(
+        s2.completed() < op2,
+        "stream 2's work holds nothing: not waited for"
+    );
+    assert_eq!(s0.held_bytes(), 0, "the hold ended");
+    let w = after.waits;
+    assert_eq!(w.device_waits, 0, "no device-wide wait: {w:?}");
+    assert_eq!(w.oom_retry, 0, "{w:?}");
+    assert_eq!(
+        w.stream_waits - before.waits.stream_waits,
+        1,
+        "one stream wait, stream 1's: {w:?}"
+    );
+    drop((b, live));
 }

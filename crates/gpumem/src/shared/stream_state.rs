@@ -287,6 +287,22 @@ impl StreamState {
         }
     }
 
+    /// Mark in `wait` (one flag a stream) every stream whose unfinished
+    /// recorded work holds an allocation its user has dropped: the streams
+    /// the out-of-memory retry waits for so the hold can end.
+    pub(crate) fn mark_holding_streams(&self, streams: &[StreamShared], wait: &mut [bool]) {
+        let dropped = self.held.iter().filter(|h| h.handle.can_mut());
+        for u in dropped.flat_map(|h| &h.uses) {
+            let (Some(other), Some(flag)) = (streams.get(u.stream), wait.get_mut(u.stream)) else {
+                continue;
+            };
+            // A use whose end is not fixed yet ends at the stream's cursor
+            // now (what `settle_held` would fix it at).
+            let until = u.until.unwrap_or_else(|| other.submitted());
+            *flag |= other.completed() < until;
+        }
+    }
+
     /// Bytes their users have dropped that are still held: waiting for
     /// other streams' recorded work, or for the next call to poison them.
     /// (A hold whose user still has the handle is that user's live memory.)

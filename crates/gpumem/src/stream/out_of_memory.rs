@@ -3,8 +3,8 @@
 //!
 //! Like PyTorch's allocator (free cached blocks, retry, then raise): an
 //! attempt the device or its budget refuses first gives memory back across
-//! the whole device — finishes every stream's work if memory is held for
-//! it and releases that memory, relocates outdated pages into room already
+//! the whole device — waits for the streams whose work memory waits for
+//! (and only those) and releases that memory, relocates outdated pages into room already
 //! held (unless a graph records), returns every empty page of every stream
 //! — and is tried once more (mem-relocate's `ReserveRetry` decides). Only
 //! then is it [`crate::GpuMemError::OutOfMemory`] with an [`OutOfMemoryReport`].
@@ -27,24 +27,48 @@ use crate::error::{GpuMemError, OutOfMemoryReport, Refuser, Result};
 use crate::relocation;
 use crate::shared::{DeviceShared, Stream, StreamState};
 
-/// The retry's one wait for arenas: each stream one of whose idle chunks
-/// waits for its work (mem-pools' `arena_chunks_waiting`) is synchronized
-/// and marked complete, so the cleanup that follows can give those chunks
-/// back. Streams with none are not waited for; no reserve, free or
-/// cleanup path outside this retry waits for them.
-fn finish_for_idle_chunks(device: &DeviceShared) {
-    for stream in &device.streams {
-        let mut st = stream.lock();
-        if !st.engine.arena_chunks_waiting() {
-            continue;
+/// The retry's one wait: each stream whose work memory waits for is
+/// synchronized and marked complete, and nothing more —
+/// - a stream one of whose idle arena chunks waits for its work
+///   (mem-pools' `arena_chunks_waiting`), so the cleanup that follows can
+///   give the chunk back;
+/// - a stream whose recorded use (`record_use`) holds an allocation its
+///   user dropped; the holds those waits ended are released at once, so
+///   the free-cached step finds nothing held and needs no device-wide
+///   finish.
+///
+/// Streams with none are not waited for; no reserve, free or cleanup path
+/// outside this retry waits for them.
+fn finish_for_waiting_memory(device: &DeviceShared) {
+    let mut wait = vec![false; device.streams.len()];
+    let mut holders = Vec::new();
+    for (i, stream) in device.streams.iter().enumerate() {
+        let st = stream.lock();
+        wait[i] |= st.engine.arena_chunks_waiting();
+        if !st.held.is_empty() {
+            st.mark_holding_streams(&device.streams, &mut wait);
+            holders.push(i);
         }
+    }
+    for (stream, _) in device.streams.iter().zip(&wait).filter(|(_, w)| **w) {
+        let mut st = stream.lock();
         match st.engine.storage().synchronize() {
             Ok(()) => {
                 drop(st);
                 stream.mark_all_complete();
             }
-            Err(err) => tracing::warn!(%err, "waiting for a stream's idle chunks failed"),
+            Err(err) => {
+                tracing::warn!(%err, "waiting for a stream's work that memory waits for failed")
+            }
         }
+    }
+    for i in holders {
+        // A call settles holds first; drops queued since may end a hold's
+        // last other holder (as in `DeviceShared::cleanup`).
+        device.run(i, |st| {
+            st.engine.drain_drops();
+            st.settle(&device.streams, device.config.poison);
+        });
     }
 }
 
@@ -91,7 +115,7 @@ pub(crate) fn retry<T>(
                 tracing::debug!(%err, stream = owner, ?kind, "refused; freeing cached memory and retrying");
                 device.retries.fetch_add(1, Ordering::Relaxed);
                 device.streams[owner].lock().tally.num_alloc_retries += 1;
-                finish_for_idle_chunks(device);
+                finish_for_waiting_memory(device);
                 relocation::free_cached_memory(device);
             }
             (
