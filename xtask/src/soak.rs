@@ -5,8 +5,9 @@
 //! use and submit, complete, bind, stamp) under a device thread that
 //! relocates, reclaims and captures graphs, and checks throughout that no
 //! memory another stream's unfinished work uses is handed out or moved and
-//! that every buffer keeps its bytes. `cargo test` (so `cargo xtask ci`)
-//! runs it for 20 s in the test profile; this task runs it in release for
+//! that every buffer keeps its bytes, on paged pools and on the default
+//! arenas side by side. `cargo test` (so `cargo xtask ci`) runs it for
+//! 20 s in the test profile; this task runs it in release for
 //! `--secs` (default 600) through `GPUMEM_STRESS_SECS`, and `--seed`
 //! (decimal or `0x` hex) sets `GPUMEM_STRESS_SEED` to repeat a printed
 //! seed. A run that does not end 30 s after its time aborts, naming every

@@ -34,7 +34,14 @@
 //! view the oracles still protect (the fixed engine trips the move check in
 //! under a second then).
 //!
-//! `GPUMEM_STRESS_SECS` (default 20) bounds the run, `GPUMEM_STRESS_SEED`
+//! The run is made twice, at once: on paged pools (64 KiB pages, where
+//! relocation and compaction move memory) and on the facade's default,
+//! virtual-memory arenas (where nothing moves, idle chunks wait for their
+//! stream's work before the device thread's reclaims unmap them, and every
+//! new reservation is checked against the memory under unfinished work as
+//! on pages).
+//!
+//! `GPUMEM_STRESS_SECS` (default 20) bounds each run, `GPUMEM_STRESS_SEED`
 //! repeats a seed (each thread's op sequence is the seed's; the
 //! interleaving is the scheduler's). A watchdog aborts the process, naming
 //! every thread's last op, if the run has not ended 30 s after its time.
@@ -499,7 +506,37 @@ fn watchdog(tally: Arc<Tally>, done: Arc<AtomicBool>, limit: Duration, seed: u64
 
 #[test]
 #[cfg_attr(miri, ignore = "a timed multi-threaded run")]
-fn four_threads_on_four_streams_never_reuse_memory_under_unfinished_work() {
+fn four_threads_on_four_streams_of_paged_pools_never_reuse_memory_under_unfinished_work() {
+    let device = Device::host()
+        .pools(common::growable())
+        .streams(WORKERS)
+        .ignore_env()
+        .build()
+        .expect("a host device builds");
+    stress(&device, "paged pools");
+}
+
+/// The same run on the facade's default, virtual-memory arenas: slices of
+/// up to 256 KiB share 2 MiB chunks, idle chunks wait for their stream's
+/// work before they are unmapped, and nothing ever moves (the device
+/// thread's relocations and reclaims give back idle chunks instead).
+#[test]
+#[cfg_attr(miri, ignore = "a timed multi-threaded run")]
+fn four_threads_on_four_streams_of_arenas_never_reuse_memory_under_unfinished_work() {
+    let device = Device::host()
+        .streams(WORKERS)
+        .ignore_env()
+        .build()
+        .expect("a host device builds");
+    assert!(
+        device.memory_report().virtual_memory.is_some(),
+        "the default is arenas"
+    );
+    stress(&device, "arenas");
+}
+
+/// One stress run on `device` (named `layout` in what it prints).
+fn stress(device: &Device, layout: &str) {
     let seed = env_u64("GPUMEM_STRESS_SEED").unwrap_or_else(|| {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -507,13 +544,7 @@ fn four_threads_on_four_streams_never_reuse_memory_under_unfinished_work() {
         Rng::new(nanos).next_u64()
     });
     let secs = env_u64("GPUMEM_STRESS_SECS").unwrap_or(DEFAULT_SECS).max(1);
-    println!("stress: GPUMEM_STRESS_SEED={seed:#x} GPUMEM_STRESS_SECS={secs}");
-    let device = Device::host()
-        .pools(common::growable())
-        .streams(WORKERS)
-        .ignore_env()
-        .build()
-        .expect("a host device builds");
+    println!("stress on {layout}: GPUMEM_STRESS_SEED={seed:#x} GPUMEM_STRESS_SECS={secs}");
     let mut names: Vec<String> = (0..WORKERS).map(|i| format!("worker {i}")).collect();
     names.push("device thread".into());
     let run = Run {
@@ -585,7 +616,7 @@ fn four_threads_on_four_streams_never_reuse_memory_under_unfinished_work() {
         device.reclaim().expect("nothing records any more");
         let again = device.stats().reserved_bytes.current;
         panic!(
-            "pages leaked (seed {seed:#x}): {} bytes reserved; after a second reclaim {again}\n{}\n{stats:?}",
+            "pages leaked on {layout} (seed {seed:#x}): {} bytes reserved; after a second reclaim {again}\n{}\n{stats:?}",
             stats.reserved_bytes.current,
             held.join("\n")
         );
@@ -595,7 +626,7 @@ fn four_threads_on_four_streams_never_reuse_memory_under_unfinished_work() {
 
     let ops: u64 = Op::ALL.iter().map(|&op| run.tally.count(op)).sum();
     println!(
-        "stress: {ops} ops in {elapsed:.1?} (seed {seed:#x})\n{}  oracle: {} reservations \
+        "stress on {layout}: {ops} ops in {elapsed:.1?} (seed {seed:#x})\n{}  oracle: {} reservations \
          checked against {} regions under unfinished work, {} uses remembered\n  \
          moved slices {}, pages freed {}, graphs {}, verified {} MiB",
         run.tally.summary(),
