@@ -9,6 +9,7 @@
 
 pub(crate) mod device_shared;
 mod handles;
+mod held;
 pub(crate) mod moving;
 pub(crate) mod stream_state;
 
