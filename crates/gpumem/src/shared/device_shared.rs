@@ -191,8 +191,7 @@ impl DeviceShared {
     pub(crate) fn finish(&self, source: crate::stats::waits::WaitSource) -> Result<()> {
         self.waits.count(source);
         for stream in &self.streams {
-            stream.lock().engine.storage().synchronize()?;
-            stream.mark_all_complete();
+            stream.synchronized(|| stream.lock().engine.storage().synchronize())?;
         }
         Ok(())
     }
@@ -215,8 +214,8 @@ impl DeviceShared {
 
     /// Wait for all of stream `index`'s work, then mark it complete.
     pub(crate) fn synchronize_stream(&self, index: usize) -> Result<()> {
-        self.run(index, |st| st.engine.storage().synchronize())?;
-        self.streams[index].mark_all_complete();
+        self.streams[index]
+            .synchronized(|| self.run(index, |st| st.engine.storage().synchronize()))?;
         Ok(())
     }
 

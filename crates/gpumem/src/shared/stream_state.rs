@@ -103,10 +103,23 @@ impl StreamShared {
         self.recording.load(Ordering::Acquire)
     }
 
-    /// Mark every submitted operation complete.
-    pub(crate) fn mark_all_complete(&self) {
-        self.completed
-            .fetch_max(self.submitted.load(Ordering::Acquire), Ordering::AcqRel);
+    /// Run `synchronize` (a wait for this stream's queued work), then mark
+    /// complete every operation counted before it began.
+    ///
+    /// Why the count is read first: a runtime enqueues its work and then
+    /// counts it (`LaunchGuard::submit`), so an operation counted before
+    /// the wait began was queued before it, and the wait covered it. One
+    /// counted while the wait ran, by another thread, may have been queued
+    /// after the wait began and may still run; marking it complete would
+    /// let its memory be reused or unmapped under it.
+    pub(crate) fn synchronized<E>(
+        &self,
+        synchronize: impl FnOnce() -> Result<(), E>,
+    ) -> Result<(), E> {
+        let before = self.submitted();
+        synchronize()?;
+        self.completed.fetch_max(before, Ordering::AcqRel);
+        Ok(())
     }
 }
 
@@ -135,3 +148,7 @@ impl StreamState {
         start
     }
 }
+
+#[cfg(test)]
+#[path = "stream_state_tests.rs"]
+mod tests;

@@ -51,15 +51,8 @@ fn finish_for_waiting_memory(device: &DeviceShared) {
         }
     }
     for (stream, _) in device.streams.iter().zip(&wait).filter(|(_, w)| **w) {
-        let mut st = stream.lock();
-        match st.engine.storage().synchronize() {
-            Ok(()) => {
-                drop(st);
-                stream.mark_all_complete();
-            }
-            Err(err) => {
-                tracing::warn!(%err, "waiting for a stream's work that memory waits for failed")
-            }
+        if let Err(err) = stream.synchronized(|| stream.lock().engine.storage().synchronize()) {
+            tracing::warn!(%err, "waiting for a stream's work that memory waits for failed");
         }
     }
     for i in holders {
