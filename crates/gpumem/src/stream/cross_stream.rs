@@ -11,7 +11,7 @@
 //!   after its last handle drops, until B completes every operation it had
 //!   submitted when the free was observed. So A never hands the memory to a
 //!   new owner while B's kernels may still read it. The holds are kept by
-//!   `shared/stream_state.rs`.
+//!   `shared/held.rs`.
 
 use mem_pools::ManagedMemoryHandle;
 use mem_storage::{ComputeStorage, DeviceResource};
