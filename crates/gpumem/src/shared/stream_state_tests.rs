@@ -37,6 +37,9 @@ fn a_failed_synchronize_marks_nothing_complete() {
     let device = one_stream();
     let stream = &device.shared.streams[0];
     stream.submitted.fetch_add(3, Ordering::AcqRel);
-    assert_eq!(stream.synchronized(|| Err("device lost")), Err("device lost"));
+    assert_eq!(
+        stream.synchronized(|| Err("device lost")),
+        Err("device lost")
+    );
     assert_eq!(stream.completed(), 0);
 }
