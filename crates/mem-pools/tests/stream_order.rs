@@ -194,6 +194,37 @@ fn an_idle_chunk_waits_for_the_work_submitted_before_its_free() {
     assert_eq!(p.watch.lock().unwrap().unmaps, 1);
 }
 
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_handle_dropped_after_the_cursors_were_read_is_stamped_with_the_count_at_its_drop() {
+    // The stream's live counter is shared with the engine: another thread
+    // counts work on the slice and then drops its handle after this call
+    // reported the cursors (5 submitted, all complete).
+    let mut p = Program::new(0);
+    let counter = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    p.mm.set_submit_cursor(counter.clone());
+    p.reserve(4 * G);
+    p.reserve(256);
+    p.submitted = 5;
+    p.completed = 5;
+    counter.store(5, std::sync::atomic::Ordering::Release);
+    p.report();
+    // The other thread: its kernel on the slice is operation 6.
+    counter.store(6, std::sync::atomic::Ordering::Release);
+    let (handle, index) = p.live.swap_remove(0);
+    p.watch.lock().unwrap().uses[index].until = 6;
+    drop(handle);
+    // This call takes the drop without reporting the cursors again.
+    p.mm.drain_drops();
+    assert!(
+        p.mm.arena_chunks_waiting(),
+        "the freed chunk waits for operation 6"
+    );
+    p.mm.cleanup(true);
+    assert_eq!(p.mm.stats().chunks.unmaps, 0, "operation 6 may still run");
+    assert!(p.violations().is_empty(), "{:?}", p.violations());
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     Reserve(u64),

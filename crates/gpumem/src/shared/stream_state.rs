@@ -12,7 +12,7 @@
 //! `held.rs`.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use mem_pools::ManagedMemoryHandle;
 use mem_relocate::RelocationTrigger;
@@ -54,8 +54,10 @@ pub(crate) struct StreamShared {
     pub(crate) id: StreamId,
     /// The id of this stream's engine (carried by its handles).
     pub(crate) manager: u64,
-    /// Launch-like operations submitted so far (the bind cursor).
-    pub(crate) submitted: AtomicU64,
+    /// Launch-like operations submitted so far (the bind cursor); shared
+    /// with the engine, which stamps the slots of handles dropped on other
+    /// threads with it (`MemoryManagement::set_submit_cursor`).
+    pub(crate) submitted: Arc<AtomicU64>,
     /// Operations known complete.
     pub(crate) completed: AtomicU64,
     /// A graph capture is open on this stream.
@@ -67,11 +69,13 @@ pub(crate) struct StreamShared {
 }
 
 impl StreamShared {
-    pub(crate) fn new(id: StreamId, engine: StreamMemory, capacity: u64) -> Self {
+    pub(crate) fn new(id: StreamId, mut engine: StreamMemory, capacity: u64) -> Self {
+        let submitted = Arc::new(AtomicU64::new(0));
+        engine.set_submit_cursor(submitted.clone());
         Self {
             id,
             manager: engine.id(),
-            submitted: AtomicU64::new(0),
+            submitted,
             completed: AtomicU64::new(0),
             recording: AtomicBool::new(false),
             levels: Levels::default(),

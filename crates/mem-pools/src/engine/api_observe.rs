@@ -49,6 +49,22 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         self.core.set_progress(submitted, completed.min(submitted));
     }
 
+    /// Share the stream's live submit counter (the count of work items
+    /// submitted so far, never going back), so that a batch of handles
+    /// dropped on other threads is stamped with the count read after the
+    /// batch is taken instead of the one [`Self::set_stream_progress`]
+    /// reported when the call began.
+    ///
+    /// Why: a runtime enqueues work, counts it, then drops the handles it
+    /// used, and another thread's call may take that drop after it read
+    /// the cursors. Stamped with the older count, the freed slot would look
+    /// complete once the work counted before it is, and an arena could
+    /// unmap its chunk under the work that used it (a device fault on
+    /// CUDA). Without a shared counter, the reported cursor is used.
+    pub fn set_submit_cursor(&mut self, cursor: std::sync::Arc<std::sync::atomic::AtomicU64>) {
+        self.submit_cursor = Some(cursor);
+    }
+
     /// Whether an idle arena chunk waits for the stream's work before it
     /// can be given back (an out-of-memory retry synchronizes the stream
     /// first when it does). O(slots of the arena ranges): an

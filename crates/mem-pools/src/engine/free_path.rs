@@ -35,6 +35,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         // follows a slot to its cell before their slots are released.
         while self.cells.has_pending() {
             self.cells.take(&mut batch);
+            self.refresh_submitted();
             for dropped in batch.drain(..) {
                 match dropped.kind {
                     DropKind::Unpin => self.core.unpin(dropped.key),
@@ -50,6 +51,22 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         }
         self.drained = batch;
         self.settle();
+    }
+
+    /// Take the shared submit counter's value, if any, as the stream's
+    /// submit cursor, after a batch of drops was taken: every item those
+    /// handles' users counted before dropping them is in it (the drop
+    /// queue's push and take order the count before the load), so the
+    /// slots they free are stamped late enough (`set_submit_cursor`).
+    #[inline]
+    fn refresh_submitted(&mut self) {
+        if let Some(cursor) = &self.submit_cursor {
+            let submitted = cursor.load(std::sync::atomic::Ordering::Acquire);
+            let (old, completed) = self.core.progress;
+            if submitted > old {
+                self.core.set_progress(submitted, completed);
+            }
+        }
     }
 
     /// Flush the storage if pages were released since the last flush, so

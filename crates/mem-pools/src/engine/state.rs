@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 use mem_storage::ComputeStorage;
 
@@ -37,6 +38,9 @@ pub struct MemoryManagement<Storage> {
     pub(crate) epoch: u64,
     /// `stats.storage_frees` at the last storage flush.
     pub(crate) flushed_frees: u64,
+    /// The stream's live submit counter, when the runtime shares it
+    /// ([`MemoryManagement::set_submit_cursor`]).
+    pub(crate) submit_cursor: Option<Arc<AtomicU64>>,
 }
 
 impl<S: ComputeStorage> MemoryManagement<S> {
@@ -88,6 +92,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             capture: None,
             epoch: 0,
             flushed_frees: 0,
+            submit_cursor: None,
         }
     }
 }
