@@ -8,6 +8,8 @@
 
 use mem_storage::ChunkId;
 
+use crate::arena::chunk_bits;
+
 /// A span that holds no slot (`take_idle` keeps nothing back).
 #[allow(clippy::reversed_empty_ranges)]
 pub(crate) const NONE: std::ops::RangeInclusive<u32> = 1..=0;
@@ -161,17 +163,23 @@ impl ChunkMap {
             slot.head = if chunk.is_some() { first } else { END };
         }
         self.slots[first as usize].len = if chunk.is_some() { len } else { 0 };
-        for s in first..=last {
-            let (w, bit) = (s as usize / 64, 1u64 << (s % 64));
-            match chunk {
-                Some(_) => self.mapped_bits[w] |= bit,
-                None => self.mapped_bits[w] &= !bit,
+        match chunk {
+            Some(_) => {
+                chunk_bits::set(&mut self.mapped_bits, first, last);
+                self.mapped += u64::from(len);
+            }
+            None => {
+                chunk_bits::clear(&mut self.mapped_bits, first, last);
+                self.mapped -= u64::from(len);
             }
         }
-        match chunk {
-            Some(_) => self.mapped += u64::from(len),
-            None => self.mapped -= u64::from(len),
-        }
+    }
+
+    /// The first slot of `from..=last` that has a chunk (`mapped`) or has
+    /// none (`!mapped`), or `last + 1`: a span's runs of unmapped slots
+    /// found a mapped-bit word at a time (`chunks.rs`).
+    pub(crate) fn next_slot(&self, mapped: bool, from: u32, last: u32) -> u32 {
+        chunk_bits::next(&self.mapped_bits, mapped, from, last)
     }
 
     /// The chunk over mapped slot `s`: its first slot and how many it covers.
