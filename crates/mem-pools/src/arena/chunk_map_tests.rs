@@ -222,7 +222,7 @@ proptest! {
             prop_assert_eq!(idle_order_backwards(&map), expected);
             prop_assert_eq!(map.idle_count, model.idle.len() as u64);
             let live: Vec<u32> = map.slots.iter().map(|s| s.live).collect();
-            prop_assert_eq!(live, model.live.clone());
+            prop_assert_eq!(&live[..model.live.len()], &model.live[..]);
             for (s, slot) in (0..).zip(&map.slots) {
                 prop_assert_eq!(slot.idle, model.idle.contains(&s));
             }
@@ -256,5 +256,40 @@ fn unmapped_slots_of_any_span_match_a_slot_by_slot_count() {
             );
         }
         assert_eq!(map.unmapped_in(NONE), 0);
+    }
+}
+
+#[test]
+fn the_next_mapped_or_unmapped_slot_matches_a_slot_by_slot_search() {
+    let mut rng = SmallRng::seed_from_u64(11);
+    for _ in 0..50 {
+        let mut map = ChunkMap::new(1 << 21);
+        let n = rng.random_range(1..300u32);
+        map.slot(n - 1);
+        // Runs mapped where all were unmapped, unmapped where all were
+        // mapped: bits set and cleared in runs that cross words.
+        for _ in 0..rng.random_range(0..40) {
+            let first = rng.random_range(0..n);
+            let len = rng.random_range(1..=(n - first).min(90));
+            match map.unmapped_in(first..=first + len - 1) {
+                0 => map.set_extent(first, len, None),
+                holes if holes == u64::from(len) => {
+                    map.set_extent(first, len, Some(ChunkId(u64::from(first))));
+                }
+                _ => {}
+            }
+        }
+        let mapped = |t: u32| map.slots.get(t as usize).is_some_and(|x| x.chunk.is_some());
+        for _ in 0..200 {
+            let from = rng.random_range(0..n + 140);
+            let last = from + rng.random_range(0..200u32);
+            for want_mapped in [false, true] {
+                let want = (from..=last)
+                    .find(|&t| mapped(t) == want_mapped)
+                    .unwrap_or(last + 1);
+                let got = map.next_slot(want_mapped, from, last);
+                assert_eq!(got, want, "{want_mapped} in {from}..={last} of {n}");
+            }
+        }
     }
 }

@@ -3,6 +3,7 @@
 //! its idle queue, chunk moves, stream-ordered reclamation, and `sleep` /
 //! `wake`.
 
+pub(crate) mod chunk_bits;
 pub(crate) mod chunk_cache;
 pub(crate) mod chunk_idle;
 pub(crate) mod chunk_map;

@@ -1,0 +1,46 @@
+//! Bit-per-slot sets of an arena page's chunk slots (the mapped bits):
+//! ranges set, cleared and searched a 64-slot word at a time, so mapping a
+//! chunk or finding a span's unmapped runs costs a step per word, not one
+//! per slot. A slot past the set's end reads as clear.
+
+/// The bits of word `w` that fall in slots `first..=last`.
+#[inline]
+fn mask(w: usize, first: u32, last: u32) -> u64 {
+    let (lo, hi) = (w as u64 * 64, w as u64 * 64 + 63);
+    let (first, last) = (u64::from(first).max(lo), u64::from(last).min(hi));
+    (u64::MAX << (first - lo)) & (u64::MAX >> (hi - last))
+}
+
+/// Set the bits of slots `first..=last` (all within the set).
+pub(crate) fn set(bits: &mut [u64], first: u32, last: u32) {
+    let lo = first as usize / 64;
+    for (i, word) in bits[lo..=last as usize / 64].iter_mut().enumerate() {
+        *word |= mask(lo + i, first, last);
+    }
+}
+
+/// Clear the bits of slots `first..=last` (all within the set).
+pub(crate) fn clear(bits: &mut [u64], first: u32, last: u32) {
+    let lo = first as usize / 64;
+    for (i, word) in bits[lo..=last as usize / 64].iter_mut().enumerate() {
+        *word &= !mask(lo + i, first, last);
+    }
+}
+
+/// The first slot of `from..=last` whose bit is `value`, or `last + 1`
+/// when none is.
+#[inline]
+pub(crate) fn next(bits: &[u64], value: bool, from: u32, last: u32) -> u32 {
+    let mut s = from;
+    while s <= last {
+        let w = s as usize / 64;
+        let word = bits.get(w).copied().unwrap_or(0);
+        // Bits equal to `value` become ones; those below `s` are dropped.
+        let hits = (if value { word } else { !word }) >> (s % 64);
+        if hits != 0 {
+            return (s + hits.trailing_zeros()).min(last + 1);
+        }
+        s = (w as u32 + 1) * 64;
+    }
+    last + 1
+}
