@@ -13,6 +13,19 @@ fn host(streams: usize) -> Device {
         .unwrap()
 }
 
+/// Between `before` and `after` the retry waited for one stream (`whose`)
+/// and never for the whole device.
+fn one_stream_wait(before: &MemoryStats, after: &MemoryStats, whose: &str) {
+    let w = after.waits;
+    assert_eq!(w.device_waits, 0, "no device-wide wait: {w:?}");
+    assert_eq!(w.oom_retry, 0, "{w:?}");
+    assert_eq!(
+        w.stream_waits - before.waits.stream_waits,
+        1,
+        "one stream wait, {whose}: {w:?}"
+    );
+}
+
 #[test]
 fn the_out_of_memory_retry_waits_only_for_the_stream_whose_idle_chunk_waits() {
     let device = host(3);
@@ -46,14 +59,7 @@ fn the_out_of_memory_retry_waits_only_for_the_stream_whose_idle_chunk_waits() {
         "stream 1 has no idle chunk waiting: not waited for"
     );
     assert_eq!(after.chunks.unmaps, 1, "the 40 MiB chunk went, whole");
-    let w = after.waits;
-    assert_eq!(w.device_waits, 0, "no device-wide wait: {w:?}");
-    assert_eq!(w.oom_retry, 0, "{w:?}");
-    assert_eq!(
-        w.stream_waits - before.waits.stream_waits,
-        1,
-        "one stream wait, stream 0's: {w:?}"
-    );
+    one_stream_wait(&before, &after, "stream 0's");
     drop((b, live, fence));
 }
 
@@ -110,13 +116,6 @@ fn the_out_of_memory_retry_waits_only_for_the_stream_whose_recorded_use_holds_me
         "stream 2's work holds nothing: not waited for"
     );
     assert_eq!(s0.held_bytes(), 0, "the hold ended");
-    let w = after.waits;
-    assert_eq!(w.device_waits, 0, "no device-wide wait: {w:?}");
-    assert_eq!(w.oom_retry, 0, "{w:?}");
-    assert_eq!(
-        w.stream_waits - before.waits.stream_waits,
-        1,
-        "one stream wait, stream 1's: {w:?}"
-    );
+    one_stream_wait(&before, &after, "stream 1's");
     drop((b, live));
 }
