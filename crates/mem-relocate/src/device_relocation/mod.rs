@@ -141,8 +141,9 @@ impl<M: StreamMemories> DeviceRelocation<M> {
     /// Give back what every stream caches, PyTorch's free-cached-blocks step
     /// before an out-of-memory retry: wait for the work memory is held for
     /// (only when some is; a runtime that first waits for just the streams
-    /// holding it, as gpumem's retry does, leaves none), relocate every stream for memory pressure unless
-    /// a graph records, then return every empty page of every stream.
+    /// holding it, as gpumem's retry does, leaves none), relocate every
+    /// stream for memory pressure unless a graph records, then return every
+    /// empty page of every stream.
     /// Cleaning up happens even when a wait or move failed.
     pub fn free_cached(&mut self) {
         if self.memories.held_bytes() > 0 {
