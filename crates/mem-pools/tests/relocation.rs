@@ -207,6 +207,49 @@ fn a_failed_wait_leaks_sources_and_targets_instead_of_freeing_them() {
 }
 
 #[test]
+fn install_over_quarantined_memory_says_it_is_quarantined_and_the_old_layout_keeps_serving() {
+    // A failed relocation wait quarantines the moved slices: nothing ever
+    // gives that memory back, so install must not ask for a retry that
+    // cannot help (it used to say PagesHeld: "synchronize and retry").
+    let (mut mm, old, big) = grown();
+    let plan = mm.plan_relocation(TargetRoom::MayAllocate);
+    let err = mm
+        .copy_relocation(plan, &mut FailingQueue { fail_copy: false })
+        .unwrap_err();
+    assert!(matches!(err, RelocationCopyError::Wait { .. }), "{err}");
+    drop((old, big));
+    let config = mm.configuration().clone();
+    for _ in 0..2 {
+        // Cleanups and a synchronized stream change nothing: still refused.
+        mm.set_stream_progress(0, 0);
+        let err = mm
+            .install_pools(mem_pools::MemoryConfiguration::ExclusivePages, &props())
+            .unwrap_err();
+        let mem_pools::InstallMemoryPoolsError::PagesQuarantined {
+            pages,
+            reserved_bytes,
+            leaked_bytes,
+        } = err
+        else {
+            panic!("expected PagesQuarantined, got {err:?}");
+        };
+        // The outdated 64 KiB page (source) and the new page (target).
+        assert_eq!((pages, leaked_bytes), (2, 20 * KIB));
+        assert_eq!(reserved_bytes, 64 * KIB + 128 * KIB);
+        assert!(err.to_string().contains("new manager"), "{err}");
+        assert!(!err.is_out_of_memory());
+        assert_eq!(mm.memory_usage().number_allocs, 0);
+    }
+    assert_eq!(mm.configuration(), &config, "the old layout is kept");
+    let h = mm.reserve(10 * KIB).unwrap();
+    mm.write(h.binding(), &pattern(3, 10 * KIB as usize))
+        .unwrap();
+    let mut out = vec![0; 10 * KIB as usize];
+    mm.read(h.binding(), &mut out).unwrap();
+    assert_eq!(out, pattern(3, 10 * KIB as usize));
+}
+
+#[test]
 fn a_plan_from_another_manager_is_refused() {
     let (mut mm, _old, _big_mm) = grown();
     let (mut other, _o, _big_other) = grown();

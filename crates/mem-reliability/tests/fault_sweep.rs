@@ -4,7 +4,10 @@
 //! few hundred short runs; `cargo xtask fault-sweep` prints the same sweep
 //! as a table (release build).
 
-use mem_reliability::{FaultMode, Scenario, count_calls, run_with_fault, sweep};
+use mem_pools::InstallMemoryPoolsError;
+use mem_reliability::{
+    FaultMode, Limits, Op, STREAMS, Scenario, World, count_calls, props, run_with_fault, sweep,
+};
 
 fn assert_clean(scenario: Scenario, mode: FaultMode) -> mem_reliability::SweepReport {
     let report = sweep(scenario, mode, None);
@@ -96,4 +99,62 @@ fn the_scenarios_reach_what_they_are_named_for() {
         summary(Scenario::BudgetOverlay).refusals > 0,
         "no budget refusal"
     );
+}
+
+/// The three runs the full sweep once reported (issue: `PagesHeld` after a
+/// failed relocation wait): `fuzz_found_08ebbe72`, paged, the fault landing
+/// on the wait of step 59's `RelocateFor` (k = 47 alone, or every call from
+/// k = 46 or 47 on). The wait's failure quarantines the moved slices; by
+/// step 96 every handle of that stream is dropped, and `install_pools` must
+/// say the memory is quarantined (no retry helps), not that it waits on
+/// queued work.
+#[test]
+fn an_install_over_memory_a_failed_wait_quarantined_is_refused_as_quarantined() {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/corpus/program/fuzz_found_08ebbe72");
+    let program = mem_reliability::decode(&std::fs::read(path).unwrap());
+    let ops: Vec<Op> = program
+        .ops
+        .iter()
+        .copied()
+        .filter(|op| *op != Op::FailNext)
+        .collect();
+    let program = mem_reliability::Program { ops, ..program };
+    for (k, mode) in [
+        (47, FaultMode::Nth),
+        (46, FaultMode::From),
+        (47, FaultMode::From),
+    ] {
+        run_with_fault(&program, k, mode).unwrap_or_else(|v| panic!("k={k} {mode:?}: {v}"));
+        // Replay up to the install (step 96) and look at what it meets.
+        let mut world = World::for_program(&program, Limits::default());
+        world.device().reset_count();
+        match mode {
+            FaultMode::Nth => world.device().arm(k),
+            FaultMode::From => world.device().arm_from(k),
+        }
+        for &op in &program.ops[..96] {
+            world.apply(op).unwrap();
+        }
+        world.device().disarm();
+        let Op::Install { stream, layout } = program.ops[96] else {
+            panic!("step 96 is {:?}", program.ops[96]);
+        };
+        let s = usize::from(stream) % STREAMS;
+        assert!(world.model().streams[s].quarantined, "k={k} {mode:?}");
+        let config = world.layout_of(usize::from(layout)).0;
+        let manager = world.manager(s);
+        assert_eq!(manager.memory_usage().number_allocs, 0, "nothing is live");
+        let leaked = manager.stats().leaked_bytes;
+        assert!(leaked > 0);
+        let err = manager.install_pools(config, &props()).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                InstallMemoryPoolsError::PagesQuarantined { pages: 2, leaked_bytes, .. }
+                    if leaked_bytes == leaked
+            ),
+            "k={k} {mode:?}: {err:?}"
+        );
+    }
 }

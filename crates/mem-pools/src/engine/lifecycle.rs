@@ -77,9 +77,12 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// discarded; this only happens when nothing is live in them, because a
     /// live slice carries its pool position. Refused with
     /// [`InstallMemoryPoolsError::PoolsInUse`] while anything is live in the
-    /// dynamic pools, [`InstallMemoryPoolsError::PagesHeld`] while nothing
-    /// is but the cleanup could not give every page back (an arena's idle
-    /// chunk whose work runs), and [`InstallMemoryPoolsError::CaptureActive`]
+    /// dynamic pools, [`InstallMemoryPoolsError::PagesQuarantined`] while
+    /// nothing is but a page holds memory a failed relocation wait
+    /// quarantined (never given back, so no retry helps),
+    /// [`InstallMemoryPoolsError::PagesHeld`] while nothing is but the
+    /// cleanup could not give every page back (an arena's idle chunk whose
+    /// work runs), and [`InstallMemoryPoolsError::CaptureActive`]
     /// during a capture (nothing can be given back then); the old layout is
     /// kept.
     pub(crate) fn replace_pools(
@@ -101,6 +104,23 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             return Err(InstallMemoryPoolsError::PoolsInUse {
                 live_slices,
                 live_bytes,
+            });
+        }
+        // Quarantined memory is never given back, so no retry helps: say so
+        // before the refusal that asks for one.
+        let (quarantined_pages, quarantined_page_bytes) = self
+            .core
+            .pools
+            .iter()
+            .flat_map(|p| p.current.iter().chain(&p.outdated))
+            .map(|&pg| &self.core.pages[pg])
+            .filter(|page| page.quarantined > 0)
+            .fold((0, 0), |acc, page| (acc.0 + 1, acc.1 + page.size));
+        if quarantined_pages > 0 {
+            return Err(InstallMemoryPoolsError::PagesQuarantined {
+                pages: quarantined_pages,
+                reserved_bytes: quarantined_page_bytes,
+                leaked_bytes: self.core.stats.leaked_bytes,
             });
         }
         let (pages, reserved_bytes) = self.core.pools.iter().fold((0, 0), |acc, p| {

@@ -19,7 +19,10 @@ impl InstallMemoryPoolsError {
     /// layout allocates nothing; every variant says what is in the way.
     pub fn is_out_of_memory(&self) -> bool {
         match self {
-            Self::PoolsInUse { .. } | Self::PagesHeld { .. } | Self::CaptureActive => false,
+            Self::PoolsInUse { .. }
+            | Self::PagesHeld { .. }
+            | Self::PagesQuarantined { .. }
+            | Self::CaptureActive => false,
         }
     }
 }

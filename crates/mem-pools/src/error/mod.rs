@@ -175,6 +175,27 @@ pub enum InstallMemoryPoolsError {
         /// The bytes they hold from the device.
         reserved_bytes: u64,
     },
+    /// Nothing is live, but pages of the old pools hold memory that a failed
+    /// relocation wait quarantined ([`RelocationCopyError::Wait`]): the
+    /// device never confirmed those copies finished, so that memory is never
+    /// reused and never given back while this manager lives, and its pages
+    /// cannot be discarded. No retry helps; the old layout is kept and stays
+    /// usable (new reservations avoid the quarantined bytes).
+    #[error(
+        "no allocation is live, but {pages} pages ({reserved_bytes} bytes) of the old layout hold \
+         memory quarantined after a failed relocation wait ({leaked_bytes} bytes leaked on this \
+         manager; the device never confirmed those copies finished, so it is never reused or \
+         given back): the layout cannot be replaced on this manager; keep using the old layout, \
+         or build a new manager for the new one"
+    )]
+    PagesQuarantined {
+        /// Pages of the old dynamic pools holding quarantined slices.
+        pages: u64,
+        /// The bytes those pages hold from the device.
+        reserved_bytes: u64,
+        /// All bytes this manager has quarantined (`MemoryStats::leaked_bytes`).
+        leaked_bytes: u64,
+    },
     /// A capture is open: nothing may be given back until it ends.
     #[error("a graph capture is open: install the new layout after capture_end")]
     CaptureActive,

@@ -57,15 +57,27 @@ impl World {
                     {
                         !capturing && *pages > 0
                     }
+                    // A failed relocation wait quarantined memory in these
+                    // pools: never given back, so the layout stays for good.
+                    InstallMemoryPoolsError::PagesQuarantined {
+                        pages,
+                        leaked_bytes,
+                        ..
+                    } => {
+                        !capturing
+                            && model.quarantined
+                            && dynamic == 0
+                            && *pages > 0
+                            && *leaked_bytes > 0
+                    }
                     InstallMemoryPoolsError::PoolsInUse {
                         live_slices,
                         live_bytes,
                     } => {
                         !capturing
-                            && (model.quarantined
-                                || unknown > 0
+                            && *live_slices > 0
+                            && (unknown > 0
                                 || (*live_slices == dynamic && *live_bytes == dynamic_bytes))
-                            && (dynamic > 0 || unknown > 0 || model.quarantined)
                     }
                     // A refusal this harness does not know is a finding.
                     _ => false,
