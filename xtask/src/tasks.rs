@@ -111,6 +111,10 @@ fn ci() -> Result<(), String> {
     }
     let skips = run_tests()?;
     steps.passed("tests (the docs' commands included)");
+    // Every fault position of every scenario and corpus program: the tests
+    // above try only some, and a violation at one position hides there.
+    crate::fault_sweep::fault_sweep_in_ci()?;
+    steps.passed("fault sweep (every k, both modes, 0 violations)");
     // The loom models: cheap (small crates in release), and the only proof
     // that no interleaving breaks the ledger, the handle cells or the peaks.
     loom()?;

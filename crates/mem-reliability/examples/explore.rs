@@ -58,7 +58,7 @@ fn main() -> ExitCode {
     println!(
         "{programs} programs, {} ops, {} checks, {} typed refusals, {} faults injected, \
          {} relocated, {} binds, {} graph handles, {} refused reservations gave empty pages back \
-         (known bug 4), {} refused arena reservations changed idle chunks, {} unmaps checked \
+         first (harmless: docs/reliability.md), {} refused arena reservations changed idle chunks, {} unmaps checked \
          ({} while some use was incomplete), 0 violations",
         total.ops,
         total.checks,

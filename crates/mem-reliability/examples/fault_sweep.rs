@@ -112,7 +112,7 @@ fn main() -> ExitCode {
     }
     println!(
         "total: {} programs, {} runs, {} faults injected, {} typed refusals checked, {} violations, \
-         {} refused reservations gave empty pages back (known bug 4), \
+         {} refused reservations gave empty pages back first (harmless: docs/reliability.md), \
          {} refused arena reservations changed idle chunks (undo refused too), \
          {} had shed idle chunks first, {} unmaps checked by the reclamation oracle, {:.1} s",
         programs.len(),

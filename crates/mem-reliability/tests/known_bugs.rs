@@ -1,5 +1,5 @@
-//! Defects found in other crates, each pinned by a test (see
-//! /work/team/bugs.md). An open one is `#[ignore]`d with the reason so the
+//! Defects found in other crates, each pinned by a test (described in
+//! docs/reliability.md, Findings). An open one is `#[ignore]`d with the reason so the
 //! suite stays green (`cargo test -p mem-reliability --test known_bugs --
 //! --ignored` shows it failing); a fixed one runs as a regression test.
 

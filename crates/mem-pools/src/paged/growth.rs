@@ -9,7 +9,8 @@
 //! nothing (bug #4: a refused reserve had already given them back). The
 //! one refusal that still finds them given back is a storage that said the
 //! page fits and then refused it (a fault, or another stream taking the
-//! room in between). The new page is allocated before anything else
+//! room in between); docs/reliability.md (bug 4) says why that is
+//! harmless and what the fault sweep checks instead. The new page is allocated before anything else
 //! changes, so a refused allocation leaves the page size as it was. Every current
 //! page then turns outdated: its free slices leave the free index (it serves no new
 //! reservation) and an empty one is released at once unless releasing is

@@ -124,15 +124,18 @@ impl World {
                     self.summary.idle_on_refusal += 1;
                     return Ok(());
                 }
-                // (An arena world injects no resource fault: bug 4 cannot
+                // (An arena world injects no resource fault: the give-back cannot
                 // happen there, and an arena refusal must change nothing.)
                 if !self.strict && !self.arenas && gave_back_empty_pages(before, after) {
-                    // mem-pools' documented exception (bug 4, fixed for the
-                    // common case): growth gives empty pages back first when
-                    // the storage says the bigger page fits; if that exact
-                    // allocation then fails (a fault injected on it), the
-                    // pages are already gone. Tolerated and counted here; the
-                    // strict-world test pins the common case.
+                    // mem-pools' documented give-back (once bug 4, fixed
+                    // for the common case; docs/reliability.md says why the
+                    // rest is harmless): growth gives empty pages back
+                    // first when the storage says the bigger page fits; if
+                    // that exact allocation then fails (a fault injected on
+                    // it), the pages are already gone. Only empty pages may
+                    // go (nothing live changed, checked here and by the
+                    // invariant pass after the step). Tolerated and counted;
+                    // the strict-world test pins the common case.
                     self.summary.released_on_refusal += 1;
                     return Ok(());
                 }

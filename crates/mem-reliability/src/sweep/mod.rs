@@ -41,7 +41,9 @@ pub struct SweepReport {
     pub faults: u64,
     /// Typed refusals observed over every run.
     pub refusals: u64,
-    /// Refused reservations that had given empty pages back (known bug 4).
+    /// Refused reservations that had given empty pages back first (the
+    /// growth's documented give-back; docs/reliability.md says why it is
+    /// harmless).
     pub released_on_refusal: u64,
     /// Refused arena reservations that changed the idle chunks, their undo
     /// refused too ([`RunSummary::idle_on_refusal`]).

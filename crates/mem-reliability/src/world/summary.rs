@@ -40,7 +40,8 @@ pub struct RunSummary {
     pub binds: u64,
     /// Handles returned by `capture_end`.
     pub graph_handles: u64,
-    /// Refused reservations that had given empty pages back (known bug 4,
+    /// Refused reservations that had given empty pages back first (the
+    /// growth's documented give-back, harmless: docs/reliability.md;
     /// tolerated outside a strict world).
     pub released_on_refusal: u64,
     /// Refused arena reservations that changed the idle chunks because the
