@@ -11,6 +11,8 @@
 //!   themselves (GPU tests without a CUDA driver), grouped by reason
 //!   (`skips.rs`); `test` ends the same way.
 //! - `doc` — `cargo doc --no-deps --workspace` with warnings denied.
+//! - `doc-paths` — every file name and relative link in docs/*.md, README.md
+//!   and CONTRIBUTING.md reaches a file (`doc_paths.rs`); `ci` runs it.
 //! - `package` — `cargo package` of every publishable crate, lowest layer
 //!   first (`publish.rs`).
 //! - `msrv` — the declared `rust-version` against the compiler in use.
@@ -49,6 +51,7 @@ mod bench_cubecl;
 mod ci_steps;
 mod cubecl_client;
 mod disk;
+mod doc_paths;
 mod fault_sweep;
 mod fuzz;
 mod gpu;

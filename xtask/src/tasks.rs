@@ -22,6 +22,7 @@ pub const NAMES: &[&str] = &[
     "gpu-bench",
     "html-check",
     "doc",
+    "doc-paths",
     "package",
     "msrv",
     "layout",
@@ -48,6 +49,7 @@ pub fn dispatch(task: &str, args: &[String]) -> Result<(), String> {
         "gpu-bench" => crate::gpu::gpu_bench(args),
         "html-check" => crate::html_check::html_check(args).map(drop),
         "doc" => crate::publish::doc(args),
+        "doc-paths" => crate::doc_paths::doc_paths(args),
         "package" => crate::publish::package(args),
         "msrv" => crate::publish::msrv(args).map(drop),
         "layout" => crate::layout::layout(args),
@@ -121,6 +123,8 @@ fn ci() -> Result<(), String> {
     steps.passed("loom");
     crate::publish::doc(&[])?;
     steps.passed("docs (-D warnings)");
+    crate::doc_paths::doc_paths(&[])?;
+    steps.passed("doc paths (every file the prose names exists)");
     crate::publish::package(&[])?;
     steps.passed("package");
     // The HTML report in a real browser (skips, saying why, without Chromium).

@@ -1,6 +1,6 @@
 //! Where the host waits for the device, counted.
 //!
-//! DESIGN.md: "a device-wide wait is a bug" on a reserve, free or cleanup
+//! docs/design.md: "a device-wide wait is a bug" on a reserve, free or cleanup
 //! path. A device-wide wait is the host blocking until every stream's
 //! queued work is done; the facade makes one in four places (an explicit
 //! [`Device::synchronize`](crate::Device::synchronize), `sleep`, the

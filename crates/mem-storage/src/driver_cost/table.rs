@@ -1,6 +1,6 @@
 //! The driver cost table: what each CUDA driver call is modeled to cost.
 //!
-//! This is the one table (DESIGN.md: "A driver call is a cost"). Every
+//! This is the one table (docs/design.md: "A driver call is a cost"). Every
 //! figure's source is in docs/storage.md ("What a driver call costs"):
 //! the published measurement, or the reasoning behind an estimate where
 //! none is published. A GPU run (`cargo xtask gpu-bench`) prints the

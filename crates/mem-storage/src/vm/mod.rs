@@ -3,7 +3,7 @@
 //! CUDA's virtual memory management (`cuMemAddressReserve`, `cuMemCreate`,
 //! `cuMemMap`) as a capability beside [`crate::DeviceResource`]. It is what
 //! lets a pool keep one large range whose addresses never move and put
-//! physical memory only under live data (DESIGN.md, "Physical memory
+//! physical memory only under live data (docs/design.md, "Physical memory
 //! follows live data"): growth maps a chunk in place, a hole gives its chunk
 //! back or moves it elsewhere, sleep unmaps everything and keeps every
 //! address. Three backends: [`HostVirtualMemory`] (a memfd mapped with

@@ -8,7 +8,7 @@
 //! Two formats, because two kinds of tools read them:
 //! - RMM's logging-adaptor CSV (`Thread,Time,Action,Pointer,Size,Stream`),
 //!   read by RMM's replay benchmark and by `gpumem replay`;
-//! - the gpumem trace (JSON Lines, DESIGN.md "Traces"), which names
+//! - the gpumem trace (JSON Lines, docs/design.md "Traces"), which names
 //!   allocations by id instead of address so it replays on any device.
 
 use std::collections::HashMap;
