@@ -3,7 +3,7 @@
 //! does in a browser is `cargo xtask html-check`.)
 
 use super::*;
-use crate::trace::read_jsonl;
+use crate::trace::{Event, read_jsonl};
 
 fn page(trace: &Trace, x: XAxis) -> String {
     let x_of = |event: usize| match x {
@@ -21,6 +21,7 @@ fn page(trace: &Trace, x: XAxis) -> String {
         trace,
         x,
         x_of_event: &x_of,
+        clock: vec![],
     };
     let mut out = Vec::new();
     write_html(&mut out, &report).unwrap();
