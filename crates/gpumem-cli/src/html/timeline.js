@@ -14,10 +14,12 @@ const views = {};
 // Live bytes per band after every distinct x: `assign[i]` is interval
 // i's band (-1: none).
 function sweep(assign, count) {
-  const ints = DATA.intervals, ev = [];
+  // Memory from before recording is live from the start, though the
+  // trace's first ops re-create it one block at a time.
+  const ints = DATA.intervals, ev = [], pre = DATA.pre_existing || 0;
   for (let i = 0; i < ints.length; i++) {
     if (assign[i] < 0) continue;
-    ev.push([ints[i][0], ints[i][2], assign[i]]);
+    ev.push([i < pre ? ints[0][0] : ints[i][0], ints[i][2], assign[i]]);
     if (ints[i][1] !== null) ev.push([ints[i][1], -ints[i][2], assign[i]]);
   }
   ev.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
