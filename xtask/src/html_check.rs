@@ -6,9 +6,18 @@
 //! the curves are drawn, and the table of allocations live at the point
 //! lists the trace's tags with their bytes; on a PyTorch snapshot with C++
 //! stacks (`#open=N` opens a row as a click would), a group's stack lists
-//! the user's Python frames. A screenshot of each page goes
-//! to `target/html-check/`. Without Chromium (the Debian package
-//! `chromium`) the check says so and skips.
+//! the user's Python frames. On a snapshot with a backward pass it hovers
+//! and clicks a band of the stacked timeline (`#hover=N&band=N`, which the
+//! page turns into mouse events on the band) and checks the band is named
+//! and its allocations listed. On a snapshot the size of a real training
+//! step's (1,010 segments, 19,326 events, 51 GiB, written by
+//! `make_cpp_snapshot.py`, so python3 is needed) it prints the time the
+//! page took from navigation to drawn (`data-load-ms`) and to answer a
+//! hover and a click (`data-respond-ms`), and fails past a second. Every
+//! page must report no script error and Chromium's log no console
+//! message. A screenshot of each page goes to `target/html-check/`.
+//! Without Chromium (the Debian package `chromium`) the check says so and
+//! skips.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -76,7 +85,7 @@ fn open(browser: &Path, page: &Path, hash: &str) -> Result<String, String> {
     let profile = std::env::temp_dir().join(format!("gpumem-html-check-{}", std::process::id()));
     let url = format!("file://{}#{hash}", page.display());
     let out = headless(browser, &profile)
-        .arg("--dump-dom")
+        .args(["--enable-logging=stderr", "--v=0", "--dump-dom"])
         .arg(&url)
         .output()
         .map_err(|e| format!("could not start {}: {e}", browser.display()))?;
@@ -85,6 +94,13 @@ fn open(browser: &Path, page: &Path, hash: &str) -> Result<String, String> {
             "chromium failed on {url}: {}",
             String::from_utf8_lossy(&out.stderr)
         ));
+    }
+    let log = String::from_utf8_lossy(&out.stderr);
+    if let Some(line) = log
+        .lines()
+        .find(|l| l.contains(":CONSOLE(") || l.contains("Uncaught"))
+    {
+        return Err(format!("{url} wrote to the console: {line}"));
     }
     let shot = page.with_extension("png");
     let status = headless(browser, &profile)
@@ -97,7 +113,59 @@ fn open(browser: &Path, page: &Path, hash: &str) -> Result<String, String> {
         return Err(format!("no screenshot of {url}"));
     }
     eprintln!("screenshot: {}", shot.display());
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    let dom = String::from_utf8_lossy(&out.stdout).into_owned();
+    expect(&dom, "a ready page", "data-ready=\"1\"")?;
+    expect(&dom, "no script error", "data-errors=\"0\"")?;
+    expect(&dom, "the stacked timeline's bands", "class=\"band\"")?;
+    Ok(dom)
+}
+
+/// The number in `name="N"` of the page's body.
+fn body_number(dom: &str, name: &str) -> Result<u64, String> {
+    let key = format!("{name}=\"");
+    let at = dom
+        .find(&key)
+        .ok_or_else(|| format!("the page does not say {name}"))?;
+    let rest = &dom[at + key.len()..];
+    rest[..rest.find('"').unwrap_or(0)]
+        .parse()
+        .map_err(|e| format!("{name}: {e}"))
+}
+
+/// The large snapshot: its page must open and answer within a second.
+fn large_page(browser: &Path, dir: &Path) -> Result<(), String> {
+    let snapshot = dir.join("large.pickle");
+    let status = Command::new("python3")
+        .arg("crates/gpumem-cli/tests/fixtures/make_cpp_snapshot.py")
+        .args(["1007", "52", "1610"])
+        .arg(&snapshot)
+        .status()
+        .map_err(|e| format!("python3 writes the large snapshot: {e}"))?;
+    if !status.success() {
+        return Err("make_cpp_snapshot.py failed".into());
+    }
+    let page = dir.join("large.html");
+    replay_html(&[snapshot.to_str().unwrap_or_default()], &page)?;
+    let dom = open(browser, &page, "hover=1&band=1")?;
+    expect(&dom, "the hovered band's name", "<div id=\"tip\" style=")?;
+    expect(
+        &dom,
+        "the clicked band's allocations",
+        "class=\"alloc-row\"",
+    )?;
+    let (load, respond) = (
+        body_number(&dom, "data-load-ms")?,
+        body_number(&dom, "data-respond-ms")?,
+    );
+    eprintln!(
+        "html-check: the large snapshot's page (1,010 segments, 19,326 events, 51.36 GiB) opened in {load} ms and answered a hover and a click in {respond} ms"
+    );
+    if load + respond >= 1000 {
+        return Err(format!(
+            "the large page took {load} + {respond} ms: over a second"
+        ));
+    }
+    Ok(())
 }
 
 fn expect(dom: &str, what: &str, needle: &str) -> Result<(), String> {
@@ -126,7 +194,6 @@ pub fn html_check(_args: &[String]) -> Result<Option<String>, String> {
     let page = dir.join("tagged.html");
     replay_html(&[trace.to_str().unwrap_or_default()], &page)?;
     let dom = open(&browser, &page, "at=4")?;
-    expect(&dom, "a ready page", "data-ready=\"1\"")?;
     expect(&dom, "the curves", "class=\"curve\"")?;
     expect(
         &dom,
@@ -161,6 +228,31 @@ pub fn html_check(_args: &[String]) -> Result<Option<String>, String> {
         "the user's frame in the stack",
         "/home/user/proj/model/transformer.py:208",
     )?;
-    eprintln!("html-check: the three pages render, list live allocations and open a stack");
+    let page = dir.join("backward_stacks.html");
+    replay_html(
+        &["crates/gpumem-cli/tests/fixtures/backward_stacks.pickle"],
+        &page,
+    )?;
+    // Band 0 is the memory from before recording, band 1 the gradients
+    // (the largest peak of the rest).
+    let dom = open(&browser, &page, "hover=1&band=1")?;
+    expect(
+        &dom,
+        "the hovered band's name",
+        ">backward: AccumulateGrad (clone): 16.00 MiB at op",
+    )?;
+    expect(
+        &dom,
+        "the clicked band's allocations",
+        ">backward: AccumulateGrad (clone): 2 allocations, peak 32.00 MiB live<",
+    )?;
+    expect(&dom, "a listed allocation", "class=\"alloc-row\"")?;
+    expect(&dom, "the time axis", "class=\"tick-time\"")?;
+    let dom = open(&browser, &page, "view=size&band=0")?;
+    expect(&dom, "the size view", ">1–16 MiB: 2 allocations")?;
+    large_page(&browser, &dir)?;
+    eprintln!(
+        "html-check: the pages render, list live allocations, open a stack, name and list a band"
+    );
     Ok(None)
 }

@@ -46,6 +46,34 @@ pub struct LiveAt {
     pub holders: Vec<Holder>,
     /// What the groups past `holders` hold together (`None` if nothing).
     pub rest: Option<Holder>,
+    /// The backward pass's share of the live set, gradients apart from
+    /// temporaries (`None` when no live allocation is the backward pass's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backward: Option<BackwardShare>,
+}
+
+/// Live memory the backward pass allocated (stacks named by an autograd
+/// node), split into gradients (`AccumulateGrad`) and temporaries (every
+/// other node: the backward formulas' outputs and scratch).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct BackwardShare {
+    /// Bytes of both.
+    pub bytes: u64,
+    /// Allocations of both.
+    pub count: u64,
+    /// Gradients.
+    pub gradients: Share,
+    /// Temporaries.
+    pub temporaries: Share,
+}
+
+/// Bytes and allocations of one part of the live set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Share {
+    /// Requested bytes.
+    pub bytes: u64,
+    /// Allocations.
+    pub count: u64,
 }
 
 /// Who holds the memory at the two moments a report names.
@@ -97,7 +125,26 @@ pub fn live_at(trace: &Trace, event: usize, top: usize) -> LiveAt {
         }
     }
     let mut groups: HashMap<String, Holder> = HashMap::new();
+    let mut backward = BackwardShare::default();
+    let mut kind_of_stack: HashMap<u32, Option<bool>> = HashMap::new();
     for &(size, at) in live.values() {
+        let stacks = trace.origins.stacks();
+        let kind = trace.origins.stack_of(at).and_then(|stack| {
+            *kind_of_stack
+                .entry(stack)
+                .or_insert_with(|| stacks.backward_gradient(stack))
+        });
+        if let Some(gradient) = kind {
+            let part = if gradient {
+                &mut backward.gradients
+            } else {
+                &mut backward.temporaries
+            };
+            part.bytes += size;
+            part.count += 1;
+            backward.bytes += size;
+            backward.count += 1;
+        }
         let origin = match trace.origins.origin_of(at) {
             Some(origin) => origin.to_string(),
             None => format!("untagged {}", format_bytes(size)),
@@ -124,6 +171,7 @@ pub fn live_at(trace: &Trace, event: usize, top: usize) -> LiveAt {
         live_count: live.len() as u64,
         holders,
         rest,
+        backward: (backward.count > 0).then_some(backward),
     }
 }
 

@@ -165,6 +165,26 @@ pub(crate) fn write_plot(
     plot_lines(path, &run.report, &plotted, x_label(x))
 }
 
+/// Most `(op, time)` pairs a page's x axis reads times from.
+const CLOCK_POINTS: usize = 512;
+
+/// `(op, time_us)` of every so many events, when the trace has times.
+fn clock(trace: &Trace, program: &Program) -> Vec<(u64, u64)> {
+    if !trace.origins.has_times() {
+        return Vec::new();
+    }
+    let events = trace.events.len();
+    let step = events.div_ceil(CLOCK_POINTS).max(1);
+    (0..events)
+        .step_by(step)
+        .chain(events.checked_sub(1))
+        .filter_map(|e| {
+            let time = trace.origins.time_us(e)?;
+            Some((program.op_of_event(e) as u64 + 1, time))
+        })
+        .collect()
+}
+
 /// `--html`: the interactive page.
 pub(crate) fn write_page(
     path: &Path,
@@ -220,6 +240,7 @@ pub(crate) fn write_page(
         trace,
         x,
         x_of_event: &x_of_event,
+        clock: clock(trace, program),
     };
     let io = |source| CliError::Io {
         what: path.display().to_string(),

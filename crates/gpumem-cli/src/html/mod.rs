@@ -7,14 +7,21 @@
 //! - a timeline of live and reserved bytes (and virtual, and the recorded
 //!   allocator's own reserved bytes, when those exist) that zooms: drag
 //!   across it to zoom in, double-click to zoom out;
-//! - per-pool reserved bytes as stacked bands beneath it;
+//! - a stacked timeline of live bytes by origin (the top origins by peak
+//!   bytes, the rest as one band, the memory live before recording as its
+//!   own), by pool (each pool's reserved bytes) or by size class; hover a
+//!   band to name it, click it to list its allocations and their stacks;
+//!   the x axis names op numbers, and times when the trace has them;
 //! - click a point: the allocations live there, grouped by origin (tag or
 //!   frame), most bytes first; click a group: the whole stacks its
 //!   allocations came from, Python frames first;
 //! - the summary table of the text report.
 //!
-//! The page reads `#at=X` (select X) and `#zoom=A-B` from its address, so a
-//! script — the browser test in `cargo xtask html-check` — can drive it.
+//! The page reads `#at=X` (select X), `#zoom=A-B`, `#view=origin|pool|size`,
+//! `#hover=N` and `#band=N` (hover or click the N-th band) from its
+//! address, so a script — the browser test in `cargo xtask html-check` —
+//! can drive it; it marks its body `data-ready`, `data-load-ms` (from
+//! navigation to drawn) and `data-errors` (script errors seen).
 //!
 //! Allocations are embedded as intervals `[start, end, bytes, origin,
 //! stack]` (their stacks in `stacks.rs`);
@@ -25,11 +32,13 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use crate::trace::{Event, Trace};
+use crate::trace::Trace;
 
+mod intervals;
 mod stacks;
 
-use stacks::{PageFrame, PageStacks};
+use intervals::{Interval, intervals};
+use stacks::PageFrame;
 
 /// Most allocations a page embeds (about 4 MB of JSON).
 pub const MAX_INTERVALS: usize = 100_000;
@@ -71,11 +80,10 @@ pub struct HtmlReport<'a> {
     /// The x of event `i` of the trace (its op number, or its time), as
     /// the curves count x.
     pub x_of_event: &'a dyn Fn(usize) -> u64,
+    /// `(op, time_us)` pairs in op order, sampled, when the trace has
+    /// times: the x axis names both.
+    pub clock: Vec<(u64, u64)>,
 }
-
-/// `[start x, end x (or null: live at the end), bytes, origin index or -1,
-/// stack index or -1]`.
-type Interval = (u64, Option<u64>, u64, i64, i64);
 
 impl std::fmt::Debug for HtmlReport<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -96,59 +104,15 @@ struct PageData<'a> {
     bands: &'a [Curve],
     origins: Vec<String>,
     intervals: Vec<Interval>,
+    /// The first this many intervals are the memory live before
+    /// recording began.
+    pre_existing: usize,
     left_out: usize,
     frames: Vec<PageFrame>,
     stacks: Vec<Vec<u32>>,
-}
-
-/// Every allocation of the trace as an interval, the largest
-/// [`MAX_INTERVALS`] kept; returns the origin names used, how many were
-/// left out, and the stacks of those kept.
-fn intervals(
-    trace: &Trace,
-    x_of: &dyn Fn(usize) -> u64,
-) -> (Vec<Interval>, Vec<String>, usize, PageStacks) {
-    use std::collections::HashMap;
-    let mut open: HashMap<u64, usize> = HashMap::new();
-    let mut all: Vec<(u64, Option<u64>, u64, usize)> = Vec::new();
-    for (index, event) in trace.events.iter().enumerate() {
-        match *event {
-            Event::Alloc { id, size, .. } => {
-                open.insert(id, all.len());
-                all.push((x_of(index), None, size, index));
-            }
-            Event::Free { id } => {
-                if let Some(at) = open.remove(&id) {
-                    all[at].1 = Some(x_of(index));
-                }
-            }
-            Event::Mode(_) | Event::Cleanup => {}
-        }
-    }
-    let left_out = all.len().saturating_sub(MAX_INTERVALS);
-    if left_out > 0 {
-        all.sort_by_key(|a| std::cmp::Reverse(a.2));
-        all.truncate(MAX_INTERVALS);
-        all.sort_by_key(|a| a.0);
-    }
-    let mut names: Vec<String> = Vec::new();
-    let mut index: HashMap<&str, i64> = HashMap::new();
-    let mut stacks = PageStacks::default();
-    let out = all
-        .into_iter()
-        .map(|(start, end, bytes, event)| {
-            let origin = match trace.origins.origin_of(event) {
-                Some(name) => *index.entry(name).or_insert_with(|| {
-                    names.push(name.to_string());
-                    names.len() as i64 - 1
-                }),
-                None => -1,
-            };
-            let stack = stacks.of_event(&trace.origins, event);
-            (start, end, bytes, origin, stack)
-        })
-        .collect();
-    (out, names, left_out, stacks)
+    /// Per stack, the forward stack of its autograd node (often empty).
+    forward: Vec<Vec<u32>>,
+    clock: &'a [(u64, u64)],
 }
 
 /// JSON safe to place inside a `<script>` element: `<`, `>` and `&` are
@@ -166,18 +130,21 @@ fn script_json(value: &impl Serialize) -> serde_json::Result<String> {
 /// # Errors
 /// What writing to `out` returns.
 pub fn write_html(out: &mut impl Write, report: &HtmlReport<'_>) -> std::io::Result<()> {
-    let (intervals, origins, left_out, stacks) = intervals(report.trace, report.x_of_event);
+    let page = intervals(report.trace, report.x_of_event);
     let data = PageData {
         title: &report.title,
         x: report.x,
         summary: &report.summary,
         curves: &report.curves,
         bands: &report.bands,
-        origins,
-        intervals,
-        left_out,
-        frames: stacks.frames,
-        stacks: stacks.stacks,
+        origins: page.origins,
+        intervals: page.intervals,
+        pre_existing: page.pre_existing,
+        left_out: page.left_out,
+        frames: page.stacks.frames,
+        stacks: page.stacks.stacks,
+        forward: page.stacks.forward,
+        clock: &report.clock,
     };
     let json = script_json(&data).map_err(std::io::Error::other)?;
     let title = report
@@ -188,7 +155,14 @@ pub fn write_html(out: &mut impl Write, report: &HtmlReport<'_>) -> std::io::Res
         .replace('{', "&#123;");
     // The data goes in last, so nothing inside it is taken for a marker.
     let page = include_str!("page.html")
-        .replace("{{SCRIPT}}", include_str!("page.js"))
+        .replace(
+            "{{SCRIPT}}",
+            concat!(
+                include_str!("page.js"),
+                include_str!("timeline.js"),
+                include_str!("start.js")
+            ),
+        )
         .replace("{{TITLE}}", &title)
         .replace("{{DATA}}", &json);
     out.write_all(page.as_bytes())?;

@@ -1,11 +1,19 @@
 "use strict";
-// The page's whole behaviour: draw curves and bands as SVG, zoom by drag,
-// list live allocations at a clicked point. No network, no libraries.
+// The page's behaviour: draw curves as SVG, zoom by drag, list live
+// allocations at a clicked point (the stacked timeline is timeline.js,
+// the start start.js). No network, no libraries.
+const ERRORS = [];
+function pageError(message) {
+  ERRORS.push(String(message));
+  document.body.dataset.errors = ERRORS.length;
+  document.getElementById("errors").textContent = "The page hit an error: " + ERRORS.join("; ");
+}
+window.addEventListener("error", e => pageError(e.message));
+window.addEventListener("unhandledrejection", e => pageError(e.reason));
 const DATA = JSON.parse(document.getElementById("data").textContent);
 const COLORS = ["#d62728", "#1f77b4", "#9467bd", "#ff7f0e", "#2ca02c", "#8c564b", "#17becf", "#e377c2"];
 const SVG = "http://www.w3.org/2000/svg";
 const chart = document.getElementById("chart");
-const bands = document.getElementById("bands");
 let view = fullRange();
 let selected = null;
 
@@ -39,7 +47,7 @@ function scale(svg, maxY) {
   return {
     w, h, pad,
     x: v => pad + (v - lo) / (hi - lo) * (w - pad - 10),
-    y: v => h - 20 - v / (maxY || 1) * (h - 30),
+    y: v => h - 32 - v / (maxY || 1) * (h - 42),
     inv: px => lo + (px - pad) / (w - pad - 10) * (hi - lo),
   };
 }
@@ -64,32 +72,12 @@ function drawChart() {
     const d = c.points.map(([x, y], k) => (k ? "L" : "M") + s.x(x).toFixed(1) + "," + s.y(y).toFixed(1)).join("");
     el("path", { d, fill: "none", stroke: COLORS[i % COLORS.length], "stroke-width": 1.5, class: "curve" }, chart);
   });
-  el("text", { x: s.w - 10, y: s.h - 4, "text-anchor": "end", "font-size": 10, fill: "#777" }, chart)
-    .textContent = (DATA.x === "time" ? "time (µs) " : "op ") + Math.round(view[0]) + " – " + Math.round(view[1]);
+  drawAxis(chart, s);
   if (selected !== null) {
-    el("line", { x1: s.x(selected), x2: s.x(selected), y1: 0, y2: s.h, stroke: "#000", "stroke-dasharray": "4 3", id: "cursor" }, chart);
+    el("line", { x1: s.x(selected), x2: s.x(selected), y1: 0, y2: s.h - 30, stroke: "#000", "stroke-dasharray": "4 3", id: "cursor" }, chart);
   }
   document.getElementById("legend").innerHTML = DATA.curves.map((c, i) =>
     '<span><i style="background:' + COLORS[i % COLORS.length] + '"></i>' + escapeHtml(c.name) + "</span>").join("");
-}
-
-function drawBands() {
-  bands.innerHTML = "";
-  if (!DATA.bands.length) { bands.style.display = "none"; return; }
-  document.getElementById("bands-legend").innerHTML = "reserved per pool: " + DATA.bands.map((b, i) =>
-    '<span class="band"><i style="background:' + COLORS[(i + 2) % COLORS.length] + ';opacity:.6"></i>' + escapeHtml(b.name) + "</span>").join("");
-  const xs = [...new Set(DATA.bands.flatMap(b => visible(b.points).map(p => p[0])))].sort((a, b) => a - b);
-  const valueAt = (b, x) => { let v = 0; for (const [px, py] of b.points) { if (px > x) break; v = py; } return v; };
-  const stacks = xs.map(x => { let sum = 0; return DATA.bands.map(b => (sum += valueAt(b, x))); });
-  const maxY = Math.max(1, ...stacks.map(s => s[s.length - 1] || 0));
-  const s = scale(bands, maxY);
-  DATA.bands.forEach((b, i) => {
-    if (!xs.length) return;
-    const top = xs.map((x, k) => s.x(x).toFixed(1) + "," + s.y(stacks[k][i]).toFixed(1));
-    const bottom = xs.map((x, k) => s.x(x).toFixed(1) + "," + s.y(i ? stacks[k][i - 1] : 0).toFixed(1)).reverse();
-    el("polygon", { points: top.concat(bottom).join(" "), fill: COLORS[(i + 2) % COLORS.length], opacity: 0.6 }, bands)
-      .appendChild(document.createElementNS(SVG, "title")).textContent = b.name;
-  });
 }
 
 function escapeHtml(t) {
@@ -122,7 +110,10 @@ function stackHtml(stack, name) {
   const frames = DATA.stacks[stack].map(f => DATA.frames[f]);
   const line = ([file, ln, name]) => escapeHtml(name) + " <span class=\"note\">" + escapeHtml(file) + ":" + ln + "</span>";
   const python = frames.filter(f => f[3]), native = frames.filter(f => !f[3]);
-  return '<ol class="frames python">' + python.map(f => "<li>" + line(f) + "</li>").join("") + "</ol>" +
+  const forward = ((DATA.forward || [])[stack] || []).map(f => DATA.frames[f]);
+  const created = forward.length ? '<div class="note">its autograd node was created in the forward pass at:</div><ol class="frames forward">' +
+    forward.map(f => "<li>" + line(f) + "</li>").join("") + "</ol>" : "";
+  return created + '<ol class="frames python">' + python.map(f => "<li>" + line(f) + "</li>").join("") + "</ol>" +
     (native.length ? '<details><summary class="note">' + native.length + " native frames</summary><ol class=\"frames native\">" +
       native.map(f => "<li>" + line(f) + "</li>").join("") + "</ol></details>" : "");
 }
@@ -146,7 +137,7 @@ function select(x) {
   const live = liveAt(x);
   shown = live.groups.slice(0, 50);
   document.getElementById("live-title").textContent =
-    "Live at " + (DATA.x === "time" ? "time " : "op ") + Math.round(x) + ": " + bytes(live.total) + " in " + live.count + " allocations" +
+    "Live at " + xName(x) + ": " + bytes(live.total) + " in " + live.count + " allocations" +
     (DATA.left_out ? " (" + DATA.left_out + " smaller allocations not embedded)" : "");
   document.querySelector("#live tbody").innerHTML = shown.map(([name, g], i) =>
     '<tr class="live-row" data-group="' + i + '"><td>' + escapeHtml(name) + '</td><td class="num">' + bytes(g.bytes) + '</td><td class="num">' + g.count + "</td></tr>").join("");
@@ -173,19 +164,42 @@ chart.addEventListener("mouseup", e => {
 });
 chart.addEventListener("dblclick", () => { view = fullRange(); redraw(); });
 
-function redraw() { drawChart(); drawBands(); }
-
-document.getElementById("title").textContent = DATA.title;
-document.querySelector("#summary tbody").innerHTML = DATA.summary.map(([k, v]) =>
-  "<tr><td>" + escapeHtml(k) + "</td><td>" + escapeHtml(v) + "</td></tr>").join("");
-const hash = new URLSearchParams(location.hash.slice(1));
-if (hash.has("zoom")) {
-  const [a, b] = hash.get("zoom").split("-").map(Number);
-  if (isFinite(a) && isFinite(b) && b > a) view = [a, b];
+// The x axis: op numbers, and times (from the start of the trace) where
+// the trace has them; the clock maps one to the other.
+function clockAt(value, from, to) {
+  const c = DATA.clock || [];
+  if (!c.length) return null;
+  let lo = 0, hi = c.length - 1;
+  while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (c[mid][from] <= value) lo = mid; else hi = mid - 1; }
+  return c[lo][to];
 }
-redraw();
-if (hash.has("at") && isFinite(Number(hash.get("at")))) select(Number(hash.get("at")));
-// #open=N opens the stacks of the N-th group listed (from 0), as a click would.
-const opened = document.querySelector('#live tr.live-row[data-group="' + Number(hash.get("open")) + '"]');
-if (hash.has("open") && opened) toggleStacks(opened);
-document.body.setAttribute("data-ready", "1");
+function duration(us) {
+  if (us < 1000) return Math.round(us) + " µs";
+  if (us < 1e6) return (us / 1000).toFixed(1) + " ms";
+  return (us / 1e6).toFixed(2) + " s";
+}
+function opOf(x) { return DATA.x === "time" ? clockAt(x, 1, 0) : Math.round(x); }
+function timeOf(x) {
+  const c = DATA.clock || [];
+  const t = DATA.x === "time" ? x : clockAt(x, 0, 1);
+  return t === null || !c.length ? null : t - c[0][1];
+}
+function xName(x) {
+  const op = opOf(x), t = timeOf(x);
+  return (op === null ? "" : "op " + op) + (t === null ? "" : " (" + duration(t) + ")");
+}
+function drawAxis(svg, s) {
+  const [lo, hi] = view, n = 6;
+  for (let i = 0; i <= n; i++) {
+    const x = lo + (hi - lo) * i / n, px = s.x(x);
+    const anchor = i === 0 ? "start" : i === n ? "end" : "middle";
+    el("line", { x1: px, x2: px, y1: s.h - 32, y2: s.h - 28, stroke: "#777" }, svg);
+    const op = opOf(x), t = timeOf(x);
+    el("text", { x: px, y: s.h - 17, "text-anchor": anchor, "font-size": 10, fill: "#555", class: "tick-op" }, svg)
+      .textContent = op === null ? "" : "op " + op;
+    if (t !== null) {
+      el("text", { x: px, y: s.h - 5, "text-anchor": anchor, "font-size": 10, fill: "#888", class: "tick-time" }, svg)
+        .textContent = duration(t);
+    }
+  }
+}

@@ -19,6 +19,7 @@ pub(super) type PageFrame = (String, u64, String, bool);
 pub(super) struct PageStacks {
     pub(super) frames: Vec<PageFrame>,
     pub(super) stacks: Vec<Vec<u32>>,
+    pub(super) forward: Vec<Vec<u32>>,
     frame_ids: HashMap<u32, u32>,
     stack_ids: HashMap<u32, i64>,
 }
@@ -34,9 +35,19 @@ impl PageStacks {
             return id;
         }
         let table = origins.stacks();
-        let frames = table
-            .stack(stack)
-            .iter()
+        let frames = self.renumber(origins, table.stack(stack));
+        let forward = self.renumber(origins, table.forward(stack));
+        self.forward.push(forward);
+        let id = self.stacks.len() as i64;
+        self.stacks.push(frames);
+        self.stack_ids.insert(stack, id);
+        id
+    }
+
+    /// The page's indices of frames `ids` of the trace, each added once.
+    fn renumber(&mut self, origins: &Origins, ids: &[u32]) -> Vec<u32> {
+        let table = origins.stacks();
+        ids.iter()
             .filter_map(|&f| {
                 let frame = table.frames().get(f as usize)?;
                 let next = self.frames.len() as u32;
@@ -51,10 +62,6 @@ impl PageStacks {
                 }
                 Some(id)
             })
-            .collect();
-        let id = self.stacks.len() as i64;
-        self.stacks.push(frames);
-        self.stack_ids.insert(stack, id);
-        id
+            .collect()
     }
 }

@@ -3,7 +3,7 @@
 //! does in a browser is `cargo xtask html-check`.)
 
 use super::*;
-use crate::trace::read_jsonl;
+use crate::trace::{Event, read_jsonl};
 
 fn page(trace: &Trace, x: XAxis) -> String {
     let x_of = |event: usize| match x {
@@ -21,6 +21,7 @@ fn page(trace: &Trace, x: XAxis) -> String {
         trace,
         x,
         x_of_event: &x_of,
+        clock: vec![],
     };
     let mut out = Vec::new();
     write_html(&mut out, &report).unwrap();
@@ -107,4 +108,28 @@ fn a_huge_trace_keeps_its_largest_allocations_and_counts_the_rest() {
     let intervals = d["intervals"].as_array().unwrap();
     assert_eq!(intervals.len(), MAX_INTERVALS);
     assert_eq!(intervals[0][2], 11, "the ten smallest were left out");
+}
+
+#[test]
+fn the_page_marks_the_memory_from_before_recording_and_keeps_a_nodes_forward_stack() {
+    let snapshot = include_bytes!("../../tests/fixtures/backward_stacks.pickle");
+    let t = crate::trace::read_pytorch(&snapshot[..], None).unwrap();
+    let d = data(&page(&t, XAxis::Ops));
+    assert_eq!(d["pre_existing"], 1, "the weights block");
+    assert_eq!(d["intervals"][0][2], 64 << 20);
+    let forward: Vec<usize> = d["forward"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_array().unwrap().len())
+        .collect();
+    assert_eq!(
+        forward.iter().filter(|&&n| n > 0).count(),
+        1,
+        "only MmBackward0's: {forward:?}"
+    );
+    assert!(
+        forward.contains(&4),
+        "its four traceback frames: {forward:?}"
+    );
 }

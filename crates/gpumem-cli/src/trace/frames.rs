@@ -12,15 +12,24 @@
 //! The origin is therefore:
 //! 1. in a stack with any Python frame, the first Python frame outside the
 //!    framework (native frames are never an origin there);
-//! 2. in a stack of native frames only (a C++ program's JSONL), the first
-//!    frame that is neither the runtime's (`??`, empty files, `torch::`,
-//!    `c10::`, `at::`, `THP`, `_Py`, `std::` names, PyTorch's C++ sources)
-//!    nor the framework's;
-//! 3. failing both, the innermost Python frame, else the innermost frame
+//! 2. in a stack without a user Python frame that runs an autograd node
+//!    (the backward pass, on the engine's C++ thread), the node and the
+//!    ATen op inside it, `backward: MeanBackward0 (div_Scalar)`, with the
+//!    forward line that created the node when the snapshot kept it
+//!    (`autograd.rs`);
+//! 3. in a stack of native frames only (a C++ program's JSONL, a
+//!    communication thread), the first frame that is neither the runtime's
+//!    (`??`, empty files, `torch::`, `c10::`, `at::`, `THP`, `_Py`, `std::`
+//!    names, PyTorch's C++ sources, a thread's entry: `pthread_*`,
+//!    `start_thread`, `execute_native_thread_routine`, `clone`) nor the
+//!    framework's;
+//! 4. failing all, the innermost Python frame, else the innermost frame
 //!    that is not the runtime's, else the innermost frame.
 //!
 //! [`GroupBy`] decides how the chosen frame is named: its line (the
 //! default), its function, its file or its module.
+
+use super::autograd::{self, Backward};
 
 /// One frame as a source writes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +84,24 @@ const RUNTIME_NAMES: &[&str] = &[
     "??",
 ];
 
+/// Functions that start a thread and say nothing of what it runs (whole
+/// names, arguments aside), and prefixes of the thread library's own.
+const THREAD_ENTRIES: &[&str] = &[
+    "execute_native_thread_routine",
+    "start_thread",
+    "thread_start",
+    "clone",
+    "clone3",
+    "__clone",
+    "__clone3",
+];
+const THREAD_PREFIXES: &[&str] = &["pthread_", "__pthread_", "std::thread"];
+
+fn is_thread_entry(name: &str) -> bool {
+    let bare = name.split('(').next().unwrap_or(name).trim();
+    THREAD_ENTRIES.contains(&bare) || THREAD_PREFIXES.iter().any(|p| bare.starts_with(p))
+}
+
 /// File-path fragments of PyTorch's and CPython's native sources.
 const RUNTIME_FILES: &[&str] = &[
     "/torch/csrc/",
@@ -112,31 +139,95 @@ fn is_runtime(frame: &Frame<'_>) -> bool {
     file.is_empty()
         || file == "??"
         || RUNTIME_NAMES.iter().any(|p| frame.name.starts_with(p))
+        || is_thread_entry(frame.name)
         || RUNTIME_FILES.iter().any(|f| file.contains(f))
         || (file.contains("/torch/") && !is_python(frame))
 }
 
-/// The index of the origin frame of a stack, innermost first (module
-/// docs); `None` for an empty stack.
-pub(crate) fn origin_index(frames: &[Frame<'_>]) -> Option<usize> {
+/// What names a stack: one of its frames, or the autograd node it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pick<'a> {
+    Frame(usize),
+    Node(Backward<'a>),
+}
+
+/// The origin of a stack, innermost first (module docs).
+fn pick<'a>(frames: &[Frame<'a>]) -> Option<Pick<'a>> {
     let python = frames.iter().any(is_python);
-    let user =
-        |f: &Frame<'_>| !in_framework(f.file) && if python { is_python(f) } else { !is_runtime(f) };
-    frames
-        .iter()
-        .position(user)
+    let user_python = |f: &Frame<'_>| is_python(f) && !in_framework(f.file);
+    let user_native = |f: &Frame<'_>| !is_runtime(f) && !in_framework(f.file);
+    if let Some(i) = frames.iter().position(user_python) {
+        return Some(Pick::Frame(i));
+    }
+    if let Some(node) = autograd::backward(frames) {
+        return Some(Pick::Node(node));
+    }
+    let native = (!python).then(|| frames.iter().position(user_native));
+    native
+        .flatten()
         .or_else(|| frames.iter().position(is_python))
         .or_else(|| frames.iter().position(|f| !is_runtime(f)))
         .or_else(|| (!frames.is_empty()).then_some(0))
+        .map(Pick::Frame)
+}
+
+/// The index of the origin frame of a stack, innermost first; `None` for
+/// an empty stack or one named by its autograd node.
+pub(crate) fn origin_index(frames: &[Frame<'_>]) -> Option<usize> {
+    match pick(frames)? {
+        Pick::Frame(i) => Some(i),
+        Pick::Node(_) => None,
+    }
 }
 
 /// The origin of a stack, innermost frame first, named as `by` says.
+#[cfg(test)]
 pub(crate) fn origin<'a>(
     frames: impl IntoIterator<Item = Frame<'a>>,
     by: GroupBy,
 ) -> Option<String> {
     let frames: Vec<Frame<'a>> = frames.into_iter().collect();
-    origin_index(&frames).map(|i| describe(frames[i], by))
+    origin_with_forward(&frames, &[], by)
+}
+
+/// The origin of a stack whose autograd node (if any) was created by the
+/// forward stack `forward` (innermost first; empty when not recorded).
+pub(crate) fn origin_with_forward(
+    frames: &[Frame<'_>],
+    forward: &[Frame<'_>],
+    by: GroupBy,
+) -> Option<String> {
+    match pick(frames)? {
+        Pick::Frame(i) => Some(describe(frames[i], by)),
+        Pick::Node(node) => {
+            let line = origin_index(forward).map(|i| describe(forward[i], by));
+            Some(describe_backward(node, line, by))
+        }
+    }
+}
+
+/// The backward pass's origin: `backward: MmBackward0 (mm)`, and `for`
+/// the forward line when known (by function: no op; by file or module:
+/// the forward's file or module, else the node).
+fn describe_backward(node: Backward<'_>, forward: Option<String>, by: GroupBy) -> String {
+    let head = match (by, node.op) {
+        (GroupBy::Line, Some(op)) => format!("backward: {} ({op})", node.node),
+        _ => format!("backward: {}", node.node),
+    };
+    match (by, forward) {
+        (GroupBy::Line | GroupBy::Function, Some(line)) => format!("{head} for {line}"),
+        (_, Some(file)) => format!("backward: {file}"),
+        (_, None) => head,
+    }
+}
+
+/// The autograd node of a stack (innermost first) that has no user Python
+/// frame: the backward pass's memory; `None` for any other stack.
+pub(crate) fn backward_node<'a>(frames: &[Frame<'a>]) -> Option<Backward<'a>> {
+    match pick(frames)? {
+        Pick::Node(node) => Some(node),
+        Pick::Frame(_) => None,
+    }
 }
 
 /// The last `n` components of `path` (enough to tell files apart).

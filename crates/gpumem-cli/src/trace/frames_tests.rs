@@ -160,3 +160,52 @@ fn a_profiler_stack_with_relative_framework_paths_is_named_by_the_model_code() {
         Some("forward (traces/record.py:139)")
     );
 }
+
+#[test]
+fn a_threads_entry_frames_are_the_runtimes_and_never_an_origin() {
+    let stack = [
+        f("??", 0, "torch::unwind::unwind()"),
+        f("CUDACachingAllocator.cpp", 0, "c10::cuda::malloc"),
+        f("/src/comm/ring.cpp", 7, "Ring::exchange"),
+        f("c++11/thread.cc", 82, "execute_native_thread_routine"),
+        f("./nptl/pthread_create.c", 442, "start_thread"),
+        f("clone3.S", 81, "clone3"),
+    ];
+    assert_eq!(
+        origin(stack, GroupBy::Line),
+        Some("Ring::exchange (comm/ring.cpp:7)".into())
+    );
+    for frame in &stack[3..] {
+        assert!(is_runtime(frame), "{frame:?}");
+    }
+    assert!(!is_runtime(&f("/src/w.cpp", 3, "clone_weights")));
+}
+
+#[test]
+fn a_user_python_frame_still_names_a_stack_that_runs_a_node() {
+    // Backward on the calling thread (CPU tensors): `loss.backward()` is
+    // the user's line, and it stays the origin.
+    let stack = [
+        f(
+            "??",
+            0,
+            "at::_ops::mm::call(at::Tensor const&, at::Tensor const&)",
+        ),
+        f(
+            "??",
+            0,
+            "torch::autograd::generated::MmBackward0::apply(std::vector<at::Tensor>&&)",
+        ),
+        f("/home/me/train.py", 40, "step"),
+    ];
+    assert_eq!(
+        origin(stack, GroupBy::Line),
+        Some("step (me/train.py:40)".into())
+    );
+    assert_eq!(backward_node(&stack), None);
+    let engine_only = &stack[..2];
+    assert_eq!(
+        origin(engine_only.iter().copied(), GroupBy::Line),
+        Some("backward: MmBackward0 (mm)".into())
+    );
+}

@@ -6,6 +6,7 @@
 //! never counts toward the replay's time. Text readers stream line by line;
 //! malformed input is a [`CliError::Parse`] naming the line or record.
 
+mod autograd;
 mod event;
 mod frames;
 mod jsonl;

@@ -201,9 +201,7 @@ pub fn read_pytorch(mut input: impl Read, device: Option<usize>) -> Result<Trace
                     None => 0,
                 };
                 sink.alloc(record, addr, size, stream)?;
-                let stack = entry
-                    .get("frames")
-                    .and_then(|f| cache.stack(f, sink.origins_mut().stacks_mut()));
+                let stack = cache.stack_of_entry(entry, sink.origins_mut().stacks_mut());
                 if let Some(stack) = stack {
                     sink.stack(stack);
                 }

@@ -6,9 +6,14 @@
 //! (`Rc`). Frames are interned by that dict's identity first: a 60-frame
 //! stack of 20,000 events costs one hash lookup per frame, not two string
 //! copies.
+//!
+//! An event may also carry `forward_frames`: the Python traceback, as
+//! text, of the forward call that created the autograd node allocating in
+//! the backward pass. It is kept with the stack (`autograd.rs` reads it).
 
 use std::collections::HashMap;
 
+use super::autograd;
 use super::pickle::Py;
 use super::stacks::Stacks;
 
@@ -50,6 +55,32 @@ impl FrameCache {
             self.scratch.push(id);
         }
         (!self.scratch.is_empty()).then(|| stacks.intern_stack(&self.scratch))
+    }
+}
+
+impl FrameCache {
+    /// The stack of a trace entry: its `frames`, with the forward stack
+    /// of its `forward_frames` when it has one.
+    pub(super) fn stack_of_entry(&mut self, entry: &Py, stacks: &mut Stacks) -> Option<u32> {
+        let stack = self.stack(entry.get("frames")?, stacks)?;
+        let Some(Py::List(lines)) = entry.get("forward_frames") else {
+            return Some(stack);
+        };
+        let text: String = lines
+            .iter()
+            .filter_map(|l| match l {
+                Py::Str(s) => Some(&**s),
+                _ => None,
+            })
+            .collect();
+        // Written outermost first, as Python formats a traceback.
+        let forward: Vec<u32> = autograd::forward_frames(&text)
+            .into_iter()
+            .rev()
+            .map(|(file, line, name)| stacks.intern_frame(file, line, name))
+            .collect();
+        let frames = stacks.stack(stack).to_vec();
+        Some(stacks.intern_with_forward(&frames, &forward))
     }
 }
 

@@ -5,12 +5,20 @@
 //! A training step allocates from a few hundred stacks of a few hundred
 //! distinct frames, millions of times, so both are interned: a stack is a
 //! list of frame indices, and an event keeps the index of its stack.
+//!
+//! A backward allocation's stack may come with the forward stack of its
+//! autograd node (PyTorch's `forward_frames`): it is kept in the same
+//! interned list after a separator, so the pair is one stack.
 
 use std::collections::HashMap;
 
 use serde::Serialize;
 
+use super::autograd::Backward;
 use super::frames::{self, Frame, GroupBy};
+
+/// Separates a stack's frames from its forward stack's in an interned list.
+const FORWARD: u32 = u32::MAX;
 
 /// One frame of a kept stack.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
@@ -76,6 +84,18 @@ impl Stacks {
         id
     }
 
+    /// The index of a stack (innermost first) with the forward stack of
+    /// its autograd node (innermost first), interning it.
+    pub(crate) fn intern_with_forward(&mut self, frames: &[u32], forward: &[u32]) -> u32 {
+        if forward.is_empty() {
+            return self.intern_stack(frames);
+        }
+        let mut key = frames.to_vec();
+        key.push(FORWARD);
+        key.extend_from_slice(forward);
+        self.intern_stack(&key)
+    }
+
     /// Every interned frame, by index.
     pub fn frames(&self) -> &[StackFrame] {
         &self.frames
@@ -84,7 +104,38 @@ impl Stacks {
     /// The frame indices of stack `stack`, innermost first (empty for an
     /// unknown index).
     pub fn stack(&self, stack: u32) -> &[u32] {
-        self.stacks.get(stack as usize).map_or(&[], |s| &s[..])
+        let all = self.stacks.get(stack as usize).map_or(&[][..], |s| &s[..]);
+        all.split(|&f| f == FORWARD).next().unwrap_or(&[])
+    }
+
+    /// The frame indices of the forward stack kept with stack `stack`
+    /// (the Python stack that created its autograd node), innermost
+    /// first; empty when none was recorded.
+    pub fn forward(&self, stack: u32) -> &[u32] {
+        let all = self.stacks.get(stack as usize).map_or(&[][..], |s| &s[..]);
+        all.iter()
+            .position(|&f| f == FORWARD)
+            .map_or(&[], |at| &all[at + 1..])
+    }
+
+    fn frames_of<'a>(&'a self, ids: &[u32]) -> Vec<Frame<'a>> {
+        ids.iter()
+            .filter_map(|&f| self.frames.get(f as usize))
+            .map(StackFrame::as_frame)
+            .collect()
+    }
+
+    /// The autograd node of stack `stack` when it is the backward pass's
+    /// (no user Python frame, a node frame).
+    pub(crate) fn backward(&self, stack: u32) -> Option<Backward<'_>> {
+        frames::backward_node(&self.frames_of(self.stack(stack)))
+    }
+
+    /// Whether stack `stack` is the backward pass's gradients (`Some(true)`:
+    /// `AccumulateGrad`), its temporaries (`Some(false)`: any other node)
+    /// or not the backward pass (`None`).
+    pub fn backward_gradient(&self, stack: u32) -> Option<bool> {
+        self.backward(stack).map(|b| b.is_gradient())
     }
 
     /// Distinct stacks kept.
@@ -99,12 +150,8 @@ impl Stacks {
 
     /// The origin of stack `stack`, named as `by` says.
     pub(crate) fn origin(&self, stack: u32, by: GroupBy) -> Option<String> {
-        let frames: Vec<Frame<'_>> = self
-            .stack(stack)
-            .iter()
-            .filter_map(|&f| self.frames.get(f as usize))
-            .map(StackFrame::as_frame)
-            .collect();
-        frames::origin(frames, by)
+        let frames = self.frames_of(self.stack(stack));
+        let forward = self.frames_of(self.forward(stack));
+        frames::origin_with_forward(&frames, &forward, by)
     }
 }
