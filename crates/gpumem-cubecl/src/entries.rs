@@ -13,7 +13,15 @@
 //! CubeCL frees an allocation by dropping its last handle: nothing is called.
 //! The entry keeps one handle of its own, as CubeCL's slices do, and an
 //! allocation is free once that is the last one ([`ManagedMemoryHandle::is_free`]).
-//! [`Entries::sweep`] gives free allocations back to gpumem's engine.
+//! [`Entries::sweep`] gives every free allocation back to gpumem's engine,
+//! O(entries); [`Entries::sweep_some`] looks at a few entries, O(1), for
+//! the reserve path, which sweeps everything only before the engine would
+//! add a page. The few are the [`RECENT`] newest entries (a tensor
+//! program's temporaries are dropped soon after they are made, so their
+//! memory is reused by the next reserve, as CubeCL's own pools reuse it)
+//! and the next ones under a clock hand (so an older allocation is found
+//! within a bounded number of reserves, not only when the pools would
+//! grow).
 
 use std::sync::Arc;
 
@@ -72,11 +80,33 @@ struct Slot {
 }
 
 /// The table (see the module docs).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Entries {
     slots: Vec<Slot>,
     vacant: Vec<u32>,
     live: usize,
+    /// Where [`Entries::sweep_some`]'s clock hand looks next.
+    hand: usize,
+    /// The slots of the [`RECENT`] newest entries (a ring; `u32::MAX` is
+    /// none yet), and where the next one goes.
+    recent: [u32; RECENT],
+    recent_next: usize,
+}
+
+/// How many of the newest entries each [`Entries::sweep_some`] looks at.
+pub(crate) const RECENT: usize = 8;
+
+impl Default for Entries {
+    fn default() -> Self {
+        Self {
+            slots: Vec::new(),
+            vacant: Vec::new(),
+            live: 0,
+            hand: 0,
+            recent: [u32::MAX; RECENT],
+            recent_next: 0,
+        }
+    }
 }
 
 impl Entries {
@@ -101,6 +131,8 @@ impl Entries {
         entry.handle.descriptor().update_location(location);
         slot.entry = Some(entry);
         self.live += 1;
+        self.recent[self.recent_next] = index;
+        self.recent_next = (self.recent_next + 1) % RECENT;
         Ok(())
     }
 
@@ -172,21 +204,50 @@ impl Entries {
     /// are released and its gpumem handle dropped (the engine frees it at
     /// its next call). Returns how many. O(entries).
     pub(crate) fn sweep(&mut self, failures: &mut ErrorGraph) -> usize {
+        let released = (0..self.slots.len())
+            .filter(|&index| self.release(index, failures))
+            .count();
+        self.hand = 0;
+        released
+    }
+
+    /// Look at the [`RECENT`] newest entries and at `count` more from where
+    /// the clock hand stopped, and give back those nothing holds.
+    /// O(RECENT + count).
+    pub(crate) fn sweep_some(&mut self, count: usize, failures: &mut ErrorGraph) -> usize {
+        let len = self.slots.len();
         let mut released = 0;
-        for (index, slot) in self.slots.iter_mut().enumerate() {
-            if !slot.entry.as_ref().is_some_and(Entry::releasable) {
-                continue;
-            }
-            if let Some(mut entry) = slot.entry.take() {
-                entry.tainted.clear(failures);
-                slot.tombstone = Some((slot.generation, entry.view));
-                slot.generation = slot.generation.wrapping_add(1);
-                self.vacant.push(index as u32);
-                released += 1;
+        for i in 0..RECENT {
+            let index = self.recent[i] as usize;
+            if index < len {
+                released += usize::from(self.release(index, failures));
             }
         }
-        self.live -= released;
+        for _ in 0..count.min(len) {
+            if self.hand >= len {
+                self.hand = 0;
+            }
+            released += usize::from(self.release(self.hand, failures));
+            self.hand += 1;
+        }
         released
+    }
+
+    /// Give back the allocation in slot `index` if nothing holds it.
+    fn release(&mut self, index: usize, failures: &mut ErrorGraph) -> bool {
+        let slot = &mut self.slots[index];
+        if !slot.entry.as_ref().is_some_and(Entry::releasable) {
+            return false;
+        }
+        let Some(mut entry) = slot.entry.take() else {
+            return false;
+        };
+        entry.tainted.clear(failures);
+        slot.tombstone = Some((slot.generation, entry.view));
+        slot.generation = slot.generation.wrapping_add(1);
+        self.vacant.push(index as u32);
+        self.live -= 1;
+        true
     }
 
     /// Every entry held.

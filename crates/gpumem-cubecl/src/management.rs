@@ -157,10 +157,26 @@ impl<Storage: ComputeStorage> MemoryManagement<Storage> {
         update: PageUpdate,
         failures: &mut ErrorGraph,
     ) -> Result<ManagedMemoryHandle, IoError> {
-        self.sweep(failures);
+        // O(1): a few entries are looked at here; all of them only before
+        // a page would be added (below), so memory a dropped handle left is
+        // still reused before the pools grow.
+        self.sweep_some(failures);
         if update == PageUpdate::Allow {
             self.engine.cleanup(false);
         }
+        let padding_before = self.engine.memory_usage().bytes_padding;
+        // First from the pages held. A refusal there changes nothing (no
+        // page may be added, so none is given back either).
+        self.engine.storage().set_forbid_alloc(true);
+        let held = self.engine.reserve(size);
+        self.engine.storage().set_forbid_alloc(false);
+        self.engine.storage().take_error();
+        if let Ok(memory) = held {
+            return Ok(self.adopt(memory, size, padding_before)?.0);
+        }
+        // The pools would grow, or cannot serve it: give back every
+        // allocation nothing holds first, then ask as the caller allows.
+        self.sweep(failures);
         let padding_before = self.engine.memory_usage().bytes_padding;
         self.engine
             .storage()

@@ -14,6 +14,11 @@ use cubecl_server::memory_management::{ErrorGraph, MemoryAllocationMode, MemoryC
 use cubecl_server::storage::ComputeStorage;
 use mem_pools::RelocationShape;
 
+/// Entries [`MemoryManagement::sweep_some`] looks at on each reserve: two
+/// per reserve keeps the clock hand ahead of the entries a steady
+/// workload adds (one per reserve), so no free allocation waits long.
+pub(crate) const SWEEP_PER_RESERVE: usize = 2;
+
 use crate::entries::Entries;
 use crate::options::MemoryManagementOptions;
 use crate::storage::CubeStorage;
@@ -105,8 +110,18 @@ impl<Storage: ComputeStorage> MemoryManagement<Storage> {
 
     /// Give every allocation nothing holds any more back to the engine, and
     /// have the engine free them now.
-    pub(crate) fn sweep(&mut self, failures: &mut ErrorGraph) {
-        if self.entries.sweep(failures) > 0 {
+    pub(crate) fn sweep(&mut self, failures: &mut ErrorGraph) -> usize {
+        let released = self.entries.sweep(failures);
+        if released > 0 {
+            self.engine.drain_drops();
+        }
+        released
+    }
+
+    /// [`Self::sweep`] over [`SWEEP_PER_RESERVE`] entries only (a clock
+    /// hand): the reserve path's O(1) share of the sweep.
+    pub(crate) fn sweep_some(&mut self, failures: &mut ErrorGraph) {
+        if self.entries.sweep_some(SWEEP_PER_RESERVE, failures) > 0 {
             self.engine.drain_drops();
         }
     }
