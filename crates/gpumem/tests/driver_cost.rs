@@ -18,6 +18,30 @@ fn sim(conf: &str, streams: usize) -> Device {
 }
 
 #[test]
+fn the_three_splits_of_the_a100_figures_are_named_settings() {
+    for (name, table) in [
+        ("a100", DriverCosts::A100),
+        ("a100-per-call", DriverCosts::A100_PER_CALL),
+        ("A100-per-byte", DriverCosts::A100_PER_BYTE),
+    ] {
+        let config = GpumemConfig::from_conf(&format!("driver_cost:{name}")).unwrap();
+        assert_eq!(config.driver_costs, table, "{name}");
+    }
+    // A 200 MiB create: one figure per call, 100 figures per byte.
+    let costs = |name: &str| {
+        GpumemConfig::from_conf(&format!("driver_cost:{name}"))
+            .unwrap()
+            .driver_costs
+            .ns(DriverCall::Create, 200 * MIB)
+    };
+    assert_eq!(costs("a100-per-call"), 193_320);
+    assert_eq!(costs("a100-per-byte"), 100 * 193_320);
+    assert!(costs("a100-per-call") < costs("a100") && costs("a100") < costs("a100-per-byte"));
+    let err = GpumemConfig::from_conf("driver_cost:a100-per-granule").unwrap_err();
+    assert!(err.to_string().contains("a100-per-call"), "{err}");
+}
+
+#[test]
 fn driver_cost_entries_override_the_a100_table_and_other_keys_still_apply() {
     let config = GpumemConfig::from_conf(
         "budget:8GiB,driver_cost:create=20us+86us/2MiB,map=1.2us,streams:2",

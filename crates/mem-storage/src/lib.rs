@@ -126,8 +126,8 @@ pub use adaptors::tracking::{
 };
 pub use cuda::{CudaAllocMode, CudaEventHandle, CudaResource, CudaVirtualMemory, DriverPoolStats};
 pub use driver_cost::{
-    CALL_KINDS, COST_GRANULE, CallTally, DriverCall, DriverCosts, DriverMeter, DriverTime,
-    ENTRY_GRAMMAR, LATENCY_GRAMMAR, Latency,
+    CALL_KINDS, COST_GRANULE, CallTally, CostSplit, DriverCall, DriverCosts, DriverMeter,
+    DriverTime, ENTRY_GRAMMAR, LATENCY_GRAMMAR, Latency,
 };
 pub use error::{Refuser, StorageError};
 pub use host::{HOST_ALIGNMENT, HostResource, HostVirtualMemory};

@@ -76,7 +76,7 @@ pub const CONF_KEYS: &[(&str, &str, &str)] = &[
     ),
     (
         "driver_cost",
-        "a100 | zero | entries key=latency, e.g. driver_cost:create=20us+86us/2MiB,map=1.2us \
+        "a100 | a100-per-call | a100-per-byte | zero | entries key=latency, e.g. driver_cost:create=20us+86us/2MiB,map=1.2us \
          (keys: create, map, set_access, unmap, release, address_reserve, address_free, alloc, \
          free, alloc_async, free_async, stream_sync, device_sync, event_record, event_query; \
          latency: a time per call with an optional part per size, units ns, us, ms)",
@@ -167,12 +167,17 @@ fn parse_poison(value: &str) -> Result<Option<u8>> {
     byte.map(Some).ok_or_else(|| bad("poison", value))
 }
 
-/// `a100`, `zero`, or `key=latency` entries over the A100 table.
+/// `a100`, `a100-per-call`, `a100-per-byte`, `zero`, or `key=latency`
+/// entries over the A100 table.
 fn parse_driver_costs(value: &str) -> Result<DriverCosts> {
     match value.to_ascii_lowercase().as_str() {
-        "a100" | "default" => return Ok(DriverCosts::A100),
+        "default" => return Ok(DriverCosts::A100),
         "zero" | "off" | "none" => return Ok(DriverCosts::ZERO),
-        _ => {}
+        other => {
+            if let Some(split) = mem_storage::CostSplit::from_name(other) {
+                return Ok(split.a100());
+            }
+        }
     }
     let mut costs = DriverCosts::A100;
     costs

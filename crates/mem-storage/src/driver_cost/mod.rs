@@ -4,7 +4,9 @@
 //!   fixed part per call plus a part per 2 MiB, every figure cited in
 //!   docs/storage.md; its text form (`create=96.66us+96.66us/2MiB,...`) is
 //!   what `GPUMEM_CONF driver_cost:` takes and what the GPU benchmark
-//!   prints (`parse.rs`).
+//!   prints (`parse.rs`); [`CostSplit`] (`splits.rs`) names it under the
+//!   three splits of its 2 MiB figures (`a100`, `a100-per-call`,
+//!   `a100-per-byte`).
 //! - [`DriverMeter`] (`meter.rs`): one device's charged calls and modeled
 //!   time per call kind, lock-free; [`DriverTime`] is its snapshot, which
 //!   [`crate::VirtualMemoryStats::driver`] and the facade's statistics carry.
@@ -17,8 +19,10 @@
 
 mod meter;
 mod parse;
+mod splits;
 mod table;
 
 pub use meter::{CallTally, DriverMeter, DriverTime};
 pub use parse::{ENTRY_GRAMMAR, LATENCY_GRAMMAR};
+pub use splits::CostSplit;
 pub use table::{CALL_KINDS, COST_GRANULE, DriverCall, DriverCosts, Latency};

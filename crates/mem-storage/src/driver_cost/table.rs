@@ -166,7 +166,7 @@ impl Latency {
 /// The modeled latency of every [`DriverCall`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DriverCosts {
-    latencies: [Latency; CALL_KINDS],
+    pub(super) latencies: [Latency; CALL_KINDS],
 }
 
 const US: u64 = 1_000;
