@@ -1,0 +1,304 @@
+//! What a stream executes, and the check it makes when it does.
+//!
+//! Work is described by [`Raw`] (addresses, as the host gave them: what a
+//! captured graph keeps, to resolve again at each launch) and resolved to
+//! [`Work`] (segments of live memory) when it is queued. When it executes,
+//! every segment's owner must still be live; if one was freed, unmapped or
+//! lost its access meanwhile, that is a contract violation: the work is
+//! skipped (a GPU would fault) and the violation recorded. The check runs
+//! again after the work, so memory taken away while it ran is caught too.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::buffer::Segment;
+use crate::driver::{DRIVER, lock, violation};
+use crate::stream::Stream;
+use crate::types::{CuResult, DevPtr, INVALID_VALUE, node};
+
+/// Host callback of `cuLaunchHostFunc`.
+pub type HostFn = unsafe extern "C" fn(*mut std::ffi::c_void);
+
+/// One end of a copy, before resolution.
+#[derive(Debug, Clone, Copy)]
+pub enum RawPlace {
+    Device(DevPtr),
+    /// A host address, as an integer (the program keeps it valid).
+    Host(usize),
+}
+
+/// Work as the host described it.
+#[derive(Debug, Clone, Copy)]
+pub enum Raw {
+    Copy {
+        dst: RawPlace,
+        src: RawPlace,
+        len: u64,
+    },
+    Fill {
+        dst: DevPtr,
+        len: u64,
+        value: u8,
+    },
+    /// The stand-in kernel: sleeps, then writes `value` over the range.
+    Kernel {
+        dst: DevPtr,
+        len: u64,
+        sleep_us: u64,
+        value: u8,
+    },
+    /// `y = a * x + b` over `n` f32s (the stand-in of a compiled kernel).
+    Axpb {
+        x: DevPtr,
+        y: DevPtr,
+        a: f32,
+        b: f32,
+        n: u64,
+    },
+    Host {
+        f: HostFn,
+        data: usize,
+    },
+    /// A node with nothing to run at launch (a memory node, an event).
+    Marker(u32),
+}
+
+impl Raw {
+    /// The graph node type this work is captured as.
+    pub fn node_type(&self) -> u32 {
+        match self {
+            Raw::Copy { .. } => node::MEMCPY,
+            Raw::Fill { .. } => node::MEMSET,
+            Raw::Kernel { .. } | Raw::Axpb { .. } => node::KERNEL,
+            Raw::Host { .. } => node::HOST,
+            Raw::Marker(kind) => *kind,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub enum Place {
+    Device(Vec<Segment>),
+    Host(usize),
+}
+
+/// Resolved work, ready to run.
+pub enum Work {
+    Copy {
+        dst: Place,
+        src: Place,
+        len: usize,
+    },
+    Fill {
+        dst: Vec<Segment>,
+        value: u8,
+    },
+    Kernel {
+        dst: Vec<Segment>,
+        sleep: Duration,
+        value: u8,
+    },
+    Axpb {
+        x: Vec<Segment>,
+        y: Vec<Segment>,
+        a: f32,
+        b: f32,
+    },
+    Host {
+        f: HostFn,
+        data: usize,
+    },
+    /// Wait until `stream` completed `upto` operations.
+    Wait {
+        stream: Arc<Stream>,
+        upto: u64,
+    },
+    /// A stream-ordered free: the allocation `owner` at `base` goes now.
+    Free {
+        base: DevPtr,
+        owner: u64,
+    },
+    Marker,
+}
+
+/// Resolve `raw`; an address that is not live, accessible memory is
+/// refused (and is a violation: gpumem checks its ranges before calling).
+pub fn resolve(raw: &Raw, what: &str) -> Result<Work, CuResult> {
+    let mem = lock(&DRIVER.mem);
+    let device = |addr: DevPtr, len: u64| {
+        mem.resolve(addr, len).map_err(|why| {
+            violation(format!("{what}: {why}"));
+            INVALID_VALUE
+        })
+    };
+    let place = |p: RawPlace, len: u64| match p {
+        RawPlace::Device(addr) => device(addr, len).map(Place::Device),
+        RawPlace::Host(ptr) => Ok(Place::Host(ptr)),
+    };
+    Ok(match *raw {
+        Raw::Copy { dst, src, len } => Work::Copy {
+            dst: place(dst, len)?,
+            src: place(src, len)?,
+            len: len as usize,
+        },
+        Raw::Fill { dst, len, value } => Work::Fill {
+            dst: device(dst, len)?,
+            value,
+        },
+        Raw::Kernel {
+            dst,
+            len,
+            sleep_us,
+            value,
+        } => Work::Kernel {
+            dst: device(dst, len)?,
+            sleep: Duration::from_micros(sleep_us),
+            value,
+        },
+        Raw::Axpb { x, y, a, b, n } => Work::Axpb {
+            x: device(x, n * 4)?,
+            y: device(y, n * 4)?,
+            a,
+            b,
+        },
+        Raw::Host { f, data } => Work::Host { f, data },
+        Raw::Marker(_) => Work::Marker,
+    })
+}
+
+/// The raw pieces of one end: `(pointer, length)` in order.
+fn pieces(place: &Place, len: usize) -> Vec<(*mut u8, usize)> {
+    match place {
+        Place::Host(ptr) => vec![(*ptr as *mut u8, len)],
+        Place::Device(segs) => segs.iter().map(|s| (s.buf.at(s.offset), s.len)).collect(),
+    }
+}
+
+fn of(p: &Place) -> Vec<&Segment> {
+    match p {
+        Place::Device(s) => s.iter().collect(),
+        Place::Host(_) => Vec::new(),
+    }
+}
+
+fn segments(work: &Work) -> Vec<&Segment> {
+    match work {
+        Work::Copy { dst, src, .. } => of(dst).into_iter().chain(of(src)).collect(),
+        Work::Fill { dst, .. } | Work::Kernel { dst, .. } => dst.iter().collect(),
+        Work::Axpb { x, y, .. } => x.iter().chain(y).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn check(work: &Work, what: &str, when: &str) -> bool {
+    let segs: Vec<Segment> = segments(work).into_iter().cloned().collect();
+    match lock(&DRIVER.mem).check_live(&segs) {
+        Ok(()) => true,
+        Err(why) => {
+            violation(format!("{what}: {when}, {why}"));
+            false
+        }
+    }
+}
+
+/// Run `work` on the calling (stream worker) thread.
+pub fn execute(work: Work, what: &str) {
+    match work {
+        Work::Wait { stream, upto } => stream.wait_for(upto),
+        Work::Free { base, owner } => {
+            let mut mem = lock(&DRIVER.mem);
+            match mem.allocation(base) {
+                Some(a) if a.owner == owner => drop(mem.free(base)),
+                _ => violation(format!("{what}: when it ran, the memory was already freed")),
+            }
+        }
+        Work::Host { f, data } => {
+            // SAFETY: `cuLaunchHostFunc`'s contract: the program gave a
+            // callback and its data, valid until the callback runs.
+            unsafe { f(data as *mut std::ffi::c_void) }
+        }
+        Work::Marker => {}
+        Work::Kernel {
+            ref dst,
+            sleep,
+            value,
+        } => {
+            std::thread::sleep(sleep);
+            if check(&work, what, "when it ran") {
+                for s in dst {
+                    // SAFETY: the segment lies inside its buffer (resolved
+                    // against the tables), which its `Arc` keeps alive.
+                    unsafe { s.buf.at(s.offset).write_bytes(value, s.len) };
+                }
+                check(&work, what, "while it ran");
+            }
+        }
+        _ => {
+            if check(&work, what, "when it ran") {
+                run_bytes(&work);
+                check(&work, what, "while it ran");
+            }
+        }
+    }
+}
+
+fn run_bytes(work: &Work) {
+    match work {
+        Work::Copy { dst, src, len } => {
+            let (mut d, mut s) = (pieces(dst, *len).into_iter(), pieces(src, *len).into_iter());
+            let (mut dp, mut sp) = (d.next(), s.next());
+            while let (Some((dptr, dlen)), Some((sptr, slen))) = (dp, sp) {
+                let n = dlen.min(slen);
+                // SAFETY: device pieces lie in live buffers; host pieces are
+                // the program's buffers of `len` bytes (the copy's
+                // contract); `copy` allows overlap.
+                unsafe { std::ptr::copy(sptr, dptr, n) };
+                // SAFETY: `n` is at most each piece's remaining length.
+                dp = if n < dlen {
+                    Some((unsafe { dptr.add(n) }, dlen - n))
+                } else {
+                    d.next()
+                };
+                // SAFETY: as above.
+                sp = if n < slen {
+                    Some((unsafe { sptr.add(n) }, slen - n))
+                } else {
+                    s.next()
+                };
+            }
+        }
+        Work::Fill { dst, value } => {
+            for s in dst {
+                // SAFETY: the segment lies inside its live buffer.
+                unsafe { s.buf.at(s.offset).write_bytes(*value, s.len) };
+            }
+        }
+        Work::Axpb { x, y, a, b } => {
+            let read = |segs: &[Segment]| -> Vec<u8> {
+                let mut out = Vec::new();
+                for s in segs {
+                    // SAFETY: the segment lies inside its live buffer.
+                    out.extend_from_slice(unsafe {
+                        std::slice::from_raw_parts(s.buf.at(s.offset), s.len)
+                    });
+                }
+                out
+            };
+            let xs = read(x);
+            let ys: Vec<u8> = xs
+                .chunks_exact(4)
+                .flat_map(|c| (a * f32::from_le_bytes([c[0], c[1], c[2], c[3]]) + b).to_le_bytes())
+                .collect();
+            let mut at = 0;
+            for s in y {
+                // SAFETY: the segment lies inside its live buffer; `ys` has
+                // as many bytes as `y`'s segments together.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(ys[at..].as_ptr(), s.buf.at(s.offset), s.len)
+                };
+                at += s.len;
+            }
+        }
+        _ => {}
+    }
+}
