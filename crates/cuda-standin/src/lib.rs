@@ -31,9 +31,11 @@
 mod buffer;
 mod driver;
 mod event;
+mod exec;
 mod graph;
 mod memory;
 mod module;
+mod pool;
 mod stream;
 mod types;
 mod vmm;

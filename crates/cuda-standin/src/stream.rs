@@ -9,9 +9,10 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex};
 
 use crate::driver::lock;
+use crate::exec::execute;
 use crate::graph::Capture;
 use crate::types::Outcome;
-use crate::work::{Raw, Work, execute, resolve};
+use crate::work::{Raw, Work, resolve};
 
 pub struct Op {
     pub work: Work,

@@ -19,7 +19,7 @@ use crate::types::{
 };
 
 fn granular(what: &str, value: u64) -> Result<(), Refusal> {
-    if value % GRANULARITY != 0 {
+    if !value.is_multiple_of(GRANULARITY) {
         return Err((
             INVALID_VALUE,
             format!("{what} {value:#x} is not a multiple of the granularity {GRANULARITY:#x}"),

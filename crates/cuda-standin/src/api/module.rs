@@ -85,8 +85,10 @@ entry! { fn cuLaunchKernel(
 }}
 
 /// NVRTC's programs: handle → (source, PTX or log).
-static PROGRAMS: LazyLock<Mutex<HashMap<u64, (String, Result<String, String>)>>> =
-    LazyLock::new(Mutex::default);
+static PROGRAMS: LazyLock<Mutex<HashMap<u64, Program>>> = LazyLock::new(Mutex::default);
+
+/// A program's source, and its PTX or its compile log.
+type Program = (String, Result<String, String>);
 
 const NVRTC_SUCCESS: u32 = 0;
 const NVRTC_INVALID_INPUT: u32 = 3;

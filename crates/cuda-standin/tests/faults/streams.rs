@@ -17,22 +17,22 @@ fn queued_work_is_still_pending_when_the_host_goes_on_and_events_order_streams()
     }
     let before = d.violations();
     assert_eq!(d.kernel(&s1, a, 4096, 200, 0xAB), OK);
-    // SAFETY: the stream's own handle.
     assert_eq!(
+        // SAFETY: the stream's own handle.
         unsafe { sys::cuStreamQuery(s1.cu_stream()) },
         E::CUDA_ERROR_NOT_READY
     );
     let done = s1.record_event(None).unwrap();
     assert!(!done.try_is_complete().unwrap(), "the kernel still sleeps");
     s2.wait(&done).unwrap();
-    // SAFETY: both live allocations; ordered after the kernel by the event.
     assert_eq!(
+        // SAFETY: both live allocations; ordered after the kernel by the event.
         unsafe { sys::cuMemcpyDtoDAsync_v2(b, a, 4096, s2.cu_stream()) },
         OK
     );
     let mut back = vec![0u8; 4096];
-    // SAFETY: `back` outlives the synchronize below.
     assert_eq!(
+        // SAFETY: `back` outlives the synchronize below.
         unsafe { sys::cuMemcpyDtoHAsync_v2(back.as_mut_ptr().cast(), b, 4096, s2.cu_stream()) },
         OK
     );
@@ -55,8 +55,8 @@ fn memory_freed_and_reused_under_queued_work_is_caught_when_the_work_runs() {
     let Some(d) = standin() else { return };
     let (s1, s2) = (d.ctx.new_stream().unwrap(), d.ctx.new_stream().unwrap());
     let mut a = 0;
-    // SAFETY: live out-parameter.
     assert_eq!(
+        // SAFETY: live out-parameter.
         unsafe { sys::cuMemAllocAsync(&mut a, 1 << 20, s1.cu_stream()) },
         OK
     );
@@ -69,8 +69,8 @@ fn memory_freed_and_reused_under_queued_work_is_caught_when_the_work_runs() {
     assert_eq!(unsafe { sys::cuMemFreeAsync(a, s1.cu_stream()) }, OK);
     s1.synchronize().unwrap();
     let mut reused = 0;
-    // SAFETY: live out-parameter.
     assert_eq!(
+        // SAFETY: live out-parameter.
         unsafe { sys::cuMemAllocAsync(&mut reused, 1 << 20, s1.cu_stream()) },
         OK
     );
@@ -132,8 +132,8 @@ fn a_graph_replayed_over_memory_freed_since_its_capture_is_refused() {
     stream
         .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
         .unwrap();
-    // SAFETY: a live allocation, captured as a memset node.
     assert_eq!(
+        // SAFETY: a live allocation, captured as a memset node.
         unsafe { sys::cuMemsetD8Async(p, 3, 4096, stream.cu_stream()) },
         OK
     );

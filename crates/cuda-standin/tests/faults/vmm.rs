@@ -15,13 +15,13 @@ fn an_unmap_under_a_queued_copy_is_caught_when_the_copy_runs() {
     // A long kernel first, so the copy behind it is still queued when the
     // host unmaps its source.
     assert_eq!(d.kernel(&stream, dst, 4096, 200, 1), OK);
-    // SAFETY: both spans are mapped and accessible now.
     assert_eq!(
+        // SAFETY: both spans are mapped and accessible now.
         unsafe { sys::cuMemcpyDtoDAsync_v2(dst, src, G, stream.cu_stream()) },
         OK
     );
-    // SAFETY: the seeded fault: the copy still needs `src`.
     assert_eq!(
+        // SAFETY: the seeded fault: the copy still needs `src`.
         unsafe { sys::cuMemUnmap(src, G) },
         OK,
         "the driver does not wait"
@@ -54,8 +54,8 @@ fn a_map_into_an_unreserved_range_is_refused_and_recorded() {
         assert_ne!(sys::cuMemMap(1 << 46, G, 0, other, 0), OK);
     }
     // Over a mapped page.
-    // SAFETY: as above.
     assert_eq!(
+        // SAFETY: as above.
         unsafe { sys::cuMemMap(at, G, 0, other, 0) },
         E::CUDA_ERROR_ALREADY_MAPPED
     );
@@ -92,8 +92,8 @@ fn access_without_set_access_is_refused_and_a_kernel_over_it_is_caught() {
     // Granted, the same calls are legal and record nothing.
     // SAFETY: the whole mapping, one descriptor.
     assert_eq!(unsafe { sys::cuMemSetAccess(at, G, &access(), 1) }, OK);
-    // SAFETY: mapped and accessible.
     assert_eq!(
+        // SAFETY: mapped and accessible.
         unsafe { sys::cuMemsetD8Async(at, 7, 4096, stream.cu_stream()) },
         OK
     );
