@@ -57,7 +57,16 @@ const TESTS: &[(&str, &str, &[&str])] = &[
         "device",
         &["cuda_is_a_typed_error_where_the_driver_is_missing"],
     ),
-    ("gpumem", "cuda_standin", &[]),
+    (
+        "gpumem",
+        "stress",
+        &[
+            "four_threads_on_four_streams_of_cuda_arenas_never_reuse_memory_under_unfinished_work",
+            "four_threads_on_four_streams_of_cuda_paged_pools_never_reuse_memory_under_unfinished_work",
+        ],
+    ),
+    ("gpumem", "driver_parity", &[]),
+    ("gpumem-cli", "driver_parity", &[]),
 ];
 
 /// The stand-in's own tests: seeded faults, run without the abort switch.
@@ -108,6 +117,8 @@ fn test(
         cmd.arg("--exact");
     }
     on_standin(&mut cmd, dir, abort);
+    // The stress run's length on CUDA (its default is 20 s).
+    cmd.env("GPUMEM_STRESS_SECS", "8");
     let scan = run_scanned(&mut cmd)?;
     let skipped = scan
         .skips

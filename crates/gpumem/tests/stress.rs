@@ -535,6 +535,53 @@ fn four_threads_on_four_streams_of_arenas_never_reuse_memory_under_unfinished_wo
     stress(&device, "arenas");
 }
 
+/// The same run on CUDA, where a driver is present: on a GPU, or on the
+/// stand-in driver (`cargo xtask cuda-standin`), whose streams run
+/// asynchronously and whose contract violations (work that found its
+/// memory unmapped, freed or without access; a call that broke the
+/// driver's rules) are one more oracle: there must be none. `pools` is
+/// the layout (the default arenas when `None`).
+fn cuda_stress(pools: Option<PoolLayout>, layout: &str) {
+    let builder = match Device::cuda(0) {
+        Ok(builder) => builder,
+        Err(err) => {
+            println!("skipping: no CUDA device ({err})");
+            return;
+        }
+    };
+    let builder = match pools {
+        Some(pools) => builder.pools(pools),
+        None => builder,
+    };
+    let device = builder
+        .streams(WORKERS)
+        .ignore_env()
+        .build()
+        .expect("a CUDA device builds");
+    let before = common::standin::violations();
+    stress(&device, layout);
+    drop(device);
+    if let (Some(before), Some(after)) = (before, common::standin::violations()) {
+        assert_eq!(
+            after - before,
+            0,
+            "the stand-in driver saw contract violations"
+        );
+    }
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "a timed multi-threaded run")]
+fn four_threads_on_four_streams_of_cuda_arenas_never_reuse_memory_under_unfinished_work() {
+    cuda_stress(None, "CUDA arenas");
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "a timed multi-threaded run")]
+fn four_threads_on_four_streams_of_cuda_paged_pools_never_reuse_memory_under_unfinished_work() {
+    cuda_stress(Some(common::growable()), "CUDA paged pools");
+}
+
 /// One stress run on `device` (named `layout` in what it prints).
 fn stress(device: &Device, layout: &str) {
     let seed = env_u64("GPUMEM_STRESS_SEED").unwrap_or_else(|| {
