@@ -57,6 +57,9 @@ pub static DRIVER: LazyLock<Driver> = LazyLock::new(|| {
     }
 });
 
+/// Whether the device reports memory pools (`gpumem_standin_set_memory_pools`).
+pub static MEMORY_POOLS: AtomicBool = AtomicBool::new(true);
+
 thread_local! {
     /// The context current on this thread (0: none).
     pub static CURRENT: Cell<u64> = const { Cell::new(0) };

@@ -25,7 +25,7 @@ fn attribute(attr: u32) -> Option<i32> {
         75 => 8,        // compute capability major
         76 => 0,        // compute capability minor
         102 => 1,       // virtual memory management
-        115 => 1,       // memory pools
+        115 => i32::from(crate::driver::MEMORY_POOLS.load(Ordering::Acquire)), // memory pools
         _ => return None,
     })
 }

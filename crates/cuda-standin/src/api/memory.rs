@@ -49,6 +49,9 @@ entry! { fn cuMemFree_v2(ptr: DevPtr) {
 
 entry! { fn cuMemAllocAsync(ptr: *mut DevPtr, bytes: usize, stream: u64) {
     ready()?;
+    if !crate::driver::MEMORY_POOLS.load(std::sync::atomic::Ordering::Acquire) {
+        return Err(NOT_SUPPORTED);
+    }
     if bytes == 0 {
         return Err(INVALID_VALUE);
     }

@@ -64,6 +64,15 @@ pub unsafe extern "C" fn gpumem_standin_calls(name: *const c_char) -> u64 {
         .unwrap_or(0)
 }
 
+/// Whether the device reports memory pools (`0`: it does not, as some
+/// devices and virtualized GPUs; `cuMemAllocAsync` is then refused). For
+/// tests of gpumem's synchronous allocation mode; contexts opened before
+/// the switch keep what they read.
+#[unsafe(no_mangle)]
+pub extern "C" fn gpumem_standin_set_memory_pools(enabled: u32) {
+    crate::driver::MEMORY_POOLS.store(enabled != 0, std::sync::atomic::Ordering::Release);
+}
+
 /// Forget the call counts (violations are never forgotten).
 #[unsafe(no_mangle)]
 pub extern "C" fn gpumem_standin_reset_calls() {

@@ -38,3 +38,11 @@ pub fn reset_calls() {
         f();
     }
 }
+
+/// Make the stand-in's device report memory pools or not (for devices
+/// opened after the call).
+pub fn set_memory_pools(enabled: bool) {
+    if let Some(f) = symbol::<extern "C" fn(u32)>(b"gpumem_standin_set_memory_pools\0") {
+        f(u32::from(enabled));
+    }
+}
