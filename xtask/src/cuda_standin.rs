@@ -79,7 +79,15 @@ const EXAMPLES: &[(&str, &str)] = &[("gpumem", "cudarc_runtime")];
 const LIB_DIR: &str = "target/cuda-standin";
 
 fn install() -> Result<PathBuf, String> {
-    crate::run(&mut cargo(&["build", "-p", "cuda-standin"]))?;
+    // The test profile, as `cargo test` builds (nothing is built twice in
+    // `ci`, whose test step came first).
+    crate::run(&mut cargo(&[
+        "build",
+        "--profile",
+        "test",
+        "-p",
+        "cuda-standin",
+    ]))?;
     let built = Path::new("target/debug/libgpumem_cuda_standin.so");
     let dir = Path::new(LIB_DIR);
     std::fs::create_dir_all(dir).map_err(|e| format!("creating {LIB_DIR}: {e}"))?;
@@ -140,7 +148,17 @@ pub fn cuda_standin(_args: &[String]) -> Result<String, String> {
     passed += p;
     skipped.extend(s);
     for (package, example) in EXAMPLES {
-        let mut cmd = cargo(&["run", "-q", "-p", package, "--example", example]);
+        let build = [
+            "build",
+            "--profile",
+            "test",
+            "-p",
+            package,
+            "--example",
+            example,
+        ];
+        crate::run(&mut cargo(&build))?;
+        let mut cmd = Command::new(Path::new("target/debug/examples").join(example));
         on_standin(&mut cmd, &dir, true);
         eprintln!("$ {cmd:?}");
         let out = cmd
