@@ -1,5 +1,6 @@
-//! The one driver instance: its tables, handles, call counts and the
-//! contract violations it saw.
+//! The one driver instance: its handles (streams, events, graphs), call
+//! counts and state; the memory tables are `memory::MEM`, the violations
+//! `sync::VIOLATIONS`.
 //!
 //! Lock order, everywhere: a stream's state, then the memory tables; the
 //! registries (streams, events, graphs) are held only to look up or insert
@@ -8,53 +9,35 @@
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use crate::event::Event;
 use crate::graph::Graphs;
-use crate::memory::MemState;
 use crate::stream::Stream;
+pub use crate::sync::{lock, violation};
 use crate::types::{CuResult, INVALID_CONTEXT, INVALID_HANDLE, NOT_INITIALIZED, Outcome, SUCCESS};
 
 /// The primary context's handle (one device, one context).
 pub const CONTEXT: u64 = 0xc0_0000;
-/// The device's memory unless `GPUMEM_STANDIN_MEMORY_MIB` says otherwise.
-const DEFAULT_MEMORY: u64 = 8 << 30;
-
-/// Lock a mutex; a panic elsewhere (which aborts across the C boundary
-/// anyway) leaves no half-updated table worth refusing.
-pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 pub struct Driver {
-    pub mem: Mutex<MemState>,
     pub streams: Mutex<HashMap<u64, Arc<Stream>>>,
     pub events: Mutex<HashMap<u64, Arc<Event>>>,
     pub graphs: Mutex<Graphs>,
     pub calls: Mutex<BTreeMap<&'static str, u64>>,
-    pub violations: Mutex<Vec<String>>,
     pub initialized: AtomicBool,
     pub context_refs: AtomicI64,
     next_handle: AtomicU64,
 }
 
-pub static DRIVER: LazyLock<Driver> = LazyLock::new(|| {
-    let total = std::env::var("GPUMEM_STANDIN_MEMORY_MIB")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .map_or(DEFAULT_MEMORY, |mib| mib << 20);
-    Driver {
-        mem: Mutex::new(MemState::new(total)),
-        streams: Mutex::new(HashMap::new()),
-        events: Mutex::new(HashMap::new()),
-        graphs: Mutex::new(Graphs::default()),
-        calls: Mutex::new(BTreeMap::new()),
-        violations: Mutex::new(Vec::new()),
-        initialized: AtomicBool::new(false),
-        context_refs: AtomicI64::new(0),
-        next_handle: AtomicU64::new(1),
-    }
+pub static DRIVER: LazyLock<Driver> = LazyLock::new(|| Driver {
+    streams: Mutex::new(HashMap::new()),
+    events: Mutex::new(HashMap::new()),
+    graphs: Mutex::new(Graphs::default()),
+    calls: Mutex::new(BTreeMap::new()),
+    initialized: AtomicBool::new(false),
+    context_refs: AtomicI64::new(0),
+    next_handle: AtomicU64::new(1),
 });
 
 /// Whether the device reports memory pools (`gpumem_standin_set_memory_pools`).
@@ -93,17 +76,6 @@ impl Driver {
     pub fn all_streams(&self) -> Vec<Arc<Stream>> {
         lock(&self.streams).values().cloned().collect()
     }
-}
-
-/// Record a contract violation: kept for the query, printed, and fatal
-/// under `GPUMEM_STANDIN_ABORT=1`.
-pub fn violation(message: String) {
-    eprintln!("gpumem stand-in driver: CONTRACT VIOLATION: {message}");
-    if std::env::var("GPUMEM_STANDIN_ABORT").is_ok_and(|v| v == "1") {
-        eprintln!("gpumem stand-in driver: aborting (GPUMEM_STANDIN_ABORT=1)");
-        std::process::abort();
-    }
-    lock(&DRIVER.violations).push(message);
 }
 
 /// The driver is initialized and this thread has the live context current.

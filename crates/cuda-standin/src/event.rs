@@ -2,8 +2,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::driver::lock;
 use crate::stream::Stream;
+use crate::sync::lock;
 
 #[derive(Default)]
 pub struct Event {

@@ -3,7 +3,8 @@
 //! `work.rs`); work whose memory is gone is skipped and recorded.
 
 use crate::buffer::Segment;
-use crate::driver::{DRIVER, lock, violation};
+use crate::memory::MEM;
+use crate::sync::{lock, violation};
 use crate::work::{Place, Work};
 
 /// The raw pieces of one end: `(pointer, length)` in order.
@@ -32,7 +33,7 @@ fn segments(work: &Work) -> Vec<&Segment> {
 
 fn check(work: &Work, what: &str, when: &str) -> bool {
     let segs: Vec<Segment> = segments(work).into_iter().cloned().collect();
-    match lock(&DRIVER.mem).check_live(&segs) {
+    match lock(&MEM).check_live(&segs) {
         Ok(()) => true,
         Err(why) => {
             violation(format!("{what}: {when}, {why}"));
@@ -44,9 +45,9 @@ fn check(work: &Work, what: &str, when: &str) -> bool {
 /// Run `work` on the calling (stream worker) thread.
 pub fn execute(work: Work, what: &str) {
     match work {
-        Work::Wait { stream, upto } => stream.wait_for(upto),
+        Work::Wait(wait) => wait(),
         Work::Free { base, owner } => {
-            let mut mem = lock(&DRIVER.mem);
+            let mut mem = lock(&MEM);
             match mem.allocation(base) {
                 Some(a) if a.owner == owner => drop(mem.free(base)),
                 _ => violation(format!("{what}: when it ran, the memory was already freed")),

@@ -18,10 +18,14 @@
 //! abort the process under `GPUMEM_STANDIN_ABORT=1`. docs/cuda.md says
 //! what it checks and what only a GPU can.
 //!
-//! - `types.rs`: the driver's C types and codes; `driver.rs`: the instance;
-//! - `buffer.rs`, `memory.rs`, `vmm.rs`: memory, its tables and the rules;
-//! - `stream.rs`, `event.rs`, `work.rs`: asynchronous streams and their work;
-//! - `graph.rs`: capture and graphs; `module.rs`: stand-in kernels;
+//! - `types.rs`: the driver's C types and codes; `sync.rs`: locks and the
+//!   violation record; `driver.rs`: the handles' registries;
+//! - `buffer.rs`, `memory.rs`, `pool.rs`, `vmm.rs`: memory, its tables, the
+//!   one physical capacity and the VMM rules;
+//! - `work.rs`, `exec.rs`, `stream.rs`, `event.rs`: work, its checked
+//!   execution, asynchronous streams, events;
+//! - `capture.rs`, `graph.rs`: capture and its legal calls, graphs;
+//!   `module.rs`: stand-in kernels;
 //! - `api/`: the exported entry points, one file per group.
 
 // The entry points are the driver's own, documented by NVIDIA's driver
@@ -29,6 +33,7 @@
 #![allow(missing_docs)]
 
 mod buffer;
+mod capture;
 mod driver;
 mod event;
 mod exec;
@@ -37,6 +42,7 @@ mod memory;
 mod module;
 mod pool;
 mod stream;
+mod sync;
 mod types;
 mod vmm;
 mod work;

@@ -8,7 +8,7 @@
 //! queued work is caught, even when the addresses were handed out again.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock, Mutex};
 
 use crate::buffer::{AddressSpace, Buffer, Segment};
 use crate::types::{CuResult, DevPtr, INVALID_VALUE, OUT_OF_MEMORY};
@@ -20,6 +20,18 @@ pub type Refusal = (CuResult, String);
 pub const ALLOC_ALIGN: u64 = 512;
 /// The VMM granularity (minimum and recommended), as on current GPUs.
 pub const GRANULARITY: u64 = 2 << 20;
+
+/// The device's memory unless `GPUMEM_STANDIN_MEMORY_MIB` says otherwise.
+const DEFAULT_MEMORY: u64 = 8 << 30;
+
+/// The one device's memory tables.
+pub static MEM: LazyLock<Mutex<MemState>> = LazyLock::new(|| {
+    let total = std::env::var("GPUMEM_STANDIN_MEMORY_MIB")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(DEFAULT_MEMORY, |mib| mib << 20);
+    Mutex::new(MemState::new(total))
+});
 
 /// How an allocation was made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

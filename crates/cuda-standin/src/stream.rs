@@ -8,9 +8,9 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex};
 
-use crate::driver::lock;
+use crate::capture::Capture;
 use crate::exec::execute;
-use crate::graph::Capture;
+use crate::sync::lock;
 use crate::types::Outcome;
 use crate::work::{Raw, Work, resolve};
 

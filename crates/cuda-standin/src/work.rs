@@ -8,12 +8,11 @@
 //! skipped (a GPU would fault) and the violation recorded. The check runs
 //! again after the work, so memory taken away while it ran is caught too.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use crate::buffer::Segment;
-use crate::driver::{DRIVER, lock, violation};
-use crate::stream::Stream;
+use crate::memory::MEM;
+use crate::sync::{lock, violation};
 use crate::types::{CuResult, DevPtr, INVALID_VALUE, node};
 
 /// Host callback of `cuLaunchHostFunc`.
@@ -108,11 +107,8 @@ pub enum Work {
         f: HostFn,
         data: usize,
     },
-    /// Wait until `stream` completed `upto` operations.
-    Wait {
-        stream: Arc<Stream>,
-        upto: u64,
-    },
+    /// Block until another stream reached a point (an event's).
+    Wait(Box<dyn FnOnce() + Send>),
     /// A stream-ordered free: the allocation `owner` at `base` goes now.
     Free {
         base: DevPtr,
@@ -124,7 +120,7 @@ pub enum Work {
 /// Resolve `raw`; an address that is not live, accessible memory is
 /// refused (and is a violation: gpumem checks its ranges before calling).
 pub fn resolve(raw: &Raw, what: &str) -> Result<Work, CuResult> {
-    let mem = lock(&DRIVER.mem);
+    let mem = lock(&MEM);
     let device = |addr: DevPtr, len: u64| {
         mem.resolve(addr, len).map_err(|why| {
             violation(format!("{what}: {why}"));

@@ -4,6 +4,7 @@ use std::ffi::c_char;
 use std::sync::atomic::Ordering;
 
 use crate::driver::{CONTEXT, CURRENT, DRIVER, entry, lock, ready};
+use crate::memory::MEM;
 use crate::types::*;
 
 const DEVICE_NAME: &[u8] = b"gpumem stand-in CUDA driver (host memory)\0";
@@ -84,7 +85,7 @@ entry! { fn cuDeviceGetName(name: *mut c_char, len: i32, dev: i32) {
 
 entry! { fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: i32) {
     device(dev)?;
-    let total = lock(&DRIVER.mem).total as usize;
+    let total = lock(&MEM).total as usize;
     // SAFETY: the caller's out-parameter.
     unsafe { put(bytes, total) }
 }}
@@ -140,11 +141,11 @@ entry! { fn cuCtxGetDevice(dev: *mut i32) {
 
 entry! { fn cuCtxSynchronize() {
     ready()?;
-    crate::graph::forbid("cuCtxSynchronize")?;
+    crate::capture::forbid("cuCtxSynchronize")?;
     for stream in DRIVER.all_streams() {
         stream.drain();
     }
-    lock(&DRIVER.mem).release_pool_cache();
+    lock(&MEM).release_pool_cache();
     Ok(())
 }}
 

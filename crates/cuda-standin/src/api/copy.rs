@@ -4,8 +4,8 @@
 
 use std::ffi::c_void;
 
+use crate::capture::forbid;
 use crate::driver::{DRIVER, entry, ready};
-use crate::graph::forbid;
 use crate::types::*;
 use crate::work::{Raw, RawPlace};
 

@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
+use crate::capture::{CAPTURES, Capture};
 use crate::driver::{DRIVER, entry, lock, ready};
-use crate::graph::{CAPTURES, Capture, Graph, GraphMemory, node_handle, node_of, release};
+use crate::graph::{Graph, GraphMemory, node_handle, node_of, release};
 use crate::types::*;
 use crate::work::resolve;
 
@@ -22,8 +23,10 @@ entry! { fn cuStreamBeginCapture_v2(stream: u64, mode: u32) {
     if st.capture.is_some() {
         return Err(INVALID_VALUE);
     }
-    st.capture = Some(Capture::new(mode, DRIVER.handle()));
-    lock(&CAPTURES).push((stream, std::thread::current().id(), mode));
+    let capture = Capture::new(mode, DRIVER.handle());
+    let flag = capture.invalidated.clone();
+    st.capture = Some(capture);
+    lock(&CAPTURES).push((stream, std::thread::current().id(), mode, flag));
     Ok(())
 }}
 
@@ -38,9 +41,10 @@ entry! { fn cuStreamEndCapture(stream: u64, graph: *mut u64) {
         return Err(STREAM_CAPTURE_WRONG_THREAD);
     }
     let capture = st.capture.take().expect("checked above");
-    lock(&CAPTURES).retain(|(h, _, _)| *h != stream);
+    lock(&CAPTURES).retain(|(h, _, _, _)| *h != stream);
+    let invalidated = capture.is_invalidated();
     let memory = Arc::new(GraphMemory { bases: capture.allocs });
-    if capture.invalidated {
+    if invalidated {
         release(memory);
         return Err(STREAM_CAPTURE_INVALIDATED);
     }
@@ -55,7 +59,7 @@ fn status(stream: u64) -> Result<(u32, u64), CuResult> {
     let st = lock(&s.state);
     Ok(match &st.capture {
         None => (0, 0),
-        Some(c) if c.invalidated => (2, c.id),
+        Some(c) if c.is_invalidated() => (2, c.id),
         Some(c) => (1, c.id),
     })
 }

@@ -8,9 +8,9 @@
 
 use std::ffi::c_void;
 
+use crate::capture::forbid;
 use crate::driver::{DRIVER, entry, lock, ready, violation};
-use crate::graph::forbid;
-use crate::memory::AllocKind;
+use crate::memory::{AllocKind, MEM};
 use crate::types::*;
 use crate::work::{Raw, Work};
 
@@ -30,7 +30,7 @@ entry! { fn cuMemAlloc_v2(ptr: *mut DevPtr, bytes: usize) {
     if bytes == 0 {
         return Err(INVALID_VALUE);
     }
-    let base = lock(&DRIVER.mem).alloc(bytes as u64, AllocKind::Sync).map_err(|r| refuse(r, "cuMemAlloc"))?;
+    let base = lock(&MEM).alloc(bytes as u64, AllocKind::Sync).map_err(|r| refuse(r, "cuMemAlloc"))?;
     // SAFETY: the caller's out-parameter.
     unsafe { put(ptr, base) }
 }}
@@ -41,7 +41,7 @@ entry! { fn cuMemFree_v2(ptr: DevPtr) {
     for stream in DRIVER.all_streams() {
         stream.drain();
     }
-    let mut mem = lock(&DRIVER.mem);
+    let mut mem = lock(&MEM);
     mem.free(ptr).map_err(|r| refuse(r, "cuMemFree"))?;
     mem.release_pool_cache();
     Ok(())
@@ -58,17 +58,17 @@ entry! { fn cuMemAllocAsync(ptr: *mut DevPtr, bytes: usize, stream: u64) {
     let s = DRIVER.stream(stream)?;
     let mut st = lock(&s.state);
     let base = if let Some(capture) = st.capture.as_mut() {
-        if capture.invalidated {
+        if capture.is_invalidated() {
             return Err(STREAM_CAPTURE_INVALIDATED);
         }
         // A memory node: the graph's memory, made now so that later nodes
         // can use it.
-        let base = lock(&DRIVER.mem).alloc(bytes as u64, AllocKind::Graph).map_err(|r| refuse(r, "cuMemAllocAsync (capture)"))?;
+        let base = lock(&MEM).alloc(bytes as u64, AllocKind::Graph).map_err(|r| refuse(r, "cuMemAllocAsync (capture)"))?;
         capture.allocs.push(base);
         capture.nodes.push(Raw::Marker(node::MEM_ALLOC));
         base
     } else {
-        lock(&DRIVER.mem).alloc(bytes as u64, AllocKind::Pool).map_err(|r| refuse(r, "cuMemAllocAsync"))?
+        lock(&MEM).alloc(bytes as u64, AllocKind::Pool).map_err(|r| refuse(r, "cuMemAllocAsync"))?
     };
     // SAFETY: the caller's out-parameter.
     unsafe { put(ptr, base) }
@@ -86,7 +86,7 @@ entry! { fn cuMemFreeAsync(ptr: DevPtr, stream: u64) {
         capture.nodes.push(Raw::Marker(node::MEM_FREE));
         return Ok(());
     }
-    let owner = match lock(&DRIVER.mem).allocation(ptr) {
+    let owner = match lock(&MEM).allocation(ptr) {
         Some(a) if a.kind != AllocKind::Graph => a.owner,
         _ => {
             violation(format!("cuMemFreeAsync of {ptr:#x}: not the base of a live allocation"));
@@ -100,7 +100,7 @@ entry! { fn cuMemFreeAsync(ptr: DevPtr, stream: u64) {
 
 entry! { fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) {
     ready()?;
-    let (f, t) = lock(&DRIVER.mem).info();
+    let (f, t) = lock(&MEM).info();
     // SAFETY: the caller's out-parameters.
     unsafe {
         put(free, f as usize)?;
@@ -122,7 +122,7 @@ entry! { fn cuMemPoolGetAttribute(pool: u64, attr: u32, value: *mut c_void) {
     if pool != POOL {
         return Err(INVALID_HANDLE);
     }
-    let p = lock(&DRIVER.mem).pool;
+    let p = lock(&MEM).pool;
     let v = match attr {
         4 => p.threshold,
         5 => p.reserved,
@@ -142,7 +142,7 @@ entry! { fn cuMemPoolSetAttribute(pool: u64, attr: u32, value: *mut c_void) {
     }
     // SAFETY: these attributes are `cuuint64_t`, which `value` points to.
     let v = unsafe { get(value.cast::<u64>().cast_const()) }?;
-    let mut mem = lock(&DRIVER.mem);
+    let mut mem = lock(&MEM);
     match attr {
         4 => mem.pool.threshold = v,
         6 if v == 0 => mem.pool.reserved_high = mem.pool.reserved,
@@ -157,7 +157,7 @@ entry! { fn cuMemPoolTrimTo(pool: u64, keep: usize) {
     if pool != POOL {
         return Err(INVALID_HANDLE);
     }
-    let mut mem = lock(&DRIVER.mem);
+    let mut mem = lock(&MEM);
     let p = &mut mem.pool;
     p.reserved = p.used.max(p.reserved.min(keep as u64));
     Ok(())

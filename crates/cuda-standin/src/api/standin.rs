@@ -16,7 +16,7 @@ pub extern "C" fn gpumem_standin_version() -> u32 {
 /// How many contract violations were recorded so far.
 #[unsafe(no_mangle)]
 pub extern "C" fn gpumem_standin_violations() -> u64 {
-    lock(&DRIVER.violations).len() as u64
+    lock(&crate::sync::VIOLATIONS).len() as u64
 }
 
 /// Copy violation `index`'s message (NUL-terminated, cut to `cap` bytes)
@@ -30,7 +30,7 @@ pub unsafe extern "C" fn gpumem_standin_violation_message(
     out: *mut u8,
     cap: usize,
 ) -> usize {
-    let violations = lock(&DRIVER.violations);
+    let violations = lock(&crate::sync::VIOLATIONS);
     let Some(message) = violations.get(index as usize) else {
         return 0;
     };

@@ -6,9 +6,10 @@
 
 use std::sync::Arc;
 
+use crate::capture::forbid;
 use crate::driver::{DRIVER, entry, lock, ready};
 use crate::event::Event;
-use crate::graph::forbid;
+use crate::memory::MEM;
 use crate::stream::Stream;
 use crate::types::*;
 use crate::work::{HostFn, Raw, Work};
@@ -50,7 +51,7 @@ fn not_capturing(s: &Stream, what: &str) -> Outcome {
     if lock(&s.state).capture.is_some() {
         let handle = s.handle;
         if let Some(c) = lock(&s.state).capture.as_mut() {
-            c.invalidated = true;
+            c.invalidate();
         }
         crate::driver::violation(format!("{what} of stream {handle:#x} while it captures"));
         return Err(STREAM_CAPTURE_UNSUPPORTED);
@@ -63,7 +64,7 @@ entry! { fn cuStreamSynchronize(stream: u64) {
     let s = DRIVER.stream(stream)?;
     not_capturing(&s, "cuStreamSynchronize")?;
     s.drain();
-    lock(&DRIVER.mem).release_pool_cache();
+    lock(&MEM).release_pool_cache();
     Ok(())
 }}
 
@@ -94,7 +95,8 @@ entry! { fn cuStreamWaitEvent(stream: u64, event: u64, flags: u32) {
     }
     if let Some((other, upto)) = e.point() {
         let what = format!("wait on event {event:#x} on stream {stream:#x}");
-        s.push(&mut st, Work::Wait { stream: other, upto }, what);
+        let wait = Box::new(move || other.wait_for(upto));
+        s.push(&mut st, Work::Wait(wait), what);
     }
     Ok(())
 }}
@@ -141,7 +143,7 @@ entry! { fn cuEventSynchronize(event: u64) {
         forbid("cuEventSynchronize of an event recorded in a capture")?;
     }
     e.synchronize();
-    lock(&DRIVER.mem).release_pool_cache();
+    lock(&MEM).release_pool_cache();
     Ok(())
 }}
 

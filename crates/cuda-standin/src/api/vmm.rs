@@ -3,8 +3,9 @@
 //! one is refused with the driver's code and recorded as a violation
 //! (gpumem checks every one of them in its own table first).
 
-use crate::driver::{DRIVER, entry, lock, ready, violation};
-use crate::graph::forbid;
+use crate::capture::forbid;
+use crate::driver::{entry, lock, ready, violation};
+use crate::memory::MEM;
 use crate::memory::{GRANULARITY, Refusal};
 use crate::types::*;
 
@@ -53,7 +54,7 @@ entry! { fn cuMemAddressReserve(ptr: *mut DevPtr, size: usize, alignment: usize,
     if flags != 0 {
         return Err(INVALID_VALUE);
     }
-    let base = lock(&DRIVER.mem).reserve(size as u64, alignment as u64).map_err(refused("cuMemAddressReserve"))?;
+    let base = lock(&MEM).reserve(size as u64, alignment as u64).map_err(refused("cuMemAddressReserve"))?;
     // SAFETY: the caller's out-parameter.
     unsafe { put(ptr, base) }
 }}
@@ -61,7 +62,7 @@ entry! { fn cuMemAddressReserve(ptr: *mut DevPtr, size: usize, alignment: usize,
 entry! { fn cuMemAddressFree(ptr: DevPtr, size: usize) {
     ready()?;
     forbid("cuMemAddressFree")?;
-    lock(&DRIVER.mem).address_free(ptr, size as u64).map_err(refused("cuMemAddressFree"))
+    lock(&MEM).address_free(ptr, size as u64).map_err(refused("cuMemAddressFree"))
 }}
 
 entry! { fn cuMemCreate(handle: *mut u64, size: usize, prop: *const AllocationProp, flags: u64) {
@@ -72,7 +73,7 @@ entry! { fn cuMemCreate(handle: *mut u64, size: usize, prop: *const AllocationPr
     if flags != 0 {
         return Err(INVALID_VALUE);
     }
-    let h = lock(&DRIVER.mem).create(size as u64).map_err(refused("cuMemCreate"))?;
+    let h = lock(&MEM).create(size as u64).map_err(refused("cuMemCreate"))?;
     // SAFETY: the caller's out-parameter.
     unsafe { put(handle, h) }
 }}
@@ -80,7 +81,7 @@ entry! { fn cuMemCreate(handle: *mut u64, size: usize, prop: *const AllocationPr
 entry! { fn cuMemRelease(handle: u64) {
     ready()?;
     forbid("cuMemRelease")?;
-    lock(&DRIVER.mem).release(handle).map_err(refused("cuMemRelease"))
+    lock(&MEM).release(handle).map_err(refused("cuMemRelease"))
 }}
 
 entry! { fn cuMemMap(ptr: DevPtr, size: usize, offset: usize, handle: u64, flags: u64) {
@@ -89,13 +90,13 @@ entry! { fn cuMemMap(ptr: DevPtr, size: usize, offset: usize, handle: u64, flags
     if flags != 0 {
         return Err(INVALID_VALUE);
     }
-    lock(&DRIVER.mem).map(ptr, size as u64, offset as u64, handle).map_err(refused("cuMemMap"))
+    lock(&MEM).map(ptr, size as u64, offset as u64, handle).map_err(refused("cuMemMap"))
 }}
 
 entry! { fn cuMemUnmap(ptr: DevPtr, size: usize) {
     ready()?;
     forbid("cuMemUnmap")?;
-    lock(&DRIVER.mem).unmap(ptr, size as u64).map_err(refused("cuMemUnmap"))
+    lock(&MEM).unmap(ptr, size as u64).map_err(refused("cuMemUnmap"))
 }}
 
 entry! { fn cuMemSetAccess(ptr: DevPtr, size: usize, desc: *const AccessDesc, count: usize) {
@@ -119,5 +120,5 @@ entry! { fn cuMemSetAccess(ptr: DevPtr, size: usize, desc: *const AccessDesc, co
         // Read-only mappings are not modelled: refused, not widened.
         _ => return Err(NOT_SUPPORTED),
     };
-    lock(&DRIVER.mem).set_access(ptr, size as u64, access).map_err(refused("cuMemSetAccess"))
+    lock(&MEM).set_access(ptr, size as u64, access).map_err(refused("cuMemSetAccess"))
 }}
