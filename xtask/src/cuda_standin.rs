@@ -7,6 +7,8 @@
 //! `LD_LIBRARY_PATH`:
 //! - the tests that need a driver (listed in [`TESTS`]), under
 //!   `GPUMEM_STANDIN_ABORT=1`, so any contract violation aborts the run;
+//! - the paged stress run again on a device without memory pools
+//!   (`GPUMEM_STANDIN_MEMORY_POOLS=0`: synchronous allocation);
 //! - the stand-in's seeded faults (`crates/cuda-standin/tests/`), which
 //!   commit violations on purpose and check each is caught;
 //! - the CUDA examples ([`EXAMPLES`]).
@@ -69,6 +71,14 @@ const TESTS: &[(&str, &str, &[&str])] = &[
     ("gpumem-cli", "driver_parity", &[]),
 ];
 
+/// Run again on a device without memory pools (`cuMemAlloc` / `cuMemFree`
+/// pages, each free a device-wide wait).
+const WITHOUT_POOLS: (&str, &str, &[&str]) = (
+    "gpumem",
+    "stress",
+    &["four_threads_on_four_streams_of_cuda_paged_pools_never_reuse_memory_under_unfinished_work"],
+);
+
 /// The stand-in's own tests: seeded faults, run without the abort switch.
 const FAULTS: (&str, &str) = ("cuda-standin", "faults");
 
@@ -119,7 +129,18 @@ fn test(
     names: &[&str],
     abort: bool,
 ) -> Result<(u64, Vec<String>), String> {
+    test_with(dir, (package, target, names), abort, &[])
+}
+
+/// As [`test`], with `env` set for the run.
+fn test_with(
+    dir: &Path,
+    (package, target, names): (&str, &str, &[&str]),
+    abort: bool,
+    env: &[(&str, &str)],
+) -> Result<(u64, Vec<String>), String> {
     let mut cmd = cargo(&["test", "-p", package, "--test", target, "--"]);
+    cmd.envs(env.iter().copied());
     cmd.args(names);
     if !names.is_empty() {
         cmd.arg("--exact");
@@ -144,6 +165,10 @@ pub fn cuda_standin(_args: &[String]) -> Result<String, String> {
         passed += p;
         skipped.extend(s);
     }
+    let no_pools = [("GPUMEM_STANDIN_MEMORY_POOLS", "0")];
+    let (p, s) = test_with(&dir, WITHOUT_POOLS, true, &no_pools)?;
+    passed += p;
+    skipped.extend(s);
     let (p, s) = test(&dir, FAULTS.0, FAULTS.1, &[], false)?;
     passed += p;
     skipped.extend(s);

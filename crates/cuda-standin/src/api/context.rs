@@ -45,6 +45,9 @@ entry! { fn cuInit(flags: u32) {
     if flags != 0 {
         return Err(INVALID_VALUE);
     }
+    if std::env::var("GPUMEM_STANDIN_MEMORY_POOLS").is_ok_and(|v| v == "0") {
+        crate::driver::MEMORY_POOLS.store(false, Ordering::Release);
+    }
     DRIVER.initialized.store(true, Ordering::Release);
     Ok(())
 }}
