@@ -261,3 +261,7 @@ impl MemState {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "vmm_tests.rs"]
+mod tests;
