@@ -52,7 +52,11 @@ const TESTS: &[(&str, &str, &[&str])] = &[
     (
         "gpumem",
         "adoption",
-        &["a_runtime_brings_its_own_cuda_context_and_streams"],
+        &[
+            "a_runtime_brings_its_own_cuda_context_and_streams",
+            "a_cuda_graph_capture_of_the_legacy_default_stream_is_refused_and_changes_nothing",
+            "a_host_transfer_on_a_stream_a_cuda_graph_captures_is_refused_and_the_capture_survives",
+        ],
     ),
     (
         "gpumem",

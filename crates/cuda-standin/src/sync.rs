@@ -1,5 +1,6 @@
 //! The leaf every module leans on: locking, and the record of contract
-//! violations (printed, kept for the query, fatal under
+//! violations (printed, with the caller's backtrace under
+//! `GPUMEM_STANDIN_BACKTRACE=1`, kept for the query, fatal under
 //! `GPUMEM_STANDIN_ABORT=1`).
 
 use std::sync::{Mutex, MutexGuard};
@@ -16,6 +17,11 @@ pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// Record a contract violation.
 pub fn violation(message: String) {
     eprintln!("gpumem stand-in driver: CONTRACT VIOLATION: {message}");
+    if std::env::var("GPUMEM_STANDIN_BACKTRACE").is_ok_and(|v| v == "1") {
+        let thread = std::thread::current();
+        let bt = std::backtrace::Backtrace::force_capture();
+        eprintln!("on thread {:?}:\n{bt}", thread.name());
+    }
     if std::env::var("GPUMEM_STANDIN_ABORT").is_ok_and(|v| v == "1") {
         eprintln!("gpumem stand-in driver: aborting (GPUMEM_STANDIN_ABORT=1)");
         std::process::abort();
