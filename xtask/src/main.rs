@@ -38,6 +38,10 @@
 //!   it, and it skips with a reason without Vulkan.
 //! - `gpu-bundle` — release test and bench binaries + `run.sh` in `./gpu-bundle`.
 //! - `gpu-bench` — the CUDA measurements (skips with a reason without a GPU).
+//! - `cuda-standin` — every CUDA test and example on the stand-in CUDA
+//!   driver (`crates/cuda-standin`, loaded as libcuda from
+//!   `target/cuda-standin`), violations fatal, no test skipped
+//!   (`cuda_standin.rs`); `ci` runs it.
 //! - `html-check` — `replay --html` pages opened in headless Chromium: the
 //!   chart renders and a selected point lists live allocations (skips with
 //!   a reason without Chromium); `ci` runs it.
@@ -50,6 +54,7 @@ mod bench;
 mod bench_cubecl;
 mod ci_steps;
 mod cubecl_client;
+mod cuda_standin;
 mod disk;
 mod doc_paths;
 mod fault_sweep;

@@ -37,12 +37,19 @@ pub struct Scanner {
     current: Option<(String, bool)>,
     /// What was found.
     pub skips: Vec<Skip>,
+    /// Tests passed, summed over every `test result:` line.
+    pub passed: u64,
 }
 
 impl Scanner {
     /// Takes one line (without its newline); returns whether to pass it on
     /// to the log (`false` for the `successes:` blocks `--show-output` adds).
     pub fn line(&mut self, line: &str) -> bool {
+        if let Some(rest) = line.strip_prefix("test result: ") {
+            // "ok. 3 passed; 0 failed; …"
+            let passed = rest.split(". ").nth(1).and_then(|p| p.split(' ').next());
+            self.passed += passed.and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+        }
         if line.starts_with("test result:") || line == "failures:" {
             self.in_successes = false;
             self.current = None;
@@ -87,6 +94,11 @@ impl Scanner {
 /// `--show-output`), passing its output on as it comes, and returns the
 /// tests that skipped themselves.
 pub fn run_counting_skips(cmd: &mut Command) -> Result<Vec<Skip>, String> {
+    run_scanned(cmd).map(|scanner| scanner.skips)
+}
+
+/// As [`run_counting_skips`], returning the whole scan (passes counted).
+pub fn run_scanned(cmd: &mut Command) -> Result<Scanner, String> {
     cmd.arg("--show-output");
     if std::io::stdout().is_terminal() {
         // Piped, libtest would print without colour.
@@ -120,7 +132,7 @@ pub fn run_counting_skips(cmd: &mut Command) -> Result<Vec<Skip>, String> {
         .wait()
         .map_err(|e| format!("waiting for {cmd:?}: {e}"))?;
     if status.success() {
-        Ok(scanner.skips)
+        Ok(scanner)
     } else {
         Err(format!("{cmd:?} failed with {status}"))
     }

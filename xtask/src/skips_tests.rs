@@ -154,3 +154,9 @@ fn colour_codes_do_not_hide_a_header() {
         "test result: ok"
     );
 }
+
+#[test]
+fn the_passed_counts_of_every_binary_are_summed() {
+    let (scanner, _) = scan(OUTPUT);
+    assert_eq!(scanner.passed, 5, "4 in the first binary, 1 in the second");
+}

@@ -21,6 +21,7 @@ pub const NAMES: &[&str] = &[
     "gpu-bundle",
     "gpu-bench",
     "html-check",
+    "cuda-standin",
     "doc",
     "doc-paths",
     "package",
@@ -48,6 +49,7 @@ pub fn dispatch(task: &str, args: &[String]) -> Result<(), String> {
         "gpu-bundle" => crate::gpu::gpu_bundle(args),
         "gpu-bench" => crate::gpu::gpu_bench(args),
         "html-check" => crate::html_check::html_check(args).map(drop),
+        "cuda-standin" => crate::cuda_standin::cuda_standin(args).map(drop),
         "doc" => crate::publish::doc(args),
         "doc-paths" => crate::doc_paths::doc_paths(args),
         "package" => crate::publish::package(args),
@@ -117,6 +119,11 @@ fn ci() -> Result<(), String> {
     // above try only some, and a violation at one position hides there.
     crate::fault_sweep::fault_sweep_in_ci()?;
     steps.passed("fault sweep (every k, both modes, 0 violations)");
+    // Every CUDA test and example on the stand-in driver: the CUDA path
+    // runs on every machine, violations fatal, none skipped.
+    let standin = crate::cuda_standin::cuda_standin(&[])?;
+    steps.passed("CUDA on the stand-in driver");
+    steps.note(format!("CUDA on the stand-in driver: {standin}"));
     // The loom models: cheap (small crates in release), and the only proof
     // that no interleaving breaks the ledger, the handle cells or the peaks.
     loom()?;

@@ -105,6 +105,20 @@ impl Backend {
         })
     }
 
+    /// The driver calls a page allocation is: on CUDA, what the resource's
+    /// mode makes (`cuMemAlloc` / `cuMemFree` on a device without memory
+    /// pools), else the stream-ordered pair the simulated backends model.
+    pub(crate) fn page_calls(&self) -> mem_storage::PageCalls {
+        match self {
+            Backend::Cuda { resource, .. }
+                if resource.mode() == mem_storage::CudaAllocMode::Sync =>
+            {
+                mem_storage::PageCalls::Sync
+            }
+            _ => mem_storage::PageCalls::StreamOrdered,
+        }
+    }
+
     /// `"<kind>:<ordinal>"`.
     pub(crate) fn name(&self) -> String {
         match self {

@@ -109,3 +109,103 @@ fn a_runtime_brings_its_own_cuda_context_and_streams() {
     assert_ne!(ptr.as_raw(), 0);
     assert_eq!(read(&stream, &h, 4096), pattern(1, 4096));
 }
+
+/// A CUDA device's stream 0 is the context's legacy default stream, which
+/// CUDA cannot capture: a CUDA graph capture of it is a typed error that
+/// leaves the stream usable, and another stream captures.
+#[test]
+fn a_cuda_graph_capture_of_the_legacy_default_stream_is_refused_and_changes_nothing() {
+    use gpumem::capture::cuda::CudaGraphBackend;
+    let Ok(builder) = Device::cuda(0) else {
+        println!("skipping: no CUDA device");
+        return;
+    };
+    let device = builder.streams(2).ignore_env().build().unwrap();
+    let (s0, s1) = (device.stream(0).unwrap(), device.stream(1).unwrap());
+    assert!(
+        s0.cuda_stream().unwrap().cu_stream().is_null(),
+        "stream 0 is the default stream"
+    );
+    // SAFETY: the captures make no CudaSlice.
+    let backend = unsafe { CudaGraphBackend::new(s0.cuda_stream().unwrap()) };
+    let warmup = s0.begin_capture_with(backend).unwrap();
+    let err = warmup.start_recording().map(drop).unwrap_err();
+    assert!(err.to_string().contains("legacy default"), "{err}");
+    let h = s0.reserve(MIB).unwrap();
+    s0.write(&h, &pattern(2, 4096)).unwrap();
+    assert_eq!(read(&s0, &h, 4096), pattern(2, 4096));
+    // SAFETY: as above.
+    let backend = unsafe { CudaGraphBackend::new(s1.cuda_stream().unwrap()) };
+    let warmup = s1.begin_capture_with(backend).unwrap();
+    drop(warmup.stream().reserve(4096).unwrap());
+    let mut recording = warmup.start_recording().unwrap();
+    let out = recording.stream().reserve(4096).unwrap();
+    {
+        let ptr = s1.device_ptr(&out).unwrap();
+        let on = recording.recorder().clone();
+        // SAFETY: `out` is a live 4 KiB gpumem allocation, pinned by its
+        // guard while recorded and by the graph after.
+        unsafe {
+            gpumem::device::cudarc::driver::result::memset_d8_async(
+                ptr.as_raw(),
+                0x11,
+                4096,
+                on.cu_stream(),
+            )
+        }
+        .unwrap();
+    }
+    let mut graph = recording.end().unwrap();
+    graph.replay().unwrap();
+    s1.synchronize().unwrap();
+    assert_eq!(read(&s1, &out, 4096), vec![0x11; 4096]);
+}
+
+/// While a CUDA graph captures a stream, a host write, read or
+/// synchronize on that stream (from any thread) cannot be captured: it is
+/// refused with a typed error, and the capture goes on. (Before, the copy
+/// became a node of the graph over a borrowed host buffer and the wait
+/// invalidated the capture: the stand-in driver's stress run found it.)
+#[test]
+fn a_host_transfer_on_a_stream_a_cuda_graph_captures_is_refused_and_the_capture_survives() {
+    use gpumem::capture::cuda::CudaGraphBackend;
+    let Ok(builder) = Device::cuda(0) else {
+        println!("skipping: no CUDA device");
+        return;
+    };
+    let device = builder
+        .pools(growable())
+        .streams(2)
+        .ignore_env()
+        .build()
+        .unwrap();
+    let s1 = device.stream(1).unwrap();
+    let h = s1.reserve(64 * KIB).unwrap();
+    s1.write(&h, &pattern(4, 4096)).unwrap();
+    // SAFETY: the capture makes no CudaSlice.
+    let backend = unsafe { CudaGraphBackend::new(s1.cuda_stream().unwrap()) };
+    let warmup = s1.begin_capture_with(backend).unwrap();
+    drop(warmup.stream().reserve(4096).unwrap());
+    let recording = warmup.start_recording().unwrap();
+    let refused = |what: &str, err: GpuMemError| {
+        assert!(
+            err.to_string().contains("CUDA graph is capturing"),
+            "{what}: {err}"
+        );
+    };
+    let other = std::thread::scope(|scope| {
+        scope
+            .spawn(|| s1.write(&h, &pattern(5, 4096)))
+            .join()
+            .unwrap()
+    });
+    refused("a write from another thread", other.unwrap_err());
+    let mut back = vec![0; 4096];
+    refused("a read", s1.read(&h, &mut back).unwrap_err());
+    refused("a synchronize", s1.synchronize().unwrap_err());
+    let mut graph = recording.end().expect("the capture was not invalidated");
+    graph.replay().unwrap();
+    drop(graph);
+    s1.synchronize().unwrap();
+    assert_eq!(read(&s1, &h, 4096), pattern(4, 4096), "nothing was written");
+}

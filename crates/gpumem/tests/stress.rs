@@ -395,6 +395,12 @@ fn device_thread(run: &Run, me: usize) {
                 run.tally.start(me, Op::Cleanup);
                 stream.cleanup();
             }
+            // On CUDA, half the captures are CUDA graphs, on the stream no
+            // worker uses: work other threads queue on a captured stream
+            // would be captured too (their host transfers are refused).
+            _ if run.streams.len() > WORKERS && rng.percent(50) => {
+                capture_cuda(run, me, &mut rng, &run.streams[WORKERS])
+            }
             _ => capture(run, me, &mut rng, stream),
         }
     }
@@ -486,6 +492,72 @@ fn capture(run: &Run, me: usize, rng: &mut Rng, stream: &Stream) {
     );
 }
 
+/// [`capture`] on a CUDA device, as a CUDA graph: the stream is captured
+/// by the driver (thread-local mode) and the fill is a `cuMemsetD8Async`
+/// recorded on it, so every call gpumem makes while it records (on this
+/// thread, and the workers' and relocations' on other streams) meets the
+/// driver's capture rules.
+fn capture_cuda(run: &Run, me: usize, rng: &mut Rng, stream: &Stream) {
+    use gpumem::capture::cuda::CudaGraphBackend;
+    use gpumem::device::cudarc::driver::result;
+
+    run.tally.start(me, Op::CaptureBegin);
+    let cuda = stream.cuda_stream().expect("a CUDA device's stream");
+    // SAFETY: the capture makes no CudaSlice; its one recorded operation
+    // is a memset over gpumem memory, on the capturing stream.
+    let backend = unsafe { CudaGraphBackend::new(cuda) };
+    let warmup = match stream.begin_capture_with(backend) {
+        Ok(warmup) => warmup,
+        Err(err) => return run.tolerate(err, "begin capture"),
+    };
+    run.tally.start(me, Op::CaptureWarmup);
+    let size = rng.size(MAX_SIZE);
+    let Some(scratch) = run.reserve_checked(me, stream.index(), size) else {
+        return;
+    };
+    drop(scratch);
+    if rng.percent(25) {
+        refused_while_recording(run, me, rng);
+    }
+    let mut recording = match warmup.start_recording() {
+        Ok(recording) => recording,
+        Err(err) => return run.tolerate(err, "start recording"),
+    };
+    run.tally.start(me, Op::CaptureRecord);
+    let Some(out) = run.reserve_checked(me, stream.index(), size) else {
+        return;
+    };
+    {
+        let ptr = stream.device_ptr(&out).expect("a fresh reservation");
+        let on = recording.recorder().clone();
+        // SAFETY: `ptr` is a live gpumem allocation of `size` bytes,
+        // pinned by its guard while recorded and by the graph after
+        // (it was reserved in the recording).
+        unsafe { result::memset_d8_async(ptr.as_raw(), 0x5A, size as usize, on.cu_stream()) }
+            .expect("a recording records");
+    }
+    if rng.percent(25) {
+        refused_while_recording(run, me, rng);
+    }
+    run.tally.start(me, Op::CaptureEnd);
+    let mut graph = match recording.end() {
+        Ok(graph) => graph,
+        Err(err) => return run.tolerate(err, "end capture"),
+    };
+    run.graphs.fetch_add(1, Ordering::Relaxed);
+    run.tally.start(me, Op::Replay);
+    graph
+        .replay()
+        .expect("a graph whose memory is pinned replays");
+    stream.synchronize().expect("the replay completes");
+    let mut bytes = vec![0; size as usize];
+    stream.read(&out, &mut bytes).expect("readable");
+    assert!(
+        bytes.iter().all(|&b| b == 0x5A),
+        "the replayed memset did not land on the graph's memory"
+    );
+}
+
 /// Abort the process, naming every thread's last op, unless `done` is set
 /// within `limit`: a deadlock fails loudly instead of hanging CI.
 fn watchdog(tally: Arc<Tally>, done: Arc<AtomicBool>, limit: Duration, seed: u64) {
@@ -533,6 +605,54 @@ fn four_threads_on_four_streams_of_arenas_never_reuse_memory_under_unfinished_wo
         "the default is arenas"
     );
     stress(&device, "arenas");
+}
+
+/// The same run on CUDA, where a driver is present: on a GPU, or on the
+/// stand-in driver (`cargo xtask cuda-standin`), whose streams run
+/// asynchronously and whose contract violations (work that found its
+/// memory unmapped, freed or without access; a call that broke the
+/// driver's rules) are one more oracle: there must be none. `pools` is
+/// the layout (the default arenas when `None`).
+fn cuda_stress(pools: Option<PoolLayout>, layout: &str) {
+    let builder = match Device::cuda(0) {
+        Ok(builder) => builder,
+        Err(err) => {
+            println!("skipping: no CUDA device ({err})");
+            return;
+        }
+    };
+    let builder = match pools {
+        Some(pools) => builder.pools(pools),
+        None => builder,
+    };
+    // A stream beyond the workers' for the device thread's CUDA graphs.
+    let device = builder
+        .streams(WORKERS + 1)
+        .ignore_env()
+        .build()
+        .expect("a CUDA device builds");
+    let before = common::standin::violations();
+    stress(&device, layout);
+    drop(device);
+    if let (Some(before), Some(after)) = (before, common::standin::violations()) {
+        assert_eq!(
+            after - before,
+            0,
+            "the stand-in driver saw contract violations"
+        );
+    }
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "a timed multi-threaded run")]
+fn four_threads_on_four_streams_of_cuda_arenas_never_reuse_memory_under_unfinished_work() {
+    cuda_stress(None, "CUDA arenas");
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "a timed multi-threaded run")]
+fn four_threads_on_four_streams_of_cuda_paged_pools_never_reuse_memory_under_unfinished_work() {
+    cuda_stress(Some(common::growable()), "CUDA paged pools");
 }
 
 /// One stress run on `device` (named `layout` in what it prints).

@@ -121,6 +121,7 @@ pub use device_relocation::{DeviceRelocation, RelocationSummary};
 pub use error::{RelocationError, ServerError};
 pub use execute::compact::{Compaction, compact_memory, compaction_worthwhile};
 pub use execute::cuda::{CudaCopyQueue, CudaStreamStorage};
+pub use execute::modeled::ModeledCopyQueue;
 pub use execute::{Copied, Planned, compact, relocate_memory};
 pub use mem_pools::{CompactionState, CopyQueue, RelocationOutcome, StorageCopyQueue};
 pub use reason::{RelocationReason, TargetRoom};

@@ -11,9 +11,9 @@ use std::sync::{Arc, Mutex};
 
 use mem_pools::{
     CopyQueue, MemoryConfiguration, MemoryDeviceProperties, MemoryManagementOptions,
-    MemoryPoolOptions, PoolType, ServerLogger, StorageCopyQueue,
+    MemoryPoolOptions, PoolType, ServerLogger,
 };
-use mem_relocate::CudaCopyQueue;
+use mem_relocate::{CudaCopyQueue, ModeledCopyQueue};
 use mem_storage::{
     DeviceResource, DriverCostResource, DriverCosts, DriverMeter, ResourceStorage, VirtualMemory,
 };
@@ -145,10 +145,10 @@ impl DeviceBuilder {
             _ => config.driver_costs,
         };
         let driver = Arc::new(DriverMeter::new(costs));
-        let charged: Arc<dyn DeviceResource> = Arc::new(DriverCostResource::new(
-            opened.resource.clone(),
-            driver.clone(),
-        ));
+        let charged: Arc<dyn DeviceResource> = Arc::new(
+            DriverCostResource::new(opened.resource.clone(), driver.clone())
+                .with_page_calls(self.backend.page_calls()),
+        );
         let resource = budgeted(&self.backend, charged, config.budget)?;
         let capacity = resource.mem_info()?.total;
         let properties = MemoryDeviceProperties {
@@ -238,8 +238,11 @@ impl DeviceBuilder {
             streams.push(StreamShared::new(id, engine, capacity));
         }
         let queue: Box<dyn CopyQueue<DeviceStorage> + Send> = match &self.backend {
-            Backend::Cuda { resource, .. } => Box::new(CudaCopyQueue::new(resource.clone())?),
-            _ => Box::new(StorageCopyQueue),
+            Backend::Cuda { resource, .. } => {
+                Box::new(CudaCopyQueue::new(resource.clone())?.with_meter(driver.clone()))
+            }
+            // Charged as CUDA's copy stream and events are (parity).
+            _ => Box::new(ModeledCopyQueue::new(streams.len(), driver.clone())),
         };
         Ok(Device {
             shared: Arc::new(DeviceShared {

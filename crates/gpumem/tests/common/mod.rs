@@ -1,6 +1,8 @@
 //! Shared helpers: host devices that ignore `GPUMEM_CONF`.
 #![allow(dead_code)]
 
+pub mod standin;
+
 use gpumem::prelude::*;
 
 /// A host device with `streams` streams and the default layout.

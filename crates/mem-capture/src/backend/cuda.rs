@@ -178,6 +178,16 @@ impl GraphBackend for CudaGraphBackend {
         if self.capturing {
             return Err(CaptureError::BackendBusy);
         }
+        if self.stream.cu_stream().is_null() {
+            // The driver refuses it too (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+            // this says why before event tracking is touched.
+            return Err(CaptureError::Backend {
+                op: "begin capture",
+                message: "the legacy default (null) stream cannot be captured by CUDA; \
+                          capture a created stream"
+                    .into(),
+            });
+        }
         let ctx = self.stream.context().clone();
         if ctx.is_event_tracking() {
             // SAFETY: the recorded work is ordered on the one capturing

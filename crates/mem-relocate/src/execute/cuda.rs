@@ -13,6 +13,11 @@
 //!    every byte landed. If that wait fails, the engine leaks sources and
 //!    targets rather than free memory a copy may still write.
 //!
+//! With a meter ([`CudaCopyQueue::with_meter`]) each event record is
+//! charged `EventRecord` and the host wait `StreamSynchronize` (a host wait
+//! for one stream's work), the calls [`ModeledCopyQueue`] charges for the
+//! same relocation on the host and simulated backends.
+//!
 //! Nothing here touches the driver unless a [`CudaResource`] exists, and
 //! making one checks [`mem_storage::cuda_available`] first.
 
@@ -20,9 +25,12 @@ use std::sync::Arc;
 
 use mem_pools::CopyQueue;
 use mem_storage::{
-    ComputeStorage, CudaResource, DeviceResource, ResourceStorage, StorageError, StorageHandle,
-    StreamId,
+    ComputeStorage, CudaResource, DeviceResource, DriverCall, DriverMeter, ResourceStorage,
+    StorageError, StorageHandle, StreamId,
 };
+
+#[cfg(doc)]
+use crate::execute::modeled::ModeledCopyQueue;
 
 /// Relocation copies on a dedicated CUDA stream (see the module docs).
 #[derive(Debug)]
@@ -30,6 +38,7 @@ pub struct CudaCopyQueue {
     cuda: Arc<CudaResource>,
     copy_stream: StreamId,
     copies: usize,
+    meter: Option<Arc<DriverMeter>>,
 }
 
 impl CudaCopyQueue {
@@ -43,7 +52,20 @@ impl CudaCopyQueue {
             cuda,
             copy_stream,
             copies: 0,
+            meter: None,
         })
+    }
+
+    /// Charge this queue's driver calls to `meter` (the device's).
+    pub fn with_meter(mut self, meter: Arc<DriverMeter>) -> Self {
+        self.meter = Some(meter);
+        self
+    }
+
+    fn charge(&self, call: DriverCall, count: u64) {
+        if let Some(meter) = &self.meter {
+            meter.charge_many(call, count, 0);
+        }
     }
 
     /// The stream copies run on.
@@ -67,7 +89,11 @@ impl Drop for CudaCopyQueue {
 
 impl<R: DeviceResource> CopyQueue<ResourceStorage<R>> for CudaCopyQueue {
     fn wait_device(&mut self, _storage: &mut ResourceStorage<R>) -> Result<(), StorageError> {
-        self.cuda.wait_for_all_streams(self.copy_stream)
+        // One event recorded (and waited on) per other stream.
+        let others = self.cuda.stream_ids().len().saturating_sub(1) as u64;
+        self.cuda.wait_for_all_streams(self.copy_stream)?;
+        self.charge(DriverCall::EventRecord, others);
+        Ok(())
     }
 
     fn copy(
@@ -94,7 +120,9 @@ impl<R: DeviceResource> CopyQueue<ResourceStorage<R>> for CudaCopyQueue {
 
     fn wait_copies(&mut self, _storage: &mut ResourceStorage<R>) -> Result<(), StorageError> {
         let done = self.cuda.record(self.copy_stream)?;
+        self.charge(DriverCall::EventRecord, 1);
         done.synchronize()?;
+        self.charge(DriverCall::StreamSynchronize, 1);
         self.copies = 0;
         Ok(())
     }

@@ -67,6 +67,7 @@ use crate::reason::RelocationReason;
 
 pub mod compact;
 pub(crate) mod cuda;
+pub(crate) mod modeled;
 
 /// Targets reserved on `memory` for every movable outdated page (or, from
 /// [`Planned::compaction`], for every sparse current page that can empty).

@@ -139,10 +139,9 @@ impl DeviceResource for CudaResource {
     }
 
     fn synchronize(&self, stream: StreamId) -> Result<(), StorageError> {
-        self.streams
-            .get(stream)?
-            .synchronize()
-            .map_err(driver("synchronizing a stream"))
+        let s = self.streams.get(stream)?;
+        self.not_capturing(&s)?;
+        s.synchronize().map_err(driver("synchronizing a stream"))
     }
 
     fn stream_wait(&self, waiter: StreamId, waited: StreamId) -> Result<(), StorageError> {

@@ -34,6 +34,27 @@ fn check_range(live: &BTreeMap<u64, u64>, ptr: DevicePtr, len: u64) -> Result<()
 }
 
 impl CudaResource {
+    /// Refuse a host transfer or a synchronize on a stream a CUDA graph is
+    /// capturing: the copy would become a node of the graph (reading a
+    /// host buffer long gone when it replays) and the wait would
+    /// invalidate the capture (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`).
+    pub(crate) fn not_capturing(&self, s: &cudarc::driver::CudaStream) -> Result<(), StorageError> {
+        use cudarc::driver::sys::CUstreamCaptureStatus;
+        if s.cu_stream().is_null() {
+            return Ok(()); // the legacy default stream is never captured
+        }
+        let status = s
+            .capture_status()
+            .map_err(driver("querying a stream's capture"))?;
+        match status {
+            CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE => Ok(()),
+            _ => Err(StorageError::Unsupported {
+                operation: "a host transfer or synchronize on a stream a CUDA graph is capturing",
+                backend: BACKEND,
+            }),
+        }
+    }
+
     pub(crate) fn write_bytes(
         &self,
         dst: DevicePtr,
@@ -46,6 +67,7 @@ impl CudaResource {
         if data.is_empty() {
             return Ok(());
         }
+        self.not_capturing(&s)?;
         self.bind()?;
         // SAFETY: `dst..+len` lies inside a live allocation of this context
         // (checked above; `live` stays locked until the copy is done, so no
@@ -70,6 +92,7 @@ impl CudaResource {
         if out.is_empty() {
             return Ok(());
         }
+        self.not_capturing(&s)?;
         self.bind()?;
         // SAFETY: the source range is inside a live allocation (checked, and
         // kept so by holding `live` until the copy is done);

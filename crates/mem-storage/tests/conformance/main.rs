@@ -105,6 +105,14 @@ fn a_failed_flush_keeps_bytes_counted() {
     storage_suite::a_failed_flush_keeps_bytes_counted();
 }
 
+/// The CUDA tests share device 0 and its default memory pool, whose
+/// counters the pool test reads: one at a time (libtest runs a binary's
+/// tests on parallel threads).
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static DEVICE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    DEVICE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn cuda_or_skip(mode: Option<CudaAllocMode>) -> Option<CudaResource> {
     if !cuda_available() {
         eprintln!("skipping: the CUDA driver library (libcuda) is not present on this machine");
@@ -130,6 +138,7 @@ fn cuda_or_skip(mode: Option<CudaAllocMode>) -> Option<CudaResource> {
 
 #[test]
 fn cuda_memory_conforms_in_the_mode_the_device_prefers() {
+    let _device = one_at_a_time();
     let Some(cuda) = cuda_or_skip(None) else {
         return;
     };
@@ -139,6 +148,7 @@ fn cuda_memory_conforms_in_the_mode_the_device_prefers() {
 
 #[test]
 fn cuda_memory_conforms_with_synchronous_and_stream_ordered_allocation() {
+    let _device = one_at_a_time();
     for mode in [CudaAllocMode::Sync, CudaAllocMode::StreamOrdered] {
         let Some(cuda) = cuda_or_skip(Some(mode)) else {
             continue;
@@ -150,6 +160,7 @@ fn cuda_memory_conforms_with_synchronous_and_stream_ordered_allocation() {
 
 #[test]
 fn cuda_copies_on_a_second_stream_are_ordered_by_events() {
+    let _device = one_at_a_time();
     let Some(cuda) = cuda_or_skip(None) else {
         return;
     };
@@ -201,6 +212,7 @@ fn a_missing_driver_or_device_is_no_device_never_a_panic() {
 
 #[test]
 fn the_driver_pool_counts_stream_ordered_memory_and_trims_when_asked() {
+    let _device = one_at_a_time();
     let Some(cuda) = cuda_or_skip(Some(CudaAllocMode::StreamOrdered)) else {
         return;
     };

@@ -1,0 +1,124 @@
+//! Virtual memory management: reserve, create, map, set access, unmap,
+//! release, granularity. The rules are in `vmm.rs`; a call that breaks
+//! one is refused with the driver's code and recorded as a violation
+//! (gpumem checks every one of them in its own table first).
+
+use crate::capture::forbid;
+use crate::driver::{entry, lock, ready, violation};
+use crate::memory::MEM;
+use crate::memory::{GRANULARITY, Refusal};
+use crate::types::*;
+
+fn refused(what: &str) -> impl FnOnce(Refusal) -> CuResult + '_ {
+    move |(code, why)| {
+        if code != OUT_OF_MEMORY {
+            violation(format!("{what}: {why}"));
+        }
+        code
+    }
+}
+
+/// A `CUmemAllocationProp` this device can make: pinned, on device 0.
+///
+/// # Safety
+/// `prop` is null or points to a `CUmemAllocationProp`.
+unsafe fn check_prop(prop: *const AllocationProp) -> Outcome {
+    // SAFETY: the caller's promise.
+    let p = unsafe { get(prop) }?;
+    if p.kind != ALLOCATION_PINNED || p.location.kind != LOCATION_DEVICE {
+        return Err(INVALID_VALUE);
+    }
+    if p.location.id != 0 {
+        return Err(INVALID_DEVICE);
+    }
+    if p.requested_handle_types != 0 {
+        return Err(NOT_SUPPORTED);
+    }
+    Ok(())
+}
+
+entry! { fn cuMemGetAllocationGranularity(granularity: *mut usize, prop: *const AllocationProp, option: u32) {
+    ready()?;
+    // SAFETY: the caller's in-parameter.
+    unsafe { check_prop(prop) }?;
+    if option > 1 {
+        return Err(INVALID_VALUE);
+    }
+    // SAFETY: the caller's out-parameter.
+    unsafe { put(granularity, GRANULARITY as usize) }
+}}
+
+entry! { fn cuMemAddressReserve(ptr: *mut DevPtr, size: usize, alignment: usize, _addr: DevPtr, flags: u64) {
+    ready()?;
+    forbid("cuMemAddressReserve")?;
+    if flags != 0 {
+        return Err(INVALID_VALUE);
+    }
+    let base = lock(&MEM).reserve(size as u64, alignment as u64).map_err(refused("cuMemAddressReserve"))?;
+    // SAFETY: the caller's out-parameter.
+    unsafe { put(ptr, base) }
+}}
+
+entry! { fn cuMemAddressFree(ptr: DevPtr, size: usize) {
+    ready()?;
+    forbid("cuMemAddressFree")?;
+    lock(&MEM).address_free(ptr, size as u64).map_err(refused("cuMemAddressFree"))
+}}
+
+entry! { fn cuMemCreate(handle: *mut u64, size: usize, prop: *const AllocationProp, flags: u64) {
+    ready()?;
+    forbid("cuMemCreate")?;
+    // SAFETY: the caller's in-parameter.
+    unsafe { check_prop(prop) }?;
+    if flags != 0 {
+        return Err(INVALID_VALUE);
+    }
+    let h = lock(&MEM).create(size as u64).map_err(refused("cuMemCreate"))?;
+    // SAFETY: the caller's out-parameter.
+    unsafe { put(handle, h) }
+}}
+
+entry! { fn cuMemRelease(handle: u64) {
+    ready()?;
+    forbid("cuMemRelease")?;
+    lock(&MEM).release(handle).map_err(refused("cuMemRelease"))
+}}
+
+entry! { fn cuMemMap(ptr: DevPtr, size: usize, offset: usize, handle: u64, flags: u64) {
+    ready()?;
+    forbid("cuMemMap")?;
+    if flags != 0 {
+        return Err(INVALID_VALUE);
+    }
+    lock(&MEM).map(ptr, size as u64, offset as u64, handle).map_err(refused("cuMemMap"))
+}}
+
+entry! { fn cuMemUnmap(ptr: DevPtr, size: usize) {
+    ready()?;
+    forbid("cuMemUnmap")?;
+    lock(&MEM).unmap(ptr, size as u64).map_err(refused("cuMemUnmap"))
+}}
+
+entry! { fn cuMemSetAccess(ptr: DevPtr, size: usize, desc: *const AccessDesc, count: usize) {
+    ready()?;
+    forbid("cuMemSetAccess")?;
+    if count != 1 {
+        // One device: one descriptor, for it.
+        return Err(if count == 0 { INVALID_VALUE } else { INVALID_DEVICE });
+    }
+    // SAFETY: the caller's in-parameter (`count` descriptors, here one).
+    let d = unsafe { get(desc) }?;
+    if d.location.kind != LOCATION_DEVICE {
+        return Err(INVALID_VALUE);
+    }
+    if d.location.id != 0 {
+        return Err(INVALID_DEVICE);
+    }
+    let access = match d.flags {
+        ACCESS_READWRITE => true,
+        ACCESS_NONE => false,
+        // Read-only mappings are not modelled: refused, not widened.
+        _ => return Err(NOT_SUPPORTED),
+    };
+    lock(&MEM).set_access(ptr, size as u64, access).map_err(refused("cuMemSetAccess"))
+}}

@@ -1,0 +1,119 @@
+//! The one driver instance: its handles (streams, events, graphs), call
+//! counts and state; the memory tables are `memory::MEM`, the violations
+//! `sync::VIOLATIONS`.
+//!
+//! Lock order, everywhere: a stream's state, then the memory tables; the
+//! registries (streams, events, graphs) are held only to look up or insert
+//! a handle, never while waiting.
+
+use std::cell::Cell;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
+
+use crate::event::Event;
+use crate::graph::Graphs;
+use crate::stream::Stream;
+pub use crate::sync::{lock, violation};
+use crate::types::{CuResult, INVALID_CONTEXT, INVALID_HANDLE, NOT_INITIALIZED, Outcome, SUCCESS};
+
+/// The primary context's handle (one device, one context).
+pub const CONTEXT: u64 = 0xc0_0000;
+
+pub struct Driver {
+    pub streams: Mutex<HashMap<u64, Arc<Stream>>>,
+    pub events: Mutex<HashMap<u64, Arc<Event>>>,
+    pub graphs: Mutex<Graphs>,
+    pub calls: Mutex<BTreeMap<&'static str, u64>>,
+    pub initialized: AtomicBool,
+    pub context_refs: AtomicI64,
+    next_handle: AtomicU64,
+}
+
+pub static DRIVER: LazyLock<Driver> = LazyLock::new(|| Driver {
+    streams: Mutex::new(HashMap::new()),
+    events: Mutex::new(HashMap::new()),
+    graphs: Mutex::new(Graphs::default()),
+    calls: Mutex::new(BTreeMap::new()),
+    initialized: AtomicBool::new(false),
+    context_refs: AtomicI64::new(0),
+    next_handle: AtomicU64::new(1),
+});
+
+/// Whether the device reports memory pools (`gpumem_standin_set_memory_pools`).
+pub static MEMORY_POOLS: AtomicBool = AtomicBool::new(true);
+
+thread_local! {
+    /// The context current on this thread (0: none).
+    pub static CURRENT: Cell<u64> = const { Cell::new(0) };
+}
+
+impl Driver {
+    /// A fresh handle value: never 0, never reused, 16-aligned (so it
+    /// looks like the pointer a `CUstream` or `CUevent` is).
+    pub fn handle(&self) -> u64 {
+        0x5_0000_0000 + (self.next_handle.fetch_add(1, Ordering::Relaxed) << 4)
+    }
+
+    /// The stream named by `handle` (0, 1 and 2 are the default stream).
+    pub fn stream(&self, handle: u64) -> Result<Arc<Stream>, CuResult> {
+        let key = if handle <= 2 { 0 } else { handle };
+        let mut streams = lock(&self.streams);
+        if key == 0 {
+            return Ok(streams.entry(0).or_insert_with(|| Stream::spawn(0)).clone());
+        }
+        streams.get(&key).cloned().ok_or(INVALID_HANDLE)
+    }
+
+    pub fn event(&self, handle: u64) -> Result<Arc<Event>, CuResult> {
+        lock(&self.events)
+            .get(&handle)
+            .cloned()
+            .ok_or(INVALID_HANDLE)
+    }
+
+    /// Every stream, the default one included if it was ever used.
+    pub fn all_streams(&self) -> Vec<Arc<Stream>> {
+        lock(&self.streams).values().cloned().collect()
+    }
+}
+
+/// The driver is initialized and this thread has the live context current.
+pub fn ready() -> Outcome {
+    if !DRIVER.initialized.load(Ordering::Acquire) {
+        return Err(NOT_INITIALIZED);
+    }
+    if CURRENT.get() != CONTEXT || DRIVER.context_refs.load(Ordering::Acquire) <= 0 {
+        return Err(INVALID_CONTEXT);
+    }
+    Ok(())
+}
+
+/// An entry point's result: counted under its name when it succeeded.
+pub fn finish(name: &'static str, outcome: Outcome) -> CuResult {
+    match outcome {
+        Ok(()) => {
+            *lock(&DRIVER.calls).entry(name).or_insert(0) += 1;
+            SUCCESS
+        }
+        Err(code) => code,
+    }
+}
+
+/// Define an exported driver entry point whose body returns an
+/// [`Outcome`]; successes are counted by name.
+macro_rules! entry {
+    ($(#[$m:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block) => {
+        $(#[$m])*
+        ///
+        /// # Safety
+        /// The CUDA driver API's contract for this entry point: every
+        /// pointer argument is null or valid for its documented use.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> $crate::types::CuResult {
+            let run = || -> $crate::types::Outcome { $body };
+            $crate::driver::finish(stringify!($name), run())
+        }
+    };
+}
+pub(crate) use entry;

@@ -1,0 +1,134 @@
+//! Reaching the stand-in's own exports through the driver library cudarc
+//! loaded, and the pieces every seeded fault needs.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use cudarc::driver::sys::{self, CUresult, cudaError_enum};
+use cudarc::driver::{CudaContext, CudaStream};
+
+/// The tests share one driver and its violation list: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+pub struct Standin {
+    pub ctx: Arc<CudaContext>,
+    _serial: MutexGuard<'static, ()>,
+}
+
+/// A symbol of the loaded driver library, if it has it.
+fn symbol<T: Copy>(name: &[u8]) -> Option<T> {
+    // SAFETY: `culib` only loads the driver library (checked present by
+    // the caller); each symbol is read with the type it is exported with.
+    unsafe { sys::culib().get::<T>(name).ok().map(|s| *s) }
+}
+
+/// The stand-in driver with device 0's context bound, or `None` after
+/// printing why the test skips.
+pub fn standin() -> Option<Standin> {
+    let serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    // SAFETY: only tries to open the library.
+    if !unsafe { sys::is_culib_present() } {
+        println!(
+            "skipping: no CUDA driver library on the loader path (cargo xtask cuda-standin adds the stand-in)"
+        );
+        return None;
+    }
+    if symbol::<extern "C" fn() -> u32>(b"gpumem_standin_version\0").is_none() {
+        println!("skipping: a real CUDA driver is loaded; seeded faults would fault the device");
+        return None;
+    }
+    let ctx = CudaContext::new(0).expect("the stand-in's device 0");
+    Some(Standin {
+        ctx,
+        _serial: serial,
+    })
+}
+
+impl Standin {
+    pub fn violations(&self) -> u64 {
+        symbol::<extern "C" fn() -> u64>(b"gpumem_standin_violations\0").expect("the stand-in")()
+    }
+
+    pub fn message(&self, index: u64) -> String {
+        type F = unsafe extern "C" fn(u64, *mut u8, usize) -> usize;
+        let f = symbol::<F>(b"gpumem_standin_violation_message\0").expect("the stand-in");
+        let mut buf = vec![0u8; 1024];
+        // SAFETY: `buf` holds 1024 bytes, as passed.
+        let n = unsafe { f(index, buf.as_mut_ptr(), buf.len()) };
+        buf.truncate(n.min(1023));
+        String::from_utf8_lossy(&buf).into_owned()
+    }
+
+    /// The messages of the violations recorded since `before`.
+    pub fn since(&self, before: u64) -> Vec<String> {
+        (before..self.violations())
+            .map(|i| self.message(i))
+            .collect()
+    }
+
+    /// Queue the stand-in kernel: sleep `sleep_ms`, then write `value` over
+    /// `ptr..+bytes`.
+    pub fn kernel(
+        &self,
+        stream: &CudaStream,
+        ptr: u64,
+        bytes: usize,
+        sleep_ms: u64,
+        value: u8,
+    ) -> CUresult {
+        type F = unsafe extern "C" fn(sys::CUstream, u64, usize, u64, u8) -> CUresult;
+        let f = symbol::<F>(b"gpumem_standin_kernel\0").expect("the stand-in");
+        // SAFETY: the stand-in's kernel reads its plain arguments only.
+        unsafe { f(stream.cu_stream(), ptr, bytes, sleep_ms * 1000, value) }
+    }
+}
+
+pub const OK: CUresult = cudaError_enum::CUDA_SUCCESS;
+pub const G: usize = 2 << 20;
+
+/// Pinned device memory on device 0, as gpumem asks for it.
+pub fn prop() -> sys::CUmemAllocationProp {
+    // SAFETY: an all-zero CUmemAllocationProp is a valid value (plain
+    // integers, a null pointer, enums whose 0 is listed); fields set below.
+    let mut p: sys::CUmemAllocationProp = unsafe { std::mem::zeroed() };
+    p.type_ = sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
+    p.location.type_ = sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
+    p.location.id = 0;
+    p
+}
+
+pub fn access() -> sys::CUmemAccessDesc {
+    sys::CUmemAccessDesc {
+        location: sys::CUmemLocation {
+            type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+            id: 0,
+        },
+        flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+    }
+}
+
+/// Reserve `len` bytes, create a chunk of `len` and map it there; with
+/// `grant`, also set read-write access. Returns (address, handle).
+pub fn mapped(len: usize, grant: bool) -> (u64, u64) {
+    let mut at = 0;
+    let mut handle = 0;
+    // SAFETY: out-parameters are live locals; the sizes are granular.
+    unsafe {
+        assert_eq!(sys::cuMemAddressReserve(&mut at, len, 0, 0, 0), OK);
+        assert_eq!(sys::cuMemCreate(&mut handle, len, &prop(), 0), OK);
+        assert_eq!(sys::cuMemMap(at, len, 0, handle, 0), OK);
+        if grant {
+            assert_eq!(sys::cuMemSetAccess(at, len, &access(), 1), OK);
+        }
+    }
+    (at, handle)
+}
+
+/// Unmap, release and free what [`mapped`] made.
+pub fn unmapped(at: u64, handle: u64, len: usize) {
+    // SAFETY: a whole mapping made by `mapped`, its work done.
+    unsafe {
+        assert_eq!(sys::cuMemUnmap(at, len), OK);
+        assert_eq!(sys::cuMemRelease(handle), OK);
+        assert_eq!(sys::cuMemAddressFree(at, len), OK);
+    }
+}
