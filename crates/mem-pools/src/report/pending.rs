@@ -8,7 +8,11 @@
 //! reports subtract them: the queued cells are walked in place (O(pending
 //! drops), nothing taken) and each allocation still live in the slot table
 //! is taken off its pool's count, bytes, padding and, where it was the
-//! page's last, live pages. Pages an outdated pool gives back at the drain,
+//! page's last, live pages. A graph's pin handles dropped after the user's
+//! handle count too: when the pending pins are an allocation's only holders
+//! left, the drain lets them go and frees it (`CellPool::for_each_pending`),
+//! so CubeCL's usage read right after dropping `capture_end`'s handles sees
+//! it freed. Pages an outdated pool gives back at the drain,
 //! and so `bytes_reserved`, change only at the next call, as before.
 
 use std::collections::HashMap;
