@@ -113,20 +113,17 @@
 //!   mem-capture, mem-budget.
 //! - Thread safety of the engine itself: one manager per stream, `&mut self`.
 
-mod arena;
 mod capture;
 mod config;
 mod engine;
 mod error;
 mod handles;
 mod logger;
-mod paged;
+mod pools;
 mod relocation;
 mod report;
+mod tables;
 
-pub use arena::chunk_cache::CACHE_SHARE;
-pub use arena::chunks::{DEFAULT_MAX_CHUNK, IDLE_SHARE};
-pub use arena::sleep::{SleepContents, SleepReport};
 pub use capture::record::CaptureState;
 pub use config::{
     DEFAULT_RELEASE_THRESHOLD, MemoryAllocationMode, MemoryConfiguration, MemoryDeviceProperties,
@@ -139,7 +136,10 @@ pub use handles::handle_cell::ManagedMemoryHandle;
 pub use handles::keys::ManagedMemoryBinding;
 pub use handles::raw_pin::RawPin;
 pub use logger::ServerLogger;
-pub use paged::pool::MAX_PAGE_SIZES;
+pub use pools::arena::chunk_cache::CACHE_SHARE;
+pub use pools::arena::chunks::{DEFAULT_MAX_CHUNK, IDLE_SHARE};
+pub use pools::arena::sleep::{SleepContents, SleepReport};
+pub use pools::paged::pool::MAX_PAGE_SIZES;
 pub use relocation::{
     CompactionState, CopyQueue, Landed, RelocationOutcome, RelocationPlan, RelocationShape,
     RelocationState, StorageCopyQueue, TargetRoom,

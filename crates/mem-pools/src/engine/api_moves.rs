@@ -1,15 +1,15 @@
 //! `MemoryManagement`'s public API for what moves or pins memory: the
 //! capture window, relocation (plan → copy → commit, compaction), sleep
 //! and wake, and re-claiming a graph's extent. Bodies live beside their
-//! noun (`capture/`, `relocation/`, `arena/sleep.rs`).
+//! noun (`capture/`, `relocation/`, `engine/sleep.rs`).
 
 use mem_storage::{ComputeStorage, StorageHandle};
 
-use crate::arena::sleep::{SleepContents, SleepReport};
 use crate::capture::record::{CaptureRecord, CaptureState};
 use crate::engine::state::MemoryManagement;
 use crate::error::{IoError, RelocationCopyError};
 use crate::handles::handle_cell::ManagedMemoryHandle;
+use crate::pools::arena::sleep::{SleepContents, SleepReport};
 use crate::relocation::{
     CompactionState, CopyQueue, Landed, RelocationOutcome, RelocationPlan, RelocationState,
     TargetRoom,
@@ -94,7 +94,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         self.commit_moves(landed)
     }
 
-    /// Release the physical memory of every arena (the memory, not the addresses: `arena/sleep.rs` says how),
+    /// Release the physical memory of every arena (the memory, not the addresses: `engine/sleep.rs` says how),
     /// keeping every address; with [`SleepContents::Preserve`] what live
     /// slices hold is copied to host memory first. The storage's queued work
     /// is waited for before anything is unmapped.

@@ -43,7 +43,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// which the first `completed` are known complete (cursors that never
     /// go back; `completed ≤ submitted`). Slots going idle from now on are
     /// stamped with `submitted`, and an idle chunk may be unmapped once
-    /// `completed` reaches every stamp on it (`arena/stream_order.rs`).
+    /// `completed` reaches every stamp on it (`pools/arena/stream_order.rs`).
     /// O(arena pages).
     pub fn set_stream_progress(&mut self, submitted: u64, completed: u64) {
         self.core.set_progress(submitted, completed.min(submitted));

@@ -5,10 +5,10 @@
 
 use mem_storage::ComputeStorage;
 
-use crate::engine::core::Core;
 use crate::engine::state::MemoryManagement;
 use crate::handles::keys::{ManagedMemoryBinding, SlotKey};
 use crate::handles::raw_pin::RawPin;
+use crate::pools::core::Core;
 
 impl Core {
     /// Count one more graph pin on a live slice (its page stops moving).
