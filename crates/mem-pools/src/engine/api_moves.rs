@@ -123,7 +123,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
 
     /// Whether the arenas are asleep (between `sleep` and `wake`).
     pub fn is_asleep(&self) -> bool {
-        self.core.asleep.is_some()
+        self.core.arenas.asleep.is_some()
     }
 
     /// Re-claim exactly the extent `view` names — `view.size()` bytes at

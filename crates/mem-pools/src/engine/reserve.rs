@@ -24,7 +24,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// back, as a cleanup would have — the one change an error leaves.
     pub(crate) fn reserve_handle(&mut self, size: u64) -> Result<ManagedMemoryHandle, IoError> {
         self.drain();
-        if self.core.asleep.is_some() {
+        if self.core.arenas.asleep.is_some() {
             return Err(IoError::Asleep {
                 operation: "reserve",
                 sleeping_bytes: self.core.live_chunk_bytes(),

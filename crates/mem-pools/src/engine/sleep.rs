@@ -18,14 +18,14 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 backend: "mem-pools",
             }));
         }
-        if self.core.asleep.is_some() {
+        if self.core.arenas.asleep.is_some() {
             return Err(IoError::Asleep {
                 operation: "sleep",
                 sleeping_bytes: self.core.live_chunk_bytes(),
             });
         }
         self.storage.synchronize()?;
-        self.core.asleep = Some(Asleep::default());
+        self.core.arenas.asleep = Some(Asleep::default());
         let mut report = SleepReport {
             kept_paged_bytes: self.core.stats.reserved_bytes.current,
             ..SleepReport::default()
@@ -66,7 +66,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                     let mut bytes = vec![0u8; g as usize];
                     self.storage.read(&slot_view(id, s, g), &mut bytes)?;
                     report.preserved_bytes += g;
-                    if let Some(asleep) = self.core.asleep.as_mut() {
+                    if let Some(asleep) = self.core.arenas.asleep.as_mut() {
                         asleep.saved.insert((page, s), bytes);
                     }
                 }
@@ -80,14 +80,14 @@ impl<S: ComputeStorage> MemoryManagement<S> {
 
     /// `MemoryManagement::wake`'s body (its contract is on the method).
     pub(crate) fn wake_arenas(&mut self) -> Result<u64, IoError> {
-        if self.core.asleep.is_none() {
+        if self.core.arenas.asleep.is_none() {
             return Ok(0);
         }
         let mut mapped = 0;
         for page in self.core.arena_pages() {
             mapped += self.wake_page(page)?;
         }
-        self.core.asleep = None;
+        self.core.arenas.asleep = None;
         Ok(mapped)
     }
 
@@ -126,6 +126,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             for &s in &asleep[i..i + len] {
                 let saved = self
                     .core
+                    .arenas
                     .asleep
                     .as_mut()
                     .and_then(|a| a.saved.remove(&(page, s)));

@@ -72,10 +72,10 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             properties.effective_max_page(),
             options.lazy_pages,
         );
-        core.max_chunk_bytes = options
+        core.arenas.max_chunk_bytes = options
             .arena_max_chunk
             .unwrap_or(crate::pools::arena::chunks::DEFAULT_MAX_CHUNK);
-        core.idle_share = options
+        core.arenas.idle_share = options
             .arena_idle_share
             .unwrap_or(crate::pools::arena::chunks::IDLE_SHARE);
         Self {

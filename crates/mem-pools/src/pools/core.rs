@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use mem_storage::StorageId;
 
 use crate::error::IoError;
+use crate::pools::arena::state::Arenas;
 use crate::pools::paged::pool::Pool;
 use crate::report::stats::PoolStats;
 use crate::tables::nodes::{Arena, Page, SliceNode};
@@ -38,24 +39,8 @@ pub(crate) struct Core {
     pub(crate) clock: u64,
     pub(crate) next_page_uid: u64,
     pub(crate) stats: PoolStats,
-    /// Arena chunks, unmapped, whose release the storage refused: retried
-    /// at each flush (their bytes already left the pools).
-    pub(crate) unreleased_chunks: Vec<mem_storage::ChunkId>,
-    /// Shed chunks, unmapped and held for the next runs to map
-    /// (`arena/chunk_cache.rs`), oldest first, and their bytes.
-    pub(crate) chunk_cache:
-        std::collections::VecDeque<crate::pools::arena::chunk_cache::CachedChunk>,
-    pub(crate) chunk_cache_bytes: u64,
-    /// Set between `sleep` and `wake` (`engine/sleep.rs`).
-    pub(crate) asleep: Option<crate::pools::arena::sleep::Asleep>,
-    /// The largest chunk an arena creates, in bytes (`arena/chunks.rs`).
-    pub(crate) max_chunk_bytes: u64,
-    /// Idle chunks are shed once they pass 1/`idle_share` of the mapped
-    /// ones (0: never; `arena/chunk_moves.rs`).
-    pub(crate) idle_share: u64,
-    /// The stream's (submitted, completed) cursors, as last reported
-    /// (`arena/stream_order.rs`); every arena page's chunk map holds a copy.
-    pub(crate) progress: (u64, u64),
+    /// What the arena pools share (`arena/state.rs`).
+    pub(crate) arenas: Arenas,
 }
 
 impl Core {
@@ -76,13 +61,7 @@ impl Core {
             clock: 0,
             next_page_uid: 0,
             stats: PoolStats::default(),
-            unreleased_chunks: Vec::new(),
-            chunk_cache: Default::default(),
-            chunk_cache_bytes: 0,
-            asleep: None,
-            max_chunk_bytes: crate::pools::arena::chunks::DEFAULT_MAX_CHUNK,
-            idle_share: crate::pools::arena::chunks::IDLE_SHARE,
-            progress: (0, 0),
+            arenas: Arenas::default(),
         }
     }
 

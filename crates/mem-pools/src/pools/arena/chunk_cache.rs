@@ -43,12 +43,13 @@ impl Core {
         chunk: ChunkId,
         bytes: u64,
     ) {
-        self.chunk_cache
+        self.arenas
+            .chunk_cache
             .push_back(CachedChunk { chunk, bytes, pool });
-        self.chunk_cache_bytes += bytes;
+        self.arenas.chunk_cache_bytes += bytes;
         let mapped = self.mapped_chunk_bytes();
-        while self.chunk_cache_bytes.saturating_mul(CACHE_SHARE) > mapped {
-            let Some(oldest) = self.chunk_cache.pop_front() else {
+        while self.arenas.chunk_cache_bytes.saturating_mul(CACHE_SHARE) > mapped {
+            let Some(oldest) = self.arenas.chunk_cache.pop_front() else {
                 break;
             };
             self.release_cached(storage, oldest);
@@ -60,6 +61,7 @@ impl Core {
     /// `pool` (reserved bytes in all stay the same).
     pub(crate) fn take_cached(&mut self, pool: u32, max_bytes: u64) -> Option<(ChunkId, u64)> {
         let best = self
+            .arenas
             .chunk_cache
             .iter()
             .enumerate()
@@ -79,6 +81,7 @@ impl Core {
         max_bytes: u64,
     ) -> Option<(ChunkId, u64)> {
         let best = self
+            .arenas
             .chunk_cache
             .iter()
             .enumerate()
@@ -90,12 +93,17 @@ impl Core {
 
     /// Bytes of the largest cached chunk (0: none).
     pub(crate) fn largest_cached_bytes(&self) -> u64 {
-        self.chunk_cache.iter().map(|c| c.bytes).max().unwrap_or(0)
+        self.arenas
+            .chunk_cache
+            .iter()
+            .map(|c| c.bytes)
+            .max()
+            .unwrap_or(0)
     }
 
     fn take_cached_at(&mut self, pool: u32, i: usize) -> Option<(ChunkId, u64)> {
-        let taken = self.chunk_cache.remove(i)?;
-        self.chunk_cache_bytes -= taken.bytes;
+        let taken = self.arenas.chunk_cache.remove(i)?;
+        self.arenas.chunk_cache_bytes -= taken.bytes;
         if taken.pool != pool {
             self.pool_mut(taken.pool).usage.bytes_reserved -= taken.bytes;
             let usage = &mut self.pool_mut(pool).usage;
@@ -113,7 +121,7 @@ impl Core {
         which: impl Fn(u32) -> bool,
     ) -> u64 {
         let mut go = Vec::new();
-        self.chunk_cache.retain(|c| {
+        self.arenas.chunk_cache.retain(|c| {
             let leaves = which(c.pool);
             if leaves {
                 go.push(*c);
@@ -138,10 +146,10 @@ impl Core {
     ) -> u64 {
         let mut cached: u64 = self.cached_unmapped_bytes(pool);
         while cached > keep_bytes {
-            let Some(i) = self.chunk_cache.iter().position(|c| c.pool == pool) else {
+            let Some(i) = self.arenas.chunk_cache.iter().position(|c| c.pool == pool) else {
                 break;
             };
-            let Some(oldest) = self.chunk_cache.remove(i) else {
+            let Some(oldest) = self.arenas.chunk_cache.remove(i) else {
                 break;
             };
             cached -= oldest.bytes;
@@ -152,7 +160,8 @@ impl Core {
 
     /// Bytes of `pool`'s cached (unmapped, held) chunks.
     pub(crate) fn cached_unmapped_bytes(&self, pool: u32) -> u64 {
-        self.chunk_cache
+        self.arenas
+            .chunk_cache
             .iter()
             .filter(|c| c.pool == pool)
             .map(|c| c.bytes)
@@ -160,7 +169,7 @@ impl Core {
     }
 
     fn release_cached<S: ComputeStorage>(&mut self, storage: &mut S, cached: CachedChunk) {
-        self.chunk_cache_bytes = self.chunk_cache_bytes.saturating_sub(cached.bytes);
+        self.arenas.chunk_cache_bytes = self.arenas.chunk_cache_bytes.saturating_sub(cached.bytes);
         self.drop_chunk(storage, cached.pool, cached.chunk, cached.bytes);
     }
 

@@ -107,7 +107,7 @@ impl Core {
         keep: &std::ops::RangeInclusive<u32>,
         need: u64,
     ) {
-        let share = self.idle_share;
+        let share = self.arenas.idle_share;
         let (idle, mapped) = self.idle_and_mapped();
         if share == 0 || idle == 0 || idle.saturating_mul(share) < mapped {
             return;
@@ -129,7 +129,7 @@ impl Core {
                 let (idle, mapped) = self.idle_and_mapped();
                 let under_ceiling =
                     idle.saturating_mul(share) < mapped.saturating_mul(RUN_ONLY_SHARES);
-                if (under_ceiling && self.chunk_cache_bytes >= need)
+                if (under_ceiling && self.arenas.chunk_cache_bytes >= need)
                     || idle.saturating_mul(share).saturating_mul(100)
                         < mapped.saturating_mul(SHED_TO_PERCENT)
                 {
@@ -200,7 +200,7 @@ impl Core {
                 // The storage still holds it (and counts its bytes): the
                 // release is retried at the next flush.
                 tracing::warn!(%err, %chunk, "chunk release refused; retried at the next flush");
-                self.unreleased_chunks.push(chunk);
+                self.arenas.unreleased_chunks.push(chunk);
             }
         }
         self.on_chunk_bytes(pool, bytes, false);
@@ -210,7 +210,7 @@ impl Core {
     /// `drop_chunk`); those refused again stay for the next flush.
     pub(crate) fn retry_chunk_releases<S: ComputeStorage>(&mut self, storage: &mut S) {
         let mut refused = Vec::new();
-        for chunk in std::mem::take(&mut self.unreleased_chunks) {
+        for chunk in std::mem::take(&mut self.arenas.unreleased_chunks) {
             match storage.release_chunk(chunk) {
                 Ok(()) => self.stats.chunks.releases += 1,
                 Err(err) => {
@@ -219,7 +219,7 @@ impl Core {
                 }
             }
         }
-        self.unreleased_chunks = refused;
+        self.arenas.unreleased_chunks = refused;
     }
 
     /// Count `bytes` of mapped chunks in (or out of) `pool`'s reserved bytes.

@@ -138,7 +138,7 @@ impl Core {
         bytes: u64,
         may_map: bool,
     ) -> Result<(), IoError> {
-        if self.asleep.is_some() {
+        if self.arenas.asleep.is_some() {
             return Ok(());
         }
         // The slice is live: what this maps stays under it, even on a refusal.
@@ -192,7 +192,7 @@ impl Core {
                     page_size: g,
                 });
             }
-            let cap = u32::try_from(self.max_chunk_bytes / g).map_or(u32::MAX, |c| c.max(1));
+            let cap = u32::try_from(self.arenas.max_chunk_bytes / g).map_or(u32::MAX, |c| c.max(1));
             let pieces: Vec<(u32, u32)> =
                 run_pieces((first, s - 1), &span, (offset, bytes), g, cap).collect();
             for (i, &(head, len)) in pieces.iter().enumerate() {

@@ -11,4 +11,5 @@ pub(crate) mod chunks;
 pub(crate) mod place;
 pub(crate) mod run_cover;
 pub(crate) mod sleep;
+pub(crate) mod state;
 pub(crate) mod stream_order;

@@ -59,7 +59,7 @@ impl Core {
         let g = self.arena_map(page).granularity;
         let end = first + len;
         let mut s = first;
-        while s < end && self.chunk_cache_bytes > 0 {
+        while s < end && self.arenas.chunk_cache_bytes > 0 {
             let taken = match self.take_cached(pool, u64::from(end - s) * g) {
                 Some(taken) => Some((s, taken)),
                 None => self.take_over_cover(page, (s, end), spill, s == first),
@@ -89,7 +89,7 @@ impl Core {
         }
         let bytes = u64::from(end - s) * g;
         let created = match storage.create_chunk_of(bytes) {
-            Err(_) if self.chunk_cache_bytes > 0 => {
+            Err(_) if self.arenas.chunk_cache_bytes > 0 => {
                 self.release_chunk_cache(storage, |_| true);
                 storage.create_chunk_of(bytes)
             }

@@ -33,7 +33,7 @@ impl Core {
     /// seldom move, so the unchanged case is an inlined compare).
     #[inline]
     pub(crate) fn set_progress(&mut self, submitted: u64, completed: u64) {
-        if self.progress != (submitted, completed) {
+        if self.arenas.progress != (submitted, completed) {
             self.move_progress(submitted, completed);
         }
     }
@@ -42,7 +42,7 @@ impl Core {
     /// current pages takes the new cursors.
     #[inline(never)]
     fn move_progress(&mut self, submitted: u64, completed: u64) {
-        self.progress = (submitted, completed);
+        self.arenas.progress = (submitted, completed);
         for pool in &self.pools {
             for &page in &pool.current {
                 if let Some(map) = self.pages[page].chunks.as_deref_mut() {

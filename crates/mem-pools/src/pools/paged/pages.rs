@@ -84,7 +84,7 @@ impl Core {
                 .then(|| SliceStarts::new(size / self.alignment, node)),
             chunks: granularity.map(|g| {
                 let mut map = ChunkMap::new(g);
-                (map.submitted, map.completed) = self.progress;
+                (map.submitted, map.completed) = self.arenas.progress;
                 Box::new(map)
             }),
         };
