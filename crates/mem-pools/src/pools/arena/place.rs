@@ -28,6 +28,8 @@
 //! low end (the steady state of a reused hole) costs one count.
 
 use crate::error::IoError;
+use mem_storage::ComputeStorage;
+
 use crate::pools::core::Core;
 use crate::tables::slots::NIL;
 
@@ -40,12 +42,42 @@ pub(crate) const PLACEMENT_CLASSES: usize = 8;
 type Best = (u32, bool, u64);
 
 impl Core {
+    /// Where an arena reservation of `cap` bytes goes, starting from
+    /// `found` (the free index's answer): the free slice and its end
+    /// (`true`: the high end) that touch fewest unmapped chunk slots, with
+    /// chunks under those bytes before anything is carved — mapped now, or
+    /// counted for a lazy page's first dereference. Without `may_map` (a
+    /// capture window) an unmapped slot is refused. On an error no slice
+    /// changed.
+    #[inline]
+    pub(crate) fn place_in_arena<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        found: u32,
+        cap: u64,
+        may_map: bool,
+    ) -> Result<(u32, bool), IoError> {
+        let (slice, at_end, unmapped) = self.arena_placement(found, cap);
+        let node = &self.slices[slice];
+        let page = node.page;
+        let offset = match at_end {
+            true => node.offset + node.size - cap,
+            false => node.offset,
+        };
+        if self.lazy {
+            self.claim_lazily(page, offset, cap);
+        } else {
+            self.acquire_chunks(storage, page, offset, cap, may_map, unmapped == 0)?;
+        }
+        Ok((slice, at_end))
+    }
+
     /// The free slice of an arena pool, starting from `found` (the free
     /// index's answer for `cap` bytes), its end (`true`: the high end)
     /// where `cap` bytes touch fewest unmapped chunk slots, and how many
     /// they touch there (0: acquire has nothing to map or check).
     #[inline]
-    pub(crate) fn arena_placement(&self, found: u32, cap: u64) -> (u32, bool, u64) {
+    fn arena_placement(&self, found: u32, cap: u64) -> (u32, bool, u64) {
         let mut best: Best = (found, false, u64::MAX);
         let mut cursor = found;
         for _ in 0..PLACEMENT_PROBE {
@@ -86,15 +118,5 @@ impl Core {
                 *best = (cand, true, high);
             }
         }
-    }
-
-    /// Cut the last `cap` bytes of free, indexed `slice` off as a new free
-    /// slice (not indexed, for the caller to occupy); the front stays
-    /// indexed at its new size.
-    pub(crate) fn split_tail(&mut self, slice: u32, cap: u64) -> Result<u32, IoError> {
-        let front = self.slices[slice].size - cap;
-        let (tail, pool) = self.cut(slice, front)?;
-        self.index_insert(pool, slice);
-        Ok(tail)
     }
 }

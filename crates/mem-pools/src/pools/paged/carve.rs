@@ -71,26 +71,12 @@ impl Core {
                 self.pages[page].head
             }
         };
-        // Physical memory under an arena slice, before anything is carved
-        // (in the fitting free slice, and at the end of it, that leaves
-        // fewest slots to map; see `arena/place.rs`): a refusal changes no
-        // slice.
+        // An arena places the slice itself, with physical memory under it,
+        // before anything is carved (`arena/place.rs`): a refusal changes
+        // no slice.
         let (mut slice, mut at_end) = (slice, false);
         if let PoolType::VirtualArena { .. } = kind {
-            let unmapped;
-            (slice, at_end, unmapped) = self.arena_placement(slice, cap);
-            let node = &self.slices[slice];
-            let page = node.page;
-            let offset = match at_end {
-                true => node.offset + node.size - cap,
-                false => node.offset,
-            };
-            if self.lazy {
-                self.claim_lazily(page, offset, cap);
-            } else {
-                let mapped = unmapped == 0;
-                self.acquire_chunks(storage, page, offset, cap, allow.allocate, mapped)?;
-            }
+            (slice, at_end) = self.place_in_arena(storage, slice, cap, allow.allocate)?;
         }
         if at_end {
             slice = self.split_tail(slice, cap)?;
@@ -111,6 +97,16 @@ impl Core {
         let (rest, pool) = self.cut(slice, cap)?;
         self.index_insert(pool, rest);
         Ok(())
+    }
+
+    /// Cut the last `cap` bytes of free, indexed `slice` off as a new free
+    /// slice (not indexed, for the caller to occupy); the front stays
+    /// indexed at its new size.
+    pub(crate) fn split_tail(&mut self, slice: u32, cap: u64) -> Result<u32, IoError> {
+        let front = self.slices[slice].size - cap;
+        let (tail, pool) = self.cut(slice, front)?;
+        self.index_insert(pool, slice);
+        Ok(tail)
     }
 
     /// Cut free, indexed `slice` after its first `at` bytes: it keeps them,
