@@ -4,12 +4,29 @@
 
 use mem_storage::ComputeStorage;
 
-use crate::capture::record::Extent;
+use crate::capture::record::{CaptureRecord, Extent};
 use crate::engine::state::MemoryManagement;
 use crate::handles::handle_cell::ManagedMemoryHandle;
 use crate::handles::keys::SlotKey;
 
 impl<S: ComputeStorage> MemoryManagement<S> {
+    /// `capture_begin`'s body: open a window (priming) unless one is open.
+    pub(crate) fn begin_capture(&mut self) {
+        if self.capture.is_none() {
+            self.drain();
+            self.capture = Some(CaptureRecord::new());
+        }
+    }
+
+    /// `capture_abort`'s body: close the window, dropping the priming
+    /// clones, pinning nothing.
+    pub(crate) fn abort_capture(&mut self) {
+        if let Some(record) = self.capture.take() {
+            drop(record);
+            self.drain();
+        }
+    }
+
     /// Record that the window handed out `slice` (to `handle`); outside a
     /// window (every reservation's case) an inlined check.
     #[inline]

@@ -6,8 +6,6 @@
 //! wake, re-claiming an extent, and the reports.
 
 pub(crate) mod access;
-mod api_moves;
-mod api_observe;
 pub(crate) mod bind;
 mod capture;
 mod compaction;

@@ -14,6 +14,13 @@ use crate::report::stats::PoolStats;
 use crate::report::usage::MemoryUsage;
 
 impl<S: ComputeStorage> MemoryManagement<S> {
+    /// `print_memory_usage`'s body: the report's text, logged and printed.
+    pub(crate) fn print_report(&self) {
+        let text = self.to_string();
+        self.logger.report(&text);
+        println!("{text}");
+    }
+
     fn pool_report(&self, pool: &Pool) -> PoolReport {
         let u = &pool.usage;
         PoolReport {
