@@ -23,7 +23,7 @@ use mem_storage::{ComputeStorage, StorageHandle, StorageUtilization};
 use crate::error::IoError;
 use crate::pools::core::Core;
 
-/// Whether [`MemoryManagement::sleep`] keeps what the arenas hold.
+/// Whether [`MemoryManagement::sleep`](crate::MemoryManagement::sleep) keeps what the arenas hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SleepContents {
     /// Give the memory back; after `wake` live slices hold unspecified bytes
@@ -34,7 +34,7 @@ pub enum SleepContents {
     Preserve,
 }
 
-/// What a [`MemoryManagement::sleep`] gave back.
+/// What a [`MemoryManagement::sleep`](crate::MemoryManagement::sleep) gave back.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SleepReport {
     /// Bytes of chunks unmapped and released (live and cached).
