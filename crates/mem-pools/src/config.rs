@@ -148,7 +148,7 @@ impl PoolType {
 /// `reclaim` and its out-of-memory retry), as PyTorch's caching allocator
 /// keeps its segments until `empty_cache`. Idle chunks past 1/16 of the
 /// mapped ones are shed before physical memory grows (see
-/// `arena/chunks.rs`); what the cache buys is fewer driver calls. Set a
+/// `pools/arena/chunks.rs`); what the cache buys is fewer driver calls. Set a
 /// finite threshold where other processes need the memory back.
 pub const DEFAULT_RELEASE_THRESHOLD: u64 = u64::MAX;
 

@@ -50,8 +50,8 @@
 //!   at its last generation is retired); a stale or foreign binding is an
 //!   [`IoError`], never another allocation's memory.
 //! - **Freeing is O(1).** Dropping the last holder of a handle, on any
-//!   thread, pushes its slot onto a drop queue (one short lock) the engine drains at its
-//!   next call; nothing scans slices to find free ones.
+//!   thread, pushes its cell onto the drop queue (a lock-free stack) the
+//!   engine drains at its next call; nothing scans slices to find free ones.
 //! - **Finding a slice is O(1).** Segregated free lists with bitmaps (TLSF)
 //!   for sliced and exclusive pools, exact-size lists for the persistent
 //!   pool; split and coalesce use each slice's neighbour links.
@@ -82,29 +82,35 @@
 //! - **Everything is a value**: [`MemoryUsage`], [`MemoryReport`], [`PoolStats`].
 //!   [`MemoryManagement::memory_usage`] and [`MemoryManagement::memory_report`]
 //!   count a dropped handle as freed at once, before the queue is drained
-//!   (its pages, and so `bytes_reserved`, change at the drain:
+//!   — a graph's dropped pin handles too, once they were an allocation's
+//!   last holders (its pages, and so `bytes_reserved`, change at the drain:
 //!   [`MemoryManagement::drain_drops`]); [`PoolStats`] counts at the drain.
 //! - No call panics on any input; bad input is a typed error or a
 //!   documented no-op, and an error leaves the engine as it was.
 //!
 //! ## Layout
-//! One folder per noun; [`MemoryManagement`]'s public API is one file,
-//! `engine/management.rs` (but `sleep` / `wake` / `is_asleep`, in
-//! `arena/sleep.rs`, and `reclaim_extent`, in `capture/reclaim.rs`).
-//! - `engine/`: the manager's fields, reserve path, access, `bind`, pin
-//!   counts, free path, cleanup; `Core` (the state without the storage),
-//!   the slot table, the slice and page tables.
-//! - `paged/`: pools, carving, pages, page-size growth, the free index,
-//!   slice starts.
-//! - `arena/`: virtual-memory arenas — chunks, the chunk map and its idle
-//!   queue, chunk moves, placement, stream-ordered reclamation, `sleep` /
-//!   `wake`.
+//! One folder per noun, in layers that point down only (no module names
+//! one above it; `cargo xtask layout` checks for circles):
+//! - `engine/` (top): [`MemoryManagement`], its whole public API in
+//!   `engine/management.rs` (an example per method), its fields, and its
+//!   machinery a file per concern: reserve, access, `bind`, pins, the free
+//!   path, cleanup and install, the capture window, `reclaim_extent`,
+//!   relocation and compaction, `sleep` / `wake`, the reports.
+//! - `capture/`, `relocation/`, `report/`: the values the engine shows and
+//!   takes — [`CaptureState`], the relocation types and [`CopyQueue`],
+//!   [`MemoryUsage`], [`MemoryReport`], [`PoolStats`].
+//! - `pools/`: `Core` (the tables with the pools, routing a size to its
+//!   pool); `paged/` (sliced and exclusive pages and the persistent pool:
+//!   carving, pages, page-size growth, the free index); `arena/`
+//!   (virtual-memory arenas: their shared state, placement on mapped
+//!   chunks, chunks, moves, the cache, release, stream-ordered reclamation,
+//!   the arena's side of sleep).
+//! - `tables/` (the floor, knowing no pool kind): the slot table, the slice
+//!   and page tables, `bind`'s cursors, and the per-page indexes (slice
+//!   starts, the chunk map and its idle queue).
 //! - `handles/`: handles and bindings, slot keys and drop records, the
 //!   counted cells and their pool, the drop queue, [`RawPin`].
-//! - `capture/`, `relocation/`, `report/`: the capture window and
-//!   `reclaim_extent`; plan → copy → commit and compaction; usage,
-//!   reports, statistics.
-//! - `config.rs`, `error.rs`, `logger.rs`.
+//! - `config.rs`, `error/`, `logger.rs`.
 //!
 //! ## Non-goals
 //! - Copying bytes between pages (mem-relocate supplies the [`CopyQueue`];
@@ -113,20 +119,17 @@
 //!   mem-capture, mem-budget.
 //! - Thread safety of the engine itself: one manager per stream, `&mut self`.
 
-mod arena;
 mod capture;
 mod config;
 mod engine;
 mod error;
 mod handles;
 mod logger;
-mod paged;
+mod pools;
 mod relocation;
 mod report;
+mod tables;
 
-pub use arena::chunk_cache::CACHE_SHARE;
-pub use arena::chunks::{DEFAULT_MAX_CHUNK, IDLE_SHARE};
-pub use arena::sleep::{SleepContents, SleepReport};
 pub use capture::record::CaptureState;
 pub use config::{
     DEFAULT_RELEASE_THRESHOLD, MemoryAllocationMode, MemoryConfiguration, MemoryDeviceProperties,
@@ -139,7 +142,10 @@ pub use handles::handle_cell::ManagedMemoryHandle;
 pub use handles::keys::ManagedMemoryBinding;
 pub use handles::raw_pin::RawPin;
 pub use logger::ServerLogger;
-pub use paged::pool::MAX_PAGE_SIZES;
+pub use pools::arena::chunk_cache::CACHE_SHARE;
+pub use pools::arena::chunks::{DEFAULT_MAX_CHUNK, IDLE_SHARE};
+pub use pools::arena::sleep::{SleepContents, SleepReport};
+pub use pools::paged::pool::MAX_PAGE_SIZES;
 pub use relocation::{
     CompactionState, CopyQueue, Landed, RelocationOutcome, RelocationPlan, RelocationShape,
     RelocationState, StorageCopyQueue, TargetRoom,

@@ -1,6 +1,5 @@
-//! The memory side of graph capture: the capture window (priming, pinning,
-//! the extents a window hands out) and re-claiming a known free extent.
+//! The capture window's record and the plain data it shows
+//! ([`record::CaptureState`]); the engine's side of the window is
+//! `engine/capture.rs`.
 
-pub(crate) mod reclaim;
 pub(crate) mod record;
-pub(crate) mod window;

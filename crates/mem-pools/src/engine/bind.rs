@@ -5,11 +5,11 @@
 
 use mem_storage::ComputeStorage;
 
-use crate::engine::core::Core;
 use crate::engine::state::MemoryManagement;
 use crate::error::BindRefused;
 use crate::error::IoError;
 use crate::handles::handle_cell::ManagedMemoryHandle;
+use crate::pools::core::Core;
 
 impl<S: ComputeStorage> MemoryManagement<S> {
     /// The one body of `try_bind` and `try_bind_keeping`: `keep` gives

@@ -62,7 +62,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     fn refresh_submitted(&mut self) {
         if let Some(cursor) = &self.submit_cursor {
             let submitted = cursor.load(std::sync::atomic::Ordering::Acquire);
-            let (old, completed) = self.core.progress;
+            let (old, completed) = self.core.arenas.progress;
             if submitted > old {
                 self.core.set_progress(submitted, completed);
             }
@@ -72,7 +72,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// Flush the storage if pages were released since the last flush, so
     /// released pages are given back as soon as they empty.
     pub(crate) fn settle(&mut self) {
-        let retry = !self.core.unreleased_chunks.is_empty() && self.capture.is_none();
+        let retry = !self.core.arenas.unreleased_chunks.is_empty() && self.capture.is_none();
         if self.core.stats.storage_frees != self.flushed_frees || retry {
             self.flush();
         }

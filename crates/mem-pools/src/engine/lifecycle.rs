@@ -15,7 +15,7 @@ use mem_storage::ComputeStorage;
 use crate::config::{MemoryConfiguration, MemoryDeviceProperties};
 use crate::engine::state::MemoryManagement;
 use crate::error::InstallMemoryPoolsError;
-use crate::paged::pool::{PERSISTENT, Pool};
+use crate::pools::paged::pool::{PERSISTENT, Pool};
 
 impl<S: ComputeStorage> MemoryManagement<S> {
     /// `cleanup`'s body (the policy is in the module docs).

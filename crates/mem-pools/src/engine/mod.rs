@@ -1,19 +1,23 @@
-//! The engine: [`MemoryManagement`](management::MemoryManagement) (its whole
-//! public API in `management.rs`) over the storage-free state [`core::Core`]
-//! (slots, slice and page tables, pools), and the calls every noun shares:
-//! reaching memory, the free path, cleanup and layout changes.
+//! The engine: [`MemoryManagement`](state::MemoryManagement) (its whole
+//! public API in `management.rs`) on top of the pools (`pools/`) and their
+//! floor (`tables/`), and its machinery beside it, a file per concern:
+//! reserving, reaching memory, `bind`, pins, the free path, cleanup and
+//! layout changes, the capture window, relocation and compaction, sleep and
+//! wake, re-claiming an extent, and the reports.
 
 pub(crate) mod access;
-mod api_moves;
-mod api_observe;
 pub(crate) mod bind;
-pub(crate) mod core;
-pub(crate) mod cursors;
+mod capture;
+mod compaction;
 pub(crate) mod free_path;
 pub(crate) mod lifecycle;
 pub(crate) mod management;
+mod pending;
 pub(crate) mod pins;
+mod reclaim;
+mod relocation_copy;
+mod relocation_plan;
+mod report;
 pub(crate) mod reserve;
-pub(crate) mod slots;
+mod sleep;
 pub(crate) mod state;
-pub(crate) mod tables;

@@ -5,10 +5,11 @@
 
 use mem_storage::ComputeStorage;
 
-use crate::engine::core::Core;
 use crate::engine::state::MemoryManagement;
+use crate::error::IoError;
 use crate::handles::keys::{ManagedMemoryBinding, SlotKey};
 use crate::handles::raw_pin::RawPin;
+use crate::pools::core::Core;
 
 impl Core {
     /// Count one more graph pin on a live slice (its page stops moving).
@@ -69,6 +70,13 @@ impl Core {
 }
 
 impl<S: ComputeStorage> MemoryManagement<S> {
+    /// `raw_pin`'s body: map a lazy page, then guard the slice.
+    pub(crate) fn pin_raw(&mut self, binding: ManagedMemoryBinding) -> Result<RawPin, IoError> {
+        self.get_storage(binding)?;
+        let slice = self.resolve(&binding)?;
+        Ok(self.guard(slice, binding))
+    }
+
     /// Count a [`RawPin`] on `slice` and hand out its guard.
     pub(crate) fn guard(&mut self, slice: u32, binding: ManagedMemoryBinding) -> RawPin {
         self.core.raw_pin(slice);

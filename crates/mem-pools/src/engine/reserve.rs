@@ -1,16 +1,16 @@
 //! The reserve path on the engine: drain the drop queue, route the size to
-//! a pool, carve a slice (`paged/carve.rs`), and wrap it in a fresh handle;
+//! a pool, carve a slice (`pools/paged/carve.rs`), and wrap it in a fresh handle;
 //! and what a capture window allows reservations to do.
 
 use mem_storage::ComputeStorage;
 
 use crate::config::MemoryAllocationMode;
-use crate::engine::slots::NIL;
 use crate::engine::state::MemoryManagement;
 use crate::error::IoError;
 use crate::handles::handle_cell::ManagedMemoryHandle;
-use crate::paged::carve::Allowance;
-use crate::paged::pool::PERSISTENT;
+use crate::pools::paged::carve::Allowance;
+use crate::pools::paged::pool::PERSISTENT;
+use crate::tables::slots::NIL;
 
 impl<S: ComputeStorage> MemoryManagement<S> {
     /// `reserve`'s body: drain, route (Persistent mode: the persistent
@@ -24,7 +24,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// back, as a cleanup would have — the one change an error leaves.
     pub(crate) fn reserve_handle(&mut self, size: u64) -> Result<ManagedMemoryHandle, IoError> {
         self.drain();
-        if self.core.asleep.is_some() {
+        if self.core.arenas.asleep.is_some() {
             return Err(IoError::Asleep {
                 operation: "reserve",
                 sleeping_bytes: self.core.live_chunk_bytes(),

@@ -9,11 +9,11 @@ use mem_storage::ComputeStorage;
 
 use crate::capture::record::CaptureRecord;
 use crate::config::{MemoryConfiguration, MemoryDeviceProperties, MemoryManagementOptions};
-use crate::engine::core::Core;
 use crate::handles::cell_pool::CellPool;
 use crate::handles::keys::{Dropped, next_manager_id};
 use crate::logger::ServerLogger;
-use crate::paged::pool::Pool;
+use crate::pools::core::Core;
+use crate::pools::paged::pool::Pool;
 
 /// Reserves and keeps track of pages in the storage, and slices upon them.
 ///
@@ -72,12 +72,12 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             properties.effective_max_page(),
             options.lazy_pages,
         );
-        core.max_chunk_bytes = options
+        core.arenas.max_chunk_bytes = options
             .arena_max_chunk
-            .unwrap_or(crate::arena::chunks::DEFAULT_MAX_CHUNK);
-        core.idle_share = options
+            .unwrap_or(crate::pools::arena::chunks::DEFAULT_MAX_CHUNK);
+        core.arenas.idle_share = options
             .arena_idle_share
-            .unwrap_or(crate::arena::chunks::IDLE_SHARE);
+            .unwrap_or(crate::pools::arena::chunks::IDLE_SHARE);
         Self {
             core,
             storage,

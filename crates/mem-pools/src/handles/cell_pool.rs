@@ -80,8 +80,13 @@ impl CellPool {
     }
 
     /// The slot key of every allocation whose last handle dropped since the
-    /// last [`Self::take`] (pin handles' cells are not allocations).
+    /// last [`Self::take`]: the allocations' own cells, and the allocations
+    /// whose only holders left are the pending pin handles' (a graph's pins
+    /// dropped after the user's handle: `take` lets those go, so the drain
+    /// frees them). A pin handle's cell is not an allocation of its own.
     pub(crate) fn for_each_pending(&self, mut f: impl FnMut(SlotKey)) {
+        // Pending pins per allocation cell (rare: only after a capture).
+        let mut pins: Vec<(NonNull<Cell>, usize)> = Vec::new();
         // SAFETY: only `take` (by `&mut self`) and `drop` take from or close
         // this pool's queue, and `&self` here excludes both.
         unsafe {
@@ -89,10 +94,26 @@ impl CellPool {
                 // SAFETY: a published cell stays live and unchanged until
                 // taken; its key and pinning were written before its push.
                 let cell = &*cell;
-                if cell.pinning.is_none() {
-                    f(cell.key);
+                match &cell.pinning {
+                    None => f(cell.key),
+                    Some(allocation) => {
+                        match pins.iter_mut().find(|(c, _)| *c == allocation.cell) {
+                            Some((_, n)) => *n += 1,
+                            None => pins.push((allocation.cell, 1)),
+                        }
+                    }
                 }
             });
+        }
+        for (cell, n) in pins {
+            // SAFETY: a pending pin cell holds its allocation's cell (one
+            // holder each), so that cell is live while the queue holds them.
+            let cell = unsafe { cell.as_ref() };
+            // Its holders are exactly the pending pins: none can be added
+            // (a pending cell is no handle), so the drain frees it.
+            if cell.holders() == n {
+                f(cell.key);
+            }
         }
     }
 

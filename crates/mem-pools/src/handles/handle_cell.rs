@@ -15,7 +15,7 @@
 //! reached zero and a count of zero never rises again, see
 //! [`Cell::try_hold`]); the pool's drop, for the cells it kept; or the
 //! last holder itself when the engine is gone (the stack is closed). A
-//! slot's `holder` pointer (`engine/slots.rs`) is cleared when the slot is
+//! slot's `holder` pointer (`tables/slots.rs`) is cleared when the slot is
 //! released, and the drain releases a cell's slot before it reuses the
 //! cell. loom models of the races are in `handle_cell_loom.rs`; miri runs
 //! the handle tests.

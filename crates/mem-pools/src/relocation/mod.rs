@@ -9,12 +9,9 @@
 //!   left out of the plan, and a page that gained a raw address or a pin
 //!   after planning is left out of the commit.
 //!
-//! The folder holds the whole pool side: the types here, the plan in
-//! `plan.rs`, copy and commit in `landing.rs`.
-
-mod compact;
-mod landing;
-mod plan;
+//! The types are here; the engine plans (`engine/relocation_plan.rs`),
+//! copies and commits (`engine/relocation_copy.rs`) and compacts
+//! (`engine/compaction.rs`).
 
 use mem_storage::{ComputeStorage, StorageError, StorageHandle};
 

@@ -1,6 +1,6 @@
-//! What a user reads, as values: usage, per-pool reports, statistics.
+//! What a user reads, as values: usage, per-pool reports, statistics. The
+//! engine fills them (`engine/report.rs`).
 
-mod pending;
 pub(crate) mod pools;
 pub(crate) mod stats;
 pub(crate) mod usage;

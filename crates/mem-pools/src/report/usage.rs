@@ -65,3 +65,17 @@ impl fmt::Display for MemoryUsage {
         )
     }
 }
+
+impl MemoryUsage {
+    /// `self` less `pending` (the counts of dropped, undrained allocations).
+    pub(crate) fn less(self, pending: &MemoryUsage) -> MemoryUsage {
+        MemoryUsage {
+            number_allocs: self.number_allocs.saturating_sub(pending.number_allocs),
+            bytes_in_use: self.bytes_in_use.saturating_sub(pending.bytes_in_use),
+            bytes_padding: self.bytes_padding.saturating_sub(pending.bytes_padding),
+            pages_with_live_data: (self.pages_with_live_data)
+                .saturating_sub(pending.pages_with_live_data),
+            ..self
+        }
+    }
+}

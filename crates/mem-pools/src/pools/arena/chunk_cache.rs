@@ -1,0 +1,185 @@
+//! Shed chunks kept for reuse: a chunk shed from an idle hole (see
+//! `chunk_moves.rs`) is unmapped but not released. It waits, created and
+//! still counted in its pool's reserved bytes, in the engine's cache of
+//! unmapped chunks, and the next run of empty slots (of any arena pool:
+//! the chunk's bytes move to it) is covered from it before anything is
+//! created: largest chunk first, any chunk no larger than what is left of
+//! the run. A reuse costs one map
+//! where a new chunk costs a create and a map, and the driver prices a
+//! create per 2 MiB (docs/storage.md).
+//!
+//! A chunk enters the cache only once its stream's work is complete (a
+//! shed takes only such chunks), so mapping it again needs no check. The
+//! cache is bounded: once its bytes pass 1/[`CACHE_SHARE`] of the mapped
+//! chunk bytes, the oldest cached chunks are released, so physical memory
+//! stays within what the shed share allows. It is released whole at an
+//! explicit cleanup, at `sleep`, and when creating a chunk is refused
+//! (before the refusal is returned); a pool's release threshold counts it.
+
+use mem_storage::{ChunkId, ComputeStorage};
+
+use crate::pools::core::Core;
+
+/// The cache of unmapped chunks is kept under 1/32 of the mapped chunk
+/// bytes (all arena pages of the engine); past it the oldest cached
+/// chunks are released. The frontier is in docs/pools.md.
+pub const CACHE_SHARE: u64 = 32;
+
+/// One shed chunk, unmapped and held.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CachedChunk {
+    pub(crate) chunk: ChunkId,
+    pub(crate) bytes: u64,
+    pub(crate) pool: u32,
+}
+
+impl Core {
+    /// Keep the unmapped chunk `chunk` of `bytes` of `pool` for reuse,
+    /// then release the oldest cached chunks past the cache's bound.
+    pub(crate) fn cache_chunk<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        pool: u32,
+        chunk: ChunkId,
+        bytes: u64,
+    ) {
+        self.arenas
+            .chunk_cache
+            .push_back(CachedChunk { chunk, bytes, pool });
+        self.arenas.chunk_cache_bytes += bytes;
+        let mapped = self.mapped_chunk_bytes();
+        while self.arenas.chunk_cache_bytes.saturating_mul(CACHE_SHARE) > mapped {
+            let Some(oldest) = self.arenas.chunk_cache.pop_front() else {
+                break;
+            };
+            self.release_cached(storage, oldest);
+        }
+    }
+
+    /// The largest cached chunk no larger than `max_bytes`, taken out of
+    /// the cache for `pool`: a chunk another pool shed moves its bytes to
+    /// `pool` (reserved bytes in all stay the same).
+    pub(crate) fn take_cached(&mut self, pool: u32, max_bytes: u64) -> Option<(ChunkId, u64)> {
+        let best = self
+            .arenas
+            .chunk_cache
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.bytes <= max_bytes)
+            .max_by_key(|(_, c)| c.bytes)
+            .map(|(i, _)| i)?;
+        self.take_cached_at(pool, best)
+    }
+
+    /// The smallest cached chunk larger than `min_bytes` and no larger
+    /// than `max_bytes`, taken out of the cache for `pool` (an over-cover,
+    /// `run_cover.rs`).
+    pub(crate) fn take_cached_between(
+        &mut self,
+        pool: u32,
+        min_bytes: u64,
+        max_bytes: u64,
+    ) -> Option<(ChunkId, u64)> {
+        let best = self
+            .arenas
+            .chunk_cache
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.bytes > min_bytes && c.bytes <= max_bytes)
+            .min_by_key(|(_, c)| c.bytes)
+            .map(|(i, _)| i)?;
+        self.take_cached_at(pool, best)
+    }
+
+    /// Bytes of the largest cached chunk (0: none).
+    pub(crate) fn largest_cached_bytes(&self) -> u64 {
+        self.arenas
+            .chunk_cache
+            .iter()
+            .map(|c| c.bytes)
+            .max()
+            .unwrap_or(0)
+    }
+
+    fn take_cached_at(&mut self, pool: u32, i: usize) -> Option<(ChunkId, u64)> {
+        let taken = self.arenas.chunk_cache.remove(i)?;
+        self.arenas.chunk_cache_bytes -= taken.bytes;
+        if taken.pool != pool {
+            self.pool_mut(taken.pool).usage.bytes_reserved -= taken.bytes;
+            let usage = &mut self.pool_mut(pool).usage;
+            usage.bytes_reserved += taken.bytes;
+            usage.mark();
+        }
+        Some((taken.chunk, taken.bytes))
+    }
+
+    /// Release every cached chunk of a pool `which` accepts (its bytes
+    /// leave the pool); returns the bytes released.
+    pub(crate) fn release_chunk_cache<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        which: impl Fn(u32) -> bool,
+    ) -> u64 {
+        let mut go = Vec::new();
+        self.arenas.chunk_cache.retain(|c| {
+            let leaves = which(c.pool);
+            if leaves {
+                go.push(*c);
+            }
+            !leaves
+        });
+        let mut released = 0;
+        for cached in go {
+            released += cached.bytes;
+            self.release_cached(storage, cached);
+        }
+        released
+    }
+
+    /// Release cached chunks of `pool`, oldest first, until at most
+    /// `keep_bytes` of its chunks stay cached; returns the bytes left.
+    pub(crate) fn trim_chunk_cache<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        pool: u32,
+        keep_bytes: u64,
+    ) -> u64 {
+        let mut cached: u64 = self.cached_unmapped_bytes(pool);
+        while cached > keep_bytes {
+            let Some(i) = self.arenas.chunk_cache.iter().position(|c| c.pool == pool) else {
+                break;
+            };
+            let Some(oldest) = self.arenas.chunk_cache.remove(i) else {
+                break;
+            };
+            cached -= oldest.bytes;
+            self.release_cached(storage, oldest);
+        }
+        cached
+    }
+
+    /// Bytes of `pool`'s cached (unmapped, held) chunks.
+    pub(crate) fn cached_unmapped_bytes(&self, pool: u32) -> u64 {
+        self.arenas
+            .chunk_cache
+            .iter()
+            .filter(|c| c.pool == pool)
+            .map(|c| c.bytes)
+            .sum()
+    }
+
+    fn release_cached<S: ComputeStorage>(&mut self, storage: &mut S, cached: CachedChunk) {
+        self.arenas.chunk_cache_bytes = self.arenas.chunk_cache_bytes.saturating_sub(cached.bytes);
+        self.drop_chunk(storage, cached.pool, cached.chunk, cached.bytes);
+    }
+
+    /// Bytes of chunks mapped under every arena page of the engine.
+    fn mapped_chunk_bytes(&self) -> u64 {
+        self.pools
+            .iter()
+            .flat_map(|p| &p.current)
+            .filter_map(|&pg| self.pages[pg].chunks.as_deref())
+            .map(|m| m.mapped * m.granularity)
+            .sum()
+    }
+}

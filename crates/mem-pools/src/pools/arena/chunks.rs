@@ -1,0 +1,227 @@
+//! Physical chunks under an arena page: mapped where live slices are.
+//!
+//! An arena page is a virtual range carved exactly like a sliced page; this
+//! module decides where physical memory sits under it. Every granule of the
+//! range (a *chunk slot*) counts the live slices that overlap it:
+//! - **placement** (before acquire, `pools/arena/place.rs`): of the free slices
+//!   that fit — a few of the free index's size class and the heads of the
+//!   next classes up — and each one's low or high end, a reservation goes
+//!   where it touches fewest unmapped slots. Freed holes keep their chunks,
+//!   so this is what turns reuse into zero driver calls; addresses are
+//!   free, so a larger mapped hole beats a tighter unmapped one.
+//! - **acquire** (a slice is about to go live): every slot it touches gets
+//!   a chunk. A slot already mapped costs nothing. Each run of empty slots
+//!   is cut into pieces of at most `arena_max_chunk` bytes, with the
+//!   slice's partly covered first and last slot apart (`chunk_moves.rs`);
+//!   a piece maps shed chunks kept for reuse first (`chunk_cache.rs`: one
+//!   map each) and gets one new chunk for the rest (one create, one map).
+//!   Before that, once idle slots (mapped, touched by no live slice) are
+//!   at least the idle share of the mapped ones (1/[`IDLE_SHARE`] by
+//!   default, `arena_idle_share`), whole idle chunks whose stream work is
+//!   complete are shed in one batch (unmapped and cached, at the edge of
+//!   stripped regions first) until the cache covers the run with idle
+//!   slots under three shares, or they are under 2/3 of one; below it
+//!   holes keep theirs, so an allocation landing there again costs no
+//!   driver call.
+//! - **release** (a slice was freed): slots no live slice touches any more
+//!   become idle — still mapped, stamped with the stream's submit cursor
+//!   (`stream_order.rs`) — up to the pool's release threshold (all its
+//!   ranges together); beyond it the oldest idle chunks that may go (all
+//!   their slots idle, their work complete) are unmapped and released
+//!   (`chunk_release.rs`).
+//!
+//! All of it is O(slots the slice touches), plus O(arena ranges) for the
+//! share and for the threshold of a pool with several ranges (one range
+//! each in practice), plus the idle slots passed over when shedding
+//! (at most `SHED_PROBE` a chunk); the idle queue is a FIFO linked through
+//! the slots, so a slot going live again leaves it in O(1). A failed
+//! driver call leaves every slot either mapped (live or idle) or unmapped,
+//! never half, and a refused acquire never leaves more physical memory,
+//! reserved bytes or cache than before: acquire maps before it counts; on
+//! a refusal the chunks it created go back to the device, and what it shed
+//! stays shed. Only when the device refuses that undo too does a chunk
+//! stay behind, idle, for the threshold to trim later. A chunk whose
+//! release is refused stays with the storage and its release is retried
+//! at the engine's next flush.
+
+use mem_storage::{ComputeStorage, StorageId};
+
+use crate::error::IoError;
+use crate::pools::arena::chunk_moves::run_pieces;
+use crate::pools::arena::run_cover::Spill;
+use crate::pools::core::Core;
+use crate::tables::chunk_map::ChunkMap;
+
+/// The default share of idle slots past which idle chunks are shed before
+/// physical memory grows: once they are at least 1/16 of an arena
+/// manager's mapped slots, whole idle chunks are unmapped and kept for
+/// reuse until the cache covers the run (with idle slots under three
+/// times the share), or they are under 2/3 of it; below it holes keep
+/// theirs (see `shed_idle`). `MemoryManagementOptions::arena_idle_share` sets
+/// it; the frontier (memory against driver time) is in docs/pools.md.
+pub const IDLE_SHARE: u64 = 16;
+
+/// The default largest chunk an arena creates (64 MiB): a run of empty
+/// slots gets one chunk per this many bytes. Larger: fewer driver calls,
+/// more physical memory stranded in chunks partly reused (a chunk is
+/// unmapped only whole); the frontier is in docs/pools.md.
+/// `MemoryManagementOptions::arena_max_chunk` sets it.
+pub const DEFAULT_MAX_CHUNK: u64 = 64 << 20;
+
+impl Core {
+    #[inline]
+    pub(crate) fn chunk_map(&mut self, page: u32) -> Option<&mut ChunkMap> {
+        self.pages[page].chunks.as_deref_mut()
+    }
+
+    /// The chunk map of `page`, which the caller knows is an arena page.
+    pub(crate) fn arena_map(&mut self, page: u32) -> &mut ChunkMap {
+        self.pages[page]
+            .chunks
+            .as_deref_mut()
+            .expect("an arena page")
+    }
+
+    pub(crate) fn page_storage(&self, page: u32) -> Option<StorageId> {
+        self.pages[page].storage.map(|h| h.id)
+    }
+
+    /// Map chunks under every slot of `offset..offset + bytes` of arena
+    /// page `page`, then count the slice on them. Without `may_map` (a
+    /// capture window) only slots already mapped are accepted; `mapped`
+    /// says placement counted no unmapped slot there (nothing to check).
+    pub(crate) fn acquire_chunks<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        page: u32,
+        offset: u64,
+        bytes: u64,
+        may_map: bool,
+        mapped: bool,
+    ) -> Result<(), IoError> {
+        // The common case, an allocation landing on mapped chunks: one
+        // pass to count (after placement's check), no driver call.
+        if let Some(map) = self.chunk_map(page).filter(|_| mapped) {
+            map.claim_mapped_span(map.span(offset, bytes));
+            return Ok(());
+        }
+        if self.claim_mapped_chunks(page, offset, bytes) {
+            return Ok(());
+        }
+        self.map_missing(storage, page, offset, bytes, may_map, true)?;
+        self.claim_mapped_chunks(page, offset, bytes);
+        Ok(())
+    }
+
+    /// Count a slice on arena page `page` without mapping anything (lazy
+    /// pages): its slots get chunks at its first dereference
+    /// ([`Self::map_live_slots`]).
+    pub(crate) fn claim_lazily(&mut self, page: u32, offset: u64, bytes: u64) {
+        let Some(map) = self.chunk_map(page) else {
+            return;
+        };
+        for s in map.span(offset, bytes) {
+            map.claim_slot(s);
+        }
+    }
+
+    /// Map a chunk under every slot of `offset..offset + bytes` of arena
+    /// page `page` that has none (a lazily counted slice at its first
+    /// dereference). Without `may_map` an unmapped slot is
+    /// [`IoError::CaptureWouldAllocate`]; while asleep nothing is mapped
+    /// (the storage then answers `UnmappedAddress`).
+    pub(crate) fn map_live_slots<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        page: u32,
+        offset: u64,
+        bytes: u64,
+        may_map: bool,
+    ) -> Result<(), IoError> {
+        if self.arenas.asleep.is_some() {
+            return Ok(());
+        }
+        // The slice is live: what this maps stays under it, even on a refusal.
+        self.map_missing(storage, page, offset, bytes, may_map, false)
+    }
+
+    /// Map a chunk under every run of slots of `offset..offset + bytes` of
+    /// arena page `page` that has none: one chunk sized to each run (see
+    /// `map_run`), after shedding idle chunks past their share
+    /// (`shed_idle`). Without `may_map` (a capture window) an unmapped slot
+    /// is [`IoError::CaptureWouldAllocate`]. On a refusal with `undo`, the
+    /// chunks this call created go back to the device (physical memory,
+    /// reserved bytes and the cache are as they were, less what was shed;
+    /// unless the device refuses the undo too: the chunk then stays idle).
+    fn map_missing<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        page: u32,
+        offset: u64,
+        bytes: u64,
+        may_map: bool,
+        undo: bool,
+    ) -> Result<(), IoError> {
+        let (Some(id), Some(map)) = (self.page_storage(page), self.chunk_map(page)) else {
+            return Ok(());
+        };
+        let span = map.span(offset, bytes);
+        let g = map.granularity;
+        let (mut s, last) = (*span.start(), *span.end());
+        if s > last {
+            return Ok(());
+        }
+        // The map holds the span (as mapping it will need); its runs of
+        // unmapped slots are found by mapped-bit words, not slot by slot
+        // (a slot-by-slot walk was ~3 % of training's instructions).
+        self.arena_map(page).slot(last);
+        let mut created = Vec::new();
+        loop {
+            s = self.arena_map(page).next_slot(false, s, last);
+            if s > last {
+                break;
+            }
+            let first = s;
+            s = self.arena_map(page).next_slot(true, s, last);
+            if !may_map {
+                for (head, len) in created.into_iter().filter(|_| undo) {
+                    self.unmap_slots(storage, page, id, head, len);
+                }
+                return Err(IoError::CaptureWouldAllocate {
+                    size: bytes,
+                    page_size: g,
+                });
+            }
+            let cap = u32::try_from(self.arenas.max_chunk_bytes / g).map_or(u32::MAX, |c| c.max(1));
+            let pieces: Vec<(u32, u32)> =
+                run_pieces((first, s - 1), &span, (offset, bytes), g, cap).collect();
+            for (i, &(head, len)) in pieces.iter().enumerate() {
+                self.shed_idle(storage, page, &span, u64::from(len) * g);
+                // Only the run's outer pieces may spill a cached chunk
+                // onto the empty slots beside the run (`run_cover.rs`).
+                let spill = Spill {
+                    before: i == 0,
+                    after: i + 1 == pieces.len(),
+                };
+                if let Err(err) = self.map_run(storage, page, id, (head, len), spill) {
+                    for (head, len) in created.into_iter().filter(|_| undo) {
+                        self.unmap_slots(storage, page, id, head, len);
+                    }
+                    return Err(err);
+                }
+                created.push((head, len));
+            }
+        }
+        Ok(())
+    }
+
+    /// Count a slice at `offset..offset + bytes` on the chunks of arena
+    /// page `page` if every slot it touches is mapped (no driver call);
+    /// `false`, changing nothing, when one is not. Non-arena pages: `true`.
+    pub(crate) fn claim_mapped_chunks(&mut self, page: u32, offset: u64, bytes: u64) -> bool {
+        let Some(map) = self.chunk_map(page) else {
+            return true;
+        };
+        map.claim_span(map.span(offset, bytes))
+    }
+}

@@ -1,0 +1,111 @@
+//! `sleep` / `wake`: give the arenas' physical memory back and keep every
+//! address.
+//!
+//! Why: RL loops and model swapping (vLLM's sleep mode) need a process to
+//! hand its GPU memory to another and get it back without rebuilding
+//! anything — handles, raw pointers and captured graphs all name addresses,
+//! and an arena's addresses are a virtual range that needs no memory. So
+//! `sleep` unmaps and releases every chunk of every arena range (copying
+//! what live slices' chunks hold to host memory first when asked), and
+//! `wake` maps fresh chunks under exactly the slots live slices touch and
+//! copies the bytes back. Paged pools are not touched: their pages are
+//! their addresses.
+//!
+//! While asleep a reservation is [`IoError::Asleep`]; bytes of a live arena
+//! slice are unreachable (a storage `UnmappedAddress` error, never a
+//! fault). Either step may be refused halfway by the device: what it did
+//! stays done and consistent, and calling it again finishes the job.
+
+use std::collections::HashMap;
+
+use mem_storage::{ComputeStorage, StorageHandle, StorageUtilization};
+
+use crate::error::IoError;
+use crate::pools::core::Core;
+
+/// Whether [`MemoryManagement::sleep`](crate::MemoryManagement::sleep) keeps what the arenas hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SleepContents {
+    /// Give the memory back; after `wake` live slices hold unspecified bytes
+    /// (weights to be reloaded, caches to be refilled).
+    Discard,
+    /// Copy every chunk live slices touch to host memory first and restore
+    /// it at `wake` (costs host memory and two copies of those bytes).
+    Preserve,
+}
+
+/// What a [`MemoryManagement::sleep`](crate::MemoryManagement::sleep) gave back.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SleepReport {
+    /// Bytes of chunks unmapped and released (live and cached).
+    pub released_bytes: u64,
+    /// Bytes copied to host memory (chunks under live slices).
+    pub preserved_bytes: u64,
+    /// Bytes of paged pools' pages, kept (their pages are their addresses).
+    pub kept_paged_bytes: u64,
+}
+
+/// The view of slot `s` (granule size `g`) of virtual page `id`.
+pub(crate) fn slot_view(id: mem_storage::StorageId, s: u32, g: u64) -> StorageHandle {
+    StorageHandle {
+        id,
+        utilization: StorageUtilization {
+            offset: u64::from(s) * g,
+            size: g,
+        },
+    }
+}
+
+/// The state between `sleep` and `wake`.
+#[derive(Debug, Default)]
+pub(crate) struct Asleep {
+    /// (arena page, slot) → the chunk's bytes, when preserved.
+    pub(crate) saved: HashMap<(u32, u32), Vec<u8>>,
+}
+
+impl Core {
+    /// Arena pages of every pool.
+    pub(crate) fn arena_pages(&self) -> Vec<u32> {
+        self.pools
+            .iter()
+            .flat_map(|p| &p.current)
+            .copied()
+            .filter(|&pg| self.pages[pg].chunks.is_some())
+            .collect()
+    }
+
+    /// Unmap and release the chunk at slot `head` of `page` covering `len`
+    /// slots, live or idle (the slots keep their live counts: they are
+    /// asleep). `Err` when the unmap is refused (the slots stay as they
+    /// were).
+    pub(crate) fn release_extent_asleep<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        page: u32,
+        id: mem_storage::StorageId,
+        (head, len): (u32, u32),
+    ) -> Result<(), IoError> {
+        let pool = self.pages[page].pool;
+        let map = self.arena_map(page);
+        let g = map.granularity;
+        let chunk = storage.unmap_chunk(id, u64::from(head) * g)?;
+        for s in head..head + len {
+            if map.slots[s as usize].idle {
+                map.unqueue(s);
+            }
+        }
+        map.set_extent(head, len, None);
+        self.stats.chunks.unmaps += 1;
+        self.drop_chunk(storage, pool, chunk, u64::from(len) * g);
+        Ok(())
+    }
+
+    /// Bytes of the chunks live arena slices touch, mapped or not.
+    pub(crate) fn live_chunk_bytes(&self) -> u64 {
+        self.arena_pages()
+            .iter()
+            .filter_map(|&pg| self.pages[pg].chunks.as_deref())
+            .map(|m| m.slots.iter().filter(|s| s.live > 0).count() as u64 * m.granularity)
+            .sum()
+    }
+}

@@ -1,0 +1,48 @@
+//! What every arena pool of a manager shares, apart from its pages: the
+//! chunk cache and the releases to retry, the sleep state, the chunk
+//! limits, and the stream's cursors. It was fields of `Core`; the arena's
+//! code reaches it as `core.arenas`.
+
+use std::collections::VecDeque;
+
+use mem_storage::ChunkId;
+
+use crate::pools::arena::chunk_cache::CachedChunk;
+use crate::pools::arena::chunks::{DEFAULT_MAX_CHUNK, IDLE_SHARE};
+use crate::pools::arena::sleep::Asleep;
+
+/// The arenas' shared state (see the module docs).
+#[derive(Debug)]
+pub(crate) struct Arenas {
+    /// Arena chunks, unmapped, whose release the storage refused: retried
+    /// at each flush (their bytes already left the pools).
+    pub(crate) unreleased_chunks: Vec<ChunkId>,
+    /// Shed chunks, unmapped and held for the next runs to map
+    /// (`chunk_cache.rs`), oldest first, and their bytes.
+    pub(crate) chunk_cache: VecDeque<CachedChunk>,
+    pub(crate) chunk_cache_bytes: u64,
+    /// Set between `sleep` and `wake` (`sleep.rs`).
+    pub(crate) asleep: Option<Asleep>,
+    /// The largest chunk an arena creates, in bytes (`chunks.rs`).
+    pub(crate) max_chunk_bytes: u64,
+    /// Idle chunks are shed once they pass 1/`idle_share` of the mapped
+    /// ones (0: never; `chunk_moves.rs`).
+    pub(crate) idle_share: u64,
+    /// The stream's (submitted, completed) cursors, as last reported
+    /// (`stream_order.rs`); every arena page's chunk map holds a copy.
+    pub(crate) progress: (u64, u64),
+}
+
+impl Default for Arenas {
+    fn default() -> Self {
+        Self {
+            unreleased_chunks: Vec::new(),
+            chunk_cache: VecDeque::new(),
+            chunk_cache_bytes: 0,
+            asleep: None,
+            max_chunk_bytes: DEFAULT_MAX_CHUNK,
+            idle_share: IDLE_SHARE,
+            progress: (0, 0),
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! Carving slices: reserve in a pool (find, split) and free (coalesce).
+//!
+//! Finding is one free-index lookup; splitting inserts one node after the
+//! chosen slice; freeing merges with at most two neighbours found through the
+//! slice's own links. No step walks a page or a pool, so the cost per
+//! reservation is flat in the number of live slices.
+
+use mem_storage::ComputeStorage;
+
+use crate::config::PoolType;
+use crate::error::IoError;
+use crate::pools::core::Core;
+use crate::tables::nodes::SliceNode;
+use crate::tables::slots::NIL;
+
+/// What a reservation may do beyond reusing free slices.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Allowance {
+    /// Allocate new storage pages (false inside a capture window).
+    pub(crate) allocate: bool,
+    /// Release pages that empty (false during a capture).
+    pub(crate) release: bool,
+}
+
+impl Core {
+    /// Reserve `size` bytes in `pool` for slot `owner`; returns the slice.
+    pub(crate) fn reserve_in<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        pool: u32,
+        size: u64,
+        owner: u32,
+        allow: Allowance,
+    ) -> Result<u32, IoError> {
+        let cap = self.capacity(size)?;
+        // No page is ever larger than the device's largest page: a persistent
+        // or exclusive request gets a dedicated page of exactly its aligned
+        // size up to that limit, and above it can never be served (the
+        // device refuses one buffer that large), so it is typed here rather
+        // than sent to the device as a retryable out-of-memory.
+        let kind = self.pool(pool).kind;
+        // An arena's limit is its range, not a page (`Pool::max_size`
+        // routed the size here already).
+        if cap > self.max_page && !matches!(kind, PoolType::VirtualArena { .. }) {
+            return Err(IoError::BufferTooBig {
+                size,
+                max: self.max_page,
+            });
+        }
+        if let PoolType::SlicedPages { .. } = kind
+            && cap > self.pool(pool).page_size
+        {
+            self.grow(storage, pool, cap, size, allow.allocate, allow.release)?;
+        }
+        let found = self.pool(pool).index.find(&self.slices, cap);
+        // The persistent pool too: its exact-fit index finds only a free
+        // page of exactly `cap`, which the filter keeps.
+        let found = match kind {
+            PoolType::ExclusivePages { .. } => found.filter(|&s| self.slices[s].size / 2 <= cap),
+            _ => found,
+        };
+        let slice = match found {
+            Some(slice) => slice,
+            None => {
+                let page_size = match kind {
+                    PoolType::SlicedPages { .. } => self.pool(pool).page_size,
+                    PoolType::VirtualArena { .. } => self.pool(pool).page_size.max(cap),
+                    _ => cap,
+                };
+                let page = self.new_page(storage, pool, page_size, size, allow.allocate)?;
+                self.pages[page].head
+            }
+        };
+        // An arena places the slice itself, with physical memory under it,
+        // before anything is carved (`arena/place.rs`): a refusal changes
+        // no slice.
+        let (mut slice, mut at_end) = (slice, false);
+        if let PoolType::VirtualArena { .. } = kind {
+            (slice, at_end) = self.place_in_arena(storage, slice, cap, allow.allocate)?;
+        }
+        if at_end {
+            slice = self.split_tail(slice, cap)?;
+        } else if kind.is_carved() && self.slices[slice].size > cap {
+            // Split takes the slice out of the index itself.
+            self.split(slice, cap)?;
+        } else {
+            self.index_remove(pool, slice);
+        }
+        self.occupy(slice, size, owner);
+        Ok(slice)
+    }
+
+    /// Cut `slice` (free, indexed) to `cap` bytes; the rest becomes a free
+    /// slice right after it, indexed.
+    #[inline]
+    pub(crate) fn split(&mut self, slice: u32, cap: u64) -> Result<(), IoError> {
+        let (rest, pool) = self.cut(slice, cap)?;
+        self.index_insert(pool, rest);
+        Ok(())
+    }
+
+    /// Cut the last `cap` bytes of free, indexed `slice` off as a new free
+    /// slice (not indexed, for the caller to occupy); the front stays
+    /// indexed at its new size.
+    pub(crate) fn split_tail(&mut self, slice: u32, cap: u64) -> Result<u32, IoError> {
+        let front = self.slices[slice].size - cap;
+        let (tail, pool) = self.cut(slice, front)?;
+        self.index_insert(pool, slice);
+        Ok(tail)
+    }
+
+    /// Cut free, indexed `slice` after its first `at` bytes: it keeps them,
+    /// and a new free slice right after it (linked, in the start map) takes
+    /// the rest. Both leave the index; the caller puts back what stays free
+    /// (`split`: the rest; `split_tail`: the front). On an error (no node
+    /// index left) nothing changed. Returns the new slice and the pool.
+    #[inline(always)]
+    pub(crate) fn cut(&mut self, slice: u32, at: u64) -> Result<(u32, u32), IoError> {
+        let node = &self.slices[slice];
+        let (page, next, start) = (node.page, node.next, node.offset + at);
+        let rest = SliceNode {
+            prev: slice,
+            next,
+            ..SliceNode::free(page, start, node.size - at)
+        };
+        let pool = self.pages[page].pool;
+        let rest = self.slices.insert(rest)?;
+        self.index_remove(pool, slice);
+        self.slices[slice].size = at;
+        self.slices[slice].next = rest;
+        if next != NIL {
+            self.slices[next].prev = rest;
+        }
+        let unit = self.unit(start);
+        if let Some(starts) = self.pages[page].starts.as_mut() {
+            starts.insert(unit, rest);
+        }
+        Ok((rest, pool))
+    }
+
+    /// Mark a free, unindexed slice live for `owner` and count it.
+    pub(crate) fn occupy(&mut self, slice: u32, size: u64, owner: u32) {
+        let node = &mut self.slices[slice];
+        node.owner = owner;
+        node.requested = size;
+        node.cursor_set = false;
+        let (cap, page) = (node.size, node.page);
+        let info = &mut self.pages[page];
+        info.live += 1;
+        info.live_bytes += cap;
+        let (pool, first) = (info.pool, info.live == 1);
+        let usage = &mut self.pool_mut(pool).usage;
+        usage.live_pages += u64::from(first);
+        usage.slices += 1;
+        usage.bytes_in_use += size;
+        usage.bytes_padding += cap - size;
+        usage.largest_alloc = usage.largest_alloc.max(size);
+        usage.mark();
+        self.stats.on_reserve(cap, size);
+    }
+
+    /// Free a live slice: back into its pool's index (coalesced), or — on an
+    /// outdated page — release the page once it is empty. A quarantined slice
+    /// is never reused.
+    pub(crate) fn free_slice<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        slice: u32,
+        release: bool,
+    ) {
+        let node = &mut self.slices[slice];
+        if node.is_free() {
+            return;
+        }
+        let (cap, size, page) = (node.size, node.requested, node.page);
+        let (offset, prev, next) = (node.offset, node.prev, node.next);
+        let (raw, pinned, quarantined) = (node.is_raw(), node.pins > 0, node.quarantined);
+        node.owner = NIL;
+        node.requested = 0;
+        node.raw_out = false;
+        node.raw_pins = 0;
+        node.pins = 0;
+        let info = &mut self.pages[page];
+        info.live -= 1;
+        info.live_bytes -= cap;
+        let emptied = info.live == 0;
+        info.raw_out -= u32::from(raw);
+        info.pinned -= u32::from(pinned);
+        let (pool, outdated, empty, arena) = (
+            info.pool,
+            info.outdated,
+            info.live == 0 && info.quarantined == 0,
+            info.chunks.is_some(),
+        );
+        if empty {
+            info.idle_since = self.clock;
+        }
+        let usage = &mut self.pool_mut(pool).usage;
+        usage.live_pages -= u64::from(emptied);
+        usage.slices -= 1;
+        usage.bytes_in_use -= size;
+        usage.bytes_padding -= cap - size;
+        self.stats.on_free(cap, size);
+        if quarantined {
+            return;
+        }
+        if arena {
+            self.release_chunks(storage, page, offset, cap, release);
+        }
+        if outdated {
+            if empty && release {
+                self.release_page(storage, page);
+            }
+            return;
+        }
+        let mut slice = slice;
+        if self.pool(pool).kind.is_carved() {
+            // `slice` is live, so never indexed: only the free neighbour
+            // leaves the index. (Its links, read above, are as they were:
+            // nothing since changed them, and merging `next` in leaves
+            // `prev`.)
+            if next != NIL && self.slices[next].indexed {
+                self.index_remove(pool, next);
+                self.merge_into(slice, next);
+            }
+            if prev != NIL && self.slices[prev].indexed {
+                self.index_remove(pool, prev);
+                self.merge_into(prev, slice);
+                slice = prev;
+            }
+        }
+        self.index_insert(pool, slice);
+    }
+
+    /// Absorb `right` into its left neighbour `left`; neither is indexed
+    /// (the caller took the free one out).
+    fn merge_into(&mut self, left: u32, right: u32) {
+        debug_assert!(!self.slices[left].indexed && !self.slices[right].indexed);
+        let node = &self.slices[right];
+        let (size, next, page, unit) = (node.size, node.next, node.page, self.unit(node.offset));
+        self.slices[left].size += size;
+        self.slices[left].next = next;
+        if next != NIL {
+            self.slices[next].prev = left;
+        }
+        if let Some(starts) = self.pages[page].starts.as_mut() {
+            starts.remove(unit);
+        }
+        self.slices.remove(right);
+    }
+}
+
+#[cfg(test)]
+#[path = "carve_tests.rs"]
+mod tests;

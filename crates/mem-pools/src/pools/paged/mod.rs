@@ -1,0 +1,10 @@
+//! Pools of pages: sliced and exclusive pages (and the persistent pool),
+//! carving slices from them (and an exact known extent), page-size growth,
+//! and the free index that finds a slice in O(1).
+
+pub(crate) mod carve;
+pub(crate) mod extent;
+pub(crate) mod free_index;
+pub(crate) mod growth;
+pub(crate) mod pages;
+pub(crate) mod pool;

@@ -1,0 +1,208 @@
+//! Page lifecycle: allocate a page (one free slice wide), map a lazy page
+//! on first use, and release an empty page back to the storage.
+//!
+//! Allocation does its fallible steps (a node index, the storage call, a
+//! page index) before it links anything, so a refusal leaves the pool as it
+//! was. Releases are deferred by the storage until the engine flushes.
+
+use mem_storage::{ComputeStorage, StorageHandle};
+
+use crate::config::PoolType;
+use crate::error::IoError;
+use crate::pools::core::Core;
+use crate::tables::chunk_map::ChunkMap;
+use crate::tables::nodes::{Page, SliceNode};
+use crate::tables::slots::NIL;
+use crate::tables::starts::SliceStarts;
+
+impl Core {
+    /// A new page of `size` bytes in `pool`'s current list, one free slice wide.
+    ///
+    /// `may_allocate` false (inside a capture window) refuses with
+    /// [`IoError::CaptureWouldAllocate`] naming `requested`.
+    pub(crate) fn new_page<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        pool: u32,
+        size: u64,
+        requested: u64,
+        may_allocate: bool,
+    ) -> Result<u32, IoError> {
+        if !may_allocate {
+            return Err(IoError::CaptureWouldAllocate {
+                size: requested,
+                page_size: size,
+            });
+        }
+        let arena = matches!(self.pool(pool).kind, PoolType::VirtualArena { .. });
+        // An arena page is a virtual range: no memory until chunks map.
+        let granularity = match arena {
+            true => Some(storage.chunk_granularity().ok_or(IoError::Storage(
+                storage.no_virtual_memory("an arena pool (VirtualArena)"),
+            ))?),
+            false => None,
+        };
+        let size = match granularity {
+            Some(g) => size.checked_next_multiple_of(g).unwrap_or(size),
+            None => size,
+        };
+        let node = self.slices.insert(SliceNode::free(NIL, 0, size))?;
+        let handle = if self.lazy && !arena {
+            None
+        } else {
+            let allocated = match arena {
+                true => storage.alloc_virtual(size),
+                false => storage.alloc(size),
+            };
+            match allocated {
+                Ok(h) => Some(h),
+                Err(err) => {
+                    self.slices.remove(node);
+                    return Err(err.into());
+                }
+            }
+        };
+        let pos = self.pool(pool).current.len() as u32;
+        let page = Page {
+            uid: self.next_page_uid,
+            pool,
+            size,
+            storage: handle,
+            head: node,
+            live: 0,
+            live_bytes: 0,
+            outdated: false,
+            pos,
+            raw_out: 0,
+            pinned: 0,
+            quarantined: 0,
+            idle_since: self.clock,
+            starts: self
+                .pool(pool)
+                .kind
+                .is_carved()
+                .then(|| SliceStarts::new(size / self.alignment, node)),
+            chunks: granularity.map(|g| {
+                let mut map = ChunkMap::new(g);
+                (map.submitted, map.completed) = self.arenas.progress;
+                Box::new(map)
+            }),
+        };
+        let page = match self.pages.insert(page) {
+            Ok(p) => p,
+            Err(err) => {
+                self.slices.remove(node);
+                if let Some(h) = handle {
+                    let _ = storage.dealloc(h.id);
+                }
+                return Err(err);
+            }
+        };
+        self.next_page_uid += 1;
+        if let Some(h) = handle {
+            self.by_storage.insert(h.id, page);
+        }
+        self.slices[node].page = page;
+        let p = self.pool_mut(pool);
+        p.current.push(page);
+        p.usage.pages += 1;
+        // An arena's reserved bytes are its mapped chunks (`arena/chunks.rs`).
+        let held = if arena { 0 } else { size };
+        p.usage.bytes_reserved += held;
+        if handle.is_none() {
+            p.usage.pages_unmapped += 1;
+        }
+        p.usage.mark();
+        self.stats.on_page(held);
+        if arena {
+            self.stats.chunks.virtual_bytes += size;
+        }
+        if handle.is_some() {
+            self.stats.storage_allocs += 1;
+        }
+        self.index_insert(pool, node);
+        Ok(page)
+    }
+
+    /// Give an empty page back to the storage (deferred until `flush`).
+    pub(crate) fn release_page<S: ComputeStorage>(&mut self, storage: &mut S, page: u32) {
+        if self.pages.get(page).is_none() {
+            return;
+        }
+        let arena = self.pages[page].chunks.is_some();
+        if arena && !self.unmap_all_chunks(storage, page) {
+            return; // a chunk stays mapped: the range cannot go back yet
+        }
+        let Some(info) = self.pages.remove(page) else {
+            return;
+        };
+        let mut cursor = info.head;
+        while cursor != NIL {
+            let next = self.slices[cursor].next;
+            self.index_remove(info.pool, cursor);
+            self.slices.remove(cursor);
+            cursor = next;
+        }
+        let pool = self.pool_mut(info.pool);
+        let list = if info.outdated {
+            if let Some(n) = pool.outdated_sizes.get_mut(&info.size) {
+                *n -= 1;
+                if *n == 0 {
+                    pool.outdated_sizes.remove(&info.size);
+                }
+            }
+            &mut pool.outdated
+        } else {
+            &mut pool.current
+        };
+        list.swap_remove(info.pos as usize);
+        let moved = list.get(info.pos as usize).copied();
+        pool.usage.pages -= 1;
+        let held = if arena { 0 } else { info.size };
+        pool.usage.bytes_reserved -= held;
+        if info.storage.is_none() {
+            pool.usage.pages_unmapped -= 1;
+        }
+        if let Some(moved) = moved {
+            self.pages[moved].pos = info.pos;
+        }
+        self.stats.on_page_release(held);
+        if arena {
+            self.stats.chunks.virtual_bytes -= info.size;
+        }
+        if let Some(handle) = info.storage {
+            self.by_storage.remove(&handle.id);
+            self.stats.storage_frees += 1;
+            if let Err(err) = storage.dealloc(handle.id) {
+                tracing::warn!(%err, page = info.uid, "page release refused by the storage");
+            }
+        }
+    }
+
+    /// Back a lazy page with storage memory (no-op when mapped).
+    pub(crate) fn materialize<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        page: u32,
+        may_allocate: bool,
+    ) -> Result<StorageHandle, IoError> {
+        if let Some(handle) = self.pages[page].storage {
+            return Ok(handle);
+        }
+        let size = self.pages[page].size;
+        if !may_allocate {
+            return Err(IoError::CaptureWouldAllocate {
+                size,
+                page_size: size,
+            });
+        }
+        let handle = storage.alloc(size)?;
+        let info = &mut self.pages[page];
+        info.storage = Some(handle);
+        let pool = info.pool;
+        self.by_storage.insert(handle.id, page);
+        self.pool_mut(pool).usage.pages_unmapped -= 1;
+        self.stats.storage_allocs += 1;
+        Ok(handle)
+    }
+}

@@ -1,0 +1,147 @@
+//! A pool: its kind, its pages (current and outdated), its free index and
+//! its usage counters with high-water marks.
+//!
+//! Kinds:
+//! - **sliced**: pages of the pool's current page size, split into aligned
+//!   slices and coalesced on free. A sliced pool whose `max_slice` exceeds its
+//!   page size *grows*: an allocation that does not fit a page doubles the page
+//!   size, or for the paged default fits it (see `Growth`; capped by the
+//!   device's largest page) and the older pages become
+//!   *outdated* — they serve no new reservation and go back to the storage as
+//!   soon as they empty (or when relocation empties them). A pool holds at
+//!   most [`MAX_PAGE_SIZES`] page sizes at once;
+//! - **exclusive**: one allocation per page; a free page is reused for a
+//!   request it fits within a factor of two, else a page of the request's
+//!   aligned size is allocated;
+//! - **persistent**: exact fit by aligned size, one page per slice of
+//!   exactly that size, up to the device's largest page (above it
+//!   `BufferTooBig`); never replaced by `install_pools`.
+
+use std::collections::BTreeMap;
+
+use crate::config::{Growth, PoolSpec, PoolType};
+use crate::pools::paged::free_index::FreeIndex;
+
+/// The most page sizes (the current one plus outdated ones still holding
+/// pages) a growable sliced pool keeps alive at once.
+pub const MAX_PAGE_SIZES: usize = 8;
+
+/// Routing position of the persistent pool (a sentinel past any dynamic pool).
+pub(crate) const PERSISTENT: u32 = u32::MAX - 1;
+
+/// Usage of a pool, kept current on every change, with high-water marks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Usage {
+    pub(crate) slices: u64,
+    pub(crate) bytes_in_use: u64,
+    pub(crate) bytes_padding: u64,
+    pub(crate) bytes_reserved: u64,
+    pub(crate) pages: u64,
+    /// Pages holding at least one live slice (kept on every occupy / free).
+    pub(crate) live_pages: u64,
+    pub(crate) pages_unmapped: u64,
+    pub(crate) peak_bytes_in_use: u64,
+    pub(crate) peak_bytes_reserved: u64,
+    pub(crate) peak_pages: u64,
+    pub(crate) largest_alloc: u64,
+}
+
+impl Usage {
+    pub(crate) fn mark(&mut self) {
+        self.peak_bytes_in_use = self.peak_bytes_in_use.max(self.bytes_in_use);
+        self.peak_bytes_reserved = self.peak_bytes_reserved.max(self.bytes_reserved);
+        self.peak_pages = self.peak_pages.max(self.pages);
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Pool {
+    /// What the layout asked for, as resolved (the persistent pool:
+    /// exclusive pages of any size, see [`Pool::persistent`]).
+    pub(crate) kind: PoolType,
+    /// The persistent pool: exact-fit reuse, never replaced.
+    pub(crate) persistent: bool,
+    /// Current page size (sliced pools; 0 for the others).
+    pub(crate) page_size: u64,
+    /// How a growable sliced pool sizes its next page.
+    pub(crate) growth: Growth,
+    pub(crate) dealloc_period: Option<u64>,
+    pub(crate) next_age_check: u64,
+    /// Pages serving reservations.
+    pub(crate) current: Vec<u32>,
+    /// Pages left behind by page-size growth.
+    pub(crate) outdated: Vec<u32>,
+    /// Page size → outdated pages of that size.
+    pub(crate) outdated_sizes: BTreeMap<u64, usize>,
+    pub(crate) index: FreeIndex,
+    pub(crate) usage: Usage,
+}
+
+impl Pool {
+    pub(crate) fn from_spec(spec: &PoolSpec) -> Self {
+        let page_size = match spec.pool_type {
+            PoolType::SlicedPages { page_size, .. } => page_size,
+            PoolType::ExclusivePages { .. } => 0,
+            PoolType::VirtualArena { range_size, .. } => range_size,
+        };
+        let mut pool = Self::new(spec.pool_type, false, page_size, spec.dealloc_period);
+        pool.growth = spec.growth;
+        pool
+    }
+
+    /// The persistent pool: one page per slice of exactly its aligned size
+    /// — exclusive pages with no size limit — whose free pages are reused
+    /// only by an exact fit.
+    pub(crate) fn persistent() -> Self {
+        let kind = PoolType::ExclusivePages {
+            max_alloc_size: u64::MAX,
+        };
+        Self::new(kind, true, 0, None)
+    }
+
+    fn new(kind: PoolType, persistent: bool, page_size: u64, dealloc_period: Option<u64>) -> Self {
+        Self {
+            kind,
+            persistent,
+            page_size,
+            growth: Growth::Doubling,
+            dealloc_period,
+            next_age_check: dealloc_period.map_or(u64::MAX, |p| (p / 5).max(1)),
+            current: Vec::new(),
+            outdated: Vec::new(),
+            outdated_sizes: BTreeMap::new(),
+            index: if persistent {
+                FreeIndex::exact()
+            } else {
+                FreeIndex::segregated()
+            },
+            usage: Usage::default(),
+        }
+    }
+
+    /// The largest requested size this pool serves.
+    pub(crate) fn max_size(&self) -> u64 {
+        match self.kind {
+            PoolType::SlicedPages { max_slice_size, .. } => max_slice_size,
+            PoolType::ExclusivePages { max_alloc_size } => max_alloc_size,
+            PoolType::VirtualArena { max_slice_size, .. } => max_slice_size,
+        }
+    }
+    /// Page sizes alive: the current one plus each outdated size.
+    pub(crate) fn page_sizes_alive(&self) -> usize {
+        self.outdated_sizes.len() + 1
+    }
+
+    /// Whether growing once more would exceed [`MAX_PAGE_SIZES`].
+    pub(crate) fn out_of_page_sizes(&self) -> bool {
+        matches!(self.kind, PoolType::SlicedPages { max_slice_size, .. } if max_slice_size > self.page_size)
+            && self.page_sizes_alive() >= MAX_PAGE_SIZES
+    }
+
+    /// The page size the next growth would use for `needed` (aligned)
+    /// bytes: see [`Growth`].
+    pub(crate) fn grown_page_size(&self, needed: u64, max_page: u64, alignment: u64) -> u64 {
+        self.growth
+            .grown(self.page_size, needed, max_page, alignment)
+    }
+}

@@ -1,0 +1,274 @@
+//! The chunk slots of one arena page: which granule of the range has a
+//! physical chunk, how many live slices touch it, and the FIFO of idle
+//! ones (mapped, touched by no live slice; the list is `chunk_idle.rs`).
+//! Plain data with O(1) steps per slot; `chunks.rs` decides when chunks
+//! are mapped, moved or released. Whole slices are counted with
+//! [`ChunkMap::claim_span`] / [`ChunkMap::release_span`], and a mapped bit
+//! per slot lets a span be checked or weighed 64 slots per popcount.
+
+use mem_storage::ChunkId;
+
+use crate::tables::chunk_bits;
+
+/// A span that holds no slot (`take_idle` keeps nothing back).
+#[allow(clippy::reversed_empty_ranges)]
+pub(crate) const NONE: std::ops::RangeInclusive<u32> = 1..=0;
+
+/// No slot: the end of the idle list.
+pub(crate) const END: u32 = u32::MAX;
+
+/// One granule of an arena page.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Slot {
+    /// Live slices overlapping it.
+    pub(crate) live: u32,
+    /// The chunk mapped over it; written only through
+    /// [`ChunkMap::set_extent`], which keeps the mapped bits in step.
+    pub(crate) chunk: Option<ChunkId>,
+    /// The first slot of the chunk mapped here (a chunk may cover several
+    /// slots: it was created sized to the run it filled).
+    pub(crate) head: u32,
+    /// At a chunk's first slot: the slots it covers (mapped and unmapped
+    /// whole, never in part).
+    pub(crate) len: u32,
+    /// Mapped, touched by no live slice, and linked in the idle list.
+    pub(crate) idle: bool,
+    /// The idle list's older and newer neighbours ([`END`] at its ends).
+    /// Read only while `idle`: a span's claim leaves them stale (one store
+    /// a slot less; `chunk_idle.rs`).
+    pub(crate) older: u32,
+    pub(crate) newer: u32,
+    /// The stream's submit cursor when the slot last became idle: work
+    /// submitted up to it may still touch the slot, so its chunk is
+    /// unmapped only once the stream has completed that far
+    /// (`stream_order.rs`).
+    pub(crate) stamp: u64,
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Self {
+            live: 0,
+            chunk: None,
+            head: END,
+            len: 0,
+            idle: false,
+            older: END,
+            newer: END,
+            stamp: 0,
+        }
+    }
+}
+
+/// The chunk slots of one arena page.
+#[derive(Debug, Clone)]
+pub(crate) struct ChunkMap {
+    pub(crate) granularity: u64,
+    /// log2 of a power-of-two granularity (every backend's): spans are
+    /// shifts, not divisions, on the reserve and free paths.
+    shift: Option<u32>,
+    /// Grown, doubling, to hold the highest slot touched (ranges are
+    /// carved from the low end).
+    pub(crate) slots: Vec<Slot>,
+    /// One bit per slot, set where a chunk is mapped: spans are checked
+    /// and weighed 64 slots per word.
+    mapped_bits: Vec<u64>,
+    /// The oldest and newest idle slots ([`END`] when none is idle).
+    pub(crate) oldest: u32,
+    pub(crate) newest: u32,
+    pub(crate) idle_count: u64,
+    pub(crate) mapped: u64,
+    /// The stream's submit cursor now: the stamp of a slot going idle.
+    pub(crate) submitted: u64,
+    /// The stream's completed cursor now: a slot stamped at or below it
+    /// is touched by no unfinished work.
+    pub(crate) completed: u64,
+    /// A shed found no chunk that may go among the idle slots it looked
+    /// at; set until a slot goes idle or the completed cursor moves, so
+    /// reservations do not walk the same partly live chunks again.
+    pub(crate) shed_stuck: bool,
+}
+
+impl ChunkMap {
+    pub(crate) fn new(granularity: u64) -> Self {
+        Self {
+            granularity,
+            shift: granularity
+                .is_power_of_two()
+                .then(|| granularity.trailing_zeros()),
+            slots: Vec::new(),
+            mapped_bits: Vec::new(),
+            oldest: END,
+            newest: END,
+            idle_count: 0,
+            mapped: 0,
+            submitted: 0,
+            completed: 0,
+            shed_stuck: false,
+        }
+    }
+
+    /// Slots `offset..offset + bytes` touches (none for an empty slice).
+    pub(crate) fn span(&self, offset: u64, bytes: u64) -> std::ops::RangeInclusive<u32> {
+        if bytes == 0 {
+            return NONE;
+        }
+        let (first, last) = match self.shift {
+            Some(shift) => (offset >> shift, (offset + bytes - 1) >> shift),
+            None => (
+                offset / self.granularity,
+                (offset + bytes - 1) / self.granularity,
+            ),
+        };
+        (first as u32)..=(last as u32)
+    }
+
+    #[inline]
+    pub(crate) fn slot(&mut self, s: u32) -> &mut Slot {
+        self.reach(s);
+        &mut self.slots[s as usize]
+    }
+
+    /// Grow the slots to hold slot `s`: the check inline, the growth out
+    /// of line.
+    #[inline]
+    fn reach(&mut self, s: u32) {
+        if s as usize >= self.slots.len() {
+            self.grow(s as usize + 1);
+        }
+    }
+
+    /// Grow the slots to at least `n`, doubling: a reservation at the
+    /// frontier walks its span slot by slot (`chunks.rs`), and growing by
+    /// one slot each time was ~0.5 M of training's 20.7 M instructions at
+    /// scale 0.2. Slots past the last one touched read as absent ones do:
+    /// no chunk, not live, not idle.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, n: usize) {
+        let n = n.max(self.slots.len() * 2).max(64);
+        self.slots.resize(n, Slot::default());
+        self.mapped_bits.resize(n.div_ceil(64), 0);
+    }
+
+    /// Put `chunk` under the `len` slots from `first` (`None`: the chunk
+    /// that covered them was unmapped), keeping the mapped bits and the
+    /// mapped count in step.
+    pub(crate) fn set_extent(&mut self, first: u32, len: u32, chunk: Option<ChunkId>) {
+        debug_assert!(len > 0);
+        let last = first + (len - 1);
+        self.reach(last);
+        for slot in &mut self.slots[first as usize..=last as usize] {
+            slot.chunk = chunk;
+            slot.head = if chunk.is_some() { first } else { END };
+        }
+        self.slots[first as usize].len = if chunk.is_some() { len } else { 0 };
+        match chunk {
+            Some(_) => {
+                chunk_bits::set(&mut self.mapped_bits, first, last);
+                self.mapped += u64::from(len);
+            }
+            None => {
+                chunk_bits::clear(&mut self.mapped_bits, first, last);
+                self.mapped -= u64::from(len);
+            }
+        }
+    }
+
+    /// The first slot of `from..=last` that has a chunk (`mapped`) or has
+    /// none (`!mapped`), or `last + 1`: a span's runs of unmapped slots
+    /// found a mapped-bit word at a time (`chunks.rs`).
+    pub(crate) fn next_slot(&self, mapped: bool, from: u32, last: u32) -> u32 {
+        chunk_bits::next(&self.mapped_bits, mapped, from, last)
+    }
+
+    /// The chunk over mapped slot `s`: its first slot and how many it covers.
+    pub(crate) fn extent(&self, s: u32) -> (u32, u32) {
+        let head = self.slots[s as usize].head;
+        (head, self.slots[head as usize].len)
+    }
+
+    /// Whether the chunk at `head` covering `len` slots may be unmapped
+    /// whole: no live slice touches any of its slots, and the stream has
+    /// completed the work it had submitted when each went idle (checked
+    /// against the cursors, without waiting).
+    pub(crate) fn extent_ready(&self, head: u32, len: u32) -> bool {
+        let completed = self.completed;
+        self.slots[head as usize..(head + len) as usize]
+            .iter()
+            .all(|slot| slot.live == 0 && slot.stamp <= completed)
+    }
+
+    /// Slots of `span` with no chunk (slots past the map's end included).
+    pub(crate) fn unmapped_in(&self, span: std::ops::RangeInclusive<u32>) -> u64 {
+        if span.is_empty() {
+            return 0;
+        }
+        let (first, last) = (u64::from(*span.start()), u64::from(*span.end()));
+        let word = |w: u64| self.mapped_bits.get(w as usize).copied().unwrap_or(0);
+        if first / 64 == last / 64 {
+            // Most slices: one word (a slice of up to 64 chunks often is).
+            // Its unmapped bits, counted only when there are any: the
+            // popcount is ~20 instructions on this target (no POPCNT in the
+            // baseline), and a fully mapped span (a reused hole, the steady
+            // state) needs none.
+            let mask = (u64::MAX << (first % 64)) & (u64::MAX >> (63 - last % 64));
+            let holes = !word(first / 64) & mask;
+            return match holes {
+                0 => 0,
+                holes => u64::from(holes.count_ones()),
+            };
+        }
+        let last_word = (self.mapped_bits.len() as u64).min(last / 64 + 1);
+        let mut mapped = 0;
+        for w in first / 64..last_word {
+            let mut word = self.mapped_bits[w as usize];
+            if w == first / 64 {
+                word &= u64::MAX << (first % 64);
+            }
+            if w == last / 64 {
+                word &= u64::MAX >> (63 - last % 64);
+            }
+            mapped += u64::from(word.count_ones());
+        }
+        last - first + 1 - mapped
+    }
+
+    /// Count one more live slice on mapped slot `s` (no longer idle).
+    pub(crate) fn claim_slot(&mut self, s: u32) {
+        let slot = self.slot(s);
+        slot.live += 1;
+        if slot.idle {
+            self.unqueue(s);
+        }
+    }
+
+    /// One live slice less on slot `s` (counted, so it exists); idle when
+    /// none is left. The step [`ChunkMap::release_span`] batches (tests).
+    #[cfg(test)]
+    fn release_slot(&mut self, s: u32) {
+        let slot = &mut self.slots[s as usize];
+        slot.live -= 1;
+        if slot.live == 0 && slot.chunk.is_some() {
+            self.queue_idle(s);
+        }
+    }
+
+    /// Count a slice on every slot of `span` if all are mapped; `false`,
+    /// changing nothing (the idle order included), when one is not. Two
+    /// tight passes over the slots, no growth check per slot.
+    pub(crate) fn claim_span(&mut self, span: std::ops::RangeInclusive<u32>) -> bool {
+        if span.is_empty() {
+            return true;
+        }
+        if self.unmapped_in(span.clone()) > 0 {
+            return false;
+        }
+        self.claim_mapped_span(span);
+        true
+    }
+}
+
+#[cfg(test)]
+#[path = "chunk_map_tests.rs"]
+mod tests;
