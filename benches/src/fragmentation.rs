@@ -13,9 +13,9 @@
 //! table measures the default, arenas.
 
 use clap::ValueEnum;
-use gpumem_cli::cli::{BackendKind, PoolSettings, replay_on};
-use gpumem_cli::replay::{AllocBackend, Program, ReplayOptions, ReplayReport, replay};
-use gpumem_cli::workload::{Workload, WorkloadSpec};
+use gpumem_replay::setup::{BackendKind, PoolSettings, replay_on};
+use gpumem_replay::replay::{AllocBackend, Program, ReplayOptions, ReplayReport, replay};
+use gpumem_replay::workload::{Workload, WorkloadSpec};
 
 use crate::device_peer::paged_config;
 use crate::relocating::{Policy, RelocatingBackend, RelocationTally};
@@ -168,7 +168,7 @@ mod tests {
             let ours = run("t", &program, &mut ours).unwrap();
             let settings = PoolSettings {
                 config: paged_config(&program, DEVICE_BYTES),
-                streams: gpumem_cli::replay::StreamMode::One,
+                streams: gpumem_replay::replay::StreamMode::One,
                 ..PoolSettings::default()
             };
             let options = ReplayOptions::default();

@@ -10,9 +10,9 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::error::{CliError, Result};
-use crate::replay::Sample;
-use crate::report::ReplayReport;
+use crate::{CliError, Result};
+use gpumem_replay::replay::Sample;
+use gpumem_replay::report::ReplayReport;
 use gpumem::storage::units::format_bytes;
 
 const SIZE: (u32, u32) = (1280, 720);

@@ -2,10 +2,10 @@
 //! its `config` replays to what the plan measured (the measured-plan cycle).
 
 use gpumem::config::GpumemConfig;
-use gpumem_cli::cli::{BackendKind, PoolSettings, load_config, replay_on};
-use gpumem_cli::plan::{CANDIDATE_SPLITS, plan};
-use gpumem_cli::replay::{Program, ReplayOptions};
-use gpumem_cli::workload::{Workload, WorkloadSpec};
+use gpumem_replay::setup::{BackendKind, PoolSettings, load_config, replay_on};
+use gpumem_replay::plan::{CANDIDATE_SPLITS, plan};
+use gpumem_replay::replay::{Program, ReplayOptions};
+use gpumem_replay::workload::{Workload, WorkloadSpec};
 
 #[test]
 fn the_suggested_layout_is_the_measured_best_candidate_and_covers_the_peak() {

@@ -4,10 +4,10 @@
 use gpumem::Device;
 use gpumem::config::{GpumemConfig, PoolLayout};
 use gpumem::storage::units::{GIB, MIB};
-use gpumem_cli::cli::{BackendKind, PoolSettings, replay_on};
-use gpumem_cli::replay::{DeviceBackend, Program, ReplayOptions, ReplayReport};
-use gpumem_cli::trace::Event;
-use gpumem_cli::workload::{Workload, WorkloadSpec};
+use gpumem_replay::setup::{BackendKind, PoolSettings, replay_on};
+use gpumem_replay::replay::{DeviceBackend, Program, ReplayOptions, ReplayReport};
+use gpumem_replay::trace::Event;
+use gpumem_replay::workload::{Workload, WorkloadSpec};
 
 /// A growth-heavy trace: each round leaves one small long-lived allocation
 /// on the mid pool's current page, then asks for a size that does not fit
@@ -277,7 +277,7 @@ fn after_the_final_reclaim_every_page_held_holds_live_data() {
             .build()
             .unwrap();
         let mut backend = DeviceBackend::new("sim", device).with_relocation(true);
-        let run = gpumem_cli::replay::replay("t", &program, &mut backend, &Default::default());
+        let run = gpumem_replay::replay::replay("t", &program, &mut backend, &Default::default());
         let report = run.unwrap().report;
         // The report's pool lines are read before the replay frees what
         // was live at the end.

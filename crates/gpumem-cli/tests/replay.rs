@@ -6,10 +6,10 @@ use std::collections::HashMap;
 use gpumem::Device;
 use gpumem::config::PoolLayout;
 use gpumem::storage::units::GIB;
-use gpumem_cli::cli::{BackendKind, PoolSettings, replay_on};
-use gpumem_cli::replay::{DeviceBackend, Program, ReplayOptions, replay};
-use gpumem_cli::trace::{Event, read_jsonl, write_jsonl};
-use gpumem_cli::workload::{Workload, WorkloadSpec};
+use gpumem_replay::setup::{BackendKind, PoolSettings, replay_on};
+use gpumem_replay::replay::{DeviceBackend, Program, ReplayOptions, replay};
+use gpumem_replay::trace::{Event, read_jsonl, write_jsonl};
+use gpumem_replay::workload::{Workload, WorkloadSpec};
 
 fn events(w: Workload, scale: f64) -> Vec<Event> {
     w.generate(&WorkloadSpec { seed: 11, scale }).unwrap()
@@ -33,7 +33,7 @@ fn live_profile(events: &[Event]) -> (u64, u64) {
     (peak, live)
 }
 
-fn run(kind: BackendKind, events: &[Event], points: usize) -> gpumem_cli::replay::ReplayRun {
+fn run(kind: BackendKind, events: &[Event], points: usize) -> gpumem_replay::replay::ReplayRun {
     let program = Program::compile(events).unwrap();
     let options = ReplayOptions {
         timeline_points: points,

@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use gpumem::Device;
 use gpumem::config::{GpumemConfig, PoolLayout};
 use gpumem::storage::units::{GIB, MIB};
-use gpumem_cli::cli::{BackendKind, PoolSettings, replay_on};
-use gpumem_cli::replay::{DeviceBackend, Program, ReplayOptions, ReplayRun, StreamMode, replay};
-use gpumem_cli::trace::{Event, Mode};
+use gpumem_replay::setup::{BackendKind, PoolSettings, replay_on};
+use gpumem_replay::replay::{DeviceBackend, Program, ReplayOptions, ReplayRun, StreamMode, replay};
+use gpumem_replay::trace::{Event, Mode};
 
 fn alloc(id: u64, size: u64, stream: u64) -> Event {
     Event::Alloc { id, size, stream }
@@ -235,7 +235,7 @@ fn the_device_peak_counts_what_one_stream_held_inside_a_call_on_top_of_the_other
 
 #[test]
 fn a_stream_index_the_device_lacks_is_refused_not_served_by_another_stream() {
-    use gpumem_cli::replay::AllocBackend;
+    use gpumem_replay::replay::AllocBackend;
     let mut backend = DeviceBackend::new("sim", paged_device(2));
     let err = backend.reserve(MIB, u64::MAX).unwrap_err().to_string();
     assert!(err.contains("has no device stream"), "{err}");

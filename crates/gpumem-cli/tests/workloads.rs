@@ -3,9 +3,9 @@
 
 use gpumem::storage::units::{GIB, MIB};
 use gpumem_cli::CliError;
-use gpumem_cli::replay::Program;
-use gpumem_cli::trace::{Event, Mode};
-use gpumem_cli::workload::{Workload, WorkloadSpec};
+use gpumem_replay::replay::Program;
+use gpumem_replay::trace::{Event, Mode};
+use gpumem_replay::workload::{Workload, WorkloadSpec};
 
 const ALL: [Workload; 4] = [
     Workload::Random,
