@@ -12,9 +12,8 @@
 //! see [`crate::device_peer`]): relocation is theirs to need; the arena
 //! table measures the default, arenas.
 
-use clap::ValueEnum;
-use gpumem_replay::setup::{BackendKind, PoolSettings, replay_on};
 use gpumem_replay::replay::{AllocBackend, Program, ReplayOptions, ReplayReport, replay};
+use gpumem_replay::setup::{BackendKind, PoolSettings, replay_on};
 use gpumem_replay::workload::{Workload, WorkloadSpec};
 
 use crate::device_peer::paged_config;
@@ -24,7 +23,7 @@ use crate::{BenchError, DEVICE_BYTES, Result};
 
 /// Every built-in workload of the `gpumem` command, in its own order.
 pub fn workloads() -> &'static [Workload] {
-    Workload::value_variants()
+    &Workload::ALL
 }
 
 /// A workload generated with `spec` and compiled for replay.

@@ -7,8 +7,8 @@ use std::process::{Command, Output};
 
 use gpumem::config::{GpumemConfig, PoolLayout};
 use gpumem::prelude::*;
-use gpumem_replay::setup::{BackendKind, PoolSettings, replay_on};
 use gpumem_replay::replay::{Program, ReplayOptions, ReplayReport};
+use gpumem_replay::setup::{BackendKind, PoolSettings, replay_on};
 use gpumem_replay::trace::{Event, Mode};
 
 /// Two streams, a persistent window, growth past the first page size, a

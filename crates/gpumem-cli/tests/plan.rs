@@ -2,9 +2,9 @@
 //! its `config` replays to what the plan measured (the measured-plan cycle).
 
 use gpumem::config::GpumemConfig;
-use gpumem_replay::setup::{BackendKind, PoolSettings, load_config, replay_on};
 use gpumem_replay::plan::{CANDIDATE_SPLITS, plan};
 use gpumem_replay::replay::{Program, ReplayOptions};
+use gpumem_replay::setup::{BackendKind, PoolSettings, load_config, replay_on};
 use gpumem_replay::workload::{Workload, WorkloadSpec};
 
 #[test]

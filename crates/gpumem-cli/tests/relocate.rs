@@ -4,8 +4,8 @@
 use gpumem::Device;
 use gpumem::config::{GpumemConfig, PoolLayout};
 use gpumem::storage::units::{GIB, MIB};
-use gpumem_replay::setup::{BackendKind, PoolSettings, replay_on};
 use gpumem_replay::replay::{DeviceBackend, Program, ReplayOptions, ReplayReport};
+use gpumem_replay::setup::{BackendKind, PoolSettings, replay_on};
 use gpumem_replay::trace::Event;
 use gpumem_replay::workload::{Workload, WorkloadSpec};
 

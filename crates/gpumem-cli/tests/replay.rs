@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use gpumem::Device;
 use gpumem::config::PoolLayout;
 use gpumem::storage::units::GIB;
-use gpumem_replay::setup::{BackendKind, PoolSettings, replay_on};
 use gpumem_replay::replay::{DeviceBackend, Program, ReplayOptions, replay};
+use gpumem_replay::setup::{BackendKind, PoolSettings, replay_on};
 use gpumem_replay::trace::{Event, read_jsonl, write_jsonl};
 use gpumem_replay::workload::{Workload, WorkloadSpec};
 

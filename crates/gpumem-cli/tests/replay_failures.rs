@@ -3,8 +3,8 @@
 
 use gpumem::storage::units::GIB;
 use gpumem_cli::CliError;
-use gpumem_replay::setup::{BackendKind, PoolSettings, replay_on};
 use gpumem_replay::replay::{AllocBackend, Program, ReplayOptions, SystemBackend, replay};
+use gpumem_replay::setup::{BackendKind, PoolSettings, replay_on};
 use gpumem_replay::trace::Event;
 use gpumem_replay::workload::{Workload, WorkloadSpec};
 

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use gpumem::Device;
 use gpumem::config::{GpumemConfig, PoolLayout};
 use gpumem::storage::units::{GIB, MIB};
-use gpumem_replay::setup::{BackendKind, PoolSettings, replay_on};
 use gpumem_replay::replay::{DeviceBackend, Program, ReplayOptions, ReplayRun, StreamMode, replay};
+use gpumem_replay::setup::{BackendKind, PoolSettings, replay_on};
 use gpumem_replay::trace::{Event, Mode};
 
 fn alloc(id: u64, size: u64, stream: u64) -> Event {

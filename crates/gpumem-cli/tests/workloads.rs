@@ -174,3 +174,11 @@ fn a_scale_that_is_not_a_positive_finite_number_is_refused() {
         );
     }
 }
+
+#[test]
+fn the_workloads_the_command_takes_are_the_librarys_list_in_its_order() {
+    assert_eq!(
+        <Workload as clap::ValueEnum>::value_variants(),
+        &Workload::ALL
+    );
+}

@@ -188,7 +188,10 @@ mod tests {
     #[test]
     fn an_unknown_name_is_refused_with_every_valid_name() {
         let err = parse_against("gpumem,jemalloc").unwrap_err();
-        assert!(matches!(err, ReplayError::UnknownAllocator { .. }), "{err:?}");
+        assert!(
+            matches!(err, ReplayError::UnknownAllocator { .. }),
+            "{err:?}"
+        );
         let text = err.to_string();
         assert!(text.contains("`jemalloc`"), "{text}");
         for allocator in ALL {

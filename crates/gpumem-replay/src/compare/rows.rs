@@ -19,11 +19,11 @@ use super::offset::OffsetBackend;
 use super::pytorch::{Policy, PytorchBackend};
 use super::threads::{ThreadedRun, lanes, replay_threaded};
 use crate::error::Result;
-use crate::setup::PoolSettings;
 use crate::plan::max_page_for;
 use crate::replay::{
     DeviceBackend, Program, ReplayOptions, ReplayReport, StreamMode, SystemBackend, replay,
 };
+use crate::setup::PoolSettings;
 
 /// How the rows are set up.
 #[derive(Debug, Clone)]

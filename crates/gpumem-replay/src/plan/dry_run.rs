@@ -15,8 +15,8 @@ use gpumem::config::{GpumemConfig, PoolLayout};
 use gpumem::units::{GIB, MIB};
 
 use crate::error::Result;
-use crate::setup::PoolSettings;
 use crate::replay::{DeviceBackend, Op, Program, ReplayOptions, ReplayReport, StreamMode, replay};
+use crate::setup::PoolSettings;
 
 /// The `max_page` a plan of `program` on a device of `capacity` bytes
 /// needs: `None` when the facade's default page limit takes its largest

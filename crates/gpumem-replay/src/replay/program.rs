@@ -68,9 +68,11 @@ impl Program {
                         return Err(ReplayError::IdAlreadyLive { event: index, id });
                     }
                     let slot = slots;
-                    slots = slots.checked_add(1).ok_or(ReplayError::TooManyAllocations {
-                        max: u64::from(u32::MAX),
-                    })?;
+                    slots = slots
+                        .checked_add(1)
+                        .ok_or(ReplayError::TooManyAllocations {
+                            max: u64::from(u32::MAX),
+                        })?;
                     live.insert(id, slot);
                     let stream = *stream_index.entry(stream).or_insert_with(|| {
                         streams.push(stream);

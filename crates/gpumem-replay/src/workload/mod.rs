@@ -71,6 +71,14 @@ impl WorkloadSpec {
 }
 
 impl Workload {
+    /// Every built-in workload, in the order the command lists them.
+    pub const ALL: [Workload; 4] = [
+        Workload::Random,
+        Workload::Training,
+        Workload::Serving,
+        Workload::Devlog,
+    ];
+
     /// The name used on the command line and in reports.
     pub fn name(self) -> &'static str {
         match self {
