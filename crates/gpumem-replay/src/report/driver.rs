@@ -23,39 +23,6 @@ pub struct DriverCallLine {
     pub ns: u64,
 }
 
-/// Where the host waited for the whole device or for one stream.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct WaitSummary {
-    /// Waits for every stream: the sum of the five sources below.
-    pub device_waits: u64,
-    /// Waits for one stream (`cuStreamSynchronize`).
-    pub stream_waits: u64,
-    /// Explicit `Device::synchronize`.
-    pub synchronize: u64,
-    /// `Device::sleep`.
-    pub sleep: u64,
-    /// Relocation, compaction and reclaim finishing every stream.
-    pub relocation: u64,
-    /// The out-of-memory retry.
-    pub oom_retry: u64,
-    /// The backend's own (the CUDA unmap's device synchronize, `cuMemFree`).
-    pub backend: u64,
-}
-
-impl From<WaitStats> for WaitSummary {
-    fn from(w: WaitStats) -> Self {
-        WaitSummary {
-            device_waits: w.device_waits,
-            stream_waits: w.stream_waits,
-            synchronize: w.synchronize,
-            sleep: w.sleep,
-            relocation: w.relocation,
-            oom_retry: w.oom_retry,
-            backend: w.backend,
-        }
-    }
-}
-
 /// The modeled driver time of a replay.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DriverSummary {
@@ -70,7 +37,7 @@ pub struct DriverSummary {
     /// Per driver function with at least one call, in table order.
     pub calls: Vec<DriverCallLine>,
     /// Where the host waited.
-    pub waits: WaitSummary,
+    pub waits: WaitStats,
 }
 
 impl DriverSummary {
@@ -92,7 +59,7 @@ impl DriverSummary {
                     ns: t.ns,
                 })
                 .collect(),
-            waits: waits.into(),
+            waits,
         }
     }
 }

@@ -9,7 +9,7 @@
 mod driver;
 mod text;
 
-pub use driver::{DriverCallLine, DriverSummary, WaitSummary};
+pub use driver::{DriverCallLine, DriverSummary};
 
 use serde::Serialize;
 
