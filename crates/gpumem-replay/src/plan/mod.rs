@@ -20,7 +20,7 @@
 
 mod dry_run;
 
-use gpumem::config::PoolLayout;
+use gpumem::config::{PoolKind, PoolLayout};
 use gpumem::pools::{
     MemoryConfiguration, MemoryPoolOptions, MemoryReport, PoolReportKind, PoolType,
 };
@@ -114,7 +114,7 @@ fn suggest(
                 // go to the next pool.
                 let max_slice_size = max_slice_size.min(page);
                 suggested.push(SuggestedPool {
-                    kind: "sliced",
+                    kind: PoolKind::Sliced.name(),
                     page_size: Some(page),
                     max_size: max_slice_size,
                     pages,
@@ -130,7 +130,7 @@ fn suggest(
             }
             PoolReportKind::Exclusive { max_alloc_size } => {
                 suggested.push(SuggestedPool {
-                    kind: "exclusive",
+                    kind: PoolKind::Exclusive.name(),
                     page_size: None,
                     max_size: max_alloc_size,
                     pages: pool.peak_pages,
@@ -150,7 +150,7 @@ fn suggest(
                 ..
             } => {
                 suggested.push(SuggestedPool {
-                    kind: "arena",
+                    kind: PoolKind::Arena.name(),
                     page_size: None,
                     max_size: max_slice_size,
                     pages: pool.peak_pages,

@@ -1,32 +1,34 @@
 //! The report's pool lines, from one memory's report or summed over the
 //! memories of several streams (which share one layout).
 
+use gpumem::config::PoolKind;
 use gpumem::pools::{MemoryReport, PoolReportKind};
 
 use crate::report::PoolLine;
 use gpumem::storage::units::format_bytes;
 
 fn pool_name(kind: &PoolReportKind) -> String {
+    let name = PoolKind::of_report(kind).name();
     match *kind {
         PoolReportKind::Sliced {
             page_size,
             max_slice_size,
             ..
         } => format!(
-            "sliced({} pages, slices ≤ {})",
+            "{name}({} pages, slices ≤ {})",
             format_bytes(page_size),
             format_bytes(max_slice_size)
         ),
         PoolReportKind::Exclusive { max_alloc_size } => {
-            format!("exclusive(≤ {})", format_bytes(max_alloc_size))
+            format!("{name}(≤ {})", format_bytes(max_alloc_size))
         }
-        PoolReportKind::Persistent => "persistent".to_string(),
+        PoolReportKind::Persistent => name.to_string(),
         PoolReportKind::Arena {
             max_slice_size,
             range_size,
             ..
         } => format!(
-            "arena({} range, slices ≤ {})",
+            "{name}({} range, slices ≤ {})",
             format_bytes(range_size),
             format_bytes(max_slice_size)
         ),
