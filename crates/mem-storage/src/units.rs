@@ -94,7 +94,7 @@ pub fn format_bytes_exact(bytes: u64, largest: u64) -> String {
     UNITS
         .into_iter()
         .filter(|&(_, scale)| scale <= largest)
-        .find(|&(_, scale)| bytes >= scale && bytes % scale == 0)
+        .find(|&(_, scale)| bytes >= scale && bytes.is_multiple_of(scale))
         .map_or_else(
             || format!("{bytes} B"),
             |(unit, scale)| format!("{} {unit}", bytes / scale),
