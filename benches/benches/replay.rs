@@ -2,7 +2,7 @@
 //! `gpumem` command, through gpumem's pools on a simulated 80 GiB device
 //! and through the peers: `offset-allocator` over an 80 GiB heap and the
 //! system allocator on host memory. The replay loop is the command's own
-//! (`gpumem_cli::replay::replay`); only its loop is timed (`wall_ns`), not
+//! (`gpumem_replay::replay::replay`); only its loop is timed (`wall_ns`), not
 //! building the backend or freeing what is left at the end.
 
 use std::time::Duration;
@@ -12,8 +12,8 @@ use gpumem_benches::DEVICE_BYTES;
 use gpumem_benches::device_peer::default_device;
 use gpumem_benches::fragmentation::{program, workloads};
 use gpumem_benches::replay_peers::{MallocBackend, OffsetBackend};
-use gpumem_cli::replay::{AllocBackend, Program, ReplayOptions, replay};
-use gpumem_cli::workload::WorkloadSpec;
+use gpumem_replay::replay::{AllocBackend, Program, ReplayOptions, replay};
+use gpumem_replay::workload::WorkloadSpec;
 
 fn replay_wall<B: AllocBackend>(program: &Program, iters: u64, make: impl Fn() -> B) -> Duration {
     let mut total = Duration::ZERO;

@@ -20,9 +20,9 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
-use gpumem_cli::replay::{Op, Program, ReplayReport};
-use gpumem_cli::trace::{TraceFormat, read_trace_file};
-use gpumem_cli::workload::WorkloadSpec;
+use gpumem_replay::replay::{Op, Program, ReplayReport};
+use gpumem_replay::trace::{TraceFormat, read_trace_file};
+use gpumem_replay::workload::WorkloadSpec;
 use mem_storage::DEFAULT_GRANULARITY;
 
 use crate::device_peer::{default_device, paged_device, uses_arenas};

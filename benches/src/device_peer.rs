@@ -11,9 +11,9 @@
 
 use gpumem::Device;
 use gpumem::config::{GpumemConfig, PoolLayout};
-use gpumem_cli::cli::PoolSettings;
-use gpumem_cli::plan::max_page_for;
-use gpumem_cli::replay::{DeviceBackend, Program, StreamMode};
+use gpumem_replay::plan::max_page_for;
+use gpumem_replay::replay::{DeviceBackend, Program, StreamMode};
+use gpumem_replay::setup::PoolSettings;
 
 use crate::Result;
 

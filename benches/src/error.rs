@@ -48,7 +48,7 @@ pub enum BenchError {
     },
     /// A replay or workload of the `gpumem` command's library failed.
     #[error("replay: {0}")]
-    Replay(#[from] gpumem_cli::CliError),
+    Replay(#[from] gpumem_replay::ReplayError),
     /// A relocation failed (what leaked, if anything, is in the message).
     #[error("relocation: {0}")]
     Relocation(#[from] mem_relocate::RelocationError),

@@ -12,10 +12,9 @@
 //! see [`crate::device_peer`]): relocation is theirs to need; the arena
 //! table measures the default, arenas.
 
-use clap::ValueEnum;
-use gpumem_cli::cli::{BackendKind, PoolSettings, replay_on};
-use gpumem_cli::replay::{AllocBackend, Program, ReplayOptions, ReplayReport, replay};
-use gpumem_cli::workload::{Workload, WorkloadSpec};
+use gpumem_replay::replay::{AllocBackend, Program, ReplayOptions, ReplayReport, replay};
+use gpumem_replay::setup::{BackendKind, PoolSettings, replay_on};
+use gpumem_replay::workload::{Workload, WorkloadSpec};
 
 use crate::device_peer::paged_config;
 use crate::relocating::{Policy, RelocatingBackend, RelocationTally};
@@ -24,7 +23,7 @@ use crate::{BenchError, DEVICE_BYTES, Result};
 
 /// Every built-in workload of the `gpumem` command, in its own order.
 pub fn workloads() -> &'static [Workload] {
-    Workload::value_variants()
+    &Workload::ALL
 }
 
 /// A workload generated with `spec` and compiled for replay.
@@ -168,7 +167,7 @@ mod tests {
             let ours = run("t", &program, &mut ours).unwrap();
             let settings = PoolSettings {
                 config: paged_config(&program, DEVICE_BYTES),
-                streams: gpumem_cli::replay::StreamMode::One,
+                streams: gpumem_replay::replay::StreamMode::One,
                 ..PoolSettings::default()
             };
             let options = ReplayOptions::default();

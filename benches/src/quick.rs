@@ -8,8 +8,8 @@
 
 use std::time::Instant;
 
-use gpumem_cli::replay::{AllocBackend, Program, ReplayOptions, replay};
-use gpumem_cli::workload::WorkloadSpec;
+use gpumem_replay::replay::{AllocBackend, Program, ReplayOptions, replay};
+use gpumem_replay::workload::WorkloadSpec;
 
 use crate::churn::{ChurnPeer, Steps, churn, pairs, prepare};
 use crate::churn::{OffsetPeer, PoolsPeer, SystemPeer};

@@ -1,6 +1,6 @@
 //! `offset-allocator` and the system allocator as replay backends, so the
 //! built-in workloads run through every peer with the same replay loop
-//! (`gpumem_cli::replay::replay`, timed alone).
+//! (`gpumem_replay::replay::replay`, timed alone).
 //!
 //! What "reserved" means differs per peer and is stated here once:
 //! - gpumem: physical memory mapped (arenas) or bytes of pages held, from
@@ -13,17 +13,17 @@
 //! - system: `malloc` on host memory, whose own overhead the replay cannot
 //!   see; reserved equals live, as for a `cudaMalloc` per request.
 
-use gpumem_cli::replay::AllocBackend;
-use gpumem_cli::{CliError, Result};
+use gpumem_replay::replay::AllocBackend;
+use gpumem_replay::{ReplayError, Result};
 
-pub use gpumem_cli::compare::{OffsetBackend, OffsetToken};
+pub use gpumem_replay::compare::{OffsetBackend, OffsetToken};
 
 use crate::BenchError;
 use crate::churn::system::Block;
 use crate::churn::system_alloc;
 
-fn backend_error(backend: &'static str, err: BenchError) -> CliError {
-    CliError::Backend {
+fn backend_error(backend: &'static str, err: BenchError) -> ReplayError {
+    ReplayError::Backend {
         backend,
         message: err.to_string(),
     }
@@ -89,10 +89,10 @@ impl AllocBackend for MallocBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpumem_cli::replay::{ReplayOptions, replay};
-    use gpumem_cli::workload::{Workload, WorkloadSpec};
+    use gpumem_replay::replay::{ReplayOptions, replay};
+    use gpumem_replay::workload::{Workload, WorkloadSpec};
 
-    fn program() -> gpumem_cli::replay::Program {
+    fn program() -> gpumem_replay::replay::Program {
         let spec = WorkloadSpec {
             seed: 3,
             scale: 0.02,

@@ -176,7 +176,7 @@ pub fn render(speed: &[QuickRow], frag: &[FragRow], goals: &[Goal]) -> String {
 mod tests {
     use super::*;
     use crate::fragmentation::workload_rows;
-    use gpumem_cli::workload::{Workload, WorkloadSpec};
+    use gpumem_replay::workload::{Workload, WorkloadSpec};
 
     fn row(name: &str, gpumem: f64, offset: f64) -> QuickRow {
         QuickRow {

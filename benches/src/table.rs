@@ -3,6 +3,8 @@
 
 use std::fmt::Write;
 
+use mem_storage::units::{format_bytes_approx, format_bytes_exact};
+
 /// A table of right-aligned numbers beside left-aligned label columns.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Table {
@@ -111,34 +113,16 @@ pub fn count(n: usize) -> String {
     }
 }
 
-/// Bytes as `512 B`, `64 KiB`, `16 MiB`.
+/// Bytes exactly, in the largest unit up to GiB that divides them:
+/// `2 GiB`, `96 KiB`, `1000 B` (`mem_storage::units::format_bytes_exact`).
 pub fn human(bytes: u64) -> String {
-    match bytes {
-        b if b >= crate::GIB && b % crate::GIB == 0 => format!("{} GiB", b / crate::GIB),
-        b if b >= crate::MIB && b % crate::MIB == 0 => format!("{} MiB", b / crate::MIB),
-        b if b >= crate::KIB && b % crate::KIB == 0 => format!("{} KiB", b / crate::KIB),
-        b => format!("{b} B"),
-    }
+    format_bytes_exact(bytes, crate::GIB)
 }
 
-/// Bytes to three significant digits: `1.50 GiB`, `712 MiB`, `96.0 KiB`.
+/// Bytes to three significant digits: `1.50 GiB`, `712 MiB`, `96.0 KiB`
+/// (`mem_storage::units::format_bytes_approx`).
 pub fn human_approx(bytes: u64) -> String {
-    let units = [
-        ("GiB", crate::GIB),
-        ("MiB", crate::MIB),
-        ("KiB", crate::KIB),
-    ];
-    for (name, size) in units {
-        if bytes >= size {
-            let v = bytes as f64 / size as f64;
-            return match v {
-                v if v >= 100.0 => format!("{v:.0} {name}"),
-                v if v >= 10.0 => format!("{v:.1} {name}"),
-                v => format!("{v:.2} {name}"),
-            };
-        }
-    }
-    format!("{bytes} B")
+    format_bytes_approx(bytes, crate::GIB)
 }
 
 #[cfg(test)]

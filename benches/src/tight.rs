@@ -8,8 +8,8 @@
 //! [`crate::device_peer::paged_config`]): pages up to `min(1 GiB, device)`
 //! unless the trace's largest allocation needs more.
 
-use gpumem_cli::replay::ReplayReport;
-use gpumem_cli::workload::WorkloadSpec;
+use gpumem_replay::replay::ReplayReport;
+use gpumem_replay::workload::WorkloadSpec;
 
 use crate::fragmentation::{program, run, workloads};
 use crate::relocating::{Policy, RelocatingBackend, RelocationTally};

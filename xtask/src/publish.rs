@@ -26,6 +26,7 @@ pub const PUBLISHED: &[&str] = &[
     "mem-relocate",
     "mem-capture",
     "gpumem",
+    "gpumem-replay",
     "gpumem-cli",
 ];
 
@@ -38,7 +39,7 @@ pub fn package(_args: &[String]) -> Result<(), String> {
     forget_unpacked_overlays()?;
     forget_earlier_verifications()?;
     // Verification builds in the workspace's target/ (dev profile), so the
-    // dependencies are compiled once for all seven.
+    // dependencies are compiled once for all eight.
     run(&mut cargo(&args))
 }
 

@@ -27,9 +27,9 @@
 
 use std::sync::Arc;
 
-use gpumem_cli::CliError;
-use gpumem_cli::replay::AllocBackend;
-use gpumem_cli::trace::Mode;
+use gpumem_replay::ReplayError;
+use gpumem_replay::replay::AllocBackend;
+use gpumem_replay::trace::Mode;
 
 use super::NAME;
 use super::ir::MemoryDeviceProperties;
@@ -111,8 +111,8 @@ impl CubeclBackend {
         }
     }
 
-    fn refuse(err: &IoError) -> CliError {
-        CliError::Backend {
+    fn refuse(err: &IoError) -> ReplayError {
+        ReplayError::Backend {
             backend: NAME,
             message: err.to_string().lines().next().unwrap_or("").to_string(),
         }
@@ -202,11 +202,11 @@ impl AllocBackend for CubeclBackend {
         NAME
     }
 
-    fn reserve(&mut self, size: u64, stream: u64) -> gpumem_cli::Result<CubeclToken> {
+    fn reserve(&mut self, size: u64, stream: u64) -> gpumem_replay::Result<CubeclToken> {
         let current = usize::try_from(stream)
             .ok()
             .filter(|&s| s < self.streams.len())
-            .ok_or_else(|| CliError::Backend {
+            .ok_or_else(|| ReplayError::Backend {
                 backend: NAME,
                 message: format!("stream {stream} is not one of the trace's"),
             })?;
@@ -218,7 +218,7 @@ impl AllocBackend for CubeclBackend {
         Ok(CubeclToken { handle, size })
     }
 
-    fn free(&mut self, token: CubeclToken) -> gpumem_cli::Result<()> {
+    fn free(&mut self, token: CubeclToken) -> gpumem_replay::Result<()> {
         drop(token.handle);
         self.live -= token.size;
         Ok(())
@@ -266,8 +266,8 @@ impl CubeclBackend {
 
 #[cfg(test)]
 mod tests {
-    use gpumem_cli::replay::{AllocBackend, Program, ReplayOptions, replay};
-    use gpumem_cli::workload::{Workload, WorkloadSpec};
+    use gpumem_replay::replay::{AllocBackend, Program, ReplayOptions, replay};
+    use gpumem_replay::workload::{Workload, WorkloadSpec};
 
     use mem_storage::units::{GIB, MIB};
 

@@ -3,7 +3,7 @@
 //! An issue asked whether gpumem beats CubeCL's engine on every trace. This
 //! binary answers with numbers: each trace (a built-in workload or a file
 //! gpumem-cli reads) is compiled once and replayed through the same timed
-//! loop (`gpumem_cli::replay::replay`) by gpumem's default `Device` and
+//! loop (`gpumem_replay::replay::replay`) by gpumem's default `Device` and
 //! offset-allocator (the rows of `gpumem compare`) and by cubecl-server
 //! 0.11.3 and 0.12.0-pre.1 ([`v011`], [`v012`]), all on an 80 GiB device
 //! that holds no memory. ns/op is the median of `--runs` runs (3 by
@@ -24,10 +24,10 @@ pub mod v012;
 use std::path::Path;
 use std::process::ExitCode;
 
-use gpumem_cli::replay::Program;
-use gpumem_cli::trace::{TraceFormat, read_trace_file};
-use gpumem_cli::workload::{Workload, WorkloadSpec};
-use gpumem_cli::{CliError, Result};
+use gpumem_replay::replay::Program;
+use gpumem_replay::trace::{TraceFormat, read_trace_file};
+use gpumem_replay::workload::{Workload, WorkloadSpec};
+use gpumem_replay::{ReplayError, Result};
 
 const WORKLOADS: [Workload; 4] = [
     Workload::Random,
@@ -49,8 +49,8 @@ fn main() -> ExitCode {
     }
 }
 
-fn usage(reason: String) -> CliError {
-    CliError::InvalidArgument {
+fn usage(reason: String) -> ReplayError {
+    ReplayError::InvalidArgument {
         option: "cubecl-peers",
         value: std::env::args().skip(1).collect::<Vec<_>>().join(" "),
         reason: format!("{reason}; usage: cubecl-peers [--runs N] SOURCE..."),

@@ -1,8 +1,8 @@
 //! One trace through the five rows, `runs` times.
 
-use gpumem_cli::Result;
-use gpumem_cli::compare::{Allocator, CompareBackend, Row, Setup, run_row};
-use gpumem_cli::replay::{AllocBackend, Program, ReplayOptions, replay};
+use gpumem_replay::Result;
+use gpumem_replay::compare::{Allocator, CompareBackend, Row, Setup, run_row};
+use gpumem_replay::replay::{AllocBackend, Program, ReplayOptions, replay};
 
 use crate::table::{Measured, Table};
 use crate::{v011, v012};
@@ -84,9 +84,9 @@ pub fn measure(source: &str, program: &Program, runs: usize) -> Result<Table> {
     let setup = Setup {
         backend: CompareBackend::Sim,
         capacity: DEVICE_BYTES,
-        config: gpumem_cli::cli::base_config()?,
+        config: gpumem_replay::setup::base_config()?,
         threads: false,
-        pytorch: gpumem_cli::compare::pytorch::Policy::default(),
+        pytorch: gpumem_replay::compare::pytorch::Policy::default(),
     };
     let mut measured: Vec<Measured> = Vec::new();
     for run in 0..runs.max(1) {

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use gpumem_cli::compare::Row;
+use gpumem_replay::compare::Row;
 use mem_storage::units::format_bytes;
 
 /// One row over several runs: the first run's numbers (bytes are

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use gpumem_benches::arenas::{arena_rows, markdown};
-use gpumem_cli::workload::WorkloadSpec;
+use gpumem_replay::workload::WorkloadSpec;
 
 fn main() -> ExitCode {
     let traces = std::env::args()

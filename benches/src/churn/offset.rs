@@ -3,12 +3,12 @@
 //!
 //! Its sizes are `u32` units, so it counts in units of the device's
 //! 256-byte alignment: 80 GiB is 335 M units, well inside `u32`. The unit
-//! and the heap are the `gpumem` command's ([`gpumem_cli::compare`]), so
+//! and the heap are the `gpumem` command's ([`gpumem_replay::compare`]), so
 //! the churn peer and the replay peer are built the same way.
 
 use offset_allocator::{Allocation, Allocator};
 
-pub use gpumem_cli::compare::{UNIT, offset_allocator};
+pub use gpumem_replay::compare::{UNIT, offset_allocator};
 
 use super::ChurnPeer;
 use crate::{BenchError, DEVICE_BYTES, Result};
@@ -30,7 +30,7 @@ impl std::fmt::Debug for OffsetPeer {
 
 /// `bytes` in units, rounded up; an error if it does not fit `u32`.
 pub fn units(bytes: u64) -> Result<u32> {
-    gpumem_cli::compare::units(bytes).ok_or(BenchError::Unrepresentable {
+    gpumem_replay::compare::units(bytes).ok_or(BenchError::Unrepresentable {
         peer: "offset-allocator",
         size: bytes,
         reason: "more than u32::MAX units of 256 bytes",

@@ -11,10 +11,10 @@
 //! data); the arena table measures them.
 
 use gpumem::prelude::*;
-use gpumem_cli::replay::{AllocBackend, DeviceBackend, DeviceToken, Program};
-use gpumem_cli::report::PoolLine;
-use gpumem_cli::trace::Mode;
-use gpumem_cli::{CliError, Result};
+use gpumem_replay::replay::{AllocBackend, DeviceBackend, DeviceToken, Program};
+use gpumem_replay::report::PoolLine;
+use gpumem_replay::trace::Mode;
+use gpumem_replay::{ReplayError, Result};
 use mem_pools::CompactionState;
 use mem_relocate::compaction_worthwhile;
 
@@ -39,8 +39,8 @@ pub struct RelocatingBackend {
     stalled: Option<Shape>,
 }
 
-fn failed(err: &GpuMemError) -> CliError {
-    CliError::Backend {
+fn failed(err: &GpuMemError) -> ReplayError {
+    ReplayError::Backend {
         backend: "sim+relocate",
         message: format!("relocation: {err}"),
     }

@@ -10,21 +10,17 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::error::{CliError, Result};
-use crate::replay::Sample;
-use crate::report::ReplayReport;
-use gpumem::storage::units::format_bytes;
+use crate::{CliError, Result};
+use gpumem::storage::units::{GIB, KIB, binary_unit, format_bytes};
+use gpumem_replay::replay::Sample;
+use gpumem_replay::report::ReplayReport;
 
 const SIZE: (u32, u32) = (1280, 720);
 
+/// The axis unit: the byte formatter's, KiB at least and GiB at most.
 fn unit_for(max: u64) -> (f64, &'static str) {
-    if max >= 1 << 30 {
-        ((1u64 << 30) as f64, "GiB")
-    } else if max >= 1 << 20 {
-        ((1u64 << 20) as f64, "MiB")
-    } else {
-        (1024.0, "KiB")
-    }
+    let (unit, scale) = binary_unit(max.max(KIB), GIB);
+    (scale as f64, unit)
 }
 
 /// One line of the plot: a legend name and `(x, bytes)` points.

@@ -13,7 +13,7 @@ fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-/// A trace where the plan's sized pages beat sub_slices (see tests/plan.rs).
+/// A trace where the plan's sized pages beat sub_slices (see gpumem-replay's tests/plan.rs).
 const RANDOM: [&str; 4] = ["--workload", "random", "--scale", "0.1"];
 
 #[test]

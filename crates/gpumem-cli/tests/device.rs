@@ -7,9 +7,9 @@ use std::process::{Command, Output};
 
 use gpumem::config::{GpumemConfig, PoolLayout};
 use gpumem::prelude::*;
-use gpumem_cli::cli::{BackendKind, PoolSettings, replay_on};
-use gpumem_cli::replay::{Program, ReplayOptions, ReplayReport};
-use gpumem_cli::trace::{Event, Mode};
+use gpumem_replay::replay::{Program, ReplayOptions, ReplayReport};
+use gpumem_replay::setup::{BackendKind, PoolSettings, replay_on};
+use gpumem_replay::trace::{Event, Mode};
 
 /// Two streams, a persistent window, growth past the first page size, a
 /// cleanup: enough to exercise pages, arenas and the device-wide peak.

@@ -35,7 +35,7 @@ const NOT_RUN: &[(&str, &str)] = &[
         "gpumem plan --workload random --json > plan.json",
         "a shell redirection, which trycmd does not run; the test \
          plan_json_written_to_a_file_is_accepted_by_replay_config_and_shows_the_improvement \
-         (tests/plan.rs) runs this cycle through the binary",
+         (tests/cli_layouts.rs) runs this cycle through the binary",
     ),
     (
         "gpumem replay --workload random --config plan.json",

@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
-use gpumem_cli::replay::{Program, ReplayOptions, SystemBackend, replay};
-use gpumem_cli::trace::{Event, Mode, read_jsonl, read_pytorch, read_rmm_csv, write_jsonl};
+use gpumem_replay::replay::{Program, ReplayOptions, SystemBackend, replay};
+use gpumem_replay::trace::{Event, Mode, read_jsonl, read_pytorch, read_rmm_csv, write_jsonl};
 use proptest::prelude::*;
 
 fn event() -> impl Strategy<Value = Event> {

@@ -15,10 +15,10 @@ use std::path::PathBuf;
 
 use gpumem::storage::DriverCosts;
 use gpumem::storage::units::{GIB, MIB};
-use gpumem_cli::compare::pytorch::{Policy, PytorchBackend};
-use gpumem_cli::replay::{Program, ReplayOptions, replay};
-use gpumem_cli::side_by_side::recorded_allocator;
-use gpumem_cli::trace::{TraceFormat, read_trace_file_on};
+use gpumem_replay::compare::pytorch::{Policy, PytorchBackend};
+use gpumem_replay::replay::{Program, ReplayOptions, replay};
+use gpumem_replay::side_by_side::recorded_allocator;
+use gpumem_replay::trace::{TraceFormat, read_trace_file_on};
 
 /// (PyTorch's recorded peak reserved, the model's peak reserved).
 fn peaks(name: &str, device: Option<usize>, expandable: bool) -> (u64, u64) {

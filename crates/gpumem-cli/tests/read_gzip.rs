@@ -13,7 +13,7 @@ use std::process::Command;
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use gpumem_cli::CliError;
-use gpumem_cli::trace::{Event, TraceFormat, read_jsonl, read_trace_file};
+use gpumem_replay::trace::{Event, TraceFormat, read_jsonl, read_trace_file};
 
 const TRACE: &str = r#"{"format":"gpumem-trace","version":1}
 {"op":"alloc","id":1,"size":4096}

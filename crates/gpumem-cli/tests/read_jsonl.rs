@@ -2,9 +2,9 @@
 //! kind of malformed line reported with its line number.
 
 use gpumem_cli::CliError;
-use gpumem_cli::trace::{Event, Mode, UnknownFree, read_jsonl, write_jsonl};
+use gpumem_replay::trace::{Event, Mode, UnknownFree, read_jsonl, write_jsonl};
 
-fn read(text: &str) -> Result<gpumem_cli::trace::Trace, CliError> {
+fn read(text: &str) -> Result<gpumem_replay::trace::Trace, CliError> {
     read_jsonl(text.as_bytes())
 }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use gpumem::storage::units::MIB;
 use gpumem_cli::CliError;
-use gpumem_cli::trace::{Event, read_pytorch};
+use gpumem_replay::trace::{Event, read_pytorch};
 use serde_pickle::{HashableValue, SerOptions, Value};
 
 fn key(k: &str) -> HashableValue {
@@ -278,7 +278,7 @@ fn unknown_actions_are_skipped_counted_and_named() {
     let trace = read_pytorch(snapshot(vec![many]).as_slice(), None).unwrap();
     let actions = &trace.stats.unknown_actions;
     assert_eq!(actions.values().sum::<u64>(), 20);
-    assert!(actions.len() <= gpumem_cli::trace::UNKNOWN_ACTIONS_KEPT + 1);
+    assert!(actions.len() <= gpumem_replay::trace::UNKNOWN_ACTIONS_KEPT + 1);
 
     // The command names them in a warning.
     let path = std::env::temp_dir().join(format!("gpumem-unknown-{}.pkl", std::process::id()));

@@ -3,7 +3,7 @@
 
 use gpumem::storage::{Action, ResourceEvent, StreamId, write_csv};
 use gpumem_cli::CliError;
-use gpumem_cli::trace::{Event, read_rmm_csv};
+use gpumem_replay::trace::{Event, read_rmm_csv};
 
 fn error_at(text: &str) -> (u64, String) {
     match read_rmm_csv(text.as_bytes()) {

@@ -3,10 +3,10 @@
 
 use gpumem::storage::units::GIB;
 use gpumem_cli::CliError;
-use gpumem_cli::cli::{BackendKind, PoolSettings, replay_on};
-use gpumem_cli::replay::{AllocBackend, Program, ReplayOptions, SystemBackend, replay};
-use gpumem_cli::trace::Event;
-use gpumem_cli::workload::{Workload, WorkloadSpec};
+use gpumem_replay::replay::{AllocBackend, Program, ReplayOptions, SystemBackend, replay};
+use gpumem_replay::setup::{BackendKind, PoolSettings, replay_on};
+use gpumem_replay::trace::Event;
+use gpumem_replay::workload::{Workload, WorkloadSpec};
 
 fn events(w: Workload, scale: f64) -> Vec<Event> {
     w.generate(&WorkloadSpec { seed: 11, scale }).unwrap()

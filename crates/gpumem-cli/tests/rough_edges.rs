@@ -247,7 +247,7 @@ fn record_to_dash_writes_the_trace_to_stdout() {
         "-",
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let trace = gpumem_cli::trace::read_jsonl(out.stdout.as_slice()).unwrap();
+    let trace = gpumem_replay::trace::read_jsonl(out.stdout.as_slice()).unwrap();
     assert!(!trace.events.is_empty());
     let stderr = text(&out.stderr);
     assert!(

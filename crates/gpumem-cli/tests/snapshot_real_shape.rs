@@ -10,7 +10,7 @@ use common::*;
 
 use std::path::PathBuf;
 
-use gpumem_cli::trace::{Event, GroupBy, read_pytorch};
+use gpumem_replay::trace::{Event, GroupBy, read_pytorch};
 
 use gpumem::storage::units::MIB;
 

@@ -3,9 +3,9 @@
 
 use gpumem::storage::units::{GIB, MIB};
 use gpumem_cli::CliError;
-use gpumem_cli::replay::Program;
-use gpumem_cli::trace::{Event, Mode};
-use gpumem_cli::workload::{Workload, WorkloadSpec};
+use gpumem_replay::replay::Program;
+use gpumem_replay::trace::{Event, Mode};
+use gpumem_replay::workload::{Workload, WorkloadSpec};
 
 const ALL: [Workload; 4] = [
     Workload::Random,
@@ -173,4 +173,12 @@ fn a_scale_that_is_not_a_positive_finite_number_is_refused() {
             "{scale}: {err}"
         );
     }
+}
+
+#[test]
+fn the_workloads_the_command_takes_are_the_librarys_list_in_its_order() {
+    assert_eq!(
+        <Workload as clap::ValueEnum>::value_variants(),
+        &Workload::ALL
+    );
 }

@@ -5,14 +5,14 @@
 
 use std::collections::BTreeMap;
 
-use gpumem_cli::CliError;
-use gpumem_cli::trace::{Event, MAX_TRACE_SIZE, read_jsonl, read_pytorch, read_rmm_csv};
+use gpumem_replay::ReplayError;
+use gpumem_replay::trace::{Event, MAX_TRACE_SIZE, read_jsonl, read_pytorch, read_rmm_csv};
 use serde_pickle::{HashableValue, SerOptions, Value};
 
 /// (line or record, message) of a parse error; panics on anything else.
-fn parse_error(result: Result<gpumem_cli::trace::Trace, CliError>) -> (u64, String) {
+fn parse_error(result: Result<gpumem_replay::trace::Trace, ReplayError>) -> (u64, String) {
     match result {
-        Err(CliError::Parse {
+        Err(ReplayError::Parse {
             number, message, ..
         }) => (number, message),
         other => panic!("expected a parse error, got {other:?}"),
@@ -124,7 +124,7 @@ fn no_truncation_of_a_valid_text_trace_panics_a_reader() {
             for r in [a, b] {
                 match r {
                     Ok(_) => ok += 1,
-                    Err(CliError::Parse { number, .. }) => {
+                    Err(ReplayError::Parse { number, .. }) => {
                         assert!(number >= 1);
                         refused += 1;
                     }
@@ -174,7 +174,7 @@ fn no_truncation_of_a_snapshot_panics_the_reader() {
     for cut in 0..bytes.len() {
         let result = std::panic::catch_unwind(|| read_pytorch(&bytes[..cut], None));
         match result.unwrap_or_else(|_| panic!("the reader panicked on {cut} bytes")) {
-            Err(CliError::Parse { .. }) => refused += 1,
+            Err(ReplayError::Parse { .. }) => refused += 1,
             Ok(trace) => assert!(trace.events.len() <= 1),
             Err(other) => panic!("not a parse error: {other}"),
         }

@@ -3,7 +3,9 @@
 //! Binary units only: `KIB` … `TIB` are powers of 1024, and
 //! [`format_bytes`] writes the largest binary unit that keeps the count at
 //! least 1, with two decimals (`1.50 GiB`), or plain bytes below 1 KiB
-//! (`512 B`).
+//! (`512 B`); [`format_bytes_approx`] (three significant digits) and
+//! [`format_bytes_exact`] (the largest unit that divides) are its other
+//! two forms, and [`binary_unit`] the unit all three choose.
 
 /// 1 KiB.
 pub const KIB: u64 = 1 << 10;
@@ -25,17 +27,78 @@ pub const PIB: u64 = 1 << 50;
 /// assert_eq!(format_bytes(512), "512 B");
 /// ```
 pub fn format_bytes(bytes: u64) -> String {
-    const UNITS: [(&str, u64); 5] = [
-        ("PiB", PIB),
-        ("TiB", TIB),
-        ("GiB", GIB),
-        ("MiB", MIB),
-        ("KiB", KIB),
-    ];
-    match UNITS.into_iter().find(|&(_, scale)| bytes >= scale) {
-        Some((unit, scale)) => format!("{:.2} {unit}", bytes as f64 / scale as f64),
-        None => format!("{bytes} B"),
+    match binary_unit(bytes, PIB) {
+        ("B", _) => format!("{bytes} B"),
+        (unit, scale) => format!("{:.2} {unit}", bytes as f64 / scale as f64),
     }
+}
+
+/// The binary units, largest first.
+const UNITS: [(&str, u64); 5] = [
+    ("PiB", PIB),
+    ("TiB", TIB),
+    ("GiB", GIB),
+    ("MiB", MIB),
+    ("KiB", KIB),
+];
+
+/// The unit [`format_bytes`] writes `bytes` in, with its size: the largest
+/// binary unit of at most `largest` bytes that keeps the count ≥ 1, or
+/// `("B", 1)` below 1 KiB. A plot scales its axis by it.
+///
+/// ```
+/// use mem_storage::units::{GIB, MIB, PIB, binary_unit};
+/// assert_eq!(binary_unit(3 * MIB, PIB), ("MiB", MIB));
+/// assert_eq!(binary_unit(5 << 40, GIB), ("GiB", GIB));
+/// assert_eq!(binary_unit(100, PIB), ("B", 1));
+/// ```
+pub fn binary_unit(bytes: u64, largest: u64) -> (&'static str, u64) {
+    UNITS
+        .into_iter()
+        .filter(|&(_, scale)| scale <= largest)
+        .find(|&(_, scale)| bytes >= scale)
+        .unwrap_or(("B", 1))
+}
+
+/// `bytes` to three significant digits in the unit of [`binary_unit`]
+/// (`1.50 GiB`, `712 MiB`, `96.0 KiB`, `512 B`): for tables, where the
+/// column reads at a glance.
+///
+/// ```
+/// use mem_storage::units::{GIB, MIB, format_bytes_approx};
+/// assert_eq!(format_bytes_approx(3 * GIB / 2, GIB), "1.50 GiB");
+/// assert_eq!(format_bytes_approx(712 * MIB, GIB), "712 MiB");
+/// ```
+pub fn format_bytes_approx(bytes: u64, largest: u64) -> String {
+    match binary_unit(bytes, largest) {
+        ("B", _) => format!("{bytes} B"),
+        (unit, scale) => match bytes as f64 / scale as f64 {
+            v if v >= 100.0 => format!("{v:.0} {unit}"),
+            v if v >= 10.0 => format!("{v:.1} {unit}"),
+            v => format!("{v:.2} {unit}"),
+        },
+    }
+}
+
+/// `bytes` exactly, in the largest binary unit of at most `largest` bytes
+/// that divides it (`2 GiB`, `1536 MiB`, `96 KiB`, `1000 B`): for sizes a
+/// user typed or a layout names.
+///
+/// ```
+/// use mem_storage::units::{GIB, MIB, format_bytes_exact};
+/// assert_eq!(format_bytes_exact(2 * GIB, GIB), "2 GiB");
+/// assert_eq!(format_bytes_exact(1536 * MIB, GIB), "1536 MiB");
+/// assert_eq!(format_bytes_exact(1000, GIB), "1000 B");
+/// ```
+pub fn format_bytes_exact(bytes: u64, largest: u64) -> String {
+    UNITS
+        .into_iter()
+        .filter(|&(_, scale)| scale <= largest)
+        .find(|&(_, scale)| bytes >= scale && bytes.is_multiple_of(scale))
+        .map_or_else(
+            || format!("{bytes} B"),
+            |(unit, scale)| format!("{} {unit}", bytes / scale),
+        )
 }
 
 #[cfg(test)]
@@ -52,5 +115,18 @@ mod tests {
         assert_eq!(format_bytes(2 * MIB), "2.00 MiB");
         assert_eq!(format_bytes(3 * PIB), "3.00 PiB");
         assert_eq!(format_bytes(u64::MAX), "16384.00 PiB");
+    }
+
+    #[test]
+    fn the_approximate_and_exact_forms_stop_at_the_largest_unit_asked_for() {
+        assert_eq!(format_bytes_approx(0, GIB), "0 B");
+        assert_eq!(format_bytes_approx(96 * KIB, GIB), "96.0 KiB");
+        assert_eq!(format_bytes_approx(2 * TIB, GIB), "2048 GiB");
+        assert_eq!(format_bytes_approx(2 * TIB, PIB), "2.00 TiB");
+        assert_eq!(format_bytes_exact(0, GIB), "0 B");
+        assert_eq!(format_bytes_exact(3 * KIB + 1, GIB), "3073 B");
+        assert_eq!(format_bytes_exact(2 * TIB, GIB), "2048 GiB");
+        assert_eq!(binary_unit(KIB - 1, GIB), ("B", 1));
+        assert_eq!(binary_unit(u64::MAX, MIB), ("MiB", MIB));
     }
 }

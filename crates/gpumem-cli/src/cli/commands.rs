@@ -8,15 +8,15 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::replay_views::{complete_report, write_page, write_plot, x_axis};
 use super::{Cli, Command, RecordArgs, ReplayArgs};
-use crate::error::{CliError, Result};
-use crate::input::{
-    BackendKind, PoolSettings, base_config, device_bytes, host_capacity, input_notes, load_config,
-    load_input, replay_on, write_notes,
-};
-use crate::replay::{Program, ReplayOptions};
-use crate::trace::write_trace_jsonl;
-use crate::workload::WorkloadSpec;
+use crate::input::{load_input, write_notes};
+use crate::{CliError, Result};
 use gpumem::storage::units::format_bytes;
+use gpumem_replay::replay::{Program, ReplayOptions};
+use gpumem_replay::setup::{
+    BackendKind, PoolSettings, base_config, device_bytes, host_capacity, load_config, replay_on,
+};
+use gpumem_replay::trace::{input_notes, write_trace_jsonl};
+use gpumem_replay::workload::WorkloadSpec;
 
 /// Timeline samples kept for `--plot`.
 pub const PLOT_POINTS: usize = 2000;
@@ -178,7 +178,7 @@ fn run_record(args: &RecordArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
     .map_err(io_err(if to_stdout { "stderr" } else { "stdout" }))
 }
 
-fn write_trace_file(path: &Path, trace: &crate::trace::Trace) -> Result<()> {
+fn write_trace_file(path: &Path, trace: &gpumem_replay::trace::Trace) -> Result<()> {
     let file = File::create(path).map_err(|source| CliError::Open {
         path: path.to_path_buf(),
         source,

@@ -11,17 +11,14 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-pub use crate::input::{
-    BackendKind, CONFIG_SYNTAX, DEFAULT_DEVICE_GIB, HOST_MEMORY_SHARE, InputArgs, MAX_DEVICE_GIB,
-    PoolSettings, Source, base_config, device_bytes, host_capacity, load_config, load_input,
-    replay_on,
-};
+pub use crate::input::{InputArgs, Source, load_input};
 pub use crate::plan::PlanArgs;
 pub use commands::run;
 
-use crate::replay::StreamMode;
-use crate::trace::GroupBy;
-use crate::workload::Workload;
+use gpumem_replay::replay::StreamMode;
+use gpumem_replay::setup::{BackendKind, DEFAULT_DEVICE_GIB};
+use gpumem_replay::trace::GroupBy;
+use gpumem_replay::workload::Workload;
 
 /// gpumem: replay GPU allocation traces through gpumem::Device and report
 /// peak, fragmentation and time per op.
@@ -99,7 +96,7 @@ pub struct ReplayArgs {
     pub x_axis: XAxisArg,
     /// Origins (tags or frames) listed live at peak live and at peak
     /// reserved; 0 leaves attribution out.
-    #[arg(long, default_value_t = crate::attribution::DEFAULT_TOP)]
+    #[arg(long, default_value_t = gpumem_replay::attribution::DEFAULT_TOP)]
     pub top: usize,
     /// What an origin taken from a stack names: its frame's `line` (the
     /// call site), `function`, `file`, or `module` (the file as a Python

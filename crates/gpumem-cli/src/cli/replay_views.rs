@@ -13,14 +13,14 @@ use std::io::Write;
 use std::path::Path;
 
 use super::XAxisArg;
-use crate::attribution::{Attribution, live_at, peak_live_event};
-use crate::error::{CliError, Result};
 use crate::html::{Curve, HtmlReport, XAxis, write_html};
 use crate::plot::{PlotLine, plot_lines};
-use crate::replay::{Program, ReplayRun, Sample};
-use crate::side_by_side::{recorded_allocator, recorded_curve};
-use crate::trace::Trace;
+use crate::{CliError, Result};
 use gpumem::storage::units::format_bytes;
+use gpumem_replay::attribution::{Attribution, live_at, peak_live_event};
+use gpumem_replay::replay::{Program, ReplayRun, Sample};
+use gpumem_replay::side_by_side::{recorded_allocator, recorded_curve};
+use gpumem_replay::trace::Trace;
 
 /// Points of the recorded allocator's curve.
 const RECORDED_POINTS: usize = 2000;

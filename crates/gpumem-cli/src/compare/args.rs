@@ -1,31 +1,11 @@
 //! `gpumem compare`'s arguments. They live with the command, not in
 //! `cli/`, so the front end only registers the subcommand.
 
-use clap::{Args, ValueEnum};
+use clap::Args;
+use gpumem_replay::compare::CompareBackend;
+use gpumem_replay::setup::DEFAULT_DEVICE_GIB;
 
-use crate::input::{DEFAULT_DEVICE_GIB, InputArgs};
-
-/// Where gpumem's rows run. The peers that are not gpumem need no device
-/// memory and run the same on either.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum CompareBackend {
-    /// `gpumem::Device::simulated`: addresses without memory.
-    #[default]
-    Sim,
-    /// `gpumem::Device::host_with_capacity`: real host memory (capped at
-    /// half of what this machine has available).
-    Host,
-}
-
-impl CompareBackend {
-    /// The name printed in the table's heading.
-    pub fn name(self) -> &'static str {
-        match self {
-            CompareBackend::Sim => "sim",
-            CompareBackend::Host => "host",
-        }
-    }
-}
+use crate::input::InputArgs;
 
 /// `gpumem compare`.
 #[derive(Debug, Clone, Args)]

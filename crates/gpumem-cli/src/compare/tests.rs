@@ -5,7 +5,8 @@ use clap::Parser;
 
 use super::*;
 use crate::cli::Cli;
-use crate::workload::{Workload, WorkloadSpec};
+use gpumem_replay::compare::*;
+use gpumem_replay::workload::{Workload, WorkloadSpec};
 
 use gpumem::storage::units::GIB;
 
@@ -164,7 +165,7 @@ fn failed_allocations_print_the_table_then_fail_unless_allowed() {
 /// Two streams, each allocating 1–7 MiB and freeing what it allocated
 /// three steps before, with a persistent window and a cleanup between.
 fn two_streams() -> Program {
-    use crate::trace::{Event, Mode};
+    use gpumem_replay::trace::{Event, Mode};
     let mut events = vec![Event::Mode(Mode::Persistent)];
     events.push(Event::Alloc {
         id: 10_000,
@@ -198,18 +199,18 @@ fn lanes_keep_each_free_with_its_allocation_and_give_every_lane_the_mode_switche
         let mut allocated = vec![false; lane.slots];
         for op in &lane.ops {
             match *op {
-                crate::replay::Op::Alloc { slot, stream, .. } => {
+                gpumem_replay::replay::Op::Alloc { slot, stream, .. } => {
                     assert_eq!(stream as usize, index);
                     allocated[slot as usize] = true;
                 }
-                crate::replay::Op::Free { slot } => assert!(allocated[slot as usize]),
+                gpumem_replay::replay::Op::Free { slot } => assert!(allocated[slot as usize]),
                 _ => {}
             }
         }
         let switches = lane
             .ops
             .iter()
-            .filter(|op| matches!(op, crate::replay::Op::Mode(_)));
+            .filter(|op| matches!(op, gpumem_replay::replay::Op::Mode(_)));
         assert_eq!(switches.count(), 2, "lane {index}");
     }
     assert_eq!(lanes[0].slots + lanes[1].slots, program.slots);

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use super::MAX_INTERVALS;
 use super::stacks::PageStacks;
-use crate::trace::{Event, Trace};
+use gpumem_replay::trace::{Event, Trace};
 
 /// `[start x, end x (or null: live at the end), bytes, origin index or -1,
 /// stack index or -1]`.

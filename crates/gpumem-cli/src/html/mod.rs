@@ -32,7 +32,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use crate::trace::Trace;
+use gpumem_replay::trace::Trace;
 
 mod intervals;
 mod stacks;

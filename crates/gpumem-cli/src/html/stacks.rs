@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use crate::trace::Origins;
+use gpumem_replay::trace::Origins;
 
 /// `[file, line, name, is Python]`.
 pub(super) type PageFrame = (String, u64, String, bool);

@@ -3,7 +3,7 @@
 //! does in a browser is `cargo xtask html-check`.)
 
 use super::*;
-use crate::trace::{Event, read_jsonl};
+use gpumem_replay::trace::{Event, read_jsonl};
 
 fn page(trace: &Trace, x: XAxis) -> String {
     let x_of = |event: usize| match x {
@@ -113,7 +113,7 @@ fn a_huge_trace_keeps_its_largest_allocations_and_counts_the_rest() {
 #[test]
 fn the_page_marks_the_memory_from_before_recording_and_keeps_a_nodes_forward_stack() {
     let snapshot = include_bytes!("../../tests/fixtures/backward_stacks.pickle");
-    let t = crate::trace::read_pytorch(&snapshot[..], None).unwrap();
+    let t = gpumem_replay::trace::read_pytorch(&snapshot[..], None).unwrap();
     let d = data(&page(&t, XAxis::Ops));
     assert_eq!(d["pre_existing"], 1, "the weights block");
     assert_eq!(d["intervals"][0][2], 64 << 20);

@@ -2,7 +2,9 @@
 
 use clap::Args;
 
-use crate::input::{DEFAULT_DEVICE_GIB, InputArgs};
+use gpumem_replay::setup::DEFAULT_DEVICE_GIB;
+
+use crate::input::InputArgs;
 
 /// `gpumem plan`.
 #[derive(Debug, Clone, Args)]

@@ -2,13 +2,15 @@
 
 use std::io::Write;
 
-use super::PlanArgs;
-use super::{Plan, plan};
-use crate::error::{CliError, Result};
-use crate::input::load_input;
-use crate::replay::Program;
-use crate::report::Fragmentation;
 use gpumem::storage::units::format_bytes;
+use gpumem_replay::plan::{Plan, plan};
+use gpumem_replay::replay::Program;
+use gpumem_replay::report::Fragmentation;
+use gpumem_replay::setup::device_bytes;
+
+use super::PlanArgs;
+use crate::input::{load_input, warn_about};
+use crate::{CliError, Result};
 
 fn ratio(f: &Fragmentation) -> String {
     f.peak
@@ -129,9 +131,9 @@ fn write_against_default(plan: &Plan, out: &mut dyn Write) -> std::io::Result<()
 
 /// Runs `gpumem plan`.
 pub fn run_plan(args: &PlanArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
-    let capacity = crate::input::device_bytes(args.device_gib)?;
+    let capacity = device_bytes(args.device_gib)?;
     let (trace, source) = load_input(&args.input)?;
-    crate::input::warn_about(&trace, &source, err).map_err(|e| CliError::Io {
+    warn_about(&trace, &source, err).map_err(|e| CliError::Io {
         what: "stderr".to_string(),
         source: e,
     })?;

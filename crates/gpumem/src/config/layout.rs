@@ -27,12 +27,16 @@
 
 use mem_pools::{DEFAULT_RELEASE_THRESHOLD, MemoryPoolOptions, PoolType};
 
-use super::{DEFAULT_SLICED, PoolLayout};
+use super::{DEFAULT_SLICED, PoolKind, PoolLayout};
 pub use crate::error::{LAYOUT_SYNTAX, LayoutError};
 use crate::units::{GIB, parse_bytes};
 
-/// The `kind:` prefixes of a pool in a list.
-pub const POOL_KINDS: [&str; 3] = ["sliced", "exclusive", "arena"];
+/// The `kind:` prefixes of a pool in a list ([`PoolKind::IN_LAYOUTS`]' names).
+pub const POOL_KINDS: [&str; 3] = [
+    PoolKind::IN_LAYOUTS[0].name(),
+    PoolKind::IN_LAYOUTS[1].name(),
+    PoolKind::IN_LAYOUTS[2].name(),
+];
 
 /// The least range of an `arena:` pool (the `arenas` layout's least range).
 const ARENA_RANGE: u64 = 64 * GIB;
@@ -56,8 +60,8 @@ fn parse_pool(text: &str) -> Result<MemoryPoolOptions, String> {
     let (kind, spec) = text
         .split_once(':')
         .ok_or_else(|| format!("pool `{text}` has no `kind:` prefix"))?;
-    let (pool_type, dealloc_period) = match kind.trim().to_ascii_lowercase().as_str() {
-        "sliced" => {
+    let (pool_type, dealloc_period) = match PoolKind::from_word(kind) {
+        Some(PoolKind::Sliced) => {
             let (page, max) = spec
                 .split_once('/')
                 .ok_or_else(|| format!("pool `{text}` needs `sliced:PAGE/MAX`"))?;
@@ -67,7 +71,7 @@ fn parse_pool(text: &str) -> Result<MemoryPoolOptions, String> {
             };
             (pool, None)
         }
-        "exclusive" => {
+        Some(PoolKind::Exclusive) => {
             let (max, period) = match spec.split_once('@') {
                 Some((max, period)) => {
                     let period: u64 = period.trim().parse().map_err(|_| {
@@ -82,7 +86,7 @@ fn parse_pool(text: &str) -> Result<MemoryPoolOptions, String> {
             };
             (pool, period)
         }
-        "arena" => {
+        Some(PoolKind::Arena) => {
             let (max, threshold) = match spec.split_once('@') {
                 Some((max, threshold)) => (max, parse_size(threshold)?),
                 None => (spec, DEFAULT_RELEASE_THRESHOLD),
@@ -95,9 +99,12 @@ fn parse_pool(text: &str) -> Result<MemoryPoolOptions, String> {
             };
             (pool, None)
         }
-        other => {
+        // The persistent pool always exists and is never written.
+        Some(PoolKind::Persistent) | None => {
+            let [a, b, c] = POOL_KINDS;
             return Err(format!(
-                "pool `{text}` has unknown kind `{other}` (use `sliced`, `exclusive` or `arena`)"
+                "pool `{text}` has unknown kind `{}` (use `{a}`, `{b}` or `{c}`)",
+                kind.trim().to_ascii_lowercase()
             ));
         }
     };
@@ -176,6 +183,7 @@ pub fn format_size(bytes: u64) -> String {
 }
 
 fn format_pool(pool: &MemoryPoolOptions) -> String {
+    let kind = PoolKind::of_type(&pool.pool_type).name();
     match (pool.pool_type, pool.dealloc_period) {
         (
             PoolType::SlicedPages {
@@ -184,15 +192,15 @@ fn format_pool(pool: &MemoryPoolOptions) -> String {
             },
             _,
         ) => format!(
-            "sliced:{}/{}",
+            "{kind}:{}/{}",
             format_size(page_size),
             format_size(max_slice_size)
         ),
         (PoolType::ExclusivePages { max_alloc_size }, None) => {
-            format!("exclusive:{}", format_size(max_alloc_size))
+            format!("{kind}:{}", format_size(max_alloc_size))
         }
         (PoolType::ExclusivePages { max_alloc_size }, Some(period)) => {
-            format!("exclusive:{}@{period}", format_size(max_alloc_size))
+            format!("{kind}:{}@{period}", format_size(max_alloc_size))
         }
         (
             PoolType::VirtualArena {
@@ -202,7 +210,7 @@ fn format_pool(pool: &MemoryPoolOptions) -> String {
             },
             _,
         ) => format!(
-            "arena:{}@{}",
+            "{kind}:{}@{}",
             format_size(max_slice_size),
             format_size(release_threshold)
         ),

@@ -9,6 +9,9 @@
 pub mod conf;
 mod conf_items;
 pub mod layout;
+mod pool_kind;
+
+pub use pool_kind::PoolKind;
 
 use mem_pools::{MemoryConfiguration, MemoryPoolOptions, PoolType};
 

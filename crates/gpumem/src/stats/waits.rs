@@ -69,6 +69,7 @@ impl WaitCounters {
 
 /// How often the host waited for the device, and why.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct WaitStats {
     /// Waits for every stream of the device: the sum of the five below.
     pub device_waits: u64,

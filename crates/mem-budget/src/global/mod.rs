@@ -85,10 +85,6 @@ impl<R: DeviceResource> GlobalDeviceBudget<R> {
 }
 
 impl<R: DeviceResource> DeviceResource for GlobalDeviceBudget<R> {
-    fn backend(&self) -> &'static str {
-        self.upstream.backend()
-    }
-
     fn allocate(&self, bytes: u64, stream: StreamId) -> Result<DevicePtr, StorageError> {
         self.shared
             .charge(bytes, || self.upstream.allocate(bytes, stream))
@@ -100,10 +96,6 @@ impl<R: DeviceResource> DeviceResource for GlobalDeviceBudget<R> {
             .refund(bytes, freed, || format!("pointer {:#x}", ptr.0))
     }
 
-    fn alignment(&self) -> u64 {
-        self.upstream.alignment()
-    }
-
     fn mem_info(&self) -> Result<MemInfo, StorageError> {
         let below = self.upstream.mem_info()?;
         let ledger = &self.shared.ledger;
@@ -113,45 +105,11 @@ impl<R: DeviceResource> DeviceResource for GlobalDeviceBudget<R> {
         })
     }
 
-    fn holds_memory(&self) -> bool {
-        self.upstream.holds_memory()
-    }
-
-    fn write(&self, dst: DevicePtr, data: &[u8], stream: StreamId) -> Result<(), StorageError> {
-        self.upstream.write(dst, data, stream)
-    }
-
-    fn read(&self, src: DevicePtr, out: &mut [u8], stream: StreamId) -> Result<(), StorageError> {
-        self.upstream.read(src, out, stream)
-    }
-
-    fn fill(
-        &self,
-        dst: DevicePtr,
-        value: u8,
-        bytes: u64,
-        stream: StreamId,
-    ) -> Result<(), StorageError> {
-        self.upstream.fill(dst, value, bytes, stream)
-    }
-
-    fn copy(
-        &self,
-        src: DevicePtr,
-        dst: DevicePtr,
-        bytes: u64,
-        stream: StreamId,
-    ) -> Result<(), StorageError> {
-        self.upstream.copy(src, dst, bytes, stream)
-    }
-
-    fn synchronize(&self, stream: StreamId) -> Result<(), StorageError> {
-        self.upstream.synchronize(stream)
-    }
-
-    fn stream_wait(&self, waiter: StreamId, waited: StreamId) -> Result<(), StorageError> {
-        // Forwarded like every other non-allocating call: the trait default is
-        // a no-op, which would silently drop cross-stream ordering on CUDA.
-        self.upstream.stream_wait(waiter, waited)
-    }
+    // Every call that does not charge the budget is forwarded, stream_wait
+    // included: the trait default is a no-op, which would silently drop
+    // cross-stream ordering on CUDA.
+    mem_storage::forward_device_resource!(
+        upstream: backend, alignment, holds_memory, write, read, fill, copy, synchronize,
+        stream_wait
+    );
 }

@@ -122,42 +122,7 @@ impl<R: DeviceResource> DeviceResource for DriverCostResource<R> {
         })
     }
 
-    fn backend(&self) -> &'static str {
-        self.inner.backend()
-    }
-    fn alignment(&self) -> u64 {
-        self.inner.alignment()
-    }
-    fn mem_info(&self) -> Result<crate::MemInfo, StorageError> {
-        self.inner.mem_info()
-    }
-    fn holds_memory(&self) -> bool {
-        self.inner.holds_memory()
-    }
-    fn write(&self, dst: DevicePtr, data: &[u8], stream: StreamId) -> Result<(), StorageError> {
-        self.inner.write(dst, data, stream)
-    }
-    fn read(&self, src: DevicePtr, out: &mut [u8], stream: StreamId) -> Result<(), StorageError> {
-        self.inner.read(src, out, stream)
-    }
-    fn fill(
-        &self,
-        dst: DevicePtr,
-        value: u8,
-        bytes: u64,
-        stream: StreamId,
-    ) -> Result<(), StorageError> {
-        self.inner.fill(dst, value, bytes, stream)
-    }
-    fn copy(
-        &self,
-        src: DevicePtr,
-        dst: DevicePtr,
-        bytes: u64,
-        stream: StreamId,
-    ) -> Result<(), StorageError> {
-        self.inner.copy(src, dst, bytes, stream)
-    }
+    crate::forward_device_resource!(inner: backend, alignment, mem_info, holds_memory, write, read, fill, copy);
 }
 
 impl<V: VirtualMemory> VirtualMemory for DriverCostResource<V> {

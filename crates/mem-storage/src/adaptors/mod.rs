@@ -10,5 +10,4 @@ pub(crate) mod logging;
 pub(crate) mod stats;
 pub(crate) mod tracking;
 
-pub(crate) use forward::forward_to_inner;
 pub(crate) use forward_vm::forward_vm_to_inner;

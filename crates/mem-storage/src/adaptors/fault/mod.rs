@@ -141,10 +141,6 @@ impl<R> FaultInjection<R> {
 }
 
 impl<R: DeviceResource> DeviceResource for FaultInjection<R> {
-    fn backend(&self) -> &'static str {
-        self.inner.backend()
-    }
-
     fn allocate(&self, bytes: u64, stream: StreamId) -> Result<DevicePtr, StorageError> {
         self.gate(Operation::Allocate, bytes, None, stream)?;
         self.inner.allocate(bytes, stream)
@@ -155,17 +151,9 @@ impl<R: DeviceResource> DeviceResource for FaultInjection<R> {
         self.inner.deallocate(ptr, bytes, stream)
     }
 
-    fn alignment(&self) -> u64 {
-        self.inner.alignment()
-    }
-
     fn mem_info(&self) -> Result<MemInfo, StorageError> {
         self.gate(Operation::MemInfo, 0, None, StreamId::DEFAULT)?;
         self.inner.mem_info()
-    }
-
-    fn holds_memory(&self) -> bool {
-        self.inner.holds_memory()
     }
 
     fn write(&self, dst: DevicePtr, data: &[u8], stream: StreamId) -> Result<(), StorageError> {
@@ -203,4 +191,7 @@ impl<R: DeviceResource> DeviceResource for FaultInjection<R> {
         self.gate(Operation::StreamWait, 0, None, waiter)?;
         self.inner.stream_wait(waiter, waited)
     }
+
+    // Queries that cannot fail are not gated.
+    crate::forward_device_resource!(inner: backend, alignment, holds_memory);
 }

@@ -145,5 +145,5 @@ impl<R: DeviceResource> DeviceResource for LoggingResource<R> {
         result
     }
 
-    crate::adaptors::forward_to_inner!();
+    crate::forward_device_resource!(inner);
 }

@@ -148,7 +148,7 @@ impl<R: DeviceResource> DeviceResource for StatsResource<R> {
         }
     }
 
-    crate::adaptors::forward_to_inner!();
+    crate::forward_device_resource!(inner);
 }
 
 fn saturating_sub(counter: &AtomicU64, amount: u64) {

@@ -171,5 +171,5 @@ impl<R: DeviceResource> DeviceResource for TrackingResource<R> {
         Ok(())
     }
 
-    crate::adaptors::forward_to_inner!();
+    crate::forward_device_resource!(inner);
 }
