@@ -72,7 +72,7 @@ const TESTS: &[(&str, &str, &[&str])] = &[
         ],
     ),
     ("gpumem", "driver_parity", &[]),
-    ("gpumem-cli", "driver_parity", &[]),
+    ("gpumem-replay", "driver_parity", &[]),
 ];
 
 /// Run again on a device without memory pools (`cuMemAlloc` / `cuMemFree`

@@ -11,9 +11,9 @@ use gpumem::Device;
 use gpumem::device::cudarc::driver::sys;
 use gpumem::storage::DriverCall;
 use gpumem::storage::units::GIB;
-use gpumem_cli::cli::{BackendKind, PoolSettings};
-use gpumem_cli::replay::{Program, ReplayOptions, replay};
-use gpumem_cli::workload::{Workload, WorkloadSpec};
+use gpumem_replay::setup::{BackendKind, PoolSettings};
+use gpumem_replay::replay::{Program, ReplayOptions, replay};
+use gpumem_replay::workload::{Workload, WorkloadSpec};
 
 /// The stand-in's count of successful calls of `name`; `None` on a real
 /// driver (which has no such export) or with no driver.
