@@ -60,14 +60,7 @@ impl Core {
     /// the cache for `pool`: a chunk another pool shed moves its bytes to
     /// `pool` (reserved bytes in all stay the same).
     pub(crate) fn take_cached(&mut self, pool: u32, max_bytes: u64) -> Option<(ChunkId, u64)> {
-        let best = self
-            .arenas
-            .chunk_cache
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.bytes <= max_bytes)
-            .max_by_key(|(_, c)| c.bytes)
-            .map(|(i, _)| i)?;
+        let best = self.arenas.largest_cached_at_most(max_bytes)?;
         self.take_cached_at(pool, best)
     }
 
@@ -80,25 +73,8 @@ impl Core {
         min_bytes: u64,
         max_bytes: u64,
     ) -> Option<(ChunkId, u64)> {
-        let best = self
-            .arenas
-            .chunk_cache
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.bytes > min_bytes && c.bytes <= max_bytes)
-            .min_by_key(|(_, c)| c.bytes)
-            .map(|(i, _)| i)?;
+        let best = self.arenas.smallest_cached_between(min_bytes, max_bytes)?;
         self.take_cached_at(pool, best)
-    }
-
-    /// Bytes of the largest cached chunk (0: none).
-    pub(crate) fn largest_cached_bytes(&self) -> u64 {
-        self.arenas
-            .chunk_cache
-            .iter()
-            .map(|c| c.bytes)
-            .max()
-            .unwrap_or(0)
     }
 
     fn take_cached_at(&mut self, pool: u32, i: usize) -> Option<(ChunkId, u64)> {
@@ -144,7 +120,7 @@ impl Core {
         pool: u32,
         keep_bytes: u64,
     ) -> u64 {
-        let mut cached: u64 = self.cached_unmapped_bytes(pool);
+        let mut cached: u64 = self.arenas.cached_unmapped_bytes(pool);
         while cached > keep_bytes {
             let Some(i) = self.arenas.chunk_cache.iter().position(|c| c.pool == pool) else {
                 break;
@@ -156,16 +132,6 @@ impl Core {
             self.release_cached(storage, oldest);
         }
         cached
-    }
-
-    /// Bytes of `pool`'s cached (unmapped, held) chunks.
-    pub(crate) fn cached_unmapped_bytes(&self, pool: u32) -> u64 {
-        self.arenas
-            .chunk_cache
-            .iter()
-            .filter(|c| c.pool == pool)
-            .map(|c| c.bytes)
-            .sum()
     }
 
     fn release_cached<S: ComputeStorage>(&mut self, storage: &mut S, cached: CachedChunk) {

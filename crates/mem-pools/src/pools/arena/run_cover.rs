@@ -134,7 +134,7 @@ impl Core {
         let g = self.arena_map(page).granularity;
         let range_slots = u32::try_from(self.pages[page].size / g).unwrap_or(u32::MAX);
         let need = end - s;
-        let largest = self.largest_cached_bytes() / g;
+        let largest = self.arenas.largest_cached_bytes() / g;
         let largest = u32::try_from(largest).unwrap_or(u32::MAX);
         if largest <= need {
             return None;

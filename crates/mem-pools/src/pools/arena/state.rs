@@ -1,7 +1,8 @@
 //! What every arena pool of a manager shares, apart from its pages: the
 //! chunk cache and the releases to retry, the sleep state, the chunk
 //! limits, and the stream's cursors. It was fields of `Core`; the arena's
-//! code reaches it as `core.arenas`.
+//! code reaches it as `core.arenas`, and what reads only it (the chunk
+//! cache's queries) is its own methods.
 
 use std::collections::VecDeque;
 
@@ -44,5 +45,42 @@ impl Default for Arenas {
             idle_share: IDLE_SHARE,
             progress: (0, 0),
         }
+    }
+}
+
+impl Arenas {
+    /// Bytes of the largest cached chunk (0: none).
+    pub(crate) fn largest_cached_bytes(&self) -> u64 {
+        self.chunk_cache.iter().map(|c| c.bytes).max().unwrap_or(0)
+    }
+
+    /// Bytes of `pool`'s cached (unmapped, held) chunks.
+    pub(crate) fn cached_unmapped_bytes(&self, pool: u32) -> u64 {
+        self.chunk_cache
+            .iter()
+            .filter(|c| c.pool == pool)
+            .map(|c| c.bytes)
+            .sum()
+    }
+
+    /// The cache position of the largest chunk no larger than `max_bytes`.
+    pub(crate) fn largest_cached_at_most(&self, max_bytes: u64) -> Option<usize> {
+        self.chunk_cache
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.bytes <= max_bytes)
+            .max_by_key(|(_, c)| c.bytes)
+            .map(|(i, _)| i)
+    }
+
+    /// The cache position of the smallest chunk larger than `min_bytes`
+    /// and no larger than `max_bytes`.
+    pub(crate) fn smallest_cached_between(&self, min_bytes: u64, max_bytes: u64) -> Option<usize> {
+        self.chunk_cache
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.bytes > min_bytes && c.bytes <= max_bytes)
+            .min_by_key(|(_, c)| c.bytes)
+            .map(|(i, _)| i)
     }
 }
