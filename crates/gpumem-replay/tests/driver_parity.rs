@@ -11,8 +11,8 @@ use gpumem::Device;
 use gpumem::device::cudarc::driver::sys;
 use gpumem::storage::DriverCall;
 use gpumem::storage::units::GIB;
-use gpumem_replay::setup::{BackendKind, PoolSettings};
 use gpumem_replay::replay::{Program, ReplayOptions, replay};
+use gpumem_replay::setup::{BackendKind, PoolSettings};
 use gpumem_replay::workload::{Workload, WorkloadSpec};
 
 /// The stand-in's count of successful calls of `name`; `None` on a real
