@@ -5,7 +5,7 @@
 //!   commands among them: gpumem-cli's `tests/docs.rs`), bench targets in
 //!   test mode, the loom models, the API docs with warnings denied, the
 //!   crates packaged as they would publish, the minimum Rust version, the
-//!   layout report (printed, not enforced), the HTML check, and miri on the
+//!   layout check (`layout --deny`), the HTML check, and miri on the
 //!   host paths when a nightly with miri is present. Its last lines say
 //!   which steps passed, which skipped and why, and how many tests skipped
 //!   themselves (GPU tests without a CUDA driver), grouped by reason
