@@ -136,7 +136,7 @@ fn test(
     test_with(dir, (package, target, names), abort, &[])
 }
 
-/// As [`test`], with `env` set for the run.
+/// As [`test()`], with `env` set for the run.
 fn test_with(
     dir: &Path,
     (package, target, names): (&str, &str, &[&str]),
