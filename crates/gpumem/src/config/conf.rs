@@ -170,14 +170,13 @@ fn parse_poison(value: &str) -> Result<Option<u8>> {
 /// `a100`, `a100-per-call`, `a100-per-byte`, `zero`, or `key=latency`
 /// entries over the A100 table.
 fn parse_driver_costs(value: &str) -> Result<DriverCosts> {
+    if let Some(split) = mem_storage::CostSplit::from_name(value) {
+        return Ok(split.a100());
+    }
     match value.to_ascii_lowercase().as_str() {
         "default" => return Ok(DriverCosts::A100),
         "zero" | "off" | "none" => return Ok(DriverCosts::ZERO),
-        other => {
-            if let Some(split) = mem_storage::CostSplit::from_name(other) {
-                return Ok(split.a100());
-            }
-        }
+        _ => {}
     }
     let mut costs = DriverCosts::A100;
     costs
