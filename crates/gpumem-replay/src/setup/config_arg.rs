@@ -11,7 +11,7 @@ use std::path::Path;
 
 use gpumem::config::GpumemConfig;
 use gpumem::config::conf::CONF_KEYS;
-use gpumem::config::layout::{LayoutError, parse_layout};
+use gpumem::config::layout::{LAYOUT_WORDS, LayoutError, parse_layout};
 
 use crate::error::{ReplayError, Result};
 
@@ -36,9 +36,6 @@ fn is_conf(text: &str) -> bool {
     let key = text.split([':', ',']).next().unwrap_or("").trim();
     CONF_KEYS.iter().any(|(k, _, _)| *k == key)
 }
-
-/// The layouts a single word names.
-const LAYOUT_WORDS: [&str; 5] = ["auto", "arenas", "sub_slices", "exclusive", "sliced"];
 
 /// Edits (insert, delete, substitute one character) from `a` to `b`.
 fn edit_distance(a: &str, b: &str) -> usize {

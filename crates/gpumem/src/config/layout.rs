@@ -122,6 +122,11 @@ fn max_size(pool: &MemoryPoolOptions) -> u64 {
     }
 }
 
+/// The words that name a whole layout ([`PoolLayout::name`] of each named
+/// layout), as [`parse_layout`] reads them; a typo's suggestion
+/// (`gpumem replay --config`) is looked up here.
+pub const LAYOUT_WORDS: [&str; 5] = ["auto", "arenas", "sub_slices", "exclusive", "sliced"];
+
 /// The layout a word names (any case, older spellings included), if any.
 fn named(word: &str) -> Option<PoolLayout> {
     Some(match word.to_ascii_lowercase().as_str() {

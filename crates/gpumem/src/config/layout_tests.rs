@@ -188,3 +188,12 @@ fn a_custom_layout_with_an_arena_pool_gets_the_device_virtual_memory() {
     assert!(report.stats.chunks.maps > 0, "{report}");
     drop(buffer);
 }
+
+#[test]
+fn every_layout_word_parses_to_the_layout_of_that_name() {
+    for word in LAYOUT_WORDS {
+        let layout = parse_layout(word).unwrap();
+        assert_eq!(layout.name(), word, "{word}");
+        assert!(LAYOUT_SYNTAX.contains(&format!("`{word}`")), "{word}");
+    }
+}
