@@ -6,6 +6,7 @@
 //! refused, because a layout is chosen by a runtime at start-up and a
 //! half-built engine is worse than a slightly different pool.
 
+use crate::pool_kind::PoolKind;
 use mem_storage::units::{GIB, KIB};
 
 #[path = "config_sub_slices.rs"]
@@ -136,6 +137,15 @@ pub enum PoolType {
 }
 
 impl PoolType {
+    /// Which kind of pool this configures (its name: [`PoolKind::name`]).
+    pub fn kind(&self) -> PoolKind {
+        match self {
+            PoolType::SlicedPages { .. } => PoolKind::Sliced,
+            PoolType::ExclusivePages { .. } => PoolKind::Exclusive,
+            PoolType::VirtualArena { .. } => PoolKind::Arena,
+        }
+    }
+
     /// Pages split into many slices and coalesced on free (sliced pages and
     /// arenas).
     pub(crate) fn is_carved(self) -> bool {

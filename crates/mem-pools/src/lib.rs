@@ -110,7 +110,8 @@
 //!   starts, the chunk map and its idle queue).
 //! - `handles/`: handles and bindings, slot keys and drop records, the
 //!   counted cells and their pool, the drop queue, [`RawPin`].
-//! - `config.rs`, `error/`, `logger.rs`.
+//! - `config.rs`, `pool_kind.rs` (the one table of pool-kind names),
+//!   `error/`, `logger.rs`.
 //!
 //! ## Non-goals
 //! - Copying bytes between pages (mem-relocate supplies the [`CopyQueue`];
@@ -125,6 +126,7 @@ mod engine;
 mod error;
 mod handles;
 mod logger;
+mod pool_kind;
 mod pools;
 mod relocation;
 mod report;
@@ -142,6 +144,7 @@ pub use handles::handle_cell::ManagedMemoryHandle;
 pub use handles::keys::ManagedMemoryBinding;
 pub use handles::raw_pin::RawPin;
 pub use logger::ServerLogger;
+pub use pool_kind::PoolKind;
 pub use pools::arena::chunk_cache::CACHE_SHARE;
 pub use pools::arena::chunks::{DEFAULT_MAX_CHUNK, IDLE_SHARE};
 pub use pools::arena::sleep::{SleepContents, SleepReport};

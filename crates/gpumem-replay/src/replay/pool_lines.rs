@@ -1,14 +1,13 @@
 //! The report's pool lines, from one memory's report or summed over the
 //! memories of several streams (which share one layout).
 
-use gpumem::config::PoolKind;
 use gpumem::pools::{MemoryReport, PoolReportKind};
 
 use crate::report::PoolLine;
 use gpumem::storage::units::format_bytes;
 
 fn pool_name(kind: &PoolReportKind) -> String {
-    let name = PoolKind::of_report(kind).name();
+    let name = kind.kind().name();
     match *kind {
         PoolReportKind::Sliced {
             page_size,

@@ -188,7 +188,7 @@ pub fn format_size(bytes: u64) -> String {
 }
 
 fn format_pool(pool: &MemoryPoolOptions) -> String {
-    let kind = PoolKind::of_type(&pool.pool_type).name();
+    let kind = pool.pool_type.kind().name();
     match (pool.pool_type, pool.dealloc_period) {
         (
             PoolType::SlicedPages {

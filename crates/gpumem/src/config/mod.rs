@@ -9,9 +9,8 @@
 pub mod conf;
 mod conf_items;
 pub mod layout;
-mod pool_kind;
 
-pub use pool_kind::PoolKind;
+pub use mem_pools::PoolKind;
 
 use mem_pools::{MemoryConfiguration, MemoryPoolOptions, PoolType};
 

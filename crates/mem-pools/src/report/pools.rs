@@ -11,6 +11,7 @@ use std::fmt;
 
 use mem_storage::units::format_bytes as b;
 
+use crate::pool_kind::PoolKind;
 use crate::report::usage::MemoryUsage;
 
 /// The kind and shape of a pool.
@@ -87,24 +88,37 @@ pub struct MemoryReport {
     pub usage: MemoryUsage,
 }
 
+impl PoolReportKind {
+    /// Which kind of pool this is (its name: [`PoolKind::name`]).
+    pub fn kind(&self) -> PoolKind {
+        match self {
+            PoolReportKind::Sliced { .. } => PoolKind::Sliced,
+            PoolReportKind::Exclusive { .. } => PoolKind::Exclusive,
+            PoolReportKind::Arena { .. } => PoolKind::Arena,
+            PoolReportKind::Persistent => PoolKind::Persistent,
+        }
+    }
+}
+
 impl fmt::Display for MemoryReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "memory: {}", self.usage)?;
         for (i, p) in self.pools.iter().enumerate() {
-            let kind = match p.kind {
+            let name = p.kind.kind().name();
+            let shape = match p.kind {
                 PoolReportKind::Sliced {
                     page_size,
                     max_slice_size,
                     outdated_pages,
                 } => format!(
-                    "sliced(page {}, max slice {}, {outdated_pages} outdated)",
+                    "(page {}, max slice {}, {outdated_pages} outdated)",
                     b(page_size),
                     b(max_slice_size)
                 ),
                 PoolReportKind::Exclusive { max_alloc_size } => {
-                    format!("exclusive(max {})", b(max_alloc_size))
+                    format!("(max {})", b(max_alloc_size))
                 }
-                PoolReportKind::Persistent => "persistent".to_string(),
+                PoolReportKind::Persistent => String::new(),
                 PoolReportKind::Arena {
                     range_size,
                     max_slice_size,
@@ -113,7 +127,7 @@ impl fmt::Display for MemoryReport {
                 } => format!(
                     // The range is reserved while the arena holds memory
                     // (its page below), released when it holds none.
-                    "arena(range of {} while in use, max slice {}, {} cached)",
+                    "(range of {} while in use, max slice {}, {} cached)",
                     b(range_size),
                     b(max_slice_size),
                     b(cached_bytes)
@@ -121,7 +135,7 @@ impl fmt::Display for MemoryReport {
             };
             writeln!(
                 f,
-                "  pool {i} {kind}: {} slices, {} in use, {} reserved in {} pages ({} unmapped); \
+                "  pool {i} {name}{shape}: {} slices, {} in use, {} reserved in {} pages ({} unmapped); \
                  peak {} in use, {} reserved, {} pages; largest free {}",
                 p.slices,
                 b(p.bytes_in_use),
