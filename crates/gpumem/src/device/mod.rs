@@ -16,6 +16,7 @@
 //! device. The file is over 300 lines only in rustdoc, which
 //! `cargo xtask layout` does not count (the examples belong with the API).
 
+mod assemble;
 mod builder;
 mod pool_resource;
 mod report;
