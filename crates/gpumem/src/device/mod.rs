@@ -185,6 +185,7 @@ impl Device {
     ///     let _window = device.persistent();
     ///     stream.reserve(MIB)?
     /// };
+    /// assert!(device.stats().allocated_bytes.current >= MIB);
     /// # Ok::<(), GpuMemError>(())
     /// ```
     pub fn persistent(&self) -> PersistentWindow {
@@ -200,6 +201,7 @@ impl Device {
     /// # let stream = device.default_stream();
     /// drop(stream.reserve(64)?);
     /// device.drain();
+    /// assert_eq!(device.stats().allocated_bytes.current, 0);
     /// # Ok::<(), GpuMemError>(())
     /// ```
     pub fn drain(&self) {
@@ -264,8 +266,9 @@ impl Device {
     /// ```
     /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
     /// # let stream = device.default_stream();
-    /// if let Ok(builder) = Device::cuda(0) {
-    ///     let _device = builder.ignore_env().build()?;
+    /// match Device::cuda(0) {
+    ///     Ok(builder) => assert!(builder.ignore_env().build()?.name().starts_with("cuda")),
+    ///     Err(e) => assert!(matches!(e, GpuMemError::CudaUnavailable { ordinal: 0, .. })),
     /// }
     /// # Ok::<(), GpuMemError>(())
     /// ```
@@ -286,7 +289,8 @@ impl Device {
     /// # let stream = device.default_stream();
     /// if gpumem::storage::cuda_available() {
     ///     let ctx = gpumem::device::cudarc::driver::CudaContext::new(0).expect("a GPU");
-    ///     let _device = Device::cuda_from_context(ctx)?.ignore_env().build()?;
+    ///     let device = Device::cuda_from_context(ctx)?.ignore_env().build()?;
+    ///     assert!(device.name().starts_with("cuda"));
     /// }
     /// # Ok::<(), GpuMemError>(())
     /// ```
@@ -371,7 +375,11 @@ impl Device {
     /// ```
     /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
     /// # let stream = device.default_stream();
-    /// println!("{}", device.memory_report());
+    /// let _buffer = stream.reserve(4096)?;
+    /// let report = device.memory_report();
+    /// assert_eq!(report.device, "host:0");
+    /// assert!(report.stats.allocated_bytes.current >= 4096);
+    /// println!("{report}");
     /// # Ok::<(), GpuMemError>(())
     /// ```
     pub fn memory_report(&self) -> DeviceReport {
@@ -411,6 +419,7 @@ impl Device {
     /// # let stream = device.default_stream();
     /// drop(stream.reserve(MIB)?);
     /// device.reclaim()?;
+    /// assert_eq!(device.stats().reserved_bytes.current, 0);
     /// # Ok::<(), GpuMemError>(())
     /// ```
     pub fn reclaim(&self) -> Result<RelocationSummary> {

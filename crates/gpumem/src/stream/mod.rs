@@ -196,8 +196,9 @@ impl Stream {
     /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
     /// # let stream = device.default_stream();
     /// stream.mode(MemoryAllocationMode::Persistent);
-    /// let _weights = stream.reserve(MIB)?;
+    /// let weights = stream.reserve(MIB)?;
     /// stream.mode(MemoryAllocationMode::Auto);
+    /// assert!(stream.stats().allocated_bytes.current >= weights.size());
     /// # Ok::<(), GpuMemError>(())
     /// ```
     pub fn mode(&self, mode: MemoryAllocationMode) {
@@ -214,6 +215,7 @@ impl Stream {
     ///     let _window = stream.persistent();
     ///     stream.reserve(MIB)?
     /// };
+    /// assert!(stream.stats().allocated_bytes.current >= MIB);
     /// # Ok::<(), GpuMemError>(())
     /// ```
     pub fn persistent(&self) -> PersistentWindow {
@@ -334,9 +336,9 @@ impl Stream {
     /// let (buffer, other) = (stream.reserve(64)?, device.stream(1)?);
     /// stream.stamp(&buffer)?;
     /// stream.submit();
-    /// if let Some(wait) = other.must_wait(&buffer)? {
-    ///     other.wait_for(wait)?;
-    /// }
+    /// let wait = other.must_wait(&buffer)?.expect("stream 0's op 1 is pending");
+    /// assert_eq!((wait.stream, wait.op), (0, 1));
+    /// other.wait_for(wait)?; // other's later work runs after op 1
     /// # Ok::<(), GpuMemError>(())
     /// ```
     pub fn wait_for(&self, wait: StreamWait) -> Result<()> {
@@ -408,6 +410,9 @@ impl Stream {
     /// # let stream = device.default_stream();
     /// let buffer = stream.reserve(64)?;
     /// stream.write(&buffer, &[1, 2, 3])?;
+    /// let mut out = [0; 3];
+    /// stream.read(&buffer, &mut out)?;
+    /// assert_eq!(out, [1, 2, 3]);
     /// # Ok::<(), GpuMemError>(())
     /// ```
     pub fn write(&self, handle: &ManagedMemoryHandle, data: &[u8]) -> Result<()> {
@@ -476,7 +481,8 @@ impl Stream {
     /// ```
     /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
     /// # let stream = device.default_stream();
-    /// stream.relocate_when_wanted()?;
+    /// let summary = stream.relocate_when_wanted()?; // nothing is outdated
+    /// assert_eq!(summary.moved_slices, 0);
     /// # Ok::<(), GpuMemError>(())
     /// ```
     pub fn relocate_when_wanted(&self) -> Result<RelocationSummary> {
@@ -491,6 +497,7 @@ impl Stream {
     /// # let stream = device.default_stream();
     /// drop(stream.reserve(MIB)?);
     /// stream.reclaim()?;
+    /// assert_eq!(stream.stats().reserved_bytes.current, 0);
     /// # Ok::<(), GpuMemError>(())
     /// ```
     pub fn reclaim(&self) -> Result<RelocationSummary> {
@@ -513,7 +520,11 @@ impl Stream {
     /// let (src, dst) = (stream.view(&a)?, stream.view(&b)?);
     /// recording.recorder().copy(0, src, dst)?; // the pass's "kernel"
     /// let mut graph = recording.end()?;
-    /// graph.replay()?;
+    /// stream.write(&a, &[7; 4])?;
+    /// graph.replay()?; // the copy runs again
+    /// let mut out = [0; 4];
+    /// stream.read(&b, &mut out)?;
+    /// assert_eq!(out, [7; 4]);
     /// # Ok::<(), GpuMemError>(())
     /// ```
     pub fn begin_capture(&self) -> Result<CaptureWarmup<HostGraphBackend>> {
@@ -536,7 +547,9 @@ impl Stream {
     /// # let stream = device.default_stream();
     /// let backend = gpumem::capture::HostGraphBackend::new();
     /// let warmup = stream.begin_capture_with(backend)?;
+    /// assert_eq!(warmup.stream().index(), 0);
     /// warmup.abort();
+    /// assert!(stream.reserve(KIB).is_ok()); // the stream is usable again
     /// # Ok::<(), GpuMemError>(())
     /// ```
     pub fn begin_capture_with<B: GraphBackend>(&self, backend: B) -> Result<CaptureWarmup<B>> {
@@ -566,7 +579,9 @@ impl Stream {
     /// ```
     /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
     /// # let stream = device.default_stream();
-    /// let _usage = stream.with_memory(|mm| mm.memory_usage());
+    /// let _buffer = stream.reserve(4096)?;
+    /// let usage = stream.with_memory(|mm| mm.memory_usage());
+    /// assert_eq!(usage.number_allocs, 1);
     /// # Ok::<(), GpuMemError>(())
     /// ```
     pub fn with_memory<T>(&self, f: impl FnOnce(&mut StreamMemory) -> T) -> T {
@@ -584,6 +599,7 @@ impl Stream {
     /// # let stream = device.default_stream();
     /// drop(stream.reserve(64)?);
     /// stream.drain();
+    /// assert_eq!(stream.stats().allocated_bytes.current, 0);
     /// # Ok::<(), GpuMemError>(())
     /// ```
     pub fn drain(&self) {
@@ -626,7 +642,8 @@ impl Stream {
     /// ```
     /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
     /// # let stream = device.default_stream();
-    /// let _report = stream.memory_report();
+    /// let _buffer = stream.reserve(4096)?;
+    /// assert_eq!(stream.memory_report().usage.number_allocs, 1);
     /// # Ok::<(), GpuMemError>(())
     /// ```
     pub fn memory_report(&self) -> MemoryReport {
