@@ -33,7 +33,7 @@ impl DeviceBuilder {
     /// Serve the runtime's own CUDA streams, in order: stream `i` of the
     /// device is `streams[i]` (so `streams.len()` streams at least; more
     /// are created). Ignored off CUDA. Every stream must belong to the
-    /// device's context, else `build` fails.
+    /// device's context, else [`DeviceBuilder::build`] fails.
     ///
     /// ```
     /// # use gpumem::prelude::*;

@@ -369,7 +369,7 @@ impl Device {
         self.shared.budget_reset_peak();
     }
 
-    /// Everything about the device's memory, as a value (`Display` prints
+    /// Everything about the device's memory, as a value ([`Display`](std::fmt::Display) prints
     /// it); current as [`Device::stats`] is.
     ///
     /// ```
@@ -459,7 +459,7 @@ impl Device {
     ///
     /// # Errors
     /// A storage refusal: what was mapped stays mapped, the device stays
-    /// asleep, and calling `wake` again maps the rest.
+    /// asleep, and calling [`Device::wake`] again maps the rest.
     ///
     /// ```
     /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;

@@ -9,7 +9,8 @@
 //!
 //! The methods are short wrappers; the machinery is private, beside this
 //! file: `reserve.rs`, `out_of_memory.rs` (the one out-of-memory retry and
-//! its report), `cross_stream.rs` (the cursor rule, `bind`, `record_use`),
+//! its report), `cross_stream.rs` (the cursor rule, [`Stream::bind`],
+//! [`Stream::record_use`]),
 //! `guards.rs` ([`DevicePtrGuard`], [`PersistentWindow`]) and `launch.rs`
 //! ([`LaunchGuard`]). Moves are in the crate's `relocation/`, capture in
 //! [`crate::capture`]. The file is over 300 lines only in rustdoc, which
@@ -82,7 +83,7 @@ impl Stream {
     /// moves, so what [`LaunchGuard::view`] reads is what the work uses.
     ///
     /// # Errors
-    /// A stale or foreign handle; `GpuMemError::LaunchOpen` when this thread
+    /// A stale or foreign handle; [`GpuMemError::LaunchOpen`](crate::GpuMemError::LaunchOpen) when this thread
     /// already holds a launch of the device.
     ///
     /// ```
@@ -190,7 +191,8 @@ impl Stream {
         reserve::reserve(self, size)
     }
 
-    /// Open (`Persistent`) or close (`Auto`) a persistent-allocation window.
+    /// Open ([`MemoryAllocationMode::Persistent`]) or close
+    /// ([`MemoryAllocationMode::Auto`]) a persistent-allocation window.
     ///
     /// ```
     /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
@@ -261,9 +263,9 @@ impl Stream {
     /// that work completes. A refused bind changes nothing in the engine.
     ///
     /// # Errors
-    /// A stale handle or one of another stream; `IoError::SharedReserved`
+    /// A stale handle or one of another stream; [`IoError::SharedReserved`](mem_pools::IoError::SharedReserved)
     /// when `reserved` has another holder (a clone, a graph's pin);
-    /// `IoError::AssignedPinned` when a captured graph pins `assigned`.
+    /// [`IoError::AssignedPinned`](mem_pools::IoError::AssignedPinned) when a captured graph pins `assigned`.
     ///
     /// ```
     /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
@@ -282,7 +284,7 @@ impl Stream {
     }
 
     /// Stamp `handle` for the next operation without moving memory
-    /// (`bind` of a handle to itself).
+    /// ([`Stream::bind`] of a handle to itself).
     ///
     /// ```
     /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
@@ -295,7 +297,7 @@ impl Stream {
         self.bind(handle.clone(), handle.clone())
     }
 
-    /// The stamp of `handle`'s last `bind` (0 if never bound), read on the
+    /// The stamp of `handle`'s last [`Stream::bind`] (0 if never bound), read on the
     /// stream that reserved it.
     ///
     /// ```
@@ -440,7 +442,7 @@ impl Stream {
 
     /// The device address of `handle`'s memory, pinned (never moved) while
     /// the guard lives. While the device sleeps the address is the one it
-    /// will have after `wake`.
+    /// will have after [`Device::wake`](crate::Device::wake).
     ///
     /// # Errors
     /// As [`Stream::view`]; nothing is pinned on error.
@@ -556,8 +558,8 @@ impl Stream {
         CaptureWarmup::begin(self.capture_streams(), backend)
     }
 
-    /// This stream as mem-capture's `CaptureStreams`, for driving
-    /// `mem_capture::Capture` directly.
+    /// This stream as mem-capture's [`CaptureStreams`](mem_capture::CaptureStreams),
+    /// for driving [`mem_capture::Capture`] directly.
     ///
     /// ```
     /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
@@ -573,7 +575,7 @@ impl Stream {
 // Looking in: the engine itself, its statistics, its report.
 impl Stream {
     /// Run `f` on this stream's pool engine (everything the
-    /// CubeCL-compatible `MemoryManagement` offers), the stream locked while
+    /// CubeCL-compatible [`MemoryManagement`](mem_pools::MemoryManagement) offers), the stream locked while
     /// it runs: use the engine `f` is given, not this stream's methods.
     ///
     /// ```
