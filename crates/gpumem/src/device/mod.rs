@@ -347,18 +347,20 @@ impl Device {
     }
 
     /// Lower every peak of the device, of each stream and of the budget's
-    /// ledger to its current level (`reset_peak_memory_stats`).
+    /// ledger to its current level (PyTorch's `reset_peak_memory_stats`),
+    /// current as [`Device::stats`] is: handles dropped before the call are
+    /// freed.
     ///
     /// ```
     /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
     /// # let stream = device.default_stream();
     /// drop(stream.reserve(MIB)?);
-    /// device.drain(); // the drop is counted freed
     /// device.reset_peak_stats();
     /// assert_eq!(device.stats().allocated_bytes.peak, 0);
     /// # Ok::<(), GpuMemError>(())
     /// ```
     pub fn reset_peak_stats(&self) {
+        self.drain();
         for stream in &self.shared.streams {
             let mut st = stream.lock();
             st.reset_peaks();

@@ -623,18 +623,19 @@ impl Stream {
         self.shared().lock().stats_now()
     }
 
-    /// Lower this stream's peaks to their current levels.
+    /// Lower this stream's peaks to their current levels (current as
+    /// [`Stream::stats`] is: handles dropped before the call are freed).
     ///
     /// ```
     /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
     /// # let stream = device.default_stream();
     /// drop(stream.reserve(MIB)?);
-    /// stream.drain(); // the drop is counted freed
     /// stream.reset_peak_stats();
     /// assert_eq!(stream.stats().allocated_bytes.peak, 0);
     /// # Ok::<(), GpuMemError>(())
     /// ```
     pub fn reset_peak_stats(&self) {
+        self.device.drain_stream(self.index);
         self.device.reset_stream_peaks(self.index);
     }
 
