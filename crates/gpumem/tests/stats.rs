@@ -48,6 +48,22 @@ fn reset_peak_stats_lowers_peaks_to_the_current_level_not_zero() {
 }
 
 #[test]
+fn a_peak_reset_counts_a_handle_dropped_on_another_thread_freed() {
+    let device = host(2);
+    let s = device.default_stream();
+    let keep = s.reserve(2048).unwrap();
+    let dropped = s.reserve(8192).unwrap();
+    std::thread::spawn(move || drop(dropped)).join().unwrap();
+    s.reset_peak_stats(); // no drain or cleanup first
+    assert_eq!(s.stats().allocated_bytes.peak, 2048);
+    let other = device.stream(1).unwrap().reserve(4096).unwrap();
+    std::thread::spawn(move || drop(other)).join().unwrap();
+    device.reset_peak_stats();
+    assert_eq!(device.stats().allocated_bytes.peak, 2048);
+    drop(keep);
+}
+
+#[test]
 fn a_stream_peak_reset_leaves_the_device_peak_where_it_was() {
     for streams in [1, 2] {
         let device = host(streams);

@@ -1,5 +1,6 @@
 //! The handle types a user holds. Their public methods live in one file
-//! each: `device/mod.rs` for [`Device`], `stream/mod.rs` for [`Stream`].
+//! each: `device/mod.rs` for [`Device`], `stream/mod.rs` for [`Stream`],
+//! `device/builder.rs` for [`crate::device::DeviceBuilder`].
 
 use std::sync::Arc;
 

@@ -1,29 +1,40 @@
-//! `Stream`: its identity, ordering, reservation and mode here; the rest
-//! of its public API by idea beside it: `sharing.rs` (memory more than
-//! one stream uses), `access.rs` (a buffer's bytes), `moves.rs`
-//! (relocation, reclaim, capture), `observe.rs` (statistics, report).
-//! Bodies longer than a few lines live beside too:
-//! `reserve.rs`, `out_of_memory.rs` (the one out-of-memory retry and its
-//! report), `cross_stream.rs` (the cursor rule, `bind`, `record_use`),
-//! `guards.rs`. Moves are in `relocation/`, capture in `capture/`.
+//! [`Stream`]'s whole public API, in this one file, each method with a
+//! runnable example: identity, ordering, reservation and mode first, then
+//! by idea: memory more than one stream uses ([`Stream::bind`], the cursor
+//! rule, [`Stream::record_use`]), a buffer's bytes ([`Stream::view`],
+//! [`Stream::read`], [`Stream::write`], [`Stream::device_ptr`]), what moves
+//! or pins memory ([`Stream::relocate`], [`Stream::reclaim`],
+//! [`Stream::begin_capture`]) and looking in ([`Stream::stats`],
+//! [`Stream::memory_report`]).
+//!
+//! The methods are short wrappers; the machinery is private, beside this
+//! file: `reserve.rs`, `out_of_memory.rs` (the one out-of-memory retry and
+//! its report), `cross_stream.rs` (the cursor rule, [`Stream::bind`],
+//! [`Stream::record_use`]),
+//! `guards.rs` ([`DevicePtrGuard`], [`PersistentWindow`]) and `launch.rs`
+//! ([`LaunchGuard`]). Moves are in the crate's `relocation/`, capture in
+//! [`crate::capture`]. The file is over 300 lines only in rustdoc, which
+//! `cargo xtask layout` does not count (the examples belong with the API).
 
-mod access;
 mod cross_stream;
 mod guards;
 mod launch;
-mod moves;
-mod observe;
 mod out_of_memory;
 mod reserve;
-mod sharing;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use mem_pools::{ManagedMemoryHandle, MemoryAllocationMode};
-use mem_storage::StreamId;
+use mem_capture::{GraphBackend, HostGraphBackend};
+use mem_pools::{ManagedMemoryHandle, MemoryAllocationMode, MemoryReport};
+use mem_relocate::{RelocationReason, RelocationSummary};
+use mem_storage::{StorageHandle, StreamId};
 
+use crate::backend::StreamMemory;
+use crate::capture::{CaptureWarmup, StreamCapture};
 use crate::error::Result;
+use crate::relocation;
+use crate::stats::MemoryStats;
 
 pub use crate::shared::Stream;
 pub use cross_stream::StreamWait;
@@ -72,7 +83,7 @@ impl Stream {
     /// moves, so what [`LaunchGuard::view`] reads is what the work uses.
     ///
     /// # Errors
-    /// A stale or foreign handle; `GpuMemError::LaunchOpen` when this thread
+    /// A stale or foreign handle; [`GpuMemError::LaunchOpen`](crate::GpuMemError::LaunchOpen) when this thread
     /// already holds a launch of the device.
     ///
     /// ```
@@ -180,14 +191,16 @@ impl Stream {
         reserve::reserve(self, size)
     }
 
-    /// Open (`Persistent`) or close (`Auto`) a persistent-allocation window.
+    /// Open ([`MemoryAllocationMode::Persistent`]) or close
+    /// ([`MemoryAllocationMode::Auto`]) a persistent-allocation window.
     ///
     /// ```
     /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
     /// # let stream = device.default_stream();
     /// stream.mode(MemoryAllocationMode::Persistent);
-    /// let _weights = stream.reserve(MIB)?;
+    /// let weights = stream.reserve(MIB)?;
     /// stream.mode(MemoryAllocationMode::Auto);
+    /// assert!(stream.stats().allocated_bytes.current >= weights.size());
     /// # Ok::<(), GpuMemError>(())
     /// ```
     pub fn mode(&self, mode: MemoryAllocationMode) {
@@ -204,6 +217,7 @@ impl Stream {
     ///     let _window = stream.persistent();
     ///     stream.reserve(MIB)?
     /// };
+    /// assert!(stream.stats().allocated_bytes.current >= MIB);
     /// # Ok::<(), GpuMemError>(())
     /// ```
     pub fn persistent(&self) -> PersistentWindow {
@@ -237,5 +251,408 @@ impl Stream {
     pub fn cuda_stream(&self) -> Option<Arc<cudarc::driver::CudaStream>> {
         let cuda = self.device.cuda.as_ref()?;
         cuda.cuda_stream(self.id()).ok()
+    }
+}
+
+// Memory more than one stream uses: `bind`, the cursor rule, `record_use`.
+impl Stream {
+    /// Hand `reserved`'s memory to `assigned` and stamp it with the number
+    /// of the next operation this stream submits (bind, then launch); returns
+    /// the stamp. Memory another stream's work uses ([`Stream::record_use`])
+    /// is never freed by a bind: it stays held ([`Stream::held_bytes`]) until
+    /// that work completes. A refused bind changes nothing in the engine.
+    ///
+    /// # Errors
+    /// A stale handle or one of another stream; [`IoError::SharedReserved`](mem_pools::IoError::SharedReserved)
+    /// when `reserved` has another holder (a clone, a graph's pin);
+    /// [`IoError::AssignedPinned`](mem_pools::IoError::AssignedPinned) when a captured graph pins `assigned`.
+    ///
+    /// ```
+    /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
+    /// # let stream = device.default_stream();
+    /// let (tensor, fresh) = (stream.reserve(1024)?, stream.reserve(1024)?);
+    /// let stamp = stream.bind(fresh, tensor.clone())?;
+    /// assert_eq!(stream.get_cursor(&tensor)?, stamp);
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn bind(
+        &self,
+        reserved: ManagedMemoryHandle,
+        assigned: ManagedMemoryHandle,
+    ) -> Result<u64> {
+        cross_stream::bind(self, reserved, assigned)
+    }
+
+    /// Stamp `handle` for the next operation without moving memory
+    /// ([`Stream::bind`] of a handle to itself).
+    ///
+    /// ```
+    /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
+    /// # let stream = device.default_stream();
+    /// let buffer = stream.reserve(64)?;
+    /// assert_eq!(stream.stamp(&buffer)?, 1);
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn stamp(&self, handle: &ManagedMemoryHandle) -> Result<u64> {
+        self.bind(handle.clone(), handle.clone())
+    }
+
+    /// The stamp of `handle`'s last [`Stream::bind`] (0 if never bound), read on the
+    /// stream that reserved it.
+    ///
+    /// ```
+    /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
+    /// # let stream = device.default_stream();
+    /// let buffer = stream.reserve(64)?;
+    /// assert_eq!(stream.get_cursor(&buffer)?, 0);
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn get_cursor(&self, handle: &ManagedMemoryHandle) -> Result<u64> {
+        cross_stream::get_cursor(self, handle)
+    }
+
+    /// Whether this stream must wait before using `handle`: `Some` when the
+    /// operation it was last bound for, on the stream that owns it, was
+    /// submitted and is not known complete; `None` on its own stream.
+    ///
+    /// ```
+    /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
+    /// # let stream = device.default_stream();
+    /// let (buffer, other) = (stream.reserve(64)?, device.stream(1)?);
+    /// stream.stamp(&buffer)?;
+    /// stream.submit();
+    /// assert!(other.must_wait(&buffer)?.is_some());
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn must_wait(&self, handle: &ManagedMemoryHandle) -> Result<Option<StreamWait>> {
+        cross_stream::must_wait(self, handle)
+    }
+
+    /// Order this stream's later work after `wait`'s stream's work (CUDA: an
+    /// event recorded there, waited here; nothing to order on in-order
+    /// backends).
+    ///
+    /// ```
+    /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
+    /// # let stream = device.default_stream();
+    /// let (buffer, other) = (stream.reserve(64)?, device.stream(1)?);
+    /// stream.stamp(&buffer)?;
+    /// stream.submit();
+    /// let wait = other.must_wait(&buffer)?.expect("stream 0's op 1 is pending");
+    /// assert_eq!((wait.stream, wait.op), (0, 1));
+    /// other.wait_for(wait)?; // other's later work runs after op 1
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn wait_for(&self, wait: StreamWait) -> Result<()> {
+        cross_stream::wait_for(self, wait)
+    }
+
+    /// Record that work on this stream uses `handle` (reserved on another
+    /// stream), like PyTorch's `record_stream`: its memory is not reused
+    /// until this stream completes the work submitted when the handle's last
+    /// holder drops. No-op on its own stream.
+    ///
+    /// ```
+    /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
+    /// # let stream = device.default_stream();
+    /// let (buffer, other) = (stream.reserve(4096)?, device.stream(1)?);
+    /// other.record_use(&buffer)?;
+    /// let op = other.submit();
+    /// drop(buffer);
+    /// assert_eq!(stream.held_bytes(), 4096); // until `op` completes
+    /// other.complete_through(op)?;
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn record_use(&self, handle: &ManagedMemoryHandle) -> Result<()> {
+        cross_stream::record_use(self, handle)
+    }
+
+    /// Bytes whose handles were dropped but that this stream still holds
+    /// for other streams' unfinished work.
+    ///
+    /// ```
+    /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
+    /// # let stream = device.default_stream();
+    /// assert_eq!(stream.held_bytes(), 0);
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn held_bytes(&self) -> u64 {
+        self.shared().lock().held_bytes()
+    }
+}
+
+// A buffer's bytes: its storage view, host reads and writes, a pinned pointer.
+impl Stream {
+    /// The storage view of `handle`'s memory (page id, offset, size); take a
+    /// fresh one after a relocation.
+    ///
+    /// # Errors
+    /// A stale or foreign handle; a lazy page's first touch refused twice
+    /// (once more after cached memory is given back) is
+    /// [`crate::GpuMemError::OutOfMemory`].
+    ///
+    /// ```
+    /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
+    /// # let stream = device.default_stream();
+    /// let buffer = stream.reserve(64)?;
+    /// assert_eq!(stream.view(&buffer)?.size(), 64);
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn view(&self, handle: &ManagedMemoryHandle) -> Result<StorageHandle> {
+        out_of_memory::on_owner(self, handle, |st, binding| st.engine.get_storage(binding))
+    }
+
+    /// Write `data` at the start of `handle`'s memory (on its own stream).
+    ///
+    /// # Errors
+    /// As [`Stream::view`], and data longer than the allocation.
+    ///
+    /// ```
+    /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
+    /// # let stream = device.default_stream();
+    /// let buffer = stream.reserve(64)?;
+    /// stream.write(&buffer, &[1, 2, 3])?;
+    /// let mut out = [0; 3];
+    /// stream.read(&buffer, &mut out)?;
+    /// assert_eq!(out, [1, 2, 3]);
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn write(&self, handle: &ManagedMemoryHandle, data: &[u8]) -> Result<()> {
+        out_of_memory::on_owner(self, handle, |st, binding| st.engine.write(binding, data))
+    }
+
+    /// Read the first `out.len()` bytes of `handle`'s memory.
+    ///
+    /// # Errors
+    /// As [`Stream::view`], and a buffer longer than the allocation.
+    ///
+    /// ```
+    /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
+    /// # let stream = device.default_stream();
+    /// let buffer = stream.reserve(64)?;
+    /// stream.write(&buffer, &[1, 2, 3])?;
+    /// let mut out = [0; 3];
+    /// stream.read(&buffer, &mut out)?;
+    /// assert_eq!(out, [1, 2, 3]);
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn read(&self, handle: &ManagedMemoryHandle, out: &mut [u8]) -> Result<()> {
+        out_of_memory::on_owner(self, handle, |st, binding| st.engine.read(binding, out))
+    }
+
+    /// The device address of `handle`'s memory, pinned (never moved) while
+    /// the guard lives. While the device sleeps the address is the one it
+    /// will have after [`Device::wake`](crate::Device::wake).
+    ///
+    /// # Errors
+    /// As [`Stream::view`]; nothing is pinned on error.
+    ///
+    /// ```
+    /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
+    /// # let stream = device.default_stream();
+    /// let buffer = stream.reserve(64)?;
+    /// let ptr = stream.device_ptr(&buffer)?; // pinned until dropped
+    /// assert_eq!(ptr.len(), 64);
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn device_ptr(&self, handle: &ManagedMemoryHandle) -> Result<DevicePtrGuard> {
+        guards::device_ptr(self, handle)
+    }
+}
+
+// What moves or pins memory: relocation, reclaim, graph capture.
+impl Stream {
+    /// Move what this stream holds on outdated pages (every stream's work is
+    /// finished first; refused while any stream records).
+    ///
+    /// ```
+    /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
+    /// # let stream = device.default_stream();
+    /// let summary = stream.relocate(RelocationReason::Explicit)?;
+    /// assert_eq!(summary.moved_slices, 0);
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn relocate(&self, reason: RelocationReason) -> Result<RelocationSummary> {
+        relocation::relocate_stream(&self.device, self.index, reason)
+    }
+
+    /// Relocate this stream's memory if its trigger asks for it: the device
+    /// has less than a page to spare, or its pools are about to run out of
+    /// page sizes (never again on a shape a relocation could not change).
+    ///
+    /// ```
+    /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
+    /// # let stream = device.default_stream();
+    /// let summary = stream.relocate_when_wanted()?; // nothing is outdated
+    /// assert_eq!(summary.moved_slices, 0);
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn relocate_when_wanted(&self) -> Result<RelocationSummary> {
+        relocation::relocate_when_wanted(&self.device, self.index)
+    }
+
+    /// Relocate this stream's outdated pages into held room, then give back
+    /// every page it holds empty.
+    ///
+    /// ```
+    /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
+    /// # let stream = device.default_stream();
+    /// drop(stream.reserve(MIB)?);
+    /// stream.reclaim()?;
+    /// assert_eq!(stream.stats().reserved_bytes.current, 0);
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn reclaim(&self) -> Result<RelocationSummary> {
+        relocation::reclaim_stream(&self.device, self.index)
+    }
+
+    /// Begin a capture on this stream with the host graph backend.
+    ///
+    /// # Errors
+    /// As [`Stream::begin_capture_with`].
+    ///
+    /// ```
+    /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
+    /// # let stream = device.default_stream();
+    /// let warmup = stream.begin_capture()?;
+    /// let w = warmup.stream(); // the warmup pass reserves what recording will
+    /// drop((w.reserve(KIB)?, w.reserve(KIB)?));
+    /// let mut recording = warmup.start_recording()?;
+    /// let (a, b) = (recording.stream().reserve(KIB)?, recording.stream().reserve(KIB)?);
+    /// let (src, dst) = (stream.view(&a)?, stream.view(&b)?);
+    /// recording.recorder().copy(0, src, dst)?; // the pass's "kernel"
+    /// let mut graph = recording.end()?;
+    /// stream.write(&a, &[7; 4])?;
+    /// graph.replay()?; // the copy runs again
+    /// let mut out = [0; 4];
+    /// stream.read(&b, &mut out)?;
+    /// assert_eq!(out, [7; 4]);
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn begin_capture(&self) -> Result<CaptureWarmup<HostGraphBackend>> {
+        self.begin_capture_with(HostGraphBackend::new())
+    }
+
+    /// Begin a capture with `backend`: every stream's outdated memory is
+    /// relocated; the stream's pool opens its window and the stream is
+    /// marked recording. Beside another stream's recording it begins only
+    /// when nothing is outdated (always on arenas), and skips the
+    /// relocation, which would have nothing to move.
+    ///
+    /// # Errors
+    /// `CaptureError::Streams(RelocationError::Recording { .. })` while
+    /// another stream records and some stream's paged memory is outdated,
+    /// before anything changes.
+    ///
+    /// ```
+    /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
+    /// # let stream = device.default_stream();
+    /// let backend = gpumem::capture::HostGraphBackend::new();
+    /// let warmup = stream.begin_capture_with(backend)?;
+    /// assert_eq!(warmup.stream().index(), 0);
+    /// warmup.abort();
+    /// assert!(stream.reserve(KIB).is_ok()); // the stream is usable again
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn begin_capture_with<B: GraphBackend>(&self, backend: B) -> Result<CaptureWarmup<B>> {
+        CaptureWarmup::begin(self.capture_streams(), backend)
+    }
+
+    /// This stream as mem-capture's [`CaptureStreams`](mem_capture::CaptureStreams),
+    /// for driving [`mem_capture::Capture`] directly.
+    ///
+    /// ```
+    /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
+    /// # let stream = device.default_stream();
+    /// assert_eq!(stream.capture_streams().stream().index(), 0);
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn capture_streams(&self) -> StreamCapture {
+        StreamCapture::new(self.clone())
+    }
+}
+
+// Looking in: the engine itself, its statistics, its report.
+impl Stream {
+    /// Run `f` on this stream's pool engine (everything the
+    /// CubeCL-compatible [`MemoryManagement`](mem_pools::MemoryManagement) offers), the stream locked while
+    /// it runs: use the engine `f` is given, not this stream's methods.
+    ///
+    /// ```
+    /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
+    /// # let stream = device.default_stream();
+    /// let _buffer = stream.reserve(4096)?;
+    /// let usage = stream.with_memory(|mm| mm.memory_usage());
+    /// assert_eq!(usage.number_allocs, 1);
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn with_memory<T>(&self, f: impl FnOnce(&mut StreamMemory) -> T) -> T {
+        self.device.run(self.index, |st| {
+            st.engine.drain_drops();
+            f(&mut st.engine)
+        })
+    }
+
+    /// Process the handles dropped on any thread since this stream's last
+    /// call, so its statistics and reports are current.
+    ///
+    /// ```
+    /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
+    /// # let stream = device.default_stream();
+    /// drop(stream.reserve(64)?);
+    /// stream.drain();
+    /// assert_eq!(stream.stats().allocated_bytes.current, 0);
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn drain(&self) {
+        self.device.drain_stream(self.index);
+    }
+
+    /// This stream's statistics, current (handles dropped before the call
+    /// are counted freed).
+    ///
+    /// ```
+    /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
+    /// # let stream = device.default_stream();
+    /// let _buffer = stream.reserve(4096)?;
+    /// assert!(stream.stats().allocated_bytes.current >= 4096);
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn stats(&self) -> MemoryStats {
+        self.device.drain_stream(self.index);
+        self.shared().lock().stats_now()
+    }
+
+    /// Lower this stream's peaks to their current levels (current as
+    /// [`Stream::stats`] is: handles dropped before the call are freed).
+    ///
+    /// ```
+    /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
+    /// # let stream = device.default_stream();
+    /// drop(stream.reserve(MIB)?);
+    /// stream.reset_peak_stats();
+    /// assert_eq!(stream.stats().allocated_bytes.peak, 0);
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn reset_peak_stats(&self) {
+        self.device.drain_stream(self.index);
+        self.device.reset_stream_peaks(self.index);
+    }
+
+    /// The per-pool report of this stream's engine, current as
+    /// [`Stream::stats`] is.
+    ///
+    /// ```
+    /// # use gpumem::prelude::*; let device = Device::host().streams(2).ignore_env().build()?;
+    /// # let stream = device.default_stream();
+    /// let _buffer = stream.reserve(4096)?;
+    /// assert_eq!(stream.memory_report().usage.number_allocs, 1);
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn memory_report(&self) -> MemoryReport {
+        self.device.run(self.index, |st| {
+            st.engine.drain_drops();
+            st.engine.memory_report()
+        })
     }
 }
