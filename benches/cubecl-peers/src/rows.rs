@@ -86,6 +86,7 @@ pub fn measure(source: &str, program: &Program, runs: usize) -> Result<Table> {
         capacity: DEVICE_BYTES,
         config: gpumem_replay::setup::base_config()?,
         threads: false,
+        splits: false,
         pytorch: gpumem_replay::compare::pytorch::Policy::default(),
     };
     let mut measured: Vec<Measured> = Vec::new();

@@ -36,6 +36,11 @@ pub struct CompareArgs {
     /// one-stream traces replay in trace order as without it).
     #[arg(long)]
     pub threads: bool,
+    /// Replay every row with a driver model once more under each split of
+    /// the A100 table (a100, a100-per-call, a100-per-byte) and print its
+    /// driver ns/op under each, and per half of the ops.
+    #[arg(long)]
+    pub splits: bool,
     /// PYTORCH_CUDA_ALLOC_CONF settings for the pytorch rows, in PyTorch's
     /// syntax: max_split_size_mb:N (above 20), roundup_power2_divisions:N
     /// (a power of two), comma-separated. Default: PyTorch's defaults.

@@ -58,6 +58,7 @@ pub fn run_compare(args: &CompareArgs, out: &mut dyn Write, err: &mut dyn Write)
         capacity,
         config: base_config()?,
         threads: args.threads,
+        splits: args.splits,
         pytorch: match &args.pytorch_conf {
             Some(text) => pytorch::parse_pytorch_conf(text)?,
             None => pytorch::Policy::default(),

@@ -21,6 +21,7 @@ fn setup(capacity: u64) -> Setup {
         capacity,
         config: gpumem::config::GpumemConfig::default(),
         threads: false,
+        splits: false,
         pytorch: pytorch::Policy::default(),
     }
 }

@@ -22,6 +22,7 @@ mod allocators;
 mod offset;
 pub mod pytorch;
 mod rows;
+mod splits;
 mod table;
 mod threads;
 
@@ -71,7 +72,14 @@ pub fn compare(
 ) -> Result<Comparison> {
     let rows = allocators
         .iter()
-        .map(|&allocator| run_row(allocator, source, program, setup))
+        .map(|&allocator| {
+            let mut row = run_row(allocator, source, program, setup)?;
+            if setup.splits && row.driver_ns_per_op.is_some() {
+                row.driver_ns_per_op_by_split =
+                    Some(splits::by_split(allocator, source, program, setup)?);
+            }
+            Ok(row)
+        })
         .collect::<Result<Vec<_>>>()?;
     let paged = allocators.iter().any(|a| a.layout().is_some());
     Ok(Comparison {

@@ -8,6 +8,8 @@
 //! that refused nothing. Each device is dropped before the next row runs,
 //! so on `host` only one row holds memory at a time.
 
+use std::collections::BTreeMap;
+
 use gpumem::Device;
 use gpumem::config::GpumemConfig;
 use gpumem::stats::DeviceReport;
@@ -23,6 +25,7 @@ use crate::plan::max_page_for;
 use crate::replay::{
     DeviceBackend, Program, ReplayOptions, ReplayReport, StreamMode, SystemBackend, replay,
 };
+use crate::report::DriverHalves;
 use crate::setup::PoolSettings;
 
 /// How the rows are set up.
@@ -41,6 +44,9 @@ pub struct Setup {
     /// The modeled PyTorch rows' settings (`--pytorch-conf`); each row
     /// sets `expandable` itself.
     pub pytorch: Policy,
+    /// Replay every row with a driver model once more under each named
+    /// split of the A100 table (`--splits`; [`Row::driver_ns_per_op_by_split`]).
+    pub splits: bool,
 }
 
 /// One allocator's numbers.
@@ -67,6 +73,13 @@ pub struct Row {
     pub driver_ns_per_op: Option<f64>,
     /// `ns_per_op` + `driver_ns_per_op`: what a GPU user would pay per op.
     pub modeled_ns_per_op: Option<f64>,
+    /// Driver time of the first and the second half of the ops (rows with
+    /// a driver model, replayed in order).
+    pub driver_halves: Option<DriverHalves>,
+    /// Driver ns/op under each named split of the A100 table, keyed by its
+    /// `GPUMEM_CONF driver_cost:` name (with [`Setup::splits`], rows with a
+    /// driver model; the row replayed once per split).
+    pub driver_ns_per_op_by_split: Option<BTreeMap<&'static str, f64>>,
     /// Successful allocations.
     pub allocs: u64,
     /// Allocations refused.
@@ -116,6 +129,8 @@ impl Row {
             ns_per_op: report.ns_per_op,
             driver_ns_per_op: report.driver.as_ref().map(|d| d.driver_ns_per_op),
             modeled_ns_per_op: report.driver.as_ref().map(|d| d.modeled_ns_per_op),
+            driver_halves: report.driver.as_ref().and_then(|d| d.halves),
+            driver_ns_per_op_by_split: None,
             allocs: report.allocs,
             failed_allocs: report.failed_allocs,
             first_failure: report.first_failure.clone(),
@@ -151,6 +166,8 @@ impl Row {
             ns_per_op,
             driver_ns_per_op: Some(driver),
             modeled_ns_per_op: Some(ns_per_op + driver),
+            driver_halves: None,
+            driver_ns_per_op_by_split: None,
             allocs: run.allocs,
             failed_allocs: run.failed_allocs,
             first_failure: run.first_failure.clone(),

@@ -125,6 +125,26 @@ impl fmt::Display for Comparison {
                 row.failed_allocs,
             )?;
         }
+        for row in &self.rows {
+            if let Some(by) = &row.driver_ns_per_op_by_split {
+                let splits: Vec<String> = by
+                    .iter()
+                    .map(|(name, ns)| format!("{name} {ns:.1}"))
+                    .collect();
+                let halves = row.driver_halves.map_or_else(String::new, |h| {
+                    format!(
+                        "; halves {:.1} then {:.1}",
+                        h.first_half_ns_per_op, h.second_half_ns_per_op
+                    )
+                });
+                writeln!(
+                    f,
+                    "  {}: driver ns/op {}{halves}",
+                    row.allocator,
+                    splits.join(", ")
+                )?;
+            }
+        }
         writeln!(f, "reserved is")?;
         for (text, names) in grouped(&self.rows, |r| r.reserved_means) {
             writeln!(f, "  {names}: {text}")?;

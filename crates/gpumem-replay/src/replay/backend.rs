@@ -88,6 +88,13 @@ pub trait AllocBackend {
         None
     }
 
+    /// Modeled driver ns and calls so far, read mid-replay without
+    /// settling (for the halves of [`DriverSummary::halves`]), for
+    /// backends with a driver.
+    fn driver_so_far(&self) -> Option<(u64, u64)> {
+        None
+    }
+
     /// One line per stream memory, for backends that keep several.
     fn stream_lines(&self) -> Vec<StreamLine> {
         Vec::new()

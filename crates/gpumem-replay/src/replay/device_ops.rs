@@ -147,6 +147,11 @@ impl AllocBackend for DeviceBackend {
         ))
     }
 
+    fn driver_so_far(&self) -> Option<(u64, u64)> {
+        let driver = self.device.stats().driver;
+        Some((driver.total_ns(), driver.total_calls()))
+    }
+
     fn stream_lines(&self) -> Vec<StreamLine> {
         self.stream_lines_now()
     }

@@ -14,7 +14,7 @@ use super::backend::AllocBackend;
 use super::program::{Op, Program};
 use super::timeline::{Sample, Timeline};
 use crate::error::Result;
-use crate::report::{Fragmentation, ReplayReport};
+use crate::report::{DriverHalves, Fragmentation, ReplayReport};
 
 /// What a replay should collect besides the report.
 #[derive(Debug, Default, Clone)]
@@ -73,8 +73,13 @@ pub fn replay<B: AllocBackend>(
     let (mut allocs, mut frees, mut failed) = (0u64, 0u64, 0u64);
     let mut first_failure: Option<String> = None;
 
+    let half = program.ops.len() / 2;
+    let mut mid_driver = None;
     let start = Instant::now();
     for (index, op) in program.ops.iter().enumerate() {
+        if index == half {
+            mid_driver = backend.driver_so_far();
+        }
         match *op {
             Op::Alloc { slot, size, stream } => match backend.reserve(size, stream) {
                 Ok(token) => {
@@ -151,7 +156,10 @@ pub fn replay<B: AllocBackend>(
         storage_allocs: backend.storage_allocs(),
         wall_ns,
         ns_per_op,
-        driver: backend.driver(total, ns_per_op),
+        driver: backend.driver(total, ns_per_op).map(|mut d| {
+            d.halves = mid_driver.map(|mid| DriverHalves::new(mid, &d, total));
+            d
+        }),
         unknown_frees: program.unknown_frees,
         failed_allocs: failed,
         first_failure,

@@ -38,6 +38,61 @@ pub struct DriverSummary {
     pub calls: Vec<DriverCallLine>,
     /// Where the host waited.
     pub waits: WaitStats,
+    /// The driver time of the first and the second half of the ops apart
+    /// (set by the replay loop; `None` where it could not read the meter
+    /// mid-way).
+    pub halves: Option<DriverHalves>,
+}
+
+/// Driver time and calls of the first half of a replay's ops and of the
+/// second half: a workload that repeats should make no driver call in its
+/// second half. The meter is read before op `ops / 2` runs; what deferred
+/// work the device settles after the loop counts in the second half. The
+/// halves sum to the whole.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct DriverHalves {
+    /// Ops in the first half (`ops / 2`).
+    pub first_half_ops: u64,
+    /// Modeled driver time of the first half, ns.
+    pub first_half_ns: u64,
+    /// Driver calls of the first half.
+    pub first_half_calls: u64,
+    /// `first_half_ns` ÷ `first_half_ops`.
+    pub first_half_ns_per_op: f64,
+    /// Ops in the second half (the rest).
+    pub second_half_ops: u64,
+    /// Modeled driver time of the second half, ns.
+    pub second_half_ns: u64,
+    /// Driver calls of the second half.
+    pub second_half_calls: u64,
+    /// `second_half_ns` ÷ `second_half_ops`.
+    pub second_half_ns_per_op: f64,
+}
+
+impl DriverHalves {
+    /// From the meter's `(ns, calls)` at the middle and the summary of the
+    /// whole replay of `ops` ops.
+    pub fn new(mid: (u64, u64), whole: &DriverSummary, ops: u64) -> Self {
+        let first_half_ops = ops / 2;
+        let second_half_ops = ops - first_half_ops;
+        let (first_half_ns, first_half_calls) =
+            (mid.0.min(whole.driver_ns), mid.1.min(whole.driver_calls));
+        let (second_half_ns, second_half_calls) = (
+            whole.driver_ns - first_half_ns,
+            whole.driver_calls - first_half_calls,
+        );
+        let per_op = |ns: u64, n: u64| ns as f64 / n.max(1) as f64;
+        DriverHalves {
+            first_half_ops,
+            first_half_ns,
+            first_half_calls,
+            first_half_ns_per_op: per_op(first_half_ns, first_half_ops),
+            second_half_ops,
+            second_half_ns,
+            second_half_calls,
+            second_half_ns_per_op: per_op(second_half_ns, second_half_ops),
+        }
+    }
 }
 
 impl DriverSummary {
@@ -60,6 +115,7 @@ impl DriverSummary {
                 })
                 .collect(),
             waits,
+            halves: None,
         }
     }
 }

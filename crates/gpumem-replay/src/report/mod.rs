@@ -9,7 +9,7 @@
 mod driver;
 mod text;
 
-pub use driver::{DriverCallLine, DriverSummary};
+pub use driver::{DriverCallLine, DriverHalves, DriverSummary};
 
 use serde::Serialize;
 

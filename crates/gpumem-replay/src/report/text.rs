@@ -65,6 +65,16 @@ impl fmt::Display for ReplayReport {
                 d.driver_ns_per_op,
                 d.modeled_ns_per_op
             )?;
+            if let Some(h) = &d.halves {
+                writeln!(
+                    f,
+                    "  driver by half     {:>11.3} ms   then {:.3} ms ({} calls, then {})",
+                    h.first_half_ns as f64 / 1e6,
+                    h.second_half_ns as f64 / 1e6,
+                    h.first_half_calls,
+                    h.second_half_calls
+                )?;
+            }
             let calls: Vec<String> = d
                 .calls
                 .iter()

@@ -127,6 +127,18 @@ impl DriverMeter {
         self.ns[i].fetch_add(ns, Relaxed);
     }
 
+    /// Charge one `call` of `bytes` priced as the calls it is composed of
+    /// (`cuMemAlloc` as create + map + set-access of the same size), so an
+    /// override of a part, or a split of the table, moves the whole.
+    pub fn charge_composed(&self, call: DriverCall, bytes: u64, parts: &[DriverCall]) {
+        let ns = parts.iter().fold(0u64, |ns, &part| {
+            ns.saturating_add(self.costs.ns(part, bytes))
+        });
+        let i = call.index();
+        self.calls[i].fetch_add(1, Relaxed);
+        self.ns[i].fetch_add(ns, Relaxed);
+    }
+
     /// The calls and time so far.
     pub fn snapshot(&self) -> DriverTime {
         DriverTime {

@@ -93,4 +93,9 @@ impl AllocBackend for PytorchBackend {
             host_ns_per_op,
         ))
     }
+
+    fn driver_so_far(&self) -> Option<(u64, u64)> {
+        let driver = self.model.driver_time();
+        Some((driver.total_ns(), driver.total_calls()))
+    }
 }

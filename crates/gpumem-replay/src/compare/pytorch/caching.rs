@@ -189,7 +189,13 @@ impl CachingAllocator {
         self.hold(bytes)?;
         let (segment, base) = self.new_segment(bytes, bytes);
         self.calls.cuda_mallocs += 1;
-        self.meter.charge(DriverCall::Alloc, bytes);
+        // cuMemAlloc priced as its parts, so an override of `create` (or a
+        // split) moves it as it moves the expandable row's cuMemCreate.
+        self.meter.charge_composed(
+            DriverCall::Alloc,
+            bytes,
+            &[DriverCall::Create, DriverCall::Map, DriverCall::SetAccess],
+        );
         let block = Block {
             segment,
             stream,

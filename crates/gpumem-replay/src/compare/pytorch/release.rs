@@ -108,7 +108,11 @@ impl CachingAllocator {
         self.reserved -= block.size;
         self.calls.cuda_frees += 1;
         self.meter.charge(DriverCall::DeviceSynchronize, 0);
-        self.meter.charge(DriverCall::Free, block.size);
+        self.meter.charge_composed(
+            DriverCall::Free,
+            block.size,
+            &[DriverCall::Unmap, DriverCall::Release],
+        );
         true
     }
 }
