@@ -32,17 +32,20 @@ impl<Storage: ComputeStorage> MemoryManagement<Storage> {
             .map_err(|error| to_cube(error, size, None))?;
         let handle = ManagedMemoryHandle::new();
         let guard = Arc::new(());
+        let persistent = pool == self.dynamic_pools;
+        let trace_id = (self.trace.as_ref()).map_or(0, |trace| trace.alloc(size, persistent));
         self.entries.insert(Entry {
             handle: handle.clone(),
             memory,
             size,
             padding,
             pool,
-            persistent: pool == self.dynamic_pools,
+            persistent,
             cursor: 0,
             tainted: Default::default(),
             guard: guard.clone(),
             view,
+            trace_id,
         })?;
         Ok((handle, guard))
     }

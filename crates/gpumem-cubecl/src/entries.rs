@@ -60,6 +60,8 @@ pub(crate) struct Entry {
     /// Where its bytes are in gpumem's pages (refreshed after a relocation):
     /// what a guard asked for after the allocation was given back re-claims.
     pub(crate) view: GpumemView,
+    /// Its id in the trace being recorded (`crate::trace`), 0 when none.
+    pub(crate) trace_id: u64,
 }
 
 impl Entry {
@@ -91,6 +93,9 @@ pub(crate) struct Entries {
     /// none yet), and where the next one goes.
     recent: [u32; RECENT],
     recent_next: usize,
+    /// The trace ids of the entries given back since the manager last
+    /// wrote them out (only traced entries land here).
+    pub(crate) freed: Vec<u64>,
 }
 
 /// How many of the newest entries each [`Entries::sweep_some`] looks at.
@@ -105,6 +110,7 @@ impl Default for Entries {
             hand: 0,
             recent: [u32::MAX; RECENT],
             recent_next: 0,
+            freed: Vec::new(),
         }
     }
 }
@@ -243,6 +249,9 @@ impl Entries {
             return false;
         };
         entry.tainted.clear(failures);
+        if entry.trace_id != 0 {
+            self.freed.push(entry.trace_id);
+        }
         slot.tombstone = Some((slot.generation, entry.view));
         slot.generation = slot.generation.wrapping_add(1);
         self.vacant.push(index as u32);

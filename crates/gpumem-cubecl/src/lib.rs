@@ -120,6 +120,7 @@ mod relocation;
 mod report;
 mod state;
 mod storage;
+mod trace;
 
 pub use options::MemoryManagementOptions;
 pub use state::MemoryManagement;

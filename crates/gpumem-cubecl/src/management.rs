@@ -159,8 +159,13 @@ impl<Storage: ComputeStorage> MemoryManagement<Storage> {
     ) -> Result<ManagedMemoryHandle, IoError> {
         // O(1): a few entries are looked at here; all of them only before
         // a page would be added (below), so memory a dropped handle left is
-        // still reused before the pools grow.
-        self.sweep_some(failures);
+        // still reused before the pools grow. While a trace is recorded,
+        // all of them (O(entries)), so its frees come before this alloc.
+        if self.trace.is_some() {
+            self.sweep(failures);
+        } else {
+            self.sweep_some(failures);
+        }
         if update == PageUpdate::Allow {
             self.engine.cleanup(false);
         }

@@ -1,6 +1,8 @@
 //! `MemoryManagementOptions`, with the API of CubeCL's (whose fields are
 //! private, so the adapter cannot read them from CubeCL's type).
 
+use std::path::PathBuf;
+
 use cubecl_server::config::memory::PersistentMemory;
 use cubecl_server::memory_management::MemoryAllocationMode;
 
@@ -10,6 +12,7 @@ use cubecl_server::memory_management::MemoryAllocationMode;
 pub struct MemoryManagementOptions {
     pub(crate) name: String,
     pub(crate) mode: Option<MemoryAllocationMode>,
+    pub(crate) trace: Option<PathBuf>,
 }
 
 impl MemoryManagementOptions {
@@ -18,6 +21,7 @@ impl MemoryManagementOptions {
         Self {
             name: name.into(),
             mode: None,
+            trace: None,
         }
     }
 
@@ -25,6 +29,15 @@ impl MemoryManagementOptions {
     /// provided one.
     pub fn mode(mut self, mode: MemoryAllocationMode) -> Self {
         self.mode = Some(mode);
+        self
+    }
+
+    /// Record this manager's allocations as a gpumem trace in `path` (not
+    /// in CubeCL's options; `GPUMEM_TRACE=path` does the same for every
+    /// manager built without this call). Managers tracing to one path share
+    /// the file, each as its own stream (docs/cubecl.md, "Recording a trace").
+    pub fn trace<P: Into<PathBuf>>(mut self, path: P) -> Self {
+        self.trace = Some(path.into());
         self
     }
 

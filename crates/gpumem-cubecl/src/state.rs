@@ -22,6 +22,7 @@ pub(crate) const SWEEP_PER_RESERVE: usize = 2;
 use crate::entries::Entries;
 use crate::options::MemoryManagementOptions;
 use crate::storage::CubeStorage;
+use crate::trace::Tracer;
 
 /// CubeCL's `MemoryManagement<Storage>`, served by gpumem's engine over
 /// CubeCL's own storage (see the crate docs).
@@ -49,6 +50,8 @@ pub struct MemoryManagement<Storage> {
     pub(crate) stalled: Option<RelocationShape>,
     pub(crate) allocated: StdArc<AtomicU64>,
     pub(crate) logger: Arc<ServerLogger>,
+    /// The trace being recorded, if any (`crate::trace`).
+    pub(crate) trace: Option<Tracer>,
 }
 
 impl<Storage: ComputeStorage> MemoryManagement<Storage> {
@@ -88,6 +91,7 @@ impl<Storage: ComputeStorage> MemoryManagement<Storage> {
             .collect();
         let config = CubeClRuntimeConfig::get().memory.persistent_memory.clone();
         let base_mode = options.base_mode(&config);
+        let trace = Tracer::new(&options.name, options.trace.as_deref());
         let mut memory = Self {
             name: options.name,
             engine,
@@ -103,6 +107,7 @@ impl<Storage: ComputeStorage> MemoryManagement<Storage> {
             stalled: None,
             allocated,
             logger,
+            trace,
         };
         memory.sync_engine_mode();
         memory
@@ -114,8 +119,18 @@ impl<Storage: ComputeStorage> MemoryManagement<Storage> {
         let released = self.entries.sweep(failures);
         if released > 0 {
             self.engine.drain_drops();
+            self.trace_frees();
         }
         released
+    }
+
+    /// Write the frees the last sweep found to the trace.
+    fn trace_frees(&mut self) {
+        if let Some(trace) = &self.trace {
+            for id in self.entries.freed.drain(..) {
+                trace.free(id);
+            }
+        }
     }
 
     /// [`Self::sweep`] over [`SWEEP_PER_RESERVE`] entries only (a clock
@@ -123,6 +138,7 @@ impl<Storage: ComputeStorage> MemoryManagement<Storage> {
     pub(crate) fn sweep_some(&mut self, failures: &mut ErrorGraph) {
         if self.entries.sweep_some(SWEEP_PER_RESERVE, failures) > 0 {
             self.engine.drain_drops();
+            self.trace_frees();
         }
     }
 
@@ -136,6 +152,9 @@ impl<Storage: ComputeStorage> MemoryManagement<Storage> {
                 mem_pools::MemoryAllocationMode::Auto
             });
             self.engine_persistent = persistent;
+            if let Some(trace) = &self.trace {
+                trace.mode(persistent);
+            }
         }
     }
 }
