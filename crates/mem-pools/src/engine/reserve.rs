@@ -9,7 +9,7 @@ use crate::engine::state::MemoryManagement;
 use crate::error::IoError;
 use crate::handles::handle_cell::ManagedMemoryHandle;
 use crate::pools::paged::carve::Allowance;
-use crate::pools::paged::pool::PERSISTENT;
+use crate::pools::persistent::PERSISTENT;
 use crate::tables::slots::NIL;
 
 impl<S: ComputeStorage> MemoryManagement<S> {
