@@ -1,5 +1,6 @@
 //! The reserve path on the engine: drain the drop queue, route the size to
-//! a pool, carve a slice (`pools/paged/carve.rs`), and wrap it in a fresh handle;
+//! a pool, reserve a slice there (`pools/dispatch.rs`: by the pool's kind),
+//! and wrap it in a fresh handle;
 //! and what a capture window allows reservations to do.
 
 use mem_storage::ComputeStorage;
