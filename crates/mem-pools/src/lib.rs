@@ -100,7 +100,9 @@
 //!   takes — [`CaptureState`], the relocation types and [`CopyQueue`],
 //!   [`MemoryUsage`], [`MemoryReport`], [`PoolStats`].
 //! - `pools/`: `Core` (the tables with the pools, routing a size to its
-//!   pool); `paged/` (sliced and exclusive pages and the persistent pool:
+//!   pool); `dispatch.rs` (a reservation down its pool kind's path);
+//!   `persistent.rs` (the persistent pool, its own type over a
+//!   paged pool's page lists); `paged/` (sliced and exclusive pages:
 //!   carving, pages, page-size growth, the free index); `arena/`
 //!   (virtual-memory arenas: their shared state, placement on mapped
 //!   chunks, chunks, moves, the cache, release, stream-ordered reclamation,

@@ -15,7 +15,8 @@ use mem_storage::ComputeStorage;
 use crate::config::{MemoryConfiguration, MemoryDeviceProperties};
 use crate::engine::state::MemoryManagement;
 use crate::error::InstallMemoryPoolsError;
-use crate::pools::paged::pool::{PERSISTENT, Pool};
+use crate::pools::paged::pool::Pool;
+use crate::pools::persistent::PERSISTENT;
 
 impl<S: ComputeStorage> MemoryManagement<S> {
     /// `cleanup`'s body (the policy is in the module docs).

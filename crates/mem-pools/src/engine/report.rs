@@ -25,7 +25,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         let u = &pool.usage;
         PoolReport {
             kind: match pool.kind {
-                _ if pool.persistent => PoolReportKind::Persistent,
+                _ if std::ptr::eq(pool, &*self.core.persistent) => PoolReportKind::Persistent,
                 PoolType::SlicedPages { max_slice_size, .. } => PoolReportKind::Sliced {
                     page_size: pool.page_size,
                     max_slice_size,
@@ -67,7 +67,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             .core
             .pools
             .iter()
-            .chain(std::iter::once(&self.core.persistent))
+            .chain(std::iter::once(&*self.core.persistent))
             .map(|p| MemoryUsage {
                 number_allocs: p.usage.slices,
                 bytes_in_use: p.usage.bytes_in_use,
@@ -94,7 +94,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             .core
             .pools
             .iter()
-            .chain(std::iter::once(&self.core.persistent))
+            .chain(std::iter::once(&*self.core.persistent))
             .map(|p| self.pool_report(p))
             .collect();
         for (report, pending) in pools
@@ -123,7 +123,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             .core
             .pools
             .iter()
-            .chain(std::iter::once(&self.core.persistent))
+            .chain(std::iter::once(&*self.core.persistent))
             .map(|p| p.index.largest(&self.core.slices))
             .max()
             .unwrap_or(0);

@@ -1,5 +1,6 @@
 //! The reserve path on the engine: drain the drop queue, route the size to
-//! a pool, carve a slice (`pools/paged/carve.rs`), and wrap it in a fresh handle;
+//! a pool, reserve a slice there (`pools/dispatch.rs`: by the pool's kind),
+//! and wrap it in a fresh handle;
 //! and what a capture window allows reservations to do.
 
 use mem_storage::ComputeStorage;
@@ -9,7 +10,7 @@ use crate::engine::state::MemoryManagement;
 use crate::error::IoError;
 use crate::handles::handle_cell::ManagedMemoryHandle;
 use crate::pools::paged::carve::Allowance;
-use crate::pools::paged::pool::PERSISTENT;
+use crate::pools::persistent::PERSISTENT;
 use crate::tables::slots::NIL;
 
 impl<S: ComputeStorage> MemoryManagement<S> {

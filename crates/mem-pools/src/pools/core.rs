@@ -13,6 +13,7 @@ use mem_storage::StorageId;
 use crate::error::IoError;
 use crate::pools::arena::state::Arenas;
 use crate::pools::paged::pool::Pool;
+use crate::pools::persistent::PersistentPool;
 use crate::report::stats::PoolStats;
 use crate::tables::nodes::{Arena, Page, SliceNode};
 use crate::tables::slots::SlotTable;
@@ -28,7 +29,9 @@ pub(crate) struct Core {
     pub(crate) by_storage: HashMap<StorageId, u32>,
     /// Dynamic pools, in routing order.
     pub(crate) pools: Vec<Pool>,
-    pub(crate) persistent: Pool,
+    /// The persistent pool (`persistent.rs`), at routing position
+    /// `PERSISTENT`.
+    pub(crate) persistent: PersistentPool,
     pub(crate) alignment: u64,
     /// log2 of `alignment` (a power of two): offsets become start-map
     /// units by a shift on the split and coalesce paths, not a division.
@@ -53,7 +56,7 @@ impl Core {
             pages: Arena::new("page"),
             by_storage: HashMap::new(),
             pools,
-            persistent: Pool::persistent(),
+            persistent: PersistentPool::new(),
             alignment,
             align_shift: alignment.trailing_zeros(),
             max_page,
@@ -88,7 +91,7 @@ impl Core {
             slices,
             ..
         } = self;
-        let p = pools.get_mut(pool as usize).unwrap_or(persistent);
+        let p = pools.get_mut(pool as usize).unwrap_or(&mut **persistent);
         p.index.insert(slices, slice);
     }
 
@@ -101,7 +104,7 @@ impl Core {
             slices,
             ..
         } = self;
-        let p = pools.get_mut(pool as usize).unwrap_or(persistent);
+        let p = pools.get_mut(pool as usize).unwrap_or(&mut **persistent);
         p.index.remove(slices, slice);
     }
 

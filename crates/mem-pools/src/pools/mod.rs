@@ -1,8 +1,11 @@
 //! The pools, over the floor (`tables/`): the kinds — paged pools
-//! (sliced and exclusive pages, and the exact-fit persistent pool) in
-//! `paged/`, virtual-memory arenas in `arena/` — and [`core::Core`], the
-//! tables with the pools, which routes a size to its pool.
+//! (sliced and exclusive pages) in `paged/`, the exact-fit persistent pool
+//! in `persistent.rs`, virtual-memory arenas in `arena/` — and
+//! [`core::Core`], the tables with the pools, which routes a size to its
+//! pool; `dispatch.rs` sends a reservation down its pool kind's path.
 
 pub(crate) mod arena;
 pub(crate) mod core;
+pub(crate) mod dispatch;
 pub(crate) mod paged;
+pub(crate) mod persistent;

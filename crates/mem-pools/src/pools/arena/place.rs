@@ -1,5 +1,6 @@
-//! Where an arena reservation goes among the free slices that fit it: on
-//! chunks already mapped, when it can.
+//! An arena's reserve path (`pools/dispatch.rs` routes it here), and where
+//! an arena reservation goes among the free slices that fit it: on chunks
+//! already mapped, when it can.
 //!
 //! On a virtual-memory arena every slot a new slice touches without a
 //! chunk costs two driver calls (create + map, or unmap + map of an idle
@@ -42,6 +43,37 @@ pub(crate) const PLACEMENT_CLASSES: usize = 8;
 type Best = (u32, bool, u64);
 
 impl Core {
+    /// An arena's reservation of `cap` (aligned) bytes for slot `owner`: a
+    /// free slice (else a new range), placed on mapped chunks
+    /// ([`Core::place_in_arena`]) before anything is carved — a refusal
+    /// changes no slice — then cut at the chosen end.
+    #[inline]
+    pub(crate) fn reserve_arena<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        pool: u32,
+        (cap, size): (u64, u64),
+        owner: u32,
+        may_map: bool,
+    ) -> Result<u32, IoError> {
+        let found = match self.pool(pool).index.find(&self.slices, cap) {
+            Some(slice) => slice,
+            None => {
+                let range = self.pool(pool).page_size.max(cap);
+                let page = self.new_page(storage, pool, range, size, may_map)?;
+                self.pages[page].head
+            }
+        };
+        let (mut slice, at_end) = self.place_in_arena(storage, found, cap, may_map)?;
+        if at_end {
+            slice = self.split_tail(slice, cap)?;
+        } else {
+            self.take_front(pool, slice, cap)?;
+        }
+        self.occupy(slice, size, owner);
+        Ok(slice)
+    }
+
     /// Where an arena reservation of `cap` bytes goes, starting from
     /// `found` (the free index's answer): the free slice and its end
     /// (`true`: the high end) that touch fewest unmapped chunk slots, with

@@ -1,4 +1,6 @@
-//! Carving slices: reserve in a pool (find, split) and free (coalesce).
+//! Carving slices: reserve in a sliced or exclusive pool (find, split;
+//! `pools/dispatch.rs` routes a reservation here by kind) and free
+//! (coalesce).
 //!
 //! Finding is one free-index lookup; splitting inserts one node after the
 //! chosen slice; freeing merges with at most two neighbours found through the
@@ -7,7 +9,6 @@
 
 use mem_storage::ComputeStorage;
 
-use crate::config::PoolType;
 use crate::error::IoError;
 use crate::pools::core::Core;
 use crate::tables::nodes::SliceNode;
@@ -23,71 +24,91 @@ pub(crate) struct Allowance {
 }
 
 impl Core {
-    /// Reserve `size` bytes in `pool` for slot `owner`; returns the slice.
-    pub(crate) fn reserve_in<S: ComputeStorage>(
+    /// A sliced pool's reservation of `cap` (aligned) bytes for slot
+    /// `owner`: grow the page size if `cap` exceeds it, find a free slice
+    /// (else a new page of the pool's page size), split the rest off.
+    #[inline]
+    pub(crate) fn reserve_sliced<S: ComputeStorage>(
         &mut self,
         storage: &mut S,
         pool: u32,
-        size: u64,
+        (cap, size): (u64, u64),
         owner: u32,
         allow: Allowance,
     ) -> Result<u32, IoError> {
-        let cap = self.capacity(size)?;
-        // No page is ever larger than the device's largest page: a persistent
-        // or exclusive request gets a dedicated page of exactly its aligned
-        // size up to that limit, and above it can never be served (the
-        // device refuses one buffer that large), so it is typed here rather
-        // than sent to the device as a retryable out-of-memory.
-        let kind = self.pool(pool).kind;
-        // An arena's limit is its range, not a page (`Pool::max_size`
-        // routed the size here already).
-        if cap > self.max_page && !matches!(kind, PoolType::VirtualArena { .. }) {
+        self.within_page_limit(cap, size)?;
+        if cap > self.pool(pool).page_size {
+            self.grow(storage, pool, cap, size, allow.allocate, allow.release)?;
+        }
+        let slice = match self.pool(pool).index.find(&self.slices, cap) {
+            Some(slice) => slice,
+            None => {
+                let page_size = self.pool(pool).page_size;
+                let page = self.new_page(storage, pool, page_size, size, allow.allocate)?;
+                self.pages[page].head
+            }
+        };
+        self.take_front(pool, slice, cap)?;
+        self.occupy(slice, size, owner);
+        Ok(slice)
+    }
+
+    /// An exclusive pool's reservation (the persistent pool's too): a free
+    /// page it fits within a factor of two, else a page of exactly `cap`.
+    #[inline]
+    pub(crate) fn reserve_exclusive<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        pool: u32,
+        (cap, size): (u64, u64),
+        owner: u32,
+        may_allocate: bool,
+    ) -> Result<u32, IoError> {
+        self.within_page_limit(cap, size)?;
+        // The persistent pool too: its exact-fit index finds only a free
+        // page of exactly `cap`, which the filter keeps.
+        let found = (self.pool(pool).index.find(&self.slices, cap))
+            .filter(|&s| self.slices[s].size / 2 <= cap);
+        let slice = match found {
+            Some(slice) => slice,
+            None => {
+                let page = self.new_page(storage, pool, cap, size, may_allocate)?;
+                self.pages[page].head
+            }
+        };
+        self.index_remove(pool, slice);
+        self.occupy(slice, size, owner);
+        Ok(slice)
+    }
+
+    /// No page is ever larger than the device's largest page: a persistent
+    /// or exclusive request gets a dedicated page of exactly its aligned
+    /// size up to that limit, and above it can never be served (the device
+    /// refuses one buffer that large), so it is typed here rather than sent
+    /// to the device as a retryable out-of-memory. (An arena's limit is its
+    /// range, not a page: `Pool::max_size` routed the size there already.)
+    #[inline]
+    fn within_page_limit(&self, cap: u64, size: u64) -> Result<(), IoError> {
+        if cap > self.max_page {
             return Err(IoError::BufferTooBig {
                 size,
                 max: self.max_page,
             });
         }
-        if let PoolType::SlicedPages { .. } = kind
-            && cap > self.pool(pool).page_size
-        {
-            self.grow(storage, pool, cap, size, allow.allocate, allow.release)?;
-        }
-        let found = self.pool(pool).index.find(&self.slices, cap);
-        // The persistent pool too: its exact-fit index finds only a free
-        // page of exactly `cap`, which the filter keeps.
-        let found = match kind {
-            PoolType::ExclusivePages { .. } => found.filter(|&s| self.slices[s].size / 2 <= cap),
-            _ => found,
-        };
-        let slice = match found {
-            Some(slice) => slice,
-            None => {
-                let page_size = match kind {
-                    PoolType::SlicedPages { .. } => self.pool(pool).page_size,
-                    PoolType::VirtualArena { .. } => self.pool(pool).page_size.max(cap),
-                    _ => cap,
-                };
-                let page = self.new_page(storage, pool, page_size, size, allow.allocate)?;
-                self.pages[page].head
-            }
-        };
-        // An arena places the slice itself, with physical memory under it,
-        // before anything is carved (`arena/place.rs`): a refusal changes
-        // no slice.
-        let (mut slice, mut at_end) = (slice, false);
-        if let PoolType::VirtualArena { .. } = kind {
-            (slice, at_end) = self.place_in_arena(storage, slice, cap, allow.allocate)?;
-        }
-        if at_end {
-            slice = self.split_tail(slice, cap)?;
-        } else if kind.is_carved() && self.slices[slice].size > cap {
+        Ok(())
+    }
+
+    /// Take free, indexed `slice` (of a carved pool) for `cap` bytes: split
+    /// the rest off when it is larger, else take it out of the index.
+    #[inline]
+    pub(crate) fn take_front(&mut self, pool: u32, slice: u32, cap: u64) -> Result<(), IoError> {
+        if self.slices[slice].size > cap {
             // Split takes the slice out of the index itself.
-            self.split(slice, cap)?;
+            self.split(slice, cap)
         } else {
             self.index_remove(pool, slice);
+            Ok(())
         }
-        self.occupy(slice, size, owner);
-        Ok(slice)
     }
 
     /// Cut `slice` (free, indexed) to `cap` bytes; the rest becomes a free

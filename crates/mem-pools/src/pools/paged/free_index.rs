@@ -140,7 +140,7 @@ impl FreeIndex {
     }
 
     /// A free slice of at least `size` bytes (exactly `size` when exact), in O(1).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn find(&self, slices: &Arena<SliceNode>, size: u64) -> Option<u32> {
         match self {
             Self::Exact { heads } => heads.get(&size).copied().filter(|&h| h != NIL),

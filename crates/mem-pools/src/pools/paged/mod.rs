@@ -1,4 +1,4 @@
-//! Pools of pages: sliced and exclusive pages (and the persistent pool),
+//! Pools of pages: sliced and exclusive pages (the persistent pool's too),
 //! carving slices from them (and an exact known extent), page-size growth,
 //! and the free index that finds a slice in O(1).
 

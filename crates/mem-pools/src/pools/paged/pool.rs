@@ -13,9 +13,9 @@
 //! - **exclusive**: one allocation per page; a free page is reused for a
 //!   request it fits within a factor of two, else a page of the request's
 //!   aligned size is allocated;
-//! - **persistent**: exact fit by aligned size, one page per slice of
-//!   exactly that size, up to the device's largest page (above it
-//!   `BufferTooBig`); never replaced by `install_pools`.
+//!
+//! The persistent pool (`pools/persistent.rs`) keeps its pages in a `Pool`
+//! too, with an exact-fit free index.
 
 use std::collections::BTreeMap;
 
@@ -25,9 +25,6 @@ use crate::pools::paged::free_index::FreeIndex;
 /// The most page sizes (the current one plus outdated ones still holding
 /// pages) a growable sliced pool keeps alive at once.
 pub const MAX_PAGE_SIZES: usize = 8;
-
-/// Routing position of the persistent pool (a sentinel past any dynamic pool).
-pub(crate) const PERSISTENT: u32 = u32::MAX - 1;
 
 /// Usage of a pool, kept current on every change, with high-water marks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -57,10 +54,8 @@ impl Usage {
 #[derive(Debug)]
 pub(crate) struct Pool {
     /// What the layout asked for, as resolved (the persistent pool:
-    /// exclusive pages of any size, see [`Pool::persistent`]).
+    /// exclusive pages of any size, see `PersistentPool`).
     pub(crate) kind: PoolType,
-    /// The persistent pool: exact-fit reuse, never replaced.
-    pub(crate) persistent: bool,
     /// Current page size (sliced pools; 0 for the others).
     pub(crate) page_size: u64,
     /// How a growable sliced pool sizes its next page.
@@ -84,25 +79,21 @@ impl Pool {
             PoolType::ExclusivePages { .. } => 0,
             PoolType::VirtualArena { range_size, .. } => range_size,
         };
-        let mut pool = Self::new(spec.pool_type, false, page_size, spec.dealloc_period);
+        let index = FreeIndex::segregated();
+        let mut pool = Self::new(spec.pool_type, page_size, spec.dealloc_period, index);
         pool.growth = spec.growth;
         pool
     }
 
-    /// The persistent pool: one page per slice of exactly its aligned size
-    /// — exclusive pages with no size limit — whose free pages are reused
-    /// only by an exact fit.
-    pub(crate) fn persistent() -> Self {
-        let kind = PoolType::ExclusivePages {
-            max_alloc_size: u64::MAX,
-        };
-        Self::new(kind, true, 0, None)
-    }
-
-    fn new(kind: PoolType, persistent: bool, page_size: u64, dealloc_period: Option<u64>) -> Self {
+    /// A pool of `kind` with no pages, finding free slices with `index`.
+    pub(crate) fn new(
+        kind: PoolType,
+        page_size: u64,
+        dealloc_period: Option<u64>,
+        index: FreeIndex,
+    ) -> Self {
         Self {
             kind,
-            persistent,
             page_size,
             growth: Growth::Doubling,
             dealloc_period,
@@ -110,11 +101,7 @@ impl Pool {
             current: Vec::new(),
             outdated: Vec::new(),
             outdated_sizes: BTreeMap::new(),
-            index: if persistent {
-                FreeIndex::exact()
-            } else {
-                FreeIndex::segregated()
-            },
+            index,
             usage: Usage::default(),
         }
     }
