@@ -32,6 +32,7 @@ use mem_storage::{DeviceResource, MemInfo};
 
 use crate::backend::Backend;
 use crate::relocation;
+use crate::shared::DeviceShared;
 use crate::stats::device_stats::levels;
 use crate::stats::{DeviceReport, MemoryStats};
 
@@ -213,6 +214,10 @@ impl Device {
 
 // Where a device starts: a builder per backend.
 impl Device {
+    pub(crate) fn new(shared: Arc<DeviceShared>) -> Self {
+        Self { shared }
+    }
+
     /// Real host memory standing in for a device: the embedded default, and
     /// what every test runs on.
     ///

@@ -1,11 +1,11 @@
 //! The handle types a user holds. Their public methods live in one file
 //! each: `device/mod.rs` for [`Device`], `stream/mod.rs` for [`Stream`],
-//! `device/builder.rs` for [`crate::device::DeviceBuilder`].
+//! `device/builder.rs` for [`crate::device::DeviceBuilder`]; their
+//! crate-private constructors are there too.
 
 use std::sync::Arc;
 
 use super::device_shared::DeviceShared;
-use super::stream_state::StreamShared;
 
 /// A device: its budgeted memory and its streams. Cheap to clone (shared).
 ///
@@ -28,21 +28,4 @@ pub struct Device {
 pub struct Stream {
     pub(crate) device: Arc<DeviceShared>,
     pub(crate) index: usize,
-}
-
-impl Device {
-    pub(crate) fn new(shared: Arc<DeviceShared>) -> Self {
-        Self { shared }
-    }
-}
-
-impl Stream {
-    pub(crate) fn new(device: Arc<DeviceShared>, index: usize) -> Self {
-        Self { device, index }
-    }
-
-    /// This stream's shared state on its device.
-    pub(crate) fn shared(&self) -> &StreamShared {
-        &self.device.streams[self.index]
-    }
 }

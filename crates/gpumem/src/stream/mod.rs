@@ -34,6 +34,7 @@ use crate::backend::StreamMemory;
 use crate::capture::{CaptureWarmup, StreamCapture};
 use crate::error::Result;
 use crate::relocation;
+use crate::shared::{DeviceShared, StreamShared};
 use crate::stats::MemoryStats;
 
 pub use crate::shared::Stream;
@@ -256,6 +257,15 @@ impl Stream {
 
 // Memory more than one stream uses: `bind`, the cursor rule, `record_use`.
 impl Stream {
+    pub(crate) fn new(device: Arc<DeviceShared>, index: usize) -> Self {
+        Self { device, index }
+    }
+
+    /// This stream's shared state on its device.
+    pub(crate) fn shared(&self) -> &StreamShared {
+        &self.device.streams[self.index]
+    }
+
     /// Hand `reserved`'s memory to `assigned` and stamp it with the number
     /// of the next operation this stream submits (bind, then launch); returns
     /// the stamp. Memory another stream's work uses ([`Stream::record_use`])
