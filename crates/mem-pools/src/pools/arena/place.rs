@@ -56,14 +56,9 @@ impl Core {
         owner: u32,
         may_map: bool,
     ) -> Result<u32, IoError> {
-        let found = match self.pool(pool).index.find(&self.slices, cap) {
-            Some(slice) => slice,
-            None => {
-                let range = self.pool(pool).page_size.max(cap);
-                let page = self.new_page(storage, pool, range, size, may_map)?;
-                self.pages[page].head
-            }
-        };
+        let free = self.pool(pool).index.find(&self.slices, cap);
+        let range = self.pool(pool).page_size.max(cap);
+        let found = self.found_or_new_page(storage, free, (pool, range), size, may_map)?;
         let (mut slice, at_end) = self.place_in_arena(storage, found, cap, may_map)?;
         if at_end {
             slice = self.split_tail(slice, cap)?;

@@ -40,14 +40,10 @@ impl Core {
         if cap > self.pool(pool).page_size {
             self.grow(storage, pool, cap, size, allow.allocate, allow.release)?;
         }
-        let slice = match self.pool(pool).index.find(&self.slices, cap) {
-            Some(slice) => slice,
-            None => {
-                let page_size = self.pool(pool).page_size;
-                let page = self.new_page(storage, pool, page_size, size, allow.allocate)?;
-                self.pages[page].head
-            }
-        };
+        let found = self.pool(pool).index.find(&self.slices, cap);
+        let page_size = self.pool(pool).page_size;
+        let slice =
+            self.found_or_new_page(storage, found, (pool, page_size), size, allow.allocate)?;
         self.take_front(pool, slice, cap)?;
         self.occupy(slice, size, owner);
         Ok(slice)
@@ -69,13 +65,7 @@ impl Core {
         // page of exactly `cap`, which the filter keeps.
         let found = (self.pool(pool).index.find(&self.slices, cap))
             .filter(|&s| self.slices[s].size / 2 <= cap);
-        let slice = match found {
-            Some(slice) => slice,
-            None => {
-                let page = self.new_page(storage, pool, cap, size, may_allocate)?;
-                self.pages[page].head
-            }
-        };
+        let slice = self.found_or_new_page(storage, found, (pool, cap), size, may_allocate)?;
         self.index_remove(pool, slice);
         self.occupy(slice, size, owner);
         Ok(slice)

@@ -16,6 +16,27 @@ use crate::tables::slots::NIL;
 use crate::tables::starts::SliceStarts;
 
 impl Core {
+    /// `found` (a free slice the pool's index gave), else the one free
+    /// slice of a new page of `size` bytes ([`Core::new_page`]): every
+    /// pool kind's reservation starts here.
+    #[inline]
+    pub(crate) fn found_or_new_page<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        found: Option<u32>,
+        (pool, size): (u32, u64),
+        requested: u64,
+        may_allocate: bool,
+    ) -> Result<u32, IoError> {
+        match found {
+            Some(slice) => Ok(slice),
+            None => {
+                let page = self.new_page(storage, pool, size, requested, may_allocate)?;
+                Ok(self.pages[page].head)
+            }
+        }
+    }
+
     /// A new page of `size` bytes in `pool`'s current list, one free slice wide.
     ///
     /// `may_allocate` false (inside a capture window) refuses with
