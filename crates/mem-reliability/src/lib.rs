@@ -43,8 +43,10 @@
 //!   numbers that disagree; a panic inside the code under test is caught
 //!   and reported as [`Violation::Panic`], never propagated.
 //! - The same bytes always decode to the same program, so a finding
-//!   replays; the device calls it makes are the same up to the engine's
-//!   own hash-map iteration order (which can differ between processes).
+//!   replays, and the same program makes the same device calls, refusals
+//!   and outcomes in every run and process (the engine orders what it
+//!   drops or pins in bulk; `tests/fault_sweep.rs` sweeps a program again
+//!   and compares).
 //!
 //! ## Non-goals
 //! - Timing and throughput (criterion benches live elsewhere).

@@ -158,3 +158,28 @@ fn an_install_over_memory_a_failed_wait_quarantined_is_refused_as_quarantined() 
         );
     }
 }
+
+/// The same program swept again gives the same report, refusal for refusal.
+/// Each sweep builds fresh engines, and a std hash map gets new random keys
+/// with each one: the engine once dropped a capture window's primed clones
+/// in hash order, so the slices freed (and later placements, and which
+/// calls were refused) differed from sweep to sweep of this corpus program.
+#[test]
+fn a_program_swept_again_refuses_exactly_the_same_calls() {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/corpus/program/fuzz_found_06a27bb6");
+    let program = mem_reliability::decode(&std::fs::read(&path).unwrap());
+    for mode in [FaultMode::Nth, FaultMode::From] {
+        let first = mem_reliability::sweep_program("again", &program, mode, None);
+        assert!(
+            first.violations.is_empty(),
+            "{mode:?}: {:?}",
+            first.violations
+        );
+        assert!(first.refusals > 0, "{mode:?}: the program refuses nothing");
+        for _ in 0..3 {
+            let again = mem_reliability::sweep_program("again", &program, mode, None);
+            assert_eq!(again, first, "{mode:?}: a second sweep differs");
+        }
+    }
+}

@@ -1,7 +1,7 @@
 //! The engine's record of an open capture window and the plain data it
 //! shows ([`CaptureState`], whose docs are the window's contract).
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use crate::handles::handle_cell::ManagedMemoryHandle;
 
@@ -53,10 +53,14 @@ pub(crate) struct Extent {
 #[derive(Debug)]
 pub(crate) struct CaptureRecord {
     pub(crate) priming: bool,
-    /// Clones retained while priming, by slot.
-    pub(crate) primed: HashMap<SlotKey, ManagedMemoryHandle>,
-    /// (page uid, offset) → extent handed out.
-    pub(crate) touched: HashMap<(u64, u64), Extent>,
+    /// Clones retained while priming, by slot. Ordered, not hashed: the
+    /// clones drop in slot order when priming ends, so the slices free in
+    /// the same order in every process and the same program places the same
+    /// way (a hash map's order differs between processes).
+    pub(crate) primed: BTreeMap<SlotKey, ManagedMemoryHandle>,
+    /// (page uid, offset) → extent handed out; ordered for the same reason:
+    /// `capture_end` re-claims and pins extents in page and address order.
+    pub(crate) touched: BTreeMap<(u64, u64), Extent>,
 }
 
 impl CaptureRecord {
@@ -64,8 +68,8 @@ impl CaptureRecord {
     pub(crate) fn new() -> Self {
         Self {
             priming: true,
-            primed: HashMap::new(),
-            touched: HashMap::new(),
+            primed: BTreeMap::new(),
+            touched: BTreeMap::new(),
         }
     }
 

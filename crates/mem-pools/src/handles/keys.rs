@@ -6,8 +6,9 @@ use std::sync::atomic::AtomicU64;
 
 use crate::handles::sync::Ordering;
 
-/// A slot index with the generation it was issued for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// A slot index with the generation it was issued for (ordered by slot,
+/// then generation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct SlotKey {
     pub(crate) slot: u32,
     pub(crate) generation: u32,

@@ -120,7 +120,10 @@ impl<R: DeviceResource> Drop for ResourceStorage<R> {
         if let Some(virt) = self.virt.as_mut() {
             virt.release_all();
         }
-        let pages: Vec<_> = self.live.drain().chain(self.pending.drain(..)).collect();
+        // In id order, not the map's: the same program frees in the same
+        // order in every process (a logged or faulted teardown replays).
+        let mut pages: Vec<_> = self.live.drain().chain(self.pending.drain(..)).collect();
+        pages.sort_unstable_by_key(|(id, _)| *id);
         for (id, page) in pages {
             if let Err(err) = self.resource.deallocate(page.ptr, page.size, self.stream) {
                 tracing::error!(%id, %err, "page could not be freed while dropping its storage");
