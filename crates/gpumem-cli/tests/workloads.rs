@@ -7,11 +7,12 @@ use gpumem_replay::replay::Program;
 use gpumem_replay::trace::{Event, Mode};
 use gpumem_replay::workload::{Workload, WorkloadSpec};
 
-const ALL: [Workload; 4] = [
+const ALL: [Workload; 5] = [
     Workload::Random,
     Workload::Training,
     Workload::Serving,
     Workload::Devlog,
+    Workload::Growth,
 ];
 
 fn generate(w: Workload, seed: u64, scale: f64) -> Vec<Event> {
@@ -45,7 +46,12 @@ fn the_same_seed_gives_the_same_events() {
 
 #[test]
 fn different_seeds_give_different_events_where_the_workload_is_random() {
-    for w in [Workload::Random, Workload::Training, Workload::Serving] {
+    for w in [
+        Workload::Random,
+        Workload::Training,
+        Workload::Serving,
+        Workload::Growth,
+    ] {
         assert_ne!(generate(w, 1, 0.2), generate(w, 2, 0.2), "{}", w.name());
     }
 }
@@ -68,7 +74,12 @@ fn every_workload_is_well_formed() {
 
 #[test]
 fn default_op_counts_are_modest_and_scale_linearly() {
-    for w in [Workload::Random, Workload::Training, Workload::Serving] {
+    for w in [
+        Workload::Random,
+        Workload::Training,
+        Workload::Serving,
+        Workload::Growth,
+    ] {
         let ops = generate(w, 42, 1.0).len();
         assert!((20_000..=200_000).contains(&ops), "{}: {ops} ops", w.name());
         let half = generate(w, 42, 0.5).len();
@@ -181,4 +192,44 @@ fn the_workloads_the_command_takes_are_the_librarys_list_in_its_order() {
         <Workload as clap::ValueEnum>::value_variants(),
         &Workload::ALL
     );
+}
+
+#[test]
+fn growth_reallocates_buffers_into_gib_sizes_allocating_the_new_before_freeing_the_old() {
+    let trace = Workload::Growth
+        .generate_trace(&WorkloadSpec {
+            seed: 42,
+            scale: 0.1,
+        })
+        .unwrap();
+    let events = &trace.events;
+    let largest = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Alloc { size, .. } => Some(*size),
+            _ => None,
+        })
+        .max()
+        .unwrap();
+    assert!(largest >= 2 * GIB, "largest allocation {largest}");
+    // A growth: a growing buffer allocated 1.3-1.8 x the one freed right after it.
+    let mut sizes = std::collections::HashMap::new();
+    let mut growths = 0;
+    for (i, pair) in events.windows(2).enumerate() {
+        if let Event::Alloc { id, size, .. } = pair[0] {
+            sizes.insert(id, size);
+            let growing = trace.origins.origin_of(i) == Some("growing buffers");
+            if let (Event::Free { id: old }, true) = (pair[1], growing) {
+                let before = sizes[&old] as f64;
+                assert!(
+                    (1.3..=1.81).contains(&(size as f64 / before)),
+                    "a buffer of {before} grew to {size}"
+                );
+                growths += 1;
+            }
+        }
+    }
+    assert_eq!(growths, 4 * 6 * 40, "four buffers, six growths, 40 steps");
+    let peak = peak_live(&generate(Workload::Growth, 42, 1.0));
+    assert!((10 * GIB..=75 * GIB).contains(&peak), "peak {peak}");
 }

@@ -8,6 +8,7 @@
 //! default (tens of thousands) and grow linearly with `scale`.
 
 mod devlog;
+mod growth;
 mod random;
 mod recorder;
 mod serving;
@@ -31,6 +32,8 @@ pub enum Workload {
     Serving,
     /// PyTorch devlog cases: 8×16 MiB then 4×32 MiB; 2 MiB then 0.5 MiB.
     Devlog,
+    /// Buffers that grow by reallocation into GiB sizes (deep growth).
+    Growth,
 }
 
 /// Parameters shared by every generator.
@@ -72,11 +75,12 @@ impl WorkloadSpec {
 
 impl Workload {
     /// Every built-in workload, in the order the command lists them.
-    pub const ALL: [Workload; 4] = [
+    pub const ALL: [Workload; 5] = [
         Workload::Random,
         Workload::Training,
         Workload::Serving,
         Workload::Devlog,
+        Workload::Growth,
     ];
 
     /// The name used on the command line and in reports.
@@ -86,6 +90,7 @@ impl Workload {
             Workload::Training => "training",
             Workload::Serving => "serving",
             Workload::Devlog => "devlog",
+            Workload::Growth => "growth",
         }
     }
 
@@ -103,6 +108,7 @@ impl Workload {
             Workload::Training => training::generate(spec),
             Workload::Serving => serving::generate(spec),
             Workload::Devlog => devlog::generate(spec),
+            Workload::Growth => growth::generate(spec),
         })
     }
 }
