@@ -99,7 +99,7 @@
 //! - `capture/`, `relocation/`, `report/`: the values the engine shows and
 //!   takes — [`CaptureState`], the relocation types and [`CopyQueue`],
 //!   [`MemoryUsage`], [`MemoryReport`], [`PoolStats`].
-//! - `pools/`: `Core` (the tables with the pools, routing a size to its
+//! - `pools/`: `Core` (the floor's `Tables` with the pools, routing a size to its
 //!   pool); `dispatch.rs` (a reservation down its pool kind's path);
 //!   `persistent.rs` (the persistent pool, its own type over a
 //!   paged pool's page lists); `paged/` (sliced and exclusive pages:
@@ -107,7 +107,8 @@
 //!   (virtual-memory arenas: their shared state, placement on mapped
 //!   chunks, chunks, moves, the cache, release, stream-ordered reclamation,
 //!   the arena's side of sleep).
-//! - `tables/` (the floor, knowing no pool kind): the slot table, the slice
+//! - `tables/` (the floor, knowing no pool kind): `Tables` (`floor.rs`,
+//!   the floor in one value, with a slice's pin and cursor counts), the slot table, the slice
 //!   and page tables, `bind`'s cursors, and the per-page indexes (slice
 //!   starts, the chunk map and its idle queue).
 //! - `handles/`: handles and bindings, slot keys and drop records, the

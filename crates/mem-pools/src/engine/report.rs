@@ -56,7 +56,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             peak_bytes_reserved: u.peak_bytes_reserved,
             peak_pages: u.peak_pages,
             largest_alloc: u.largest_alloc,
-            largest_free_block: pool.index.largest(&self.core.slices),
+            largest_free_block: pool.index.largest(&self.core.tables.slices),
         }
     }
 
@@ -115,7 +115,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
 
     /// `stats`' body: the kept counters plus the two O(pools) figures.
     pub(crate) fn stats_now(&self) -> PoolStats {
-        let mut stats = self.core.stats;
+        let mut stats = self.core.tables.stats;
         // Straight from each pool's free index: building the whole report
         // (a `Vec` of every pool's figures) for one maximum cost a runtime
         // that reads statistics after every call ~30 % of a reservation.
@@ -124,7 +124,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             .pools
             .iter()
             .chain(std::iter::once(&*self.core.persistent))
-            .map(|p| p.index.largest(&self.core.slices))
+            .map(|p| p.index.largest(&self.core.tables.slices))
             .max()
             .unwrap_or(0);
         stats.chunks.cached_bytes = self

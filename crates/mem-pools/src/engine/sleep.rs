@@ -27,14 +27,14 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         self.storage.synchronize()?;
         self.core.arenas.asleep = Some(Asleep::default());
         let mut report = SleepReport {
-            kept_paged_bytes: self.core.stats.reserved_bytes.current,
+            kept_paged_bytes: self.core.tables.stats.reserved_bytes.current,
             ..SleepReport::default()
         };
         report.released_bytes += self.core.release_chunk_cache(&mut self.storage, |_| true);
         for page in self.core.arena_pages() {
             self.sleep_page(page, contents, &mut report)?;
         }
-        report.kept_paged_bytes = self.core.stats.reserved_bytes.current;
+        report.kept_paged_bytes = self.core.tables.stats.reserved_bytes.current;
         self.flush();
         Ok(report)
     }
@@ -45,10 +45,10 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         contents: SleepContents,
         report: &mut SleepReport,
     ) -> Result<(), IoError> {
-        let Some(id) = self.core.pages[page].storage.map(|h| h.id) else {
+        let Some(id) = self.core.tables.pages[page].storage.map(|h| h.id) else {
             return Ok(());
         };
-        let Some(map) = self.core.pages[page].chunks.as_deref() else {
+        let Some(map) = self.core.tables.pages[page].chunks.as_deref() else {
             return Ok(());
         };
         let g = map.granularity;
@@ -58,7 +58,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             .collect();
         for (head, len) in extents {
             for s in head..head + len {
-                let live = self.core.pages[page]
+                let live = self.core.tables.pages[page]
                     .chunks
                     .as_deref()
                     .is_some_and(|m| m.slots[s as usize].live > 0);
@@ -92,10 +92,10 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     }
 
     fn wake_page(&mut self, page: u32) -> Result<u64, IoError> {
-        let Some(id) = self.core.pages[page].storage.map(|h| h.id) else {
+        let Some(id) = self.core.tables.pages[page].storage.map(|h| h.id) else {
             return Ok(0);
         };
-        let Some(map) = self.core.pages[page].chunks.as_deref() else {
+        let Some(map) = self.core.tables.pages[page].chunks.as_deref() else {
             return Ok(0);
         };
         let g = map.granularity;

@@ -22,7 +22,7 @@ impl Core {
         owner: u32,
         allow: Allowance,
     ) -> Result<u32, IoError> {
-        let sizes = (self.capacity(size)?, size);
+        let sizes = (self.tables.capacity(size)?, size);
         match self.pool(pool).kind {
             PoolType::SlicedPages { .. } => self.reserve_sliced(storage, pool, sizes, owner, allow),
             PoolType::ExclusivePages { .. } => {

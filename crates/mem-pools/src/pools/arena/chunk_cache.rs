@@ -144,7 +144,7 @@ impl Core {
         self.pools
             .iter()
             .flat_map(|p| &p.current)
-            .filter_map(|&pg| self.pages[pg].chunks.as_deref())
+            .filter_map(|&pg| self.tables.pages[pg].chunks.as_deref())
             .map(|m| m.mapped * m.granularity)
             .sum()
     }

@@ -77,7 +77,7 @@ impl Core {
         self.pools
             .iter()
             .flat_map(|p| &p.current)
-            .filter_map(|&pg| self.pages[pg].chunks.as_deref())
+            .filter_map(|&pg| self.tables.pages[pg].chunks.as_deref())
             .fold((0, 0), |(i, m), map| (i + map.idle_count, m + map.mapped))
     }
 
@@ -115,7 +115,7 @@ impl Core {
         let others = self.pools.iter().flat_map(|p| &p.current).copied();
         let pages: Vec<u32> = std::iter::once(page)
             .chain(others.filter(|&pg| pg != page))
-            .filter(|&pg| self.pages[pg].chunks.is_some())
+            .filter(|&pg| self.tables.pages[pg].chunks.is_some())
             .collect();
         for pg in pages {
             let Some(id) = self.page_storage(pg) else {
@@ -162,13 +162,13 @@ impl Core {
         len: u32,
         keep: bool,
     ) -> bool {
-        let pool = self.pages[page].pool;
+        let pool = self.tables.pages[page].pool;
         let map = self.arena_map(page);
         let g = map.granularity;
         match storage.unmap_chunk(id, u64::from(head) * g) {
             Ok(chunk) => {
                 map.set_extent(head, len, None);
-                self.stats.chunks.unmaps += 1;
+                self.tables.stats.chunks.unmaps += 1;
                 if keep {
                     self.cache_chunk(storage, pool, chunk, u64::from(len) * g);
                 } else {
@@ -195,7 +195,7 @@ impl Core {
         bytes: u64,
     ) {
         match storage.release_chunk(chunk) {
-            Ok(()) => self.stats.chunks.releases += 1,
+            Ok(()) => self.tables.stats.chunks.releases += 1,
             Err(err) => {
                 // The storage still holds it (and counts its bytes): the
                 // release is retried at the next flush.
@@ -212,7 +212,7 @@ impl Core {
         let mut refused = Vec::new();
         for chunk in std::mem::take(&mut self.arenas.unreleased_chunks) {
             match storage.release_chunk(chunk) {
-                Ok(()) => self.stats.chunks.releases += 1,
+                Ok(()) => self.tables.stats.chunks.releases += 1,
                 Err(err) => {
                     tracing::warn!(%err, %chunk, "chunk release refused again");
                     refused.push(chunk);
@@ -228,10 +228,10 @@ impl Core {
         if added {
             usage.bytes_reserved += bytes;
             usage.mark();
-            self.stats.reserved_bytes.add(bytes);
+            self.tables.stats.reserved_bytes.add(bytes);
         } else {
             usage.bytes_reserved -= bytes;
-            self.stats.reserved_bytes.sub(bytes);
+            self.tables.stats.reserved_bytes.sub(bytes);
         }
     }
 }

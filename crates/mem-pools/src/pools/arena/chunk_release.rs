@@ -26,7 +26,7 @@ impl Core {
             return;
         };
         map.release_span(map.span(offset, bytes));
-        let pool = self.pool(self.pages[page].pool);
+        let pool = self.pool(self.tables.pages[page].pool);
         let threshold = match pool.kind {
             PoolType::VirtualArena {
                 release_threshold, ..
@@ -40,7 +40,7 @@ impl Core {
             // So do its shed chunks kept unmapped, released first.
             let elsewhere = self.cached_chunk_bytes(pool) - self.cached_chunk_bytes_of(page);
             let keep = threshold.saturating_sub(elsewhere);
-            let pool = self.pages[page].pool;
+            let pool = self.tables.pages[page].pool;
             let unmapped = self.trim_chunk_cache(storage, pool, keep);
             self.trim_chunks(storage, page, keep.saturating_sub(unmapped));
         }
@@ -88,7 +88,7 @@ impl Core {
 
     /// Bytes of idle mapped chunks on `page`.
     pub(crate) fn cached_chunk_bytes_of(&self, page: u32) -> u64 {
-        self.pages[page]
+        self.tables.pages[page]
             .chunks
             .as_deref()
             .map_or(0, |m| m.idle_count * m.granularity)
@@ -98,7 +98,7 @@ impl Core {
     pub(crate) fn cached_chunk_bytes(&self, pool: &crate::pools::paged::pool::Pool) -> u64 {
         pool.current
             .iter()
-            .filter_map(|&p| self.pages[p].chunks.as_deref())
+            .filter_map(|&p| self.tables.pages[p].chunks.as_deref())
             .map(|m| m.idle_count * m.granularity)
             .sum()
     }

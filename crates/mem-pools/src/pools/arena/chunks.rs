@@ -71,19 +71,19 @@ pub const DEFAULT_MAX_CHUNK: u64 = 64 << 20;
 impl Core {
     #[inline]
     pub(crate) fn chunk_map(&mut self, page: u32) -> Option<&mut ChunkMap> {
-        self.pages[page].chunks.as_deref_mut()
+        self.tables.pages[page].chunks.as_deref_mut()
     }
 
     /// The chunk map of `page`, which the caller knows is an arena page.
     pub(crate) fn arena_map(&mut self, page: u32) -> &mut ChunkMap {
-        self.pages[page]
+        self.tables.pages[page]
             .chunks
             .as_deref_mut()
             .expect("an arena page")
     }
 
     pub(crate) fn page_storage(&self, page: u32) -> Option<StorageId> {
-        self.pages[page].storage.map(|h| h.id)
+        self.tables.pages[page].storage.map(|h| h.id)
     }
 
     /// Map chunks under every slot of `offset..offset + bytes` of arena

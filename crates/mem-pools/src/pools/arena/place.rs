@@ -56,7 +56,7 @@ impl Core {
         owner: u32,
         may_map: bool,
     ) -> Result<u32, IoError> {
-        let free = self.pool(pool).index.find(&self.slices, cap);
+        let free = self.pool(pool).index.find(&self.tables.slices, cap);
         let range = self.pool(pool).page_size.max(cap);
         let found = self.found_or_new_page(storage, free, (pool, range), size, may_map)?;
         let (mut slice, at_end) = self.place_in_arena(storage, found, cap, may_map)?;
@@ -85,13 +85,13 @@ impl Core {
         may_map: bool,
     ) -> Result<(u32, bool), IoError> {
         let (slice, at_end, unmapped) = self.arena_placement(found, cap);
-        let node = &self.slices[slice];
+        let node = &self.tables.slices[slice];
         let page = node.page;
         let offset = match at_end {
             true => node.offset + node.size - cap,
             false => node.offset,
         };
-        if self.lazy {
+        if self.tables.lazy {
             self.claim_lazily(page, offset, cap);
         } else {
             self.acquire_chunks(storage, page, offset, cap, may_map, unmapped == 0)?;
@@ -112,10 +112,10 @@ impl Core {
                 break;
             }
             self.weigh(cursor, cap, &mut best);
-            cursor = self.slices[cursor].free_next;
+            cursor = self.tables.slices[cursor].free_next;
         }
         if best.2 > 0 {
-            let pool = self.pages[self.slices[found].page].pool;
+            let pool = self.tables.pages[self.tables.slices[found].page].pool;
             let index = &self.pool(pool).index;
             index.heads_above(cap, PLACEMENT_CLASSES, |head| {
                 self.weigh(head, cap, &mut best);
@@ -127,11 +127,11 @@ impl Core {
 
     /// Weigh `cap` bytes at both ends of free slice `cand` against `best`.
     fn weigh(&self, cand: u32, cap: u64, best: &mut Best) {
-        let node = &self.slices[cand];
+        let node = &self.tables.slices[cand];
         if node.size < cap {
             return; // a smaller slice of the same class
         }
-        let Some(map) = self.pages[node.page].chunks.as_deref() else {
+        let Some(map) = self.tables.pages[node.page].chunks.as_deref() else {
             *best = (cand, false, 0); // not an arena page: nothing to map
             return;
         };

@@ -55,7 +55,7 @@ impl Core {
         (first, len): (u32, u32),
         spill: Spill,
     ) -> Result<(), IoError> {
-        let pool = self.pages[page].pool;
+        let pool = self.tables.pages[page].pool;
         let g = self.arena_map(page).granularity;
         let end = first + len;
         let mut s = first;
@@ -80,8 +80,8 @@ impl Core {
             for t in (head..head + slots).filter(|t| !(s..end).contains(t)) {
                 map.queue_idle(t);
             }
-            self.stats.chunks.maps += 1;
-            self.stats.chunks.reuses += 1;
+            self.tables.stats.chunks.maps += 1;
+            self.tables.stats.chunks.reuses += 1;
             s = (head + slots).min(end);
         }
         if s == end {
@@ -102,12 +102,12 @@ impl Core {
                 return Err(err.into());
             }
         };
-        self.stats.chunks.creates += 1;
+        self.tables.stats.chunks.creates += 1;
         self.on_chunk_bytes(pool, bytes, true);
         match storage.map_chunk(id, u64::from(s) * g, chunk) {
             Ok(()) => {
                 self.arena_map(page).set_extent(s, end - s, Some(chunk));
-                self.stats.chunks.maps += 1;
+                self.tables.stats.chunks.maps += 1;
                 Ok(())
             }
             Err(err) => {
@@ -132,14 +132,14 @@ impl Core {
         at_first: bool,
     ) -> Option<(u32, (mem_storage::ChunkId, u64))> {
         let g = self.arena_map(page).granularity;
-        let range_slots = u32::try_from(self.pages[page].size / g).unwrap_or(u32::MAX);
+        let range_slots = u32::try_from(self.tables.pages[page].size / g).unwrap_or(u32::MAX);
         let need = end - s;
         let largest = self.arenas.largest_cached_bytes() / g;
         let largest = u32::try_from(largest).unwrap_or(u32::MAX);
         if largest <= need {
             return None;
         }
-        let map = self.pages[page].chunks.as_deref()?;
+        let map = self.tables.pages[page].chunks.as_deref()?;
         let empty = |t: u32| {
             map.slots
                 .get(t as usize)
@@ -161,7 +161,7 @@ impl Core {
         } else {
             0
         };
-        let pool = self.pages[page].pool;
+        let pool = self.tables.pages[page].pool;
         let window = need + after + before;
         let (chunk, bytes) =
             self.take_cached_between(pool, u64::from(need) * g, u64::from(window) * g)?;

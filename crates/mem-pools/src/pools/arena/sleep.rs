@@ -70,7 +70,7 @@ impl Core {
             .iter()
             .flat_map(|p| &p.current)
             .copied()
-            .filter(|&pg| self.pages[pg].chunks.is_some())
+            .filter(|&pg| self.tables.pages[pg].chunks.is_some())
             .collect()
     }
 
@@ -85,7 +85,7 @@ impl Core {
         id: mem_storage::StorageId,
         (head, len): (u32, u32),
     ) -> Result<(), IoError> {
-        let pool = self.pages[page].pool;
+        let pool = self.tables.pages[page].pool;
         let map = self.arena_map(page);
         let g = map.granularity;
         let chunk = storage.unmap_chunk(id, u64::from(head) * g)?;
@@ -95,7 +95,7 @@ impl Core {
             }
         }
         map.set_extent(head, len, None);
-        self.stats.chunks.unmaps += 1;
+        self.tables.stats.chunks.unmaps += 1;
         self.drop_chunk(storage, pool, chunk, u64::from(len) * g);
         Ok(())
     }
@@ -104,7 +104,7 @@ impl Core {
     pub(crate) fn live_chunk_bytes(&self) -> u64 {
         self.arena_pages()
             .iter()
-            .filter_map(|&pg| self.pages[pg].chunks.as_deref())
+            .filter_map(|&pg| self.tables.pages[pg].chunks.as_deref())
             .map(|m| m.slots.iter().filter(|s| s.live > 0).count() as u64 * m.granularity)
             .sum()
     }

@@ -45,7 +45,7 @@ impl Core {
         self.arenas.progress = (submitted, completed);
         for pool in &self.pools {
             for &page in &pool.current {
-                if let Some(map) = self.pages[page].chunks.as_deref_mut() {
+                if let Some(map) = self.tables.pages[page].chunks.as_deref_mut() {
                     map.shed_stuck &= map.completed == completed;
                     (map.submitted, map.completed) = (submitted, completed);
                 }
@@ -57,7 +57,7 @@ impl Core {
         self.pools
             .iter()
             .flat_map(|p| &p.current)
-            .filter_map(|&pg| self.pages[pg].chunks.as_deref())
+            .filter_map(|&pg| self.tables.pages[pg].chunks.as_deref())
             .any(|map| {
                 map.slots
                     .iter()

@@ -40,7 +40,7 @@ impl Core {
         if cap > self.pool(pool).page_size {
             self.grow(storage, pool, cap, size, allow.allocate, allow.release)?;
         }
-        let found = self.pool(pool).index.find(&self.slices, cap);
+        let found = self.pool(pool).index.find(&self.tables.slices, cap);
         let page_size = self.pool(pool).page_size;
         let slice =
             self.found_or_new_page(storage, found, (pool, page_size), size, allow.allocate)?;
@@ -63,8 +63,8 @@ impl Core {
         self.within_page_limit(cap, size)?;
         // The persistent pool too: its exact-fit index finds only a free
         // page of exactly `cap`, which the filter keeps.
-        let found = (self.pool(pool).index.find(&self.slices, cap))
-            .filter(|&s| self.slices[s].size / 2 <= cap);
+        let found = (self.pool(pool).index.find(&self.tables.slices, cap))
+            .filter(|&s| self.tables.slices[s].size / 2 <= cap);
         let slice = self.found_or_new_page(storage, found, (pool, cap), size, may_allocate)?;
         self.index_remove(pool, slice);
         self.occupy(slice, size, owner);
@@ -79,10 +79,10 @@ impl Core {
     /// range, not a page: `Pool::max_size` routed the size there already.)
     #[inline]
     fn within_page_limit(&self, cap: u64, size: u64) -> Result<(), IoError> {
-        if cap > self.max_page {
+        if cap > self.tables.max_page {
             return Err(IoError::BufferTooBig {
                 size,
-                max: self.max_page,
+                max: self.tables.max_page,
             });
         }
         Ok(())
@@ -92,7 +92,7 @@ impl Core {
     /// the rest off when it is larger, else take it out of the index.
     #[inline]
     pub(crate) fn take_front(&mut self, pool: u32, slice: u32, cap: u64) -> Result<(), IoError> {
-        if self.slices[slice].size > cap {
+        if self.tables.slices[slice].size > cap {
             // Split takes the slice out of the index itself.
             self.split(slice, cap)
         } else {
@@ -114,7 +114,7 @@ impl Core {
     /// slice (not indexed, for the caller to occupy); the front stays
     /// indexed at its new size.
     pub(crate) fn split_tail(&mut self, slice: u32, cap: u64) -> Result<u32, IoError> {
-        let front = self.slices[slice].size - cap;
+        let front = self.tables.slices[slice].size - cap;
         let (tail, pool) = self.cut(slice, front)?;
         self.index_insert(pool, slice);
         Ok(tail)
@@ -127,23 +127,23 @@ impl Core {
     /// index left) nothing changed. Returns the new slice and the pool.
     #[inline(always)]
     pub(crate) fn cut(&mut self, slice: u32, at: u64) -> Result<(u32, u32), IoError> {
-        let node = &self.slices[slice];
+        let node = &self.tables.slices[slice];
         let (page, next, start) = (node.page, node.next, node.offset + at);
         let rest = SliceNode {
             prev: slice,
             next,
             ..SliceNode::free(page, start, node.size - at)
         };
-        let pool = self.pages[page].pool;
-        let rest = self.slices.insert(rest)?;
+        let pool = self.tables.pages[page].pool;
+        let rest = self.tables.slices.insert(rest)?;
         self.index_remove(pool, slice);
-        self.slices[slice].size = at;
-        self.slices[slice].next = rest;
+        self.tables.slices[slice].size = at;
+        self.tables.slices[slice].next = rest;
         if next != NIL {
-            self.slices[next].prev = rest;
+            self.tables.slices[next].prev = rest;
         }
-        let unit = self.unit(start);
-        if let Some(starts) = self.pages[page].starts.as_mut() {
+        let unit = self.tables.unit(start);
+        if let Some(starts) = self.tables.pages[page].starts.as_mut() {
             starts.insert(unit, rest);
         }
         Ok((rest, pool))
@@ -151,12 +151,12 @@ impl Core {
 
     /// Mark a free, unindexed slice live for `owner` and count it.
     pub(crate) fn occupy(&mut self, slice: u32, size: u64, owner: u32) {
-        let node = &mut self.slices[slice];
+        let node = &mut self.tables.slices[slice];
         node.owner = owner;
         node.requested = size;
         node.cursor_set = false;
         let (cap, page) = (node.size, node.page);
-        let info = &mut self.pages[page];
+        let info = &mut self.tables.pages[page];
         info.live += 1;
         info.live_bytes += cap;
         let (pool, first) = (info.pool, info.live == 1);
@@ -167,7 +167,7 @@ impl Core {
         usage.bytes_padding += cap - size;
         usage.largest_alloc = usage.largest_alloc.max(size);
         usage.mark();
-        self.stats.on_reserve(cap, size);
+        self.tables.stats.on_reserve(cap, size);
     }
 
     /// Free a live slice: back into its pool's index (coalesced), or — on an
@@ -179,7 +179,7 @@ impl Core {
         slice: u32,
         release: bool,
     ) {
-        let node = &mut self.slices[slice];
+        let node = &mut self.tables.slices[slice];
         if node.is_free() {
             return;
         }
@@ -191,7 +191,7 @@ impl Core {
         node.raw_out = false;
         node.raw_pins = 0;
         node.pins = 0;
-        let info = &mut self.pages[page];
+        let info = &mut self.tables.pages[page];
         info.live -= 1;
         info.live_bytes -= cap;
         let emptied = info.live == 0;
@@ -204,14 +204,14 @@ impl Core {
             info.chunks.is_some(),
         );
         if empty {
-            info.idle_since = self.clock;
+            info.idle_since = self.tables.clock;
         }
         let usage = &mut self.pool_mut(pool).usage;
         usage.live_pages -= u64::from(emptied);
         usage.slices -= 1;
         usage.bytes_in_use -= size;
         usage.bytes_padding -= cap - size;
-        self.stats.on_free(cap, size);
+        self.tables.stats.on_free(cap, size);
         if quarantined {
             return;
         }
@@ -230,11 +230,11 @@ impl Core {
             // leaves the index. (Its links, read above, are as they were:
             // nothing since changed them, and merging `next` in leaves
             // `prev`.)
-            if next != NIL && self.slices[next].indexed {
+            if next != NIL && self.tables.slices[next].indexed {
                 self.index_remove(pool, next);
                 self.merge_into(slice, next);
             }
-            if prev != NIL && self.slices[prev].indexed {
+            if prev != NIL && self.tables.slices[prev].indexed {
                 self.index_remove(pool, prev);
                 self.merge_into(prev, slice);
                 slice = prev;
@@ -246,18 +246,23 @@ impl Core {
     /// Absorb `right` into its left neighbour `left`; neither is indexed
     /// (the caller took the free one out).
     fn merge_into(&mut self, left: u32, right: u32) {
-        debug_assert!(!self.slices[left].indexed && !self.slices[right].indexed);
-        let node = &self.slices[right];
-        let (size, next, page, unit) = (node.size, node.next, node.page, self.unit(node.offset));
-        self.slices[left].size += size;
-        self.slices[left].next = next;
+        debug_assert!(!self.tables.slices[left].indexed && !self.tables.slices[right].indexed);
+        let node = &self.tables.slices[right];
+        let (size, next, page, unit) = (
+            node.size,
+            node.next,
+            node.page,
+            self.tables.unit(node.offset),
+        );
+        self.tables.slices[left].size += size;
+        self.tables.slices[left].next = next;
         if next != NIL {
-            self.slices[next].prev = left;
+            self.tables.slices[next].prev = left;
         }
-        if let Some(starts) = self.pages[page].starts.as_mut() {
+        if let Some(starts) = self.tables.pages[page].starts.as_mut() {
             starts.remove(unit);
         }
-        self.slices.remove(right);
+        self.tables.slices.remove(right);
     }
 }
 

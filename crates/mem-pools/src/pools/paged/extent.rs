@@ -27,21 +27,21 @@ impl Core {
         requested: u64,
         owner: u32,
     ) -> Result<Option<u32>, IoError> {
-        let Some(info) = self.pages.get(page) else {
+        let Some(info) = self.tables.pages.get(page) else {
             return Ok(None);
         };
-        if !offset.is_multiple_of(self.alignment) {
+        if !offset.is_multiple_of(self.tables.alignment) {
             return Ok(None);
         }
         let sliced = self.pool(info.pool).kind.is_carved();
         let node = match &info.starts {
-            Some(starts) => starts.holding(self.unit(offset)),
+            Some(starts) => starts.holding(self.tables.unit(offset)),
             None => Some(info.head),
         };
         let Some(mut node) = node else {
             return Ok(None);
         };
-        let n = &self.slices[node];
+        let n = &self.tables.slices[node];
         if n.page != page || offset < n.offset || offset >= n.offset + n.size.max(1) {
             return Ok(None);
         }
@@ -56,16 +56,16 @@ impl Core {
         if !self.claim_mapped_chunks(page, offset, cap) {
             return Ok(None);
         }
-        let pool = self.pages[page].pool;
+        let pool = self.tables.pages[page].pool;
         if n_offset < offset {
             let front = offset - n_offset;
             self.split(node, front)?;
             // `split` leaves the piece it cut unindexed for its caller to
             // occupy; the front piece stays free, so it goes back.
             self.index_insert(pool, node);
-            node = self.slices[node].next;
+            node = self.tables.slices[node].next;
         }
-        if self.slices[node].size > cap {
+        if self.tables.slices[node].size > cap {
             self.split(node, cap)?;
         }
         self.index_remove(pool, node);

@@ -40,11 +40,11 @@ impl Core {
         may_release: bool,
     ) -> Result<(), IoError> {
         let pool = self.pool(pool_id);
-        let size = pool.grown_page_size(needed, self.max_page, self.alignment);
+        let size = pool.grown_page_size(needed, self.tables.max_page, self.tables.alignment);
         if size < needed {
             return Err(IoError::BufferTooBig {
                 size: requested,
-                max: self.max_page,
+                max: self.tables.max_page,
             });
         }
         if !pool.current.is_empty() && pool.out_of_page_sizes() {
@@ -85,14 +85,14 @@ impl Core {
             .pool(pool_id)
             .current
             .iter()
-            .map(|&pg| &self.pages[pg])
+            .map(|&pg| &self.tables.pages[pg])
             .filter(|p| p.live == 0 && p.quarantined == 0)
             .map(|p| p.size)
             .sum();
         if empty == 0 {
             return false;
         }
-        self.lazy
+        self.tables.lazy
             || storage
                 .mem_info()
                 .is_ok_and(|info| info.free.saturating_add(empty) >= size)
@@ -110,7 +110,7 @@ impl Core {
             .current
             .iter()
             .copied()
-            .filter(|&pg| self.pages[pg].live == 0 && self.pages[pg].quarantined == 0)
+            .filter(|&pg| self.tables.pages[pg].live == 0 && self.tables.pages[pg].quarantined == 0)
             .collect();
         if empty.is_empty() {
             return;
@@ -127,12 +127,12 @@ impl Core {
     /// index; an empty page is released at once (unless releasing is held).
     fn outdate<S: ComputeStorage>(&mut self, storage: &mut S, page: u32, may_release: bool) {
         let (pool_id, size, head) = {
-            let p = &self.pages[page];
+            let p = &self.tables.pages[page];
             (p.pool, p.size, p.head)
         };
         let mut cursor = head;
         while cursor != NIL {
-            let next = self.slices[cursor].next;
+            let next = self.tables.slices[cursor].next;
             self.index_remove(pool_id, cursor);
             cursor = next;
         }
@@ -140,7 +140,7 @@ impl Core {
         let pos = pool.outdated.len() as u32;
         pool.outdated.push(page);
         *pool.outdated_sizes.entry(size).or_insert(0) += 1;
-        let info = &mut self.pages[page];
+        let info = &mut self.tables.pages[page];
         info.outdated = true;
         info.pos = pos;
         if may_release && info.live == 0 && info.quarantined == 0 {

@@ -32,7 +32,7 @@ impl Core {
             Some(slice) => Ok(slice),
             None => {
                 let page = self.new_page(storage, pool, size, requested, may_allocate)?;
-                Ok(self.pages[page].head)
+                Ok(self.tables.pages[page].head)
             }
         }
     }
@@ -67,8 +67,8 @@ impl Core {
             Some(g) => size.checked_next_multiple_of(g).unwrap_or(size),
             None => size,
         };
-        let node = self.slices.insert(SliceNode::free(NIL, 0, size))?;
-        let handle = if self.lazy && !arena {
+        let node = self.tables.slices.insert(SliceNode::free(NIL, 0, size))?;
+        let handle = if self.tables.lazy && !arena {
             None
         } else {
             let allocated = match arena {
@@ -78,14 +78,14 @@ impl Core {
             match allocated {
                 Ok(h) => Some(h),
                 Err(err) => {
-                    self.slices.remove(node);
+                    self.tables.slices.remove(node);
                     return Err(err.into());
                 }
             }
         };
         let pos = self.pool(pool).current.len() as u32;
         let page = Page {
-            uid: self.next_page_uid,
+            uid: self.tables.next_page_uid,
             pool,
             size,
             storage: handle,
@@ -97,33 +97,33 @@ impl Core {
             raw_out: 0,
             pinned: 0,
             quarantined: 0,
-            idle_since: self.clock,
+            idle_since: self.tables.clock,
             starts: self
                 .pool(pool)
                 .kind
                 .is_carved()
-                .then(|| SliceStarts::new(size / self.alignment, node)),
+                .then(|| SliceStarts::new(size / self.tables.alignment, node)),
             chunks: granularity.map(|g| {
                 let mut map = ChunkMap::new(g);
                 (map.submitted, map.completed) = self.arenas.progress;
                 Box::new(map)
             }),
         };
-        let page = match self.pages.insert(page) {
+        let page = match self.tables.pages.insert(page) {
             Ok(p) => p,
             Err(err) => {
-                self.slices.remove(node);
+                self.tables.slices.remove(node);
                 if let Some(h) = handle {
                     let _ = storage.dealloc(h.id);
                 }
                 return Err(err);
             }
         };
-        self.next_page_uid += 1;
+        self.tables.next_page_uid += 1;
         if let Some(h) = handle {
-            self.by_storage.insert(h.id, page);
+            self.tables.by_storage.insert(h.id, page);
         }
-        self.slices[node].page = page;
+        self.tables.slices[node].page = page;
         let p = self.pool_mut(pool);
         p.current.push(page);
         p.usage.pages += 1;
@@ -134,12 +134,12 @@ impl Core {
             p.usage.pages_unmapped += 1;
         }
         p.usage.mark();
-        self.stats.on_page(held);
+        self.tables.stats.on_page(held);
         if arena {
-            self.stats.chunks.virtual_bytes += size;
+            self.tables.stats.chunks.virtual_bytes += size;
         }
         if handle.is_some() {
-            self.stats.storage_allocs += 1;
+            self.tables.stats.storage_allocs += 1;
         }
         self.index_insert(pool, node);
         Ok(page)
@@ -147,21 +147,21 @@ impl Core {
 
     /// Give an empty page back to the storage (deferred until `flush`).
     pub(crate) fn release_page<S: ComputeStorage>(&mut self, storage: &mut S, page: u32) {
-        if self.pages.get(page).is_none() {
+        if self.tables.pages.get(page).is_none() {
             return;
         }
-        let arena = self.pages[page].chunks.is_some();
+        let arena = self.tables.pages[page].chunks.is_some();
         if arena && !self.unmap_all_chunks(storage, page) {
             return; // a chunk stays mapped: the range cannot go back yet
         }
-        let Some(info) = self.pages.remove(page) else {
+        let Some(info) = self.tables.pages.remove(page) else {
             return;
         };
         let mut cursor = info.head;
         while cursor != NIL {
-            let next = self.slices[cursor].next;
+            let next = self.tables.slices[cursor].next;
             self.index_remove(info.pool, cursor);
-            self.slices.remove(cursor);
+            self.tables.slices.remove(cursor);
             cursor = next;
         }
         let pool = self.pool_mut(info.pool);
@@ -185,15 +185,15 @@ impl Core {
             pool.usage.pages_unmapped -= 1;
         }
         if let Some(moved) = moved {
-            self.pages[moved].pos = info.pos;
+            self.tables.pages[moved].pos = info.pos;
         }
-        self.stats.on_page_release(held);
+        self.tables.stats.on_page_release(held);
         if arena {
-            self.stats.chunks.virtual_bytes -= info.size;
+            self.tables.stats.chunks.virtual_bytes -= info.size;
         }
         if let Some(handle) = info.storage {
-            self.by_storage.remove(&handle.id);
-            self.stats.storage_frees += 1;
+            self.tables.by_storage.remove(&handle.id);
+            self.tables.stats.storage_frees += 1;
             if let Err(err) = storage.dealloc(handle.id) {
                 tracing::warn!(%err, page = info.uid, "page release refused by the storage");
             }
@@ -207,10 +207,10 @@ impl Core {
         page: u32,
         may_allocate: bool,
     ) -> Result<StorageHandle, IoError> {
-        if let Some(handle) = self.pages[page].storage {
+        if let Some(handle) = self.tables.pages[page].storage {
             return Ok(handle);
         }
-        let size = self.pages[page].size;
+        let size = self.tables.pages[page].size;
         if !may_allocate {
             return Err(IoError::CaptureWouldAllocate {
                 size,
@@ -218,12 +218,12 @@ impl Core {
             });
         }
         let handle = storage.alloc(size)?;
-        let info = &mut self.pages[page];
+        let info = &mut self.tables.pages[page];
         info.storage = Some(handle);
         let pool = info.pool;
-        self.by_storage.insert(handle.id, page);
+        self.tables.by_storage.insert(handle.id, page);
         self.pool_mut(pool).usage.pages_unmapped -= 1;
-        self.stats.storage_allocs += 1;
+        self.tables.stats.storage_allocs += 1;
         Ok(handle)
     }
 }
