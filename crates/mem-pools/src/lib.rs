@@ -99,18 +99,21 @@
 //! - `capture/`, `relocation/`, `report/`: the values the engine shows and
 //!   takes — [`CaptureState`], the relocation types and [`CopyQueue`],
 //!   [`MemoryUsage`], [`MemoryReport`], [`PoolStats`].
-//! - `pools/`: `Core` (the floor's `Tables` with the pools, routing a size to its
-//!   pool); `dispatch.rs` (a reservation down its pool kind's path);
-//!   `persistent.rs` (the persistent pool, its own type over a
-//!   paged pool's page lists); `paged/` (sliced and exclusive pages:
-//!   carving, pages, page-size growth, the free index); `arena/`
-//!   (virtual-memory arenas: their shared state, placement on mapped
-//!   chunks, chunks, moves, the cache, release, stream-ordered reclamation,
-//!   the arena's side of sleep).
+//! - `pools/`: `Core` (the floor's `Tables` beside the pools and the
+//!   arenas' state, routing a size to its pool); `dispatch.rs` (a
+//!   reservation down its pool kind's path); `persistent.rs` (the
+//!   persistent pool, its own type over a paged pool's page lists);
+//!   `paged/` (sliced and exclusive pages: `Pool`, whose carving methods
+//!   take `&mut Tables`, pages, page-size growth, the free index);
+//!   `arena/` (virtual-memory arenas: `Arenas`, their shared state, and
+//!   its methods — taking the floor and the pools — a file per concern:
+//!   the reserve path and placement on mapped chunks, chunks, moves, the
+//!   cache, release, stream-ordered reclamation, the arena's side of
+//!   sleep).
 //! - `tables/` (the floor, knowing no pool kind): `Tables` (`floor.rs`,
-//!   the floor in one value, with a slice's pin and cursor counts), the slot table, the slice
-//!   and page tables, `bind`'s cursors, and the per-page indexes (slice
-//!   starts, the chunk map and its idle queue).
+//!   the floor in one value, with a slice's pin and cursor counts), the
+//!   slot table, the slice and page tables, `bind`'s cursors, and the
+//!   per-page indexes (slice starts, the chunk map and its idle queue).
 //! - `handles/`: handles and bindings, slot keys and drop records, the
 //!   counted cells and their pool, the drop queue, [`RawPin`].
 //! - `config.rs`, `pool_kind.rs` (the one table of pool-kind names),

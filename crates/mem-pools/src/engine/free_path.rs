@@ -64,7 +64,8 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             let submitted = cursor.load(std::sync::atomic::Ordering::Acquire);
             let (old, completed) = self.core.arenas.progress;
             if submitted > old {
-                self.core.set_progress(submitted, completed);
+                let (a, t, p) = self.core.arena_parts();
+                a.set_progress(t, p, submitted, completed);
             }
         }
     }
@@ -83,7 +84,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         if self.capture.is_none() {
             // Chunks whose release was refused (nothing is given back
             // while a stream records).
-            self.core.retry_chunk_releases(&mut self.storage);
+            (self.core.arenas).retry_chunk_releases(&mut self.core.tables, &mut self.storage);
         }
         if let Err(err) = self.storage.flush() {
             tracing::warn!(%err, "storage flush failed; pages stay queued and counted");

@@ -56,11 +56,12 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                     })
                     .collect();
                 for page in busy_arenas {
-                    self.core.trim_chunks(&mut self.storage, page, 0);
+                    let (a, t, p) = self.core.arena_parts();
+                    a.trim_chunks(t, p, &mut self.storage, page, 0);
                 }
                 // And its shed chunks kept for reuse.
-                self.core
-                    .release_chunk_cache(&mut self.storage, |p| p == pool);
+                let (a, t, p) = self.core.arena_parts();
+                a.release_chunk_cache(t, p, &mut self.storage, |p| p == pool);
             } else if let Some(period) = p.dealloc_period {
                 let clock = self.core.tables.clock;
                 empty.extend(p.current.iter().copied().filter(|&pg| {

@@ -872,7 +872,8 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// assert!(!memory.arena_chunks_waiting());
     /// ```
     pub fn set_stream_progress(&mut self, submitted: u64, completed: u64) {
-        self.core.set_progress(submitted, completed.min(submitted));
+        let (a, t, p) = self.core.arena_parts();
+        a.set_progress(t, p, submitted, completed.min(submitted));
     }
 
     /// Share the stream's live submit counter (the count of work items
@@ -910,7 +911,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// assert!(!memory.arena_chunks_waiting()); // no arena pool here
     /// ```
     pub fn arena_chunks_waiting(&self) -> bool {
-        self.core.arena_chunks_waiting()
+        (self.core.arenas).arena_chunks_waiting(&self.core.tables, &self.core.pools)
     }
 
     /// Set every statistics peak to its current level.

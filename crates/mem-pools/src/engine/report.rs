@@ -42,7 +42,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                     range_size: pool.page_size,
                     max_slice_size,
                     release_threshold,
-                    cached_bytes: self.core.cached_chunk_bytes(pool),
+                    cached_bytes: self.core.arenas.cached_chunk_bytes(&self.core.tables, pool),
                 },
             },
             pages: u.pages,
@@ -131,7 +131,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             .core
             .pools
             .iter()
-            .map(|p| self.core.cached_chunk_bytes(p))
+            .map(|p| self.core.arenas.cached_chunk_bytes(&self.core.tables, p))
             .sum();
         stats
     }

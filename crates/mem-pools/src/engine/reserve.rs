@@ -28,7 +28,10 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         if self.core.arenas.asleep.is_some() {
             return Err(IoError::Asleep {
                 operation: "reserve",
-                sleeping_bytes: self.core.live_chunk_bytes(),
+                sleeping_bytes: self
+                    .core
+                    .arenas
+                    .live_chunk_bytes(&self.core.tables, &self.core.pools),
             });
         }
         self.core.tables.clock += 1;

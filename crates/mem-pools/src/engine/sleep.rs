@@ -21,7 +21,10 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         if self.core.arenas.asleep.is_some() {
             return Err(IoError::Asleep {
                 operation: "sleep",
-                sleeping_bytes: self.core.live_chunk_bytes(),
+                sleeping_bytes: self
+                    .core
+                    .arenas
+                    .live_chunk_bytes(&self.core.tables, &self.core.pools),
             });
         }
         self.storage.synchronize()?;
@@ -30,8 +33,9 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             kept_paged_bytes: self.core.tables.stats.reserved_bytes.current,
             ..SleepReport::default()
         };
-        report.released_bytes += self.core.release_chunk_cache(&mut self.storage, |_| true);
-        for page in self.core.arena_pages() {
+        let (a, t, p) = self.core.arena_parts();
+        report.released_bytes += a.release_chunk_cache(t, p, &mut self.storage, |_| true);
+        for page in a.arena_pages(t, p) {
             self.sleep_page(page, contents, &mut report)?;
         }
         report.kept_paged_bytes = self.core.tables.stats.reserved_bytes.current;
@@ -71,8 +75,8 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                     }
                 }
             }
-            self.core
-                .release_extent_asleep(&mut self.storage, page, id, (head, len))?;
+            let (a, t, p) = self.core.arena_parts();
+            a.release_extent_asleep(t, p, &mut self.storage, page, id, (head, len))?;
             report.released_bytes += u64::from(len) * g;
         }
         Ok(())
@@ -84,7 +88,11 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             return Ok(0);
         }
         let mut mapped = 0;
-        for page in self.core.arena_pages() {
+        for page in self
+            .core
+            .arenas
+            .arena_pages(&self.core.tables, &self.core.pools)
+        {
             mapped += self.wake_page(page)?;
         }
         self.core.arenas.asleep = None;
@@ -115,7 +123,10 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 .zip(first..)
                 .take_while(|&(&s, want)| s == want)
                 .count();
-            self.core.map_run(
+            let (a, t, p) = self.core.arena_parts();
+            a.map_run(
+                t,
+                p,
                 &mut self.storage,
                 page,
                 id,

@@ -37,6 +37,13 @@ impl Core {
         }
     }
 
+    /// The arenas' state with the floor and the dynamic pools it works
+    /// on, borrowed apart: every arena method takes all three (`arena/`).
+    #[inline(always)]
+    pub(crate) fn arena_parts(&mut self) -> (&mut Arenas, &mut Tables, &mut [Pool]) {
+        (&mut self.arenas, &mut self.tables, &mut self.pools)
+    }
+
     pub(crate) fn pool(&self, pool: u32) -> &Pool {
         match self.pools.get(pool as usize) {
             Some(p) => p,
@@ -51,30 +58,29 @@ impl Core {
         }
     }
 
+    /// Pool `pool` (the persistent one at `PERSISTENT`) and the floor,
+    /// borrowed apart: a paged pool's methods take both (`paged/`).
+    #[inline(always)]
+    pub(crate) fn pool_parts(&mut self, pool: u32) -> (&mut Pool, &mut Tables) {
+        let p = match self.pools.get_mut(pool as usize) {
+            Some(p) => p,
+            None => &mut *self.persistent,
+        };
+        (p, &mut self.tables)
+    }
+
     /// Put a free slice into its pool's free index.
     #[inline]
     pub(crate) fn index_insert(&mut self, pool: u32, slice: u32) {
-        let Core {
-            pools,
-            persistent,
-            tables,
-            ..
-        } = self;
-        let p = pools.get_mut(pool as usize).unwrap_or(&mut **persistent);
-        p.index.insert(&mut tables.slices, slice);
+        let (p, t) = self.pool_parts(pool);
+        p.index.insert(&mut t.slices, slice);
     }
 
     /// Take a slice out of its pool's free index (no-op if not indexed).
     #[inline]
     pub(crate) fn index_remove(&mut self, pool: u32, slice: u32) {
-        let Core {
-            pools,
-            persistent,
-            tables,
-            ..
-        } = self;
-        let p = pools.get_mut(pool as usize).unwrap_or(&mut **persistent);
-        p.index.remove(&mut tables.slices, slice);
+        let (p, t) = self.pool_parts(pool);
+        p.index.remove(&mut t.slices, slice);
     }
 
     /// The pool a size routes to in Auto mode: the first that accepts it.

@@ -29,7 +29,8 @@ impl Core {
                 self.reserve_exclusive(storage, pool, sizes, owner, allow.allocate)
             }
             PoolType::VirtualArena { .. } => {
-                self.reserve_arena(storage, pool, sizes, owner, allow.allocate)
+                let (arenas, t, pools) = self.arena_parts();
+                arenas.reserve(t, pools, storage, pool, sizes, owner, allow.allocate)
             }
         }
     }

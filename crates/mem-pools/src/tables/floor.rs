@@ -12,6 +12,7 @@ use mem_storage::StorageId;
 use crate::error::IoError;
 use crate::handles::keys::SlotKey;
 use crate::report::stats::PoolStats;
+use crate::tables::chunk_map::ChunkMap;
 use crate::tables::cursors::SliceCursors;
 use crate::tables::nodes::{Arena, Page, SliceNode};
 use crate::tables::slots::SlotTable;
@@ -146,5 +147,24 @@ impl Tables {
             let page = node.page;
             self.pages[page].raw_out -= 1;
         }
+    }
+
+    /// The chunk map of `page` (`None`: not an arena page).
+    #[inline]
+    pub(crate) fn chunk_map(&mut self, page: u32) -> Option<&mut ChunkMap> {
+        self.pages[page].chunks.as_deref_mut()
+    }
+
+    /// The chunk map of `page`, which the caller knows is an arena page.
+    pub(crate) fn arena_map(&mut self, page: u32) -> &mut ChunkMap {
+        self.pages[page]
+            .chunks
+            .as_deref_mut()
+            .expect("an arena page")
+    }
+
+    /// The storage id of `page` (`None`: a lazy page not yet mapped).
+    pub(crate) fn page_storage(&self, page: u32) -> Option<StorageId> {
+        self.pages[page].storage.map(|h| h.id)
     }
 }

@@ -21,7 +21,9 @@ use std::collections::HashMap;
 use mem_storage::{ComputeStorage, StorageHandle, StorageUtilization};
 
 use crate::error::IoError;
-use crate::pools::core::Core;
+use crate::pools::arena::state::Arenas;
+use crate::pools::paged::pool::Pool;
+use crate::tables::floor::Tables;
 
 /// Whether [`MemoryManagement::sleep`](crate::MemoryManagement::sleep) keeps what the arenas hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,14 +65,14 @@ pub(crate) struct Asleep {
     pub(crate) saved: HashMap<(u32, u32), Vec<u8>>,
 }
 
-impl Core {
+impl Arenas {
     /// Arena pages of every pool.
-    pub(crate) fn arena_pages(&self) -> Vec<u32> {
-        self.pools
+    pub(crate) fn arena_pages(&self, t: &Tables, pools: &[Pool]) -> Vec<u32> {
+        pools
             .iter()
             .flat_map(|p| &p.current)
             .copied()
-            .filter(|&pg| self.tables.pages[pg].chunks.is_some())
+            .filter(|&pg| t.pages[pg].chunks.is_some())
             .collect()
     }
 
@@ -80,13 +82,15 @@ impl Core {
     /// were).
     pub(crate) fn release_extent_asleep<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
+        pools: &mut [Pool],
         storage: &mut S,
         page: u32,
         id: mem_storage::StorageId,
         (head, len): (u32, u32),
     ) -> Result<(), IoError> {
-        let pool = self.tables.pages[page].pool;
-        let map = self.arena_map(page);
+        let pool = t.pages[page].pool;
+        let map = t.arena_map(page);
         let g = map.granularity;
         let chunk = storage.unmap_chunk(id, u64::from(head) * g)?;
         for s in head..head + len {
@@ -95,16 +99,16 @@ impl Core {
             }
         }
         map.set_extent(head, len, None);
-        self.tables.stats.chunks.unmaps += 1;
-        self.drop_chunk(storage, pool, chunk, u64::from(len) * g);
+        t.stats.chunks.unmaps += 1;
+        self.drop_chunk(t, pools, storage, pool, chunk, u64::from(len) * g);
         Ok(())
     }
 
     /// Bytes of the chunks live arena slices touch, mapped or not.
-    pub(crate) fn live_chunk_bytes(&self) -> u64 {
-        self.arena_pages()
+    pub(crate) fn live_chunk_bytes(&self, t: &Tables, pools: &[Pool]) -> u64 {
+        self.arena_pages(t, pools)
             .iter()
-            .filter_map(|&pg| self.tables.pages[pg].chunks.as_deref())
+            .filter_map(|&pg| t.pages[pg].chunks.as_deref())
             .map(|m| m.slots.iter().filter(|s| s.live > 0).count() as u64 * m.granularity)
             .sum()
     }

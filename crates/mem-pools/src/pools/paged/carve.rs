@@ -11,6 +11,8 @@ use mem_storage::ComputeStorage;
 
 use crate::error::IoError;
 use crate::pools::core::Core;
+use crate::pools::paged::pool::Pool;
+use crate::tables::floor::Tables;
 use crate::tables::nodes::SliceNode;
 use crate::tables::slots::NIL;
 
@@ -36,16 +38,17 @@ impl Core {
         owner: u32,
         allow: Allowance,
     ) -> Result<u32, IoError> {
-        self.within_page_limit(cap, size)?;
+        within_page_limit(&self.tables, cap, size)?;
         if cap > self.pool(pool).page_size {
             self.grow(storage, pool, cap, size, allow.allocate, allow.release)?;
         }
-        let found = self.pool(pool).index.find(&self.tables.slices, cap);
-        let page_size = self.pool(pool).page_size;
-        let slice =
-            self.found_or_new_page(storage, found, (pool, page_size), size, allow.allocate)?;
-        self.take_front(pool, slice, cap)?;
-        self.occupy(slice, size, owner);
+        let progress = self.arenas.progress;
+        let (p, t) = self.pool_parts(pool);
+        let found = p.index.find(&t.slices, cap);
+        let (sizes, allocate) = ((pool, p.page_size), (size, allow.allocate));
+        let slice = p.found_or_new_page(t, storage, found, sizes, allocate, progress)?;
+        p.take_front(t, slice, cap)?;
+        p.occupy(t, slice, size, owner);
         Ok(slice)
     }
 
@@ -60,114 +63,17 @@ impl Core {
         owner: u32,
         may_allocate: bool,
     ) -> Result<u32, IoError> {
-        self.within_page_limit(cap, size)?;
+        within_page_limit(&self.tables, cap, size)?;
         // The persistent pool too: its exact-fit index finds only a free
         // page of exactly `cap`, which the filter keeps.
-        let found = (self.pool(pool).index.find(&self.tables.slices, cap))
-            .filter(|&s| self.tables.slices[s].size / 2 <= cap);
-        let slice = self.found_or_new_page(storage, found, (pool, cap), size, may_allocate)?;
-        self.index_remove(pool, slice);
-        self.occupy(slice, size, owner);
+        let progress = self.arenas.progress;
+        let (p, t) = self.pool_parts(pool);
+        let found = (p.index.find(&t.slices, cap)).filter(|&s| t.slices[s].size / 2 <= cap);
+        let allocate = (size, may_allocate);
+        let slice = p.found_or_new_page(t, storage, found, (pool, cap), allocate, progress)?;
+        p.index.remove(&mut t.slices, slice);
+        p.occupy(t, slice, size, owner);
         Ok(slice)
-    }
-
-    /// No page is ever larger than the device's largest page: a persistent
-    /// or exclusive request gets a dedicated page of exactly its aligned
-    /// size up to that limit, and above it can never be served (the device
-    /// refuses one buffer that large), so it is typed here rather than sent
-    /// to the device as a retryable out-of-memory. (An arena's limit is its
-    /// range, not a page: `Pool::max_size` routed the size there already.)
-    #[inline]
-    fn within_page_limit(&self, cap: u64, size: u64) -> Result<(), IoError> {
-        if cap > self.tables.max_page {
-            return Err(IoError::BufferTooBig {
-                size,
-                max: self.tables.max_page,
-            });
-        }
-        Ok(())
-    }
-
-    /// Take free, indexed `slice` (of a carved pool) for `cap` bytes: split
-    /// the rest off when it is larger, else take it out of the index.
-    #[inline]
-    pub(crate) fn take_front(&mut self, pool: u32, slice: u32, cap: u64) -> Result<(), IoError> {
-        if self.tables.slices[slice].size > cap {
-            // Split takes the slice out of the index itself.
-            self.split(slice, cap)
-        } else {
-            self.index_remove(pool, slice);
-            Ok(())
-        }
-    }
-
-    /// Cut `slice` (free, indexed) to `cap` bytes; the rest becomes a free
-    /// slice right after it, indexed.
-    #[inline]
-    pub(crate) fn split(&mut self, slice: u32, cap: u64) -> Result<(), IoError> {
-        let (rest, pool) = self.cut(slice, cap)?;
-        self.index_insert(pool, rest);
-        Ok(())
-    }
-
-    /// Cut the last `cap` bytes of free, indexed `slice` off as a new free
-    /// slice (not indexed, for the caller to occupy); the front stays
-    /// indexed at its new size.
-    pub(crate) fn split_tail(&mut self, slice: u32, cap: u64) -> Result<u32, IoError> {
-        let front = self.tables.slices[slice].size - cap;
-        let (tail, pool) = self.cut(slice, front)?;
-        self.index_insert(pool, slice);
-        Ok(tail)
-    }
-
-    /// Cut free, indexed `slice` after its first `at` bytes: it keeps them,
-    /// and a new free slice right after it (linked, in the start map) takes
-    /// the rest. Both leave the index; the caller puts back what stays free
-    /// (`split`: the rest; `split_tail`: the front). On an error (no node
-    /// index left) nothing changed. Returns the new slice and the pool.
-    #[inline(always)]
-    pub(crate) fn cut(&mut self, slice: u32, at: u64) -> Result<(u32, u32), IoError> {
-        let node = &self.tables.slices[slice];
-        let (page, next, start) = (node.page, node.next, node.offset + at);
-        let rest = SliceNode {
-            prev: slice,
-            next,
-            ..SliceNode::free(page, start, node.size - at)
-        };
-        let pool = self.tables.pages[page].pool;
-        let rest = self.tables.slices.insert(rest)?;
-        self.index_remove(pool, slice);
-        self.tables.slices[slice].size = at;
-        self.tables.slices[slice].next = rest;
-        if next != NIL {
-            self.tables.slices[next].prev = rest;
-        }
-        let unit = self.tables.unit(start);
-        if let Some(starts) = self.tables.pages[page].starts.as_mut() {
-            starts.insert(unit, rest);
-        }
-        Ok((rest, pool))
-    }
-
-    /// Mark a free, unindexed slice live for `owner` and count it.
-    pub(crate) fn occupy(&mut self, slice: u32, size: u64, owner: u32) {
-        let node = &mut self.tables.slices[slice];
-        node.owner = owner;
-        node.requested = size;
-        node.cursor_set = false;
-        let (cap, page) = (node.size, node.page);
-        let info = &mut self.tables.pages[page];
-        info.live += 1;
-        info.live_bytes += cap;
-        let (pool, first) = (info.pool, info.live == 1);
-        let usage = &mut self.pool_mut(pool).usage;
-        usage.live_pages += u64::from(first);
-        usage.slices += 1;
-        usage.bytes_in_use += size;
-        usage.bytes_padding += cap - size;
-        usage.largest_alloc = usage.largest_alloc.max(size);
-        usage.mark();
-        self.tables.stats.on_reserve(cap, size);
     }
 
     /// Free a live slice: back into its pool's index (coalesced), or — on an
@@ -216,7 +122,8 @@ impl Core {
             return;
         }
         if arena {
-            self.release_chunks(storage, page, offset, cap, release);
+            let (a, t, p) = self.arena_parts();
+            a.release_chunks(t, p, storage, page, (offset, cap), release);
         }
         if outdated {
             if empty && release {
@@ -232,38 +139,139 @@ impl Core {
             // `prev`.)
             if next != NIL && self.tables.slices[next].indexed {
                 self.index_remove(pool, next);
-                self.merge_into(slice, next);
+                merge_into(&mut self.tables, slice, next);
             }
             if prev != NIL && self.tables.slices[prev].indexed {
                 self.index_remove(pool, prev);
-                self.merge_into(prev, slice);
+                merge_into(&mut self.tables, prev, slice);
                 slice = prev;
             }
         }
         self.index_insert(pool, slice);
     }
+}
 
-    /// Absorb `right` into its left neighbour `left`; neither is indexed
-    /// (the caller took the free one out).
-    fn merge_into(&mut self, left: u32, right: u32) {
-        debug_assert!(!self.tables.slices[left].indexed && !self.tables.slices[right].indexed);
-        let node = &self.tables.slices[right];
-        let (size, next, page, unit) = (
-            node.size,
-            node.next,
-            node.page,
-            self.tables.unit(node.offset),
-        );
-        self.tables.slices[left].size += size;
-        self.tables.slices[left].next = next;
-        if next != NIL {
-            self.tables.slices[next].prev = left;
+impl Pool {
+    /// Take free, indexed `slice` (of a carved pool) for `cap` bytes: split
+    /// the rest off when it is larger, else take it out of the index.
+    #[inline]
+    pub(crate) fn take_front(
+        &mut self,
+        t: &mut Tables,
+        slice: u32,
+        cap: u64,
+    ) -> Result<(), IoError> {
+        if t.slices[slice].size > cap {
+            // Split takes the slice out of the index itself.
+            self.split(t, slice, cap)
+        } else {
+            self.index.remove(&mut t.slices, slice);
+            Ok(())
         }
-        if let Some(starts) = self.tables.pages[page].starts.as_mut() {
-            starts.remove(unit);
-        }
-        self.tables.slices.remove(right);
     }
+    /// Cut `slice` (free, indexed) to `cap` bytes; the rest becomes a free
+    /// slice right after it, indexed.
+    #[inline]
+    pub(crate) fn split(&mut self, t: &mut Tables, slice: u32, cap: u64) -> Result<(), IoError> {
+        let rest = self.cut(t, slice, cap)?;
+        self.index.insert(&mut t.slices, rest);
+        Ok(())
+    }
+    /// Cut the last `cap` bytes of free, indexed `slice` off as a new free
+    /// slice (not indexed, for the caller to occupy); the front stays
+    /// indexed at its new size.
+    pub(crate) fn split_tail(
+        &mut self,
+        t: &mut Tables,
+        slice: u32,
+        cap: u64,
+    ) -> Result<u32, IoError> {
+        let front = t.slices[slice].size - cap;
+        let tail = self.cut(t, slice, front)?;
+        self.index.insert(&mut t.slices, slice);
+        Ok(tail)
+    }
+    /// Cut free, indexed `slice` after its first `at` bytes: it keeps them,
+    /// and a new free slice right after it (linked, in the start map) takes
+    /// the rest. Both leave the index; the caller puts back what stays free
+    /// (`split`: the rest; `split_tail`: the front). On an error (no node
+    /// index left) nothing changed. Returns the new slice.
+    #[inline(always)]
+    pub(crate) fn cut(&mut self, t: &mut Tables, slice: u32, at: u64) -> Result<u32, IoError> {
+        let node = &t.slices[slice];
+        let (page, next, start) = (node.page, node.next, node.offset + at);
+        let rest = SliceNode {
+            prev: slice,
+            next,
+            ..SliceNode::free(page, start, node.size - at)
+        };
+        let rest = t.slices.insert(rest)?;
+        self.index.remove(&mut t.slices, slice);
+        t.slices[slice].size = at;
+        t.slices[slice].next = rest;
+        if next != NIL {
+            t.slices[next].prev = rest;
+        }
+        let unit = t.unit(start);
+        if let Some(starts) = t.pages[page].starts.as_mut() {
+            starts.insert(unit, rest);
+        }
+        Ok(rest)
+    }
+    /// Mark a free, unindexed slice live for `owner` and count it.
+    pub(crate) fn occupy(&mut self, t: &mut Tables, slice: u32, size: u64, owner: u32) {
+        let node = &mut t.slices[slice];
+        node.owner = owner;
+        node.requested = size;
+        node.cursor_set = false;
+        let (cap, page) = (node.size, node.page);
+        let info = &mut t.pages[page];
+        info.live += 1;
+        info.live_bytes += cap;
+        let first = info.live == 1;
+        let usage = &mut self.usage;
+        usage.live_pages += u64::from(first);
+        usage.slices += 1;
+        usage.bytes_in_use += size;
+        usage.bytes_padding += cap - size;
+        usage.largest_alloc = usage.largest_alloc.max(size);
+        usage.mark();
+        t.stats.on_reserve(cap, size);
+    }
+}
+
+/// No page is ever larger than the device's largest page: a persistent
+/// or exclusive request gets a dedicated page of exactly its aligned
+/// size up to that limit, and above it can never be served (the device
+/// refuses one buffer that large), so it is typed here rather than sent
+/// to the device as a retryable out-of-memory. (An arena's limit is its
+/// range, not a page: `Pool::max_size` routed the size there already.)
+#[inline]
+pub(crate) fn within_page_limit(t: &Tables, cap: u64, size: u64) -> Result<(), IoError> {
+    if cap > t.max_page {
+        return Err(IoError::BufferTooBig {
+            size,
+            max: t.max_page,
+        });
+    }
+    Ok(())
+}
+
+/// Absorb `right` into its left neighbour `left`; neither is indexed
+/// (the caller took the free one out).
+fn merge_into(t: &mut Tables, left: u32, right: u32) {
+    debug_assert!(!t.slices[left].indexed && !t.slices[right].indexed);
+    let node = &t.slices[right];
+    let (size, next, page, unit) = (node.size, node.next, node.page, t.unit(node.offset));
+    t.slices[left].size += size;
+    t.slices[left].next = next;
+    if next != NIL {
+        t.slices[next].prev = left;
+    }
+    if let Some(starts) = t.pages[page].starts.as_mut() {
+        starts.remove(unit);
+    }
+    t.slices.remove(right);
 }
 
 #[cfg(test)]

@@ -53,23 +53,26 @@ impl Core {
         }
         // An arena extent is re-claimed only where its chunks are still
         // mapped (a capture window maps nothing).
-        if !self.claim_mapped_chunks(page, offset, cap) {
+        if !self
+            .arenas
+            .claim_mapped_chunks(&mut self.tables, page, offset, cap)
+        {
             return Ok(None);
         }
-        let pool = self.tables.pages[page].pool;
+        let (p, t) = self.pool_parts(self.tables.pages[page].pool);
         if n_offset < offset {
             let front = offset - n_offset;
-            self.split(node, front)?;
+            p.split(t, node, front)?;
             // `split` leaves the piece it cut unindexed for its caller to
             // occupy; the front piece stays free, so it goes back.
-            self.index_insert(pool, node);
-            node = self.tables.slices[node].next;
+            p.index.insert(&mut t.slices, node);
+            node = t.slices[node].next;
         }
-        if self.tables.slices[node].size > cap {
-            self.split(node, cap)?;
+        if t.slices[node].size > cap {
+            p.split(t, node, cap)?;
         }
-        self.index_remove(pool, node);
-        self.occupy(node, requested, owner);
+        p.index.remove(&mut t.slices, node);
+        p.occupy(t, node, requested, owner);
         Ok(Some(node))
     }
 }

@@ -58,7 +58,16 @@ impl Core {
             self.release_empty_current(storage, pool_id);
         }
         let old = std::mem::take(&mut self.pool_mut(pool_id).current);
-        if let Err(err) = self.new_page(storage, pool_id, size, requested, may_allocate) {
+        let progress = self.arenas.progress;
+        let (p, t) = self.pool_parts(pool_id);
+        let made = p.new_page(
+            t,
+            storage,
+            (pool_id, size),
+            (requested, may_allocate),
+            progress,
+        );
+        if let Err(err) = made {
             self.pool_mut(pool_id).current = old;
             return Err(err);
         }

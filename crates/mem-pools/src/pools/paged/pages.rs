@@ -10,29 +10,38 @@ use mem_storage::{ComputeStorage, StorageHandle};
 use crate::config::PoolType;
 use crate::error::IoError;
 use crate::pools::core::Core;
+use crate::pools::paged::pool::Pool;
 use crate::tables::chunk_map::ChunkMap;
+use crate::tables::floor::Tables;
 use crate::tables::nodes::{Page, SliceNode};
 use crate::tables::slots::NIL;
 use crate::tables::starts::SliceStarts;
 
-impl Core {
+impl Pool {
     /// `found` (a free slice the pool's index gave), else the one free
-    /// slice of a new page of `size` bytes ([`Core::new_page`]): every
+    /// slice of a new page of `size` bytes ([`Pool::new_page`]): every
     /// pool kind's reservation starts here.
     #[inline]
     pub(crate) fn found_or_new_page<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
         storage: &mut S,
         found: Option<u32>,
         (pool, size): (u32, u64),
-        requested: u64,
-        may_allocate: bool,
+        (requested, may_allocate): (u64, bool),
+        progress: (u64, u64),
     ) -> Result<u32, IoError> {
         match found {
             Some(slice) => Ok(slice),
             None => {
-                let page = self.new_page(storage, pool, size, requested, may_allocate)?;
-                Ok(self.tables.pages[page].head)
+                let page = self.new_page(
+                    t,
+                    storage,
+                    (pool, size),
+                    (requested, may_allocate),
+                    progress,
+                )?;
+                Ok(t.pages[page].head)
             }
         }
     }
@@ -43,11 +52,11 @@ impl Core {
     /// [`IoError::CaptureWouldAllocate`] naming `requested`.
     pub(crate) fn new_page<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
         storage: &mut S,
-        pool: u32,
-        size: u64,
-        requested: u64,
-        may_allocate: bool,
+        (pool, size): (u32, u64),
+        (requested, may_allocate): (u64, bool),
+        progress: (u64, u64),
     ) -> Result<u32, IoError> {
         if !may_allocate {
             return Err(IoError::CaptureWouldAllocate {
@@ -55,7 +64,7 @@ impl Core {
                 page_size: size,
             });
         }
-        let arena = matches!(self.pool(pool).kind, PoolType::VirtualArena { .. });
+        let arena = matches!(self.kind, PoolType::VirtualArena { .. });
         // An arena page is a virtual range: no memory until chunks map.
         let granularity = match arena {
             true => Some(storage.chunk_granularity().ok_or(IoError::Storage(
@@ -67,8 +76,8 @@ impl Core {
             Some(g) => size.checked_next_multiple_of(g).unwrap_or(size),
             None => size,
         };
-        let node = self.tables.slices.insert(SliceNode::free(NIL, 0, size))?;
-        let handle = if self.tables.lazy && !arena {
+        let node = t.slices.insert(SliceNode::free(NIL, 0, size))?;
+        let handle = if t.lazy && !arena {
             None
         } else {
             let allocated = match arena {
@@ -78,14 +87,14 @@ impl Core {
             match allocated {
                 Ok(h) => Some(h),
                 Err(err) => {
-                    self.tables.slices.remove(node);
+                    t.slices.remove(node);
                     return Err(err.into());
                 }
             }
         };
-        let pos = self.pool(pool).current.len() as u32;
+        let pos = self.current.len() as u32;
         let page = Page {
-            uid: self.tables.next_page_uid,
+            uid: t.next_page_uid,
             pool,
             size,
             storage: handle,
@@ -97,34 +106,33 @@ impl Core {
             raw_out: 0,
             pinned: 0,
             quarantined: 0,
-            idle_since: self.tables.clock,
+            idle_since: t.clock,
             starts: self
-                .pool(pool)
                 .kind
                 .is_carved()
-                .then(|| SliceStarts::new(size / self.tables.alignment, node)),
+                .then(|| SliceStarts::new(size / t.alignment, node)),
             chunks: granularity.map(|g| {
                 let mut map = ChunkMap::new(g);
-                (map.submitted, map.completed) = self.arenas.progress;
+                (map.submitted, map.completed) = progress;
                 Box::new(map)
             }),
         };
-        let page = match self.tables.pages.insert(page) {
+        let page = match t.pages.insert(page) {
             Ok(p) => p,
             Err(err) => {
-                self.tables.slices.remove(node);
+                t.slices.remove(node);
                 if let Some(h) = handle {
                     let _ = storage.dealloc(h.id);
                 }
                 return Err(err);
             }
         };
-        self.tables.next_page_uid += 1;
+        t.next_page_uid += 1;
         if let Some(h) = handle {
-            self.tables.by_storage.insert(h.id, page);
+            t.by_storage.insert(h.id, page);
         }
-        self.tables.slices[node].page = page;
-        let p = self.pool_mut(pool);
+        t.slices[node].page = page;
+        let p = self;
         p.current.push(page);
         p.usage.pages += 1;
         // An arena's reserved bytes are its mapped chunks (`arena/chunks.rs`).
@@ -134,24 +142,27 @@ impl Core {
             p.usage.pages_unmapped += 1;
         }
         p.usage.mark();
-        self.tables.stats.on_page(held);
+        t.stats.on_page(held);
         if arena {
-            self.tables.stats.chunks.virtual_bytes += size;
+            t.stats.chunks.virtual_bytes += size;
         }
         if handle.is_some() {
-            self.tables.stats.storage_allocs += 1;
+            t.stats.storage_allocs += 1;
         }
-        self.index_insert(pool, node);
+        p.index.insert(&mut t.slices, node);
         Ok(page)
     }
+}
 
+impl Core {
     /// Give an empty page back to the storage (deferred until `flush`).
     pub(crate) fn release_page<S: ComputeStorage>(&mut self, storage: &mut S, page: u32) {
         if self.tables.pages.get(page).is_none() {
             return;
         }
         let arena = self.tables.pages[page].chunks.is_some();
-        if arena && !self.unmap_all_chunks(storage, page) {
+        let (a, t, p) = self.arena_parts();
+        if arena && !a.unmap_all_chunks(t, p, storage, page) {
             return; // a chunk stays mapped: the range cannot go back yet
         }
         let Some(info) = self.tables.pages.remove(page) else {
