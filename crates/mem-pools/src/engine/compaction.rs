@@ -18,7 +18,6 @@ use std::collections::HashSet;
 
 use mem_storage::ComputeStorage;
 
-use crate::config::PoolType;
 use crate::engine::state::MemoryManagement;
 use crate::pools::paged::carve::Allowance;
 use crate::relocation::{CompactionState, Move, RelocationPlan};
@@ -44,10 +43,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             return plan;
         }
         for pool in 0..self.core.pools.len() as u32 {
-            if matches!(
-                self.core.pools[pool as usize].kind,
-                PoolType::SlicedPages { .. }
-            ) {
+            if self.core.pools[pool as usize].is_sliced() {
                 self.plan_pool_compaction(pool, &mut plan);
             }
         }
@@ -154,9 +150,9 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     pub(crate) fn measure_compaction(&self) -> CompactionState {
         let mut state = CompactionState::default();
         for pool in &self.core.pools {
-            let PoolType::SlicedPages { .. } = pool.kind else {
+            if !pool.is_sliced() {
                 continue;
-            };
+            }
             let (mut outdated_live, mut outdated_live_pages) = (0, 0u64);
             for &page in &pool.outdated {
                 let p = &self.core.tables.pages[page];

@@ -9,7 +9,6 @@
 
 use mem_storage::ComputeStorage;
 
-use crate::config::PoolType;
 use crate::engine::state::MemoryManagement;
 use crate::pools::paged::carve::Allowance;
 use crate::relocation::{Move, RelocationPlan, RelocationShape, RelocationState, TargetRoom};
@@ -32,7 +31,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 shape.outdated_pinned += usize::from(!self.page_movable(page));
                 shape.outdated_live_bytes += self.core.tables.pages[page].live_bytes;
             }
-            if let PoolType::SlicedPages { .. } = pool.kind {
+            if pool.is_sliced() {
                 state.next_page_size = state.next_page_size.max(pool.page_size);
             }
             state.out_of_page_sizes |= pool.out_of_page_sizes();

@@ -6,7 +6,6 @@ use std::fmt;
 
 use mem_storage::ComputeStorage;
 
-use crate::config::PoolType;
 use crate::engine::state::MemoryManagement;
 use crate::pools::paged::pool::Pool;
 use crate::report::pools::{MemoryReport, PoolReport, PoolReportKind};
@@ -24,26 +23,10 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     fn pool_report(&self, pool: &Pool) -> PoolReport {
         let u = &pool.usage;
         PoolReport {
-            kind: match pool.kind {
-                _ if std::ptr::eq(pool, &*self.core.persistent) => PoolReportKind::Persistent,
-                PoolType::SlicedPages { max_slice_size, .. } => PoolReportKind::Sliced {
-                    page_size: pool.page_size,
-                    max_slice_size,
-                    outdated_pages: pool.outdated.len(),
-                },
-                PoolType::ExclusivePages { max_alloc_size } => {
-                    PoolReportKind::Exclusive { max_alloc_size }
-                }
-                PoolType::VirtualArena {
-                    max_slice_size,
-                    release_threshold,
-                    ..
-                } => PoolReportKind::Arena {
-                    range_size: pool.page_size,
-                    max_slice_size,
-                    release_threshold,
-                    cached_bytes: self.core.arenas.cached_chunk_bytes(&self.core.tables, pool),
-                },
+            kind: match std::ptr::eq(pool, &*self.core.persistent) {
+                true => PoolReportKind::Persistent,
+                false => pool
+                    .report_kind(|p| (self.core.arenas).cached_chunk_bytes(&self.core.tables, p)),
             },
             pages: u.pages,
             pages_unmapped: u.pages_unmapped,
