@@ -100,11 +100,13 @@
 //!   takes — [`CaptureState`], the relocation types and [`CopyQueue`],
 //!   [`MemoryUsage`], [`MemoryReport`], [`PoolStats`].
 //! - `pools/`: `Core` (the floor's `Tables` beside the pools and the
-//!   arenas' state, routing a size to its pool); `dispatch.rs` (a
-//!   reservation down its pool kind's path); `persistent.rs` (the
+//!   arenas' state, routing a size to its pool); `dispatch.rs` (a request
+//!   to its pool: a reservation down its kind's path, a free, a page's
+//!   release, a known extent, with the arena's step between); `persistent.rs` (the
 //!   persistent pool, its own type over a paged pool's page lists);
-//!   `paged/` (sliced and exclusive pages: `Pool`, whose carving methods
-//!   take `&mut Tables`, pages, page-size growth, the free index);
+//!   `paged/` (sliced and exclusive pages: `Pool`, whose methods take
+//!   `&mut Tables` — carving and the free path, pages, page-size growth,
+//!   a known extent — and the free index);
 //!   `arena/` (virtual-memory arenas: `Arenas`, their shared state, and
 //!   its methods — taking the floor and the pools — a file per concern:
 //!   the reserve path and placement on mapped chunks, chunks, moves, the

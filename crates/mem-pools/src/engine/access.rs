@@ -55,7 +55,8 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             (node.page, node.offset, node.requested)
         };
         let allocate = self.allowance().allocate;
-        let whole = self.core.materialize(&mut self.storage, page, allocate)?;
+        let (p, t) = self.core.pool_parts(self.core.tables.pages[page].pool);
+        let whole = p.materialize(t, &mut self.storage, page, allocate)?;
         // A lazily counted arena slice gets its chunks here (without lazy
         // pages they were mapped at its reservation).
         if self.core.tables.lazy {

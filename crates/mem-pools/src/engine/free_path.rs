@@ -62,7 +62,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     fn refresh_submitted(&mut self) {
         if let Some(cursor) = &self.submit_cursor {
             let submitted = cursor.load(std::sync::atomic::Ordering::Acquire);
-            let (old, completed) = self.core.arenas.progress;
+            let (old, completed) = self.core.tables.progress;
             if submitted > old {
                 let (a, t, p) = self.core.arena_parts();
                 a.set_progress(t, p, submitted, completed);

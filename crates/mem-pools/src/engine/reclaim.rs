@@ -36,7 +36,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         let key = self.core.tables.slots.claim(NIL).ok()?;
         match self
             .core
-            .carve_extent(page, offset, cap, requested, key.slot)
+            .carve_extent(page, (offset, cap), requested, key.slot)
         {
             Ok(Some(slice)) => {
                 self.core.tables.slots.fill(key, slice);

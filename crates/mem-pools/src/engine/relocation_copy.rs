@@ -76,7 +76,8 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 continue;
             };
             let page = self.core.tables.slices[target].page;
-            if let Err(err) = self.core.materialize(&mut self.storage, page, true) {
+            let (p, t) = self.core.pool_parts(self.core.tables.pages[page].pool);
+            if let Err(err) = p.materialize(t, &mut self.storage, page, true) {
                 let source = match err {
                     IoError::Storage(e) => e,
                     other => mem_storage::StorageError::Unsupported {

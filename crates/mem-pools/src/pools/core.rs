@@ -2,11 +2,13 @@
 //! (slots, slices, pages, counters), the pools over it, and what the
 //! arena pools share, side by side so each can be borrowed apart.
 //!
-//! Page-level operations (allocate, release, grow a page size) live in
-//! `paged/pages.rs` and `paged/growth.rs`, slice-level carving in
-//! `paged/carve.rs`, chunks in `arena/`. Every operation that can fail
-//! does its fallible step (an index, a storage allocation) before it changes
-//! anything, so an error leaves the state as it was.
+//! `Core` does no pool's work: a paged pool's (pages, growth, carving) is
+//! methods of `Pool` in `paged/`, the arenas' is methods of `Arenas` in
+//! `arena/`, each taking the floor as an argument; `Core` lends its parts
+//! apart (`pool_parts`, `arena_parts`) and `dispatch.rs` routes a request
+//! to them. Every operation that can fail does its fallible step (an
+//! index, a storage allocation) before it changes anything, so an error
+//! leaves the state as it was.
 
 use crate::error::IoError;
 use crate::pools::arena::state::Arenas;
@@ -48,13 +50,6 @@ impl Core {
         match self.pools.get(pool as usize) {
             Some(p) => p,
             None => &self.persistent,
-        }
-    }
-
-    pub(crate) fn pool_mut(&mut self, pool: u32) -> &mut Pool {
-        match self.pools.get_mut(pool as usize) {
-            Some(p) => p,
-            None => &mut self.persistent,
         }
     }
 

@@ -39,6 +39,10 @@ pub(crate) struct Tables {
     pub(crate) clock: u64,
     pub(crate) next_page_uid: u64,
     pub(crate) stats: PoolStats,
+    /// The stream's (submitted, completed) cursors, as last reported
+    /// (`arena/stream_order.rs`); every arena page's chunk map holds a
+    /// copy, taken when the page is made (`Pool::new_page`).
+    pub(crate) progress: (u64, u64),
 }
 
 impl Tables {
@@ -57,6 +61,7 @@ impl Tables {
             clock: 0,
             next_page_uid: 0,
             stats: PoolStats::default(),
+            progress: (0, 0),
         }
     }
 

@@ -66,7 +66,7 @@ impl Arenas {
         let free = p.index.find(&t.slices, cap);
         let range = (pool, p.page_size.max(cap));
         let allocate = (size, may_map);
-        let found = p.found_or_new_page(t, storage, free, range, allocate, self.progress)?;
+        let found = p.found_or_new_page(t, storage, free, range, allocate)?;
         let (mut slice, at_end) = self.place_in_arena(t, pools, storage, found, cap, may_map)?;
         let p = &mut pools[pool as usize];
         if at_end {

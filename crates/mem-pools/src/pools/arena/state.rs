@@ -1,6 +1,6 @@
 //! What every arena pool of a manager shares, apart from its pages: the
 //! chunk cache and the releases to retry, the sleep state, the chunk
-//! limits, and the stream's cursors — and, in the files beside this one,
+//! limits — and, in the files beside this one,
 //! everything the arenas do, as methods of [`Arenas`]: the reserve path
 //! and placement, chunks, moves, the cache, release, stream order, sleep.
 //! Each method takes the floor (`Tables`) and the dynamic pools (an arena
@@ -33,9 +33,6 @@ pub(crate) struct Arenas {
     /// Idle chunks are shed once they pass 1/`idle_share` of the mapped
     /// ones (0: never; `chunk_moves.rs`).
     pub(crate) idle_share: u64,
-    /// The stream's (submitted, completed) cursors, as last reported
-    /// (`stream_order.rs`); every arena page's chunk map holds a copy.
-    pub(crate) progress: (u64, u64),
 }
 
 impl Default for Arenas {
@@ -47,7 +44,6 @@ impl Default for Arenas {
             asleep: None,
             max_chunk_bytes: DEFAULT_MAX_CHUNK,
             idle_share: IDLE_SHARE,
-            progress: (0, 0),
         }
     }
 }

@@ -41,7 +41,7 @@ impl Arenas {
         submitted: u64,
         completed: u64,
     ) {
-        if self.progress != (submitted, completed) {
+        if t.progress != (submitted, completed) {
             self.move_progress(t, pools, submitted, completed);
         }
     }
@@ -56,7 +56,7 @@ impl Arenas {
         submitted: u64,
         completed: u64,
     ) {
-        self.progress = (submitted, completed);
+        t.progress = (submitted, completed);
         for pool in pools.iter() {
             for &page in &pool.current {
                 if let Some(map) = t.pages[page].chunks.as_deref_mut() {

@@ -10,7 +10,6 @@
 use mem_storage::ComputeStorage;
 
 use crate::error::IoError;
-use crate::pools::core::Core;
 use crate::pools::paged::pool::Pool;
 use crate::tables::floor::Tables;
 use crate::tables::nodes::SliceNode;
@@ -25,30 +24,47 @@ pub(crate) struct Allowance {
     pub(crate) release: bool,
 }
 
-impl Core {
+/// What freeing a slice leaves for the engine once its pool uncounted it
+/// ([`Pool::vacate`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Vacated {
+    pub(crate) page: u32,
+    /// The slice's (offset, capacity) on its page.
+    pub(crate) extent: (u64, u64),
+    /// The slice's (prev, next) links, for [`Pool::coalesce`].
+    pub(crate) neighbours: (u32, u32),
+    /// Its page is outdated: released once empty, never coalesced into.
+    pub(crate) outdated: bool,
+    /// Its page holds no live or quarantined slice any more.
+    pub(crate) empty: bool,
+    /// Its page is an arena range: its chunks are released first.
+    pub(crate) arena: bool,
+}
+
+impl Pool {
     /// A sliced pool's reservation of `cap` (aligned) bytes for slot
-    /// `owner`: grow the page size if `cap` exceeds it, find a free slice
-    /// (else a new page of the pool's page size), split the rest off.
+    /// `owner` (`pool` is its routing position): grow the page size if
+    /// `cap` exceeds it, find a free slice (else a new page of the pool's
+    /// page size), split the rest off.
     #[inline]
     pub(crate) fn reserve_sliced<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
         storage: &mut S,
         pool: u32,
         (cap, size): (u64, u64),
         owner: u32,
         allow: Allowance,
     ) -> Result<u32, IoError> {
-        within_page_limit(&self.tables, cap, size)?;
-        if cap > self.pool(pool).page_size {
-            self.grow(storage, pool, cap, size, allow.allocate, allow.release)?;
+        within_page_limit(t, cap, size)?;
+        if cap > self.page_size {
+            self.grow(t, storage, pool, cap, size, allow)?;
         }
-        let progress = self.arenas.progress;
-        let (p, t) = self.pool_parts(pool);
-        let found = p.index.find(&t.slices, cap);
-        let (sizes, allocate) = ((pool, p.page_size), (size, allow.allocate));
-        let slice = p.found_or_new_page(t, storage, found, sizes, allocate, progress)?;
-        p.take_front(t, slice, cap)?;
-        p.occupy(t, slice, size, owner);
+        let found = self.index.find(&t.slices, cap);
+        let (sizes, allocate) = ((pool, self.page_size), (size, allow.allocate));
+        let slice = self.found_or_new_page(t, storage, found, sizes, allocate)?;
+        self.take_front(t, slice, cap)?;
+        self.occupy(t, slice, size, owner);
         Ok(slice)
     }
 
@@ -57,38 +73,31 @@ impl Core {
     #[inline]
     pub(crate) fn reserve_exclusive<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
         storage: &mut S,
         pool: u32,
         (cap, size): (u64, u64),
         owner: u32,
         may_allocate: bool,
     ) -> Result<u32, IoError> {
-        within_page_limit(&self.tables, cap, size)?;
+        within_page_limit(t, cap, size)?;
         // The persistent pool too: its exact-fit index finds only a free
         // page of exactly `cap`, which the filter keeps.
-        let progress = self.arenas.progress;
-        let (p, t) = self.pool_parts(pool);
-        let found = (p.index.find(&t.slices, cap)).filter(|&s| t.slices[s].size / 2 <= cap);
+        let found = (self.index.find(&t.slices, cap)).filter(|&s| t.slices[s].size / 2 <= cap);
         let allocate = (size, may_allocate);
-        let slice = p.found_or_new_page(t, storage, found, (pool, cap), allocate, progress)?;
-        p.index.remove(&mut t.slices, slice);
-        p.occupy(t, slice, size, owner);
+        let slice = self.found_or_new_page(t, storage, found, (pool, cap), allocate)?;
+        self.index.remove(&mut t.slices, slice);
+        self.occupy(t, slice, size, owner);
         Ok(slice)
     }
 
-    /// Free a live slice: back into its pool's index (coalesced), or — on an
-    /// outdated page — release the page once it is empty. A quarantined slice
-    /// is never reused.
-    pub(crate) fn free_slice<S: ComputeStorage>(
-        &mut self,
-        storage: &mut S,
-        slice: u32,
-        release: bool,
-    ) {
-        let node = &mut self.tables.slices[slice];
-        if node.is_free() {
-            return;
-        }
+    /// The pool's side of freeing live `slice`: uncount it on its page and
+    /// in the pool. `None` when it is quarantined (never reused); else
+    /// what the engine does next (`Core::free_slice`): an arena page's
+    /// chunks, then an outdated page's release or [`Self::coalesce`].
+    #[inline]
+    pub(crate) fn vacate(&mut self, t: &mut Tables, slice: u32) -> Option<Vacated> {
+        let node = &mut t.slices[slice];
         let (cap, size, page) = (node.size, node.requested, node.page);
         let (offset, prev, next) = (node.offset, node.prev, node.next);
         let (raw, pinned, quarantined) = (node.is_raw(), node.pins > 0, node.quarantined);
@@ -97,61 +106,63 @@ impl Core {
         node.raw_out = false;
         node.raw_pins = 0;
         node.pins = 0;
-        let info = &mut self.tables.pages[page];
+        let info = &mut t.pages[page];
         info.live -= 1;
         info.live_bytes -= cap;
         let emptied = info.live == 0;
         info.raw_out -= u32::from(raw);
         info.pinned -= u32::from(pinned);
-        let (pool, outdated, empty, arena) = (
-            info.pool,
+        let (outdated, empty, arena) = (
             info.outdated,
             info.live == 0 && info.quarantined == 0,
             info.chunks.is_some(),
         );
         if empty {
-            info.idle_since = self.tables.clock;
+            info.idle_since = t.clock;
         }
-        let usage = &mut self.pool_mut(pool).usage;
+        let usage = &mut self.usage;
         usage.live_pages -= u64::from(emptied);
         usage.slices -= 1;
         usage.bytes_in_use -= size;
         usage.bytes_padding -= cap - size;
-        self.tables.stats.on_free(cap, size);
+        t.stats.on_free(cap, size);
         if quarantined {
-            return;
+            return None;
         }
-        if arena {
-            let (a, t, p) = self.arena_parts();
-            a.release_chunks(t, p, storage, page, (offset, cap), release);
-        }
-        if outdated {
-            if empty && release {
-                self.release_page(storage, page);
-            }
-            return;
-        }
+        Some(Vacated {
+            page,
+            extent: (offset, cap),
+            neighbours: (prev, next),
+            outdated,
+            empty,
+            arena,
+        })
+    }
+
+    /// Put freed `slice` back into the free index, merged with its free
+    /// neighbours (`neighbours`: its links as [`Self::vacate`] read them)
+    /// on a carved pool.
+    #[inline]
+    pub(crate) fn coalesce(&mut self, t: &mut Tables, slice: u32, (prev, next): (u32, u32)) {
         let mut slice = slice;
-        if self.pool(pool).kind.is_carved() {
+        if self.kind.is_carved() {
             // `slice` is live, so never indexed: only the free neighbour
             // leaves the index. (Its links, read above, are as they were:
             // nothing since changed them, and merging `next` in leaves
             // `prev`.)
-            if next != NIL && self.tables.slices[next].indexed {
-                self.index_remove(pool, next);
-                merge_into(&mut self.tables, slice, next);
+            if next != NIL && t.slices[next].indexed {
+                self.index.remove(&mut t.slices, next);
+                merge_into(t, slice, next);
             }
-            if prev != NIL && self.tables.slices[prev].indexed {
-                self.index_remove(pool, prev);
-                merge_into(&mut self.tables, prev, slice);
+            if prev != NIL && t.slices[prev].indexed {
+                self.index.remove(&mut t.slices, prev);
+                merge_into(t, prev, slice);
                 slice = prev;
             }
         }
-        self.index_insert(pool, slice);
+        self.index.insert(&mut t.slices, slice);
     }
-}
 
-impl Pool {
     /// Take free, indexed `slice` (of a carved pool) for `cap` bytes: split
     /// the rest off when it is larger, else take it out of the index.
     #[inline]

@@ -4,7 +4,7 @@ use mem_storage::HostStorage;
 
 use super::*;
 use crate::config::{Growth, PoolSpec, PoolType};
-use crate::pools::paged::pool::Pool;
+use crate::pools::core::Core;
 
 const ALLOW: Allowance = Allowance {
     allocate: true,
@@ -116,7 +116,10 @@ fn carving_an_exact_extent_out_of_a_free_slice_splits_on_both_sides() {
     let a = core.reserve_in(&mut storage, 0, 256, 1, ALLOW).unwrap();
     let page = core.tables.slices[a].page;
     core.free_slice(&mut storage, a, true);
-    let got = core.carve_extent(page, 1024, 512, 500, 7).unwrap().unwrap();
+    let got = core
+        .carve_extent(page, (1024, 512), 500, 7)
+        .unwrap()
+        .unwrap();
     assert_eq!(
         (core.tables.slices[got].offset, core.tables.slices[got].size),
         (1024, 512)
@@ -126,7 +129,7 @@ fn carving_an_exact_extent_out_of_a_free_slice_splits_on_both_sides() {
         vec![(0, 1024, true), (1024, 512, false), (1536, 2560, true)]
     );
     assert_eq!(
-        core.carve_extent(page, 1024, 512, 500, 8).unwrap(),
+        core.carve_extent(page, (1024, 512), 500, 8).unwrap(),
         None,
         "already live"
     );

@@ -9,7 +9,6 @@ use mem_storage::{ComputeStorage, StorageHandle};
 
 use crate::config::PoolType;
 use crate::error::IoError;
-use crate::pools::core::Core;
 use crate::pools::paged::pool::Pool;
 use crate::tables::chunk_map::ChunkMap;
 use crate::tables::floor::Tables;
@@ -29,18 +28,11 @@ impl Pool {
         found: Option<u32>,
         (pool, size): (u32, u64),
         (requested, may_allocate): (u64, bool),
-        progress: (u64, u64),
     ) -> Result<u32, IoError> {
         match found {
             Some(slice) => Ok(slice),
             None => {
-                let page = self.new_page(
-                    t,
-                    storage,
-                    (pool, size),
-                    (requested, may_allocate),
-                    progress,
-                )?;
+                let page = self.new_page(t, storage, (pool, size), (requested, may_allocate))?;
                 Ok(t.pages[page].head)
             }
         }
@@ -56,7 +48,6 @@ impl Pool {
         storage: &mut S,
         (pool, size): (u32, u64),
         (requested, may_allocate): (u64, bool),
-        progress: (u64, u64),
     ) -> Result<u32, IoError> {
         if !may_allocate {
             return Err(IoError::CaptureWouldAllocate {
@@ -113,7 +104,7 @@ impl Pool {
                 .then(|| SliceStarts::new(size / t.alignment, node)),
             chunks: granularity.map(|g| {
                 let mut map = ChunkMap::new(g);
-                (map.submitted, map.completed) = progress;
+                (map.submitted, map.completed) = t.progress;
                 Box::new(map)
             }),
         };
@@ -152,30 +143,27 @@ impl Pool {
         p.index.insert(&mut t.slices, node);
         Ok(page)
     }
-}
 
-impl Core {
-    /// Give an empty page back to the storage (deferred until `flush`).
-    pub(crate) fn release_page<S: ComputeStorage>(&mut self, storage: &mut S, page: u32) {
-        if self.tables.pages.get(page).is_none() {
-            return;
-        }
-        let arena = self.tables.pages[page].chunks.is_some();
-        let (a, t, p) = self.arena_parts();
-        if arena && !a.unmap_all_chunks(t, p, storage, page) {
-            return; // a chunk stays mapped: the range cannot go back yet
-        }
-        let Some(info) = self.tables.pages.remove(page) else {
+    /// Give empty `page` of this pool back to the storage (deferred until
+    /// `flush`); an arena page's chunks went first (`Core::release_page`).
+    pub(crate) fn release_page<S: ComputeStorage>(
+        &mut self,
+        t: &mut Tables,
+        storage: &mut S,
+        page: u32,
+    ) {
+        let Some(info) = t.pages.remove(page) else {
             return;
         };
+        let arena = info.chunks.is_some();
         let mut cursor = info.head;
         while cursor != NIL {
-            let next = self.tables.slices[cursor].next;
-            self.index_remove(info.pool, cursor);
-            self.tables.slices.remove(cursor);
+            let next = t.slices[cursor].next;
+            self.index.remove(&mut t.slices, cursor);
+            t.slices.remove(cursor);
             cursor = next;
         }
-        let pool = self.pool_mut(info.pool);
+        let pool = self;
         let list = if info.outdated {
             if let Some(n) = pool.outdated_sizes.get_mut(&info.size) {
                 *n -= 1;
@@ -196,32 +184,34 @@ impl Core {
             pool.usage.pages_unmapped -= 1;
         }
         if let Some(moved) = moved {
-            self.tables.pages[moved].pos = info.pos;
+            t.pages[moved].pos = info.pos;
         }
-        self.tables.stats.on_page_release(held);
+        t.stats.on_page_release(held);
         if arena {
-            self.tables.stats.chunks.virtual_bytes -= info.size;
+            t.stats.chunks.virtual_bytes -= info.size;
         }
         if let Some(handle) = info.storage {
-            self.tables.by_storage.remove(&handle.id);
-            self.tables.stats.storage_frees += 1;
+            t.by_storage.remove(&handle.id);
+            t.stats.storage_frees += 1;
             if let Err(err) = storage.dealloc(handle.id) {
                 tracing::warn!(%err, page = info.uid, "page release refused by the storage");
             }
         }
     }
 
-    /// Back a lazy page with storage memory (no-op when mapped).
+    /// Back lazy `page` of this pool with storage memory (no-op when
+    /// mapped).
     pub(crate) fn materialize<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
         storage: &mut S,
         page: u32,
         may_allocate: bool,
     ) -> Result<StorageHandle, IoError> {
-        if let Some(handle) = self.tables.pages[page].storage {
+        if let Some(handle) = t.pages[page].storage {
             return Ok(handle);
         }
-        let size = self.tables.pages[page].size;
+        let size = t.pages[page].size;
         if !may_allocate {
             return Err(IoError::CaptureWouldAllocate {
                 size,
@@ -229,12 +219,10 @@ impl Core {
             });
         }
         let handle = storage.alloc(size)?;
-        let info = &mut self.tables.pages[page];
-        info.storage = Some(handle);
-        let pool = info.pool;
-        self.tables.by_storage.insert(handle.id, page);
-        self.pool_mut(pool).usage.pages_unmapped -= 1;
-        self.tables.stats.storage_allocs += 1;
+        t.pages[page].storage = Some(handle);
+        t.by_storage.insert(handle.id, page);
+        self.usage.pages_unmapped -= 1;
+        t.stats.storage_allocs += 1;
         Ok(handle)
     }
 }
