@@ -1,7 +1,10 @@
-//! `MemoryManagement`'s public API: every function of CubeCL's
+//! `MemoryManagement`'s whole public API: every function of CubeCL's
 //! `cubecl_server::memory_management::MemoryManagement` (0.12.0-pre.1),
-//! with the same signature, served by gpumem's engine. Reports are in
-//! `report.rs`, relocation in `relocation.rs`, the state in `state.rs`.
+//! with the same signature, served by gpumem's engine. The machinery lives
+//! beside it: the state (`state.rs`), reports in CubeCL's shape
+//! (`report.rs`), relocation through CubeCL's copy queue
+//! (`relocation.rs`), the handle table (`entries.rs`), adopting the
+//! engine's handles (`adopt.rs`).
 
 use std::ops::Range;
 use std::sync::atomic::Ordering;
@@ -11,9 +14,11 @@ use cubecl_environment::sync::Arc;
 use cubecl_ir::MemoryDeviceProperties;
 use cubecl_server::config::memory::{MemoryLogLevel, PersistentMemory};
 use cubecl_server::logging::ServerLogger;
+use cubecl_server::memory_management::relocation::{CopyQueue, RelocationNeed, RelocationReason};
 use cubecl_server::memory_management::{
     Cleanup, ErrorGraph, FailureId, ManagedMemoryBinding, ManagedMemoryHandle,
-    MemoryAllocationMode, MemoryConfiguration, MemoryLocation, PageGuard, PageUpdate,
+    MemoryAllocationMode, MemoryConfiguration, MemoryLocation, MemoryPoolsReport, PageGuard,
+    PageUpdate,
 };
 use cubecl_server::server::IoError;
 use cubecl_server::storage::{ComputeStorage, ManagedResource, StorageHandle};
@@ -205,6 +210,41 @@ impl<Storage: ComputeStorage> MemoryManagement<Storage> {
     /// CubeCL's storage under the pools. Allocating through it bypasses them.
     pub fn storage(&mut self) -> &mut Storage {
         self.engine.storage().inner()
+    }
+
+    /// Everything this memory holds, pool by pool, in CubeCL's shape:
+    /// gpumem's pools in routing order, each as the CubeCL kind that means
+    /// the same (`report.rs` says which), the persistent pool apart, and
+    /// `dedicated` an empty `Direct` pool. Current right after a drop.
+    pub fn memory_report(&self) -> MemoryPoolsReport {
+        self.cube_report()
+    }
+
+    /// Whether emptying the outdated pages is wanted: only while something
+    /// is outdated and the pools changed since a relocation last moved
+    /// nothing; `ArenaFull` when a pool has no page size left to grow to,
+    /// `UnderPressure` when the device states a capacity, else `Nothing`.
+    pub fn relocation_need(&self) -> RelocationNeed {
+        self.relocation_wanted()
+    }
+
+    /// Whether a growth left pages behind for a relocation to empty.
+    pub fn has_outdated(&self) -> bool {
+        self.engine.has_outdated()
+    }
+
+    /// Empty the outdated pages into the current ones through `copier`, so
+    /// they go back to the device. Under `MemoryPressure` the targets use
+    /// only room already held; otherwise a target may take a new page.
+    /// What must not move (a binding out, a graph's guard) is pinned for
+    /// the length of it.
+    pub fn relocate(
+        &mut self,
+        copier: &mut dyn CopyQueue<Storage>,
+        reason: RelocationReason,
+        failures: &mut ErrorGraph,
+    ) {
+        self.relocate_outdated(copier, reason, failures);
     }
 
     /// Print out a report of the current memory usage.

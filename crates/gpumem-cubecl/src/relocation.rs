@@ -26,11 +26,8 @@ use crate::state::MemoryManagement;
 use crate::storage::CubeStorage;
 
 impl<Storage: ComputeStorage> MemoryManagement<Storage> {
-    /// Whether emptying the outdated pages is wanted: only while something
-    /// is outdated and the pools changed since a relocation last moved
-    /// nothing; `ArenaFull` when a pool has no page size left to grow to,
-    /// `UnderPressure` when the device states a capacity, else `Nothing`.
-    pub fn relocation_need(&self) -> RelocationNeed {
+    /// `relocation_need`'s body (`management.rs`; its contract is there).
+    pub(crate) fn relocation_wanted(&self) -> RelocationNeed {
         let state = self.engine.relocation_state();
         if !state.has_outdated || self.stalled == Some(state.shape) {
             return RelocationNeed::Nothing;
@@ -47,15 +44,10 @@ impl<Storage: ComputeStorage> MemoryManagement<Storage> {
         }
     }
 
-    /// Whether a growth left pages behind for a relocation to empty.
-    pub fn has_outdated(&self) -> bool {
-        self.engine.has_outdated()
-    }
-
-    /// Empty the outdated pages into the current ones through `copier`, so
-    /// they go back to the device. Under `MemoryPressure` the targets use
-    /// only room already held; otherwise a target may take a new page.
-    pub fn relocate(
+    /// `relocate`'s body (`management.rs`): pin what must not move, plan,
+    /// copy through [`CopyBridge`], commit, and refresh the moved entries'
+    /// views.
+    pub(crate) fn relocate_outdated(
         &mut self,
         copier: &mut dyn CubeCopyQueue<Storage>,
         reason: RelocationReason,

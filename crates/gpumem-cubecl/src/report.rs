@@ -23,9 +23,9 @@ use mem_pools::{PoolReport, PoolReportKind};
 use crate::state::MemoryManagement;
 
 impl<Storage: ComputeStorage> MemoryManagement<Storage> {
-    /// Everything this memory holds, pool by pool, in CubeCL's shape; see
-    /// the module docs for how gpumem's pools map to CubeCL's kinds.
-    pub fn memory_report(&self) -> MemoryPoolsReport {
+    /// `memory_report`'s body (`management.rs`): the engine's report in
+    /// CubeCL's shape, less the dropped entries not yet swept.
+    pub(crate) fn cube_report(&self) -> MemoryPoolsReport {
         let report = self.engine.memory_report();
         let mut pools: Vec<MemoryPoolReport> = report
             .pools

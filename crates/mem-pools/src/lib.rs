@@ -99,17 +99,23 @@
 //! - `capture/`, `relocation/`, `report/`: the values the engine shows and
 //!   takes — [`CaptureState`], the relocation types and [`CopyQueue`],
 //!   [`MemoryUsage`], [`MemoryReport`], [`PoolStats`].
-//! - `pools/`: `Core` (the tables with the pools, routing a size to its
-//!   pool); `dispatch.rs` (a reservation down its pool kind's path);
-//!   `persistent.rs` (the persistent pool, its own type over a
-//!   paged pool's page lists); `paged/` (sliced and exclusive pages:
-//!   carving, pages, page-size growth, the free index); `arena/`
-//!   (virtual-memory arenas: their shared state, placement on mapped
-//!   chunks, chunks, moves, the cache, release, stream-ordered reclamation,
-//!   the arena's side of sleep).
-//! - `tables/` (the floor, knowing no pool kind): the slot table, the slice
-//!   and page tables, `bind`'s cursors, and the per-page indexes (slice
-//!   starts, the chunk map and its idle queue).
+//! - `pools/`: `Core` (the floor's `Tables` beside the pools and the
+//!   arenas' state, routing a size to its pool); `dispatch.rs` (a request
+//!   to its pool: a reservation down its kind's path, a free, a page's
+//!   release, a known extent, with the arena's step between); `persistent.rs` (the
+//!   persistent pool, its own type over a paged pool's page lists);
+//!   `paged/` (sliced and exclusive pages: `Pool`, whose methods take
+//!   `&mut Tables` — carving and the free path, pages, page-size growth,
+//!   a known extent — and the free index);
+//!   `arena/` (virtual-memory arenas: `Arenas`, their shared state, and
+//!   its methods — taking the floor and the pools — a file per concern:
+//!   the reserve path and placement on mapped chunks, chunks, moves, the
+//!   cache, release, stream-ordered reclamation, the arena's side of
+//!   sleep).
+//! - `tables/` (the floor, knowing no pool kind): `Tables` (`floor.rs`,
+//!   the floor in one value, with a slice's pin and cursor counts), the
+//!   slot table, the slice and page tables, `bind`'s cursors, and the
+//!   per-page indexes (slice starts, the chunk map and its idle queue).
 //! - `handles/`: handles and bindings, slot keys and drop records, the
 //!   counted cells and their pool, the drop queue, [`RawPin`].
 //! - `config.rs`, `pool_kind.rs` (the one table of pool-kind names),

@@ -32,6 +32,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             });
         }
         self.core
+            .tables
             .slots
             .resolve(binding.key)
             .ok_or(IoError::StaleBinding {
@@ -50,17 +51,18 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         self.drain();
         let slice = self.resolve(&binding)?;
         let (page, offset, size) = {
-            let node = &self.core.slices[slice];
+            let node = &self.core.tables.slices[slice];
             (node.page, node.offset, node.requested)
         };
         let allocate = self.allowance().allocate;
-        let whole = self.core.materialize(&mut self.storage, page, allocate)?;
+        let (p, t) = self.core.pool_parts(self.core.tables.pages[page].pool);
+        let whole = p.materialize(t, &mut self.storage, page, allocate)?;
         // A lazily counted arena slice gets its chunks here (without lazy
         // pages they were mapped at its reservation).
-        if self.core.lazy {
-            let cap = self.core.slices[slice].size;
-            self.core
-                .map_live_slots(&mut self.storage, page, offset, cap, allocate)?;
+        if self.core.tables.lazy {
+            let cap = self.core.tables.slices[slice].size;
+            let (a, t, p) = self.core.arena_parts();
+            a.map_live_slots(t, p, &mut self.storage, page, (offset, cap), allocate)?;
         }
         Ok(StorageHandle {
             id: whole.id,
@@ -77,12 +79,12 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         offset_end: Option<u64>,
     ) -> Result<S::Resource, IoError> {
         let (resource, slice) = self.resource(binding, offset_start, offset_end)?;
-        let node = &mut self.core.slices[slice];
+        let node = &mut self.core.tables.slices[slice];
         let was_raw = node.is_raw();
         node.raw_out = true;
         if !was_raw {
             let page = node.page;
-            self.core.pages[page].raw_out += 1;
+            self.core.tables.pages[page].raw_out += 1;
         }
         Ok(resource)
     }
@@ -92,12 +94,12 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// own drop). No-op when the flag was not set.
     pub(crate) fn clear_raw_out(&mut self, binding: ManagedMemoryBinding) -> Result<(), IoError> {
         let slice = self.resolve(&binding)?;
-        let node = &mut self.core.slices[slice];
+        let node = &mut self.core.tables.slices[slice];
         let was_raw = node.is_raw();
         node.raw_out = false;
         if was_raw && !node.is_raw() {
             let page = node.page;
-            self.core.pages[page].raw_out -= 1;
+            self.core.tables.pages[page].raw_out -= 1;
         }
         Ok(())
     }

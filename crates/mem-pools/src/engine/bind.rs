@@ -9,7 +9,6 @@ use crate::engine::state::MemoryManagement;
 use crate::error::BindRefused;
 use crate::error::IoError;
 use crate::handles::handle_cell::ManagedMemoryHandle;
-use crate::pools::core::Core;
 
 impl<S: ComputeStorage> MemoryManagement<S> {
     /// The one body of `try_bind` and `try_bind_keeping`: `keep` gives
@@ -39,25 +38,25 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         };
         let (r_key, a_key) = (reserved.key(), assigned.key());
         if r_key == a_key {
-            self.core.set_cursor(source, cursor);
+            self.core.tables.set_cursor(source, cursor);
             return Ok(None);
         }
         // Claimed before anything changes, so a full slot table refuses
         // the bind instead of leaving it half done.
-        let kept_key = match keep.then(|| self.core.slots.claim(old)).transpose() {
+        let kept_key = match keep.then(|| self.core.tables.slots.claim(old)).transpose() {
             Ok(key) => key,
             Err(error) => return Err(refuse(error, reserved, assigned)),
         };
         self.forget_primed(r_key);
-        self.core.slots.release(r_key);
-        self.core.slots.repoint(a_key, source);
-        let node = &mut self.core.slices[source];
+        self.core.tables.slots.release(r_key);
+        self.core.tables.slots.repoint(a_key, source);
+        let node = &mut self.core.tables.slices[source];
         node.owner = a_key.slot;
         assigned.set_size(node.requested);
-        self.core.set_cursor(source, cursor);
+        self.core.tables.set_cursor(source, cursor);
         let kept = match kept_key {
             Some(key) => {
-                let node = &mut self.core.slices[old];
+                let node = &mut self.core.tables.slices[old];
                 node.owner = key.slot;
                 let size = node.requested;
                 Some(ManagedMemoryHandle::new(&mut self.cells, key, size))
@@ -88,7 +87,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         if reserved.key() == assigned.key() {
             return Ok((source, old));
         }
-        let node = &self.core.slices[source];
+        let node = &self.core.tables.slices[source];
         let guards = usize::try_from(node.raw_pins).unwrap_or(usize::MAX);
         let holders = match (node.pins as usize).saturating_add(guards) {
             0 => self.outside_holders(reserved),
@@ -97,29 +96,12 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         if holders > 1 {
             return Err(IoError::SharedReserved { holders });
         }
-        let node = &self.core.slices[old];
+        let node = &self.core.tables.slices[old];
         if node.pins > 0 || node.raw_pins > 0 {
             return Err(IoError::AssignedPinned {
-                size: self.core.slices[old].requested,
+                size: self.core.tables.slices[old].requested,
             });
         }
         Ok((source, old))
-    }
-}
-
-impl Core {
-    /// The cursor stamped on a live slice by its last `bind` (0 if none
-    /// since it was occupied).
-    pub(crate) fn cursor(&self, slice: u32) -> u64 {
-        if !self.slices[slice].cursor_set {
-            return 0;
-        }
-        self.cursors.get(slice)
-    }
-
-    /// Stamp `cursor` on a live slice.
-    pub(crate) fn set_cursor(&mut self, slice: u32, cursor: u64) {
-        self.cursors.set(slice, cursor);
-        self.slices[slice].cursor_set = true;
     }
 }

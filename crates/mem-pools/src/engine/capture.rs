@@ -45,9 +45,9 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         // Only touched slots need a way back to their handles (capture_end),
         // so the reserve path outside a capture pays for no weak reference.
         let allocation = handle.allocation();
-        self.core.slots.set_holder(allocation);
-        let node = &self.core.slices[slice];
-        let page = &self.core.pages[node.page];
+        self.core.tables.slots.set_holder(allocation);
+        let node = &self.core.tables.slices[slice];
+        let page = &self.core.tables.pages[node.page];
         record.touched.insert(
             (page.uid, node.offset),
             Extent {
@@ -106,6 +106,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         for ((uid, offset), extent) in record.touched {
             if self
                 .core
+                .tables
                 .pages
                 .get(extent.page)
                 .is_none_or(|p| p.uid != uid)
@@ -128,7 +129,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 if !seen.insert(slice) {
                     continue;
                 }
-                self.core.pin(slice);
+                self.core.tables.pin(slice);
                 out.push(ManagedMemoryHandle::pin(
                     &mut self.cells,
                     handle.allocation(),
@@ -141,20 +142,20 @@ impl<S: ComputeStorage> MemoryManagement<S> {
 
     /// Another holder of the live slice starting at `offset` of `page`.
     fn live_at(&mut self, page: u32, offset: u64) -> Option<ManagedMemoryHandle> {
-        let mut node = self.core.pages[page].head;
+        let mut node = self.core.tables.pages[page].head;
         while node != crate::tables::slots::NIL {
-            let n = &self.core.slices[node];
+            let n = &self.core.tables.slices[node];
             if n.offset == offset {
                 break;
             }
             node = n.next;
         }
-        let n = self.core.slices.get(node)?;
+        let n = self.core.tables.slices.get(node)?;
         if n.is_free() {
             return None;
         }
-        let key = self.core.slots.key_of(n.owner)?;
-        match self.core.slots.holder(key) {
+        let key = self.core.tables.slots.key_of(n.owner)?;
+        match self.core.tables.slots.holder(key) {
             Some(handle) => Some(handle),
             None => {
                 // Its last holder dropped on another thread after the drain:

@@ -18,7 +18,6 @@ use std::collections::HashSet;
 
 use mem_storage::ComputeStorage;
 
-use crate::config::PoolType;
 use crate::engine::state::MemoryManagement;
 use crate::pools::paged::carve::Allowance;
 use crate::relocation::{CompactionState, Move, RelocationPlan};
@@ -44,10 +43,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             return plan;
         }
         for pool in 0..self.core.pools.len() as u32 {
-            if matches!(
-                self.core.pools[pool as usize].kind,
-                PoolType::SlicedPages { .. }
-            ) {
+            if self.core.pools[pool as usize].is_sliced() {
                 self.plan_pool_compaction(pool, &mut plan);
             }
         }
@@ -59,9 +55,9 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             .current
             .iter()
             .copied()
-            .filter(|&pg| self.core.pages[pg].live > 0 && self.page_movable(pg))
+            .filter(|&pg| self.core.tables.pages[pg].live > 0 && self.page_movable(pg))
             .collect();
-        pages.sort_by_key(|&pg| self.core.pages[pg].live_bytes);
+        pages.sort_by_key(|&pg| self.core.tables.pages[pg].live_bytes);
         let allow = Allowance {
             allocate: false,
             release: false,
@@ -79,15 +75,15 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             self.hide_free_slices(page, &mut hidden);
             let mut moves = Vec::new();
             let mut complete = true;
-            let mut node = self.core.pages[page].head;
+            let mut node = self.core.tables.pages[page].head;
             while node != NIL {
-                let n = &self.core.slices[node];
+                let n = &self.core.tables.slices[node];
                 let next = n.next;
                 if !n.is_free() {
                     let (owner, requested, bytes) = (n.owner, n.requested, n.size);
-                    let placed = self.core.slots.key_of(owner).and_then(|source| {
+                    let placed = self.core.tables.slots.key_of(owner).and_then(|source| {
                         let (target, slice) = self.reserve_into(pool, requested, allow).ok()?;
-                        let target_page = self.core.slices[slice].page;
+                        let target_page = self.core.tables.slices[slice].page;
                         let m = Move {
                             source,
                             source_slice: node,
@@ -110,14 +106,15 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             if complete {
                 receivers.extend(moves.iter().map(|&(_, target_page)| target_page));
                 plan.pages += 1;
-                plan.compacted.push((page, self.core.pages[page].uid));
+                plan.compacted
+                    .push((page, self.core.tables.pages[page].uid));
                 plan.moves.extend(moves.into_iter().map(|(m, _)| m));
             } else {
                 // Free the targets now (not through the drop queue, whose
                 // other entries could free slices on hidden pages), then
                 // let this page serve as room for the next candidates.
                 for (m, _) in moves {
-                    if let Some(slice) = self.core.slots.release(m.target.key()) {
+                    if let Some(slice) = self.core.tables.slots.release(m.target.key()) {
                         self.core.free_slice(&mut self.storage, slice, false);
                     }
                 }
@@ -129,11 +126,11 @@ impl<S: ComputeStorage> MemoryManagement<S> {
 
     /// Take every indexed free slice of `page` out of the free index.
     fn hide_free_slices(&mut self, page: u32, hidden: &mut Vec<u32>) {
-        let pool = self.core.pages[page].pool;
-        let mut node = self.core.pages[page].head;
+        let pool = self.core.tables.pages[page].pool;
+        let mut node = self.core.tables.pages[page].head;
         while node != NIL {
-            let next = self.core.slices[node].next;
-            if self.core.slices[node].indexed {
+            let next = self.core.tables.slices[node].next;
+            if self.core.tables.slices[node].indexed {
                 self.core.index_remove(pool, node);
                 hidden.push(node);
             }
@@ -153,12 +150,12 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     pub(crate) fn measure_compaction(&self) -> CompactionState {
         let mut state = CompactionState::default();
         for pool in &self.core.pools {
-            let PoolType::SlicedPages { .. } = pool.kind else {
+            if !pool.is_sliced() {
                 continue;
-            };
+            }
             let (mut outdated_live, mut outdated_live_pages) = (0, 0u64);
             for &page in &pool.outdated {
-                let p = &self.core.pages[page];
+                let p = &self.core.tables.pages[page];
                 outdated_live += p.live_bytes;
                 outdated_live_pages += u64::from(p.live > 0);
             }

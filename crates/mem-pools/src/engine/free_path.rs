@@ -38,10 +38,10 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             self.refresh_submitted();
             for dropped in batch.drain(..) {
                 match dropped.kind {
-                    DropKind::Unpin => self.core.unpin(dropped.key),
-                    DropKind::Unraw => self.core.unraw(dropped.key),
+                    DropKind::Unpin => self.core.tables.unpin(dropped.key),
+                    DropKind::Unraw => self.core.tables.unraw(dropped.key),
                     DropKind::Free => {
-                        if let Some(slice) = self.core.slots.release(dropped.key) {
+                        if let Some(slice) = self.core.tables.slots.release(dropped.key) {
                             self.core.free_slice(&mut self.storage, slice, release);
                         }
                     }
@@ -62,9 +62,10 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     fn refresh_submitted(&mut self) {
         if let Some(cursor) = &self.submit_cursor {
             let submitted = cursor.load(std::sync::atomic::Ordering::Acquire);
-            let (old, completed) = self.core.arenas.progress;
+            let (old, completed) = self.core.tables.progress;
             if submitted > old {
-                self.core.set_progress(submitted, completed);
+                let (a, t, p) = self.core.arena_parts();
+                a.set_progress(t, p, submitted, completed);
             }
         }
     }
@@ -73,17 +74,17 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// released pages are given back as soon as they empty.
     pub(crate) fn settle(&mut self) {
         let retry = !self.core.arenas.unreleased_chunks.is_empty() && self.capture.is_none();
-        if self.core.stats.storage_frees != self.flushed_frees || retry {
+        if self.core.tables.stats.storage_frees != self.flushed_frees || retry {
             self.flush();
         }
     }
 
     pub(crate) fn flush(&mut self) {
-        self.flushed_frees = self.core.stats.storage_frees;
+        self.flushed_frees = self.core.tables.stats.storage_frees;
         if self.capture.is_none() {
             // Chunks whose release was refused (nothing is given back
             // while a stream records).
-            self.core.retry_chunk_releases(&mut self.storage);
+            (self.core.arenas).retry_chunk_releases(&mut self.core.tables, &mut self.storage);
         }
         if let Err(err) = self.storage.flush() {
             tracing::warn!(%err, "storage flush failed; pages stay queued and counted");
@@ -95,7 +96,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         if self.capture.is_some() {
             return;
         }
-        let clock = self.core.clock;
+        let clock = self.core.tables.clock;
         let mut released = false;
         for p in 0..self.core.pools.len() {
             let pool = &mut self.core.pools[p];
@@ -111,7 +112,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 .iter()
                 .copied()
                 .filter(|&pg| {
-                    let page = &self.core.pages[pg];
+                    let page = &self.core.tables.pages[pg];
                     page.live == 0 && page.quarantined == 0 && clock - page.idle_since >= period
                 })
                 .collect();

@@ -25,7 +25,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         if self.capture.is_some() {
             return;
         }
-        let before = self.core.stats.segment_count.freed;
+        let before = self.core.tables.stats.segment_count.freed;
         let ids: Vec<u32> = (0..self.core.pools.len() as u32)
             .chain([PERSISTENT])
             .collect();
@@ -35,11 +35,15 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 .outdated
                 .iter()
                 .copied()
-                .filter(|&pg| self.core.pages[pg].live == 0 && self.core.pages[pg].quarantined == 0)
+                .filter(|&pg| {
+                    self.core.tables.pages[pg].live == 0
+                        && self.core.tables.pages[pg].quarantined == 0
+                })
                 .collect();
             if explicit {
                 empty.extend(p.current.iter().copied().filter(|&pg| {
-                    self.core.pages[pg].live == 0 && self.core.pages[pg].quarantined == 0
+                    self.core.tables.pages[pg].live == 0
+                        && self.core.tables.pages[pg].quarantined == 0
                 }));
                 // An arena still in use gives back its idle chunks.
                 let busy_arenas: Vec<u32> = p
@@ -47,19 +51,21 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                     .iter()
                     .copied()
                     .filter(|&pg| {
-                        self.core.pages[pg].chunks.is_some() && self.core.pages[pg].live > 0
+                        self.core.tables.pages[pg].chunks.is_some()
+                            && self.core.tables.pages[pg].live > 0
                     })
                     .collect();
                 for page in busy_arenas {
-                    self.core.trim_chunks(&mut self.storage, page, 0);
+                    let (a, t, p) = self.core.arena_parts();
+                    a.trim_chunks(t, p, &mut self.storage, page, 0);
                 }
                 // And its shed chunks kept for reuse.
-                self.core
-                    .release_chunk_cache(&mut self.storage, |p| p == pool);
+                let (a, t, p) = self.core.arena_parts();
+                a.release_chunk_cache(t, p, &mut self.storage, |p| p == pool);
             } else if let Some(period) = p.dealloc_period {
-                let clock = self.core.clock;
+                let clock = self.core.tables.clock;
                 empty.extend(p.current.iter().copied().filter(|&pg| {
-                    let page = &self.core.pages[pg];
+                    let page = &self.core.tables.pages[pg];
                     page.live == 0 && page.quarantined == 0 && clock - page.idle_since >= period
                 }));
             }
@@ -68,7 +74,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             }
         }
         self.flush();
-        let after = self.core.stats.segment_count.freed;
+        let after = self.core.tables.stats.segment_count.freed;
         self.logger.cleanup(explicit, after - before);
     }
 
@@ -114,14 +120,14 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             .pools
             .iter()
             .flat_map(|p| p.current.iter().chain(&p.outdated))
-            .map(|&pg| &self.core.pages[pg])
+            .map(|&pg| &self.core.tables.pages[pg])
             .filter(|page| page.quarantined > 0)
             .fold((0, 0), |acc, page| (acc.0 + 1, acc.1 + page.size));
         if quarantined_pages > 0 {
             return Err(InstallMemoryPoolsError::PagesQuarantined {
                 pages: quarantined_pages,
                 reserved_bytes: quarantined_page_bytes,
-                leaked_bytes: self.core.stats.leaked_bytes,
+                leaked_bytes: self.core.tables.stats.leaked_bytes,
             });
         }
         let (pages, reserved_bytes) = self.core.pools.iter().fold((0, 0), |acc, p| {
@@ -138,7 +144,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             .iter()
             .map(Pool::from_spec)
             .collect();
-        self.core.max_page = properties.effective_max_page();
+        self.core.tables.max_page = properties.effective_max_page();
         self.properties = *properties;
         self.config = config;
         self.epoch += 1;

@@ -290,7 +290,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// # Ok::<(), mem_pools::IoError>(())
     /// ```
     pub fn raw_pins(&self, binding: ManagedMemoryBinding) -> Result<u64, IoError> {
-        let node = &self.core.slices[self.resolve(&binding)?];
+        let node = &self.core.tables.slices[self.resolve(&binding)?];
         Ok(node.raw_pins + u64::from(node.raw_out))
     }
 
@@ -307,7 +307,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// # Ok::<(), mem_pools::IoError>(())
     /// ```
     pub fn get_cursor(&self, binding: ManagedMemoryBinding) -> Result<u64, IoError> {
-        Ok(self.core.cursor(self.resolve(&binding)?))
+        Ok(self.core.tables.cursor(self.resolve(&binding)?))
     }
 
     /// The pool holding the allocation, as its position in
@@ -323,8 +323,8 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// # Ok::<(), mem_pools::IoError>(())
     /// ```
     pub fn pool_of(&self, binding: ManagedMemoryBinding) -> Result<usize, IoError> {
-        let page = self.core.slices[self.resolve(&binding)?].page;
-        let pool = self.core.pages[page].pool as usize;
+        let page = self.core.tables.slices[self.resolve(&binding)?].page;
+        let pool = self.core.tables.pages[page].pool as usize;
         Ok(pool.min(self.core.pools.len()))
     }
 
@@ -480,9 +480,9 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// # Ok::<(), mem_pools::IoError>(())
     /// ```
     pub fn drain_drops(&mut self) -> usize {
-        let before = self.core.slots.live();
+        let before = self.core.tables.slots.live();
         self.drain();
-        before - self.core.slots.live()
+        before - self.core.tables.slots.live()
     }
 
     /// Give back pages deemed unnecessary: nothing during a capture; emptied
@@ -855,7 +855,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// # Ok::<(), mem_pools::IoError>(())
     /// ```
     pub fn counters(&self) -> &PoolStats {
-        &self.core.stats
+        &self.core.tables.stats
     }
 
     /// Report the stream's progress: `submitted` work items so far, of
@@ -872,7 +872,8 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// assert!(!memory.arena_chunks_waiting());
     /// ```
     pub fn set_stream_progress(&mut self, submitted: u64, completed: u64) {
-        self.core.set_progress(submitted, completed.min(submitted));
+        let (a, t, p) = self.core.arena_parts();
+        a.set_progress(t, p, submitted, completed.min(submitted));
     }
 
     /// Share the stream's live submit counter (the count of work items
@@ -910,7 +911,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// assert!(!memory.arena_chunks_waiting()); // no arena pool here
     /// ```
     pub fn arena_chunks_waiting(&self) -> bool {
-        self.core.arena_chunks_waiting()
+        (self.core.arenas).arena_chunks_waiting(&self.core.tables, &self.core.pools)
     }
 
     /// Set every statistics peak to its current level.
@@ -925,6 +926,6 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// # Ok::<(), mem_pools::IoError>(())
     /// ```
     pub fn reset_peaks(&mut self) {
-        self.core.stats.reset_peaks();
+        self.core.tables.stats.reset_peaks();
     }
 }

@@ -35,11 +35,11 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         let mut dropped_on_page: HashMap<u32, u32> = HashMap::new();
         self.cells.for_each_pending(|key| {
             // A key that no longer resolves was retired (bind) and frees nothing.
-            let Some(slice) = self.core.slots.resolve(key) else {
+            let Some(slice) = self.core.tables.slots.resolve(key) else {
                 return;
             };
-            let node = &self.core.slices[slice];
-            let page = &self.core.pages[node.page];
+            let node = &self.core.tables.slices[slice];
+            let page = &self.core.tables.pages[node.page];
             let usage = &mut per_pool[(page.pool as usize).min(pools)];
             usage.number_allocs += 1;
             usage.bytes_in_use += node.requested;

@@ -13,11 +13,11 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// method).
     pub(crate) fn reclaim_view(&mut self, view: &StorageHandle) -> Option<ManagedMemoryHandle> {
         self.drain();
-        let page = *self.core.by_storage.get(&view.id)?;
-        let cap = self.core.capacity(view.size()).ok()?;
+        let page = *self.core.tables.by_storage.get(&view.id)?;
+        let cap = self.core.tables.capacity(view.size()).ok()?;
         let handle = self.claim_extent(page, view.offset(), cap, view.size())?;
         let slice = self.resolve(&handle.binding()).ok()?;
-        self.core.pin(slice);
+        self.core.tables.pin(slice);
         Some(ManagedMemoryHandle::pin(
             &mut self.cells,
             handle.allocation(),
@@ -33,19 +33,19 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         cap: u64,
         requested: u64,
     ) -> Option<ManagedMemoryHandle> {
-        let key = self.core.slots.claim(NIL).ok()?;
+        let key = self.core.tables.slots.claim(NIL).ok()?;
         match self
             .core
-            .carve_extent(page, offset, cap, requested, key.slot)
+            .carve_extent(page, (offset, cap), requested, key.slot)
         {
             Ok(Some(slice)) => {
-                self.core.slots.fill(key, slice);
+                self.core.tables.slots.fill(key, slice);
                 let handle = ManagedMemoryHandle::new(&mut self.cells, key, requested);
-                self.core.slots.set_holder(&handle);
+                self.core.tables.slots.set_holder(&handle);
                 Some(handle)
             }
             _ => {
-                self.core.slots.abandon(key);
+                self.core.tables.slots.abandon(key);
                 None
             }
         }

@@ -15,8 +15,8 @@ use crate::relocation::{CopyQueue, Landed, RelocationOutcome, RelocationPlan};
 
 impl<S: ComputeStorage> MemoryManagement<S> {
     fn view(&self, slice: u32) -> Option<StorageHandle> {
-        let n = &self.core.slices[slice];
-        let whole = self.core.pages[n.page].storage?;
+        let n = &self.core.tables.slices[slice];
+        let whole = self.core.tables.pages[n.page].storage?;
         Some(StorageHandle {
             id: whole.id,
             utilization: StorageUtilization {
@@ -66,7 +66,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         let mut copies = Vec::with_capacity(total);
         for m in &plan.moves {
             // A freed source needs no copy; a never-mapped one has no bytes.
-            if self.core.slots.resolve(m.source) != Some(m.source_slice) {
+            if self.core.tables.slots.resolve(m.source) != Some(m.source_slice) {
                 continue;
             }
             let Some(src) = self.view(m.source_slice) else {
@@ -75,8 +75,9 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             let Ok(target) = self.resolve(&m.target.binding()) else {
                 continue;
             };
-            let page = self.core.slices[target].page;
-            if let Err(err) = self.core.materialize(&mut self.storage, page, true) {
+            let page = self.core.tables.slices[target].page;
+            let (p, t) = self.core.pool_parts(self.core.tables.pages[page].pool);
+            if let Err(err) = p.materialize(t, &mut self.storage, page, true) {
                 let source = match err {
                     IoError::Storage(e) => e,
                     other => mem_storage::StorageError::Unsupported {
@@ -134,19 +135,19 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         let mut bytes = 0;
         for m in &plan.moves {
             let target = self.resolve(&m.target.binding()).ok();
-            let source = (self.core.slots.resolve(m.source) == Some(m.source_slice))
+            let source = (self.core.tables.slots.resolve(m.source) == Some(m.source_slice))
                 .then_some(m.source_slice);
             for slice in [target, source].into_iter().flatten() {
-                let n = &mut self.core.slices[slice];
+                let n = &mut self.core.tables.slices[slice];
                 if !n.quarantined {
                     n.quarantined = true;
                     bytes += n.size;
                     let page = n.page;
-                    self.core.pages[page].quarantined += 1;
+                    self.core.tables.pages[page].quarantined += 1;
                 }
             }
         }
-        self.core.stats.leaked_bytes += bytes;
+        self.core.tables.stats.leaked_bytes += bytes;
         bytes
     }
 
@@ -169,25 +170,25 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             return Ok(outcome);
         }
         let (frees, freed_bytes) = (
-            self.core.stats.segment_count.freed,
-            self.core.stats.reserved_bytes.freed,
+            self.core.tables.stats.segment_count.freed,
+            self.core.tables.stats.reserved_bytes.freed,
         );
         for m in &plan.moves {
-            if self.core.pages.get(m.page).is_none() || !self.page_movable(m.page) {
+            if self.core.tables.pages.get(m.page).is_none() || !self.page_movable(m.page) {
                 continue;
             }
-            if self.core.slots.resolve(m.source) != Some(m.source_slice) {
+            if self.core.tables.slots.resolve(m.source) != Some(m.source_slice) {
                 continue;
             }
             let Ok(target) = self.resolve(&m.target.binding()) else {
                 continue;
             };
             let target_key = m.target.key();
-            self.core.slots.release(target_key);
-            self.core.slots.repoint(m.source, target);
-            let cursor = self.core.cursor(m.source_slice);
-            self.core.slices[target].owner = m.source.slot;
-            self.core.set_cursor(target, cursor);
+            self.core.tables.slots.release(target_key);
+            self.core.tables.slots.repoint(m.source, target);
+            let cursor = self.core.tables.cursor(m.source_slice);
+            self.core.tables.slices[target].owner = m.source.slot;
+            self.core.tables.set_cursor(target, cursor);
             self.core
                 .free_slice(&mut self.storage, m.source_slice, true);
             outcome.moved_slices += 1;
@@ -195,7 +196,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         }
         for &(page, uid) in &plan.compacted {
             let emptied =
-                self.core.pages.get(page).is_some_and(|p| {
+                self.core.tables.pages.get(page).is_some_and(|p| {
                     p.uid == uid && !p.outdated && p.live == 0 && p.quarantined == 0
                 });
             if emptied {
@@ -205,8 +206,8 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         drop(plan);
         self.drain();
         self.flush();
-        outcome.pages_freed = (self.core.stats.segment_count.freed - frees) as usize;
-        outcome.bytes_freed = self.core.stats.reserved_bytes.freed - freed_bytes;
+        outcome.pages_freed = (self.core.tables.stats.segment_count.freed - frees) as usize;
+        outcome.bytes_freed = self.core.tables.stats.reserved_bytes.freed - freed_bytes;
         self.epoch += 1;
         Ok(outcome)
     }

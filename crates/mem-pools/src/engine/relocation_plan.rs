@@ -9,7 +9,6 @@
 
 use mem_storage::ComputeStorage;
 
-use crate::config::PoolType;
 use crate::engine::state::MemoryManagement;
 use crate::pools::paged::carve::Allowance;
 use crate::relocation::{Move, RelocationPlan, RelocationShape, RelocationState, TargetRoom};
@@ -17,7 +16,7 @@ use crate::tables::slots::NIL;
 
 impl<S: ComputeStorage> MemoryManagement<S> {
     pub(crate) fn page_movable(&self, page: u32) -> bool {
-        let p = &self.core.pages[page];
+        let p = &self.core.tables.pages[page];
         p.raw_out == 0 && p.pinned == 0 && p.quarantined == 0
     }
 
@@ -30,9 +29,9 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             shape.outdated_pages += pool.outdated.len();
             for &page in &pool.outdated {
                 shape.outdated_pinned += usize::from(!self.page_movable(page));
-                shape.outdated_live_bytes += self.core.pages[page].live_bytes;
+                shape.outdated_live_bytes += self.core.tables.pages[page].live_bytes;
             }
-            if let PoolType::SlicedPages { .. } = pool.kind {
+            if pool.is_sliced() {
                 state.next_page_size = state.next_page_size.max(pool.page_size);
             }
             state.out_of_page_sizes |= pool.out_of_page_sizes();
@@ -66,19 +65,19 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 .outdated
                 .iter()
                 .copied()
-                .filter(|&pg| self.core.pages[pg].live > 0 && self.page_movable(pg))
+                .filter(|&pg| self.core.tables.pages[pg].live > 0 && self.page_movable(pg))
                 .collect();
-            pages.sort_by_key(|&pg| self.core.pages[pg].live_bytes);
+            pages.sort_by_key(|&pg| self.core.tables.pages[pg].live_bytes);
             for page in pages {
                 let mut moves = Vec::new();
-                let mut node = self.core.pages[page].head;
+                let mut node = self.core.tables.pages[page].head;
                 let mut complete = true;
                 while node != NIL {
-                    let n = &self.core.slices[node];
+                    let n = &self.core.tables.slices[node];
                     let next = n.next;
                     if !n.is_free() {
                         let (owner, requested, bytes) = (n.owner, n.requested, n.size);
-                        let Some(source) = self.core.slots.key_of(owner) else {
+                        let Some(source) = self.core.tables.slots.key_of(owner) else {
                             complete = false;
                             break;
                         };

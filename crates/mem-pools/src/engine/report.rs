@@ -6,7 +6,6 @@ use std::fmt;
 
 use mem_storage::ComputeStorage;
 
-use crate::config::PoolType;
 use crate::engine::state::MemoryManagement;
 use crate::pools::paged::pool::Pool;
 use crate::report::pools::{MemoryReport, PoolReport, PoolReportKind};
@@ -24,26 +23,10 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     fn pool_report(&self, pool: &Pool) -> PoolReport {
         let u = &pool.usage;
         PoolReport {
-            kind: match pool.kind {
-                _ if std::ptr::eq(pool, &*self.core.persistent) => PoolReportKind::Persistent,
-                PoolType::SlicedPages { max_slice_size, .. } => PoolReportKind::Sliced {
-                    page_size: pool.page_size,
-                    max_slice_size,
-                    outdated_pages: pool.outdated.len(),
-                },
-                PoolType::ExclusivePages { max_alloc_size } => {
-                    PoolReportKind::Exclusive { max_alloc_size }
-                }
-                PoolType::VirtualArena {
-                    max_slice_size,
-                    release_threshold,
-                    ..
-                } => PoolReportKind::Arena {
-                    range_size: pool.page_size,
-                    max_slice_size,
-                    release_threshold,
-                    cached_bytes: self.core.cached_chunk_bytes(pool),
-                },
+            kind: match std::ptr::eq(pool, &*self.core.persistent) {
+                true => PoolReportKind::Persistent,
+                false => pool
+                    .report_kind(|p| (self.core.arenas).cached_chunk_bytes(&self.core.tables, p)),
             },
             pages: u.pages,
             pages_unmapped: u.pages_unmapped,
@@ -56,7 +39,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             peak_bytes_reserved: u.peak_bytes_reserved,
             peak_pages: u.peak_pages,
             largest_alloc: u.largest_alloc,
-            largest_free_block: pool.index.largest(&self.core.slices),
+            largest_free_block: pool.index.largest(&self.core.tables.slices),
         }
     }
 
@@ -115,7 +98,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
 
     /// `stats`' body: the kept counters plus the two O(pools) figures.
     pub(crate) fn stats_now(&self) -> PoolStats {
-        let mut stats = self.core.stats;
+        let mut stats = self.core.tables.stats;
         // Straight from each pool's free index: building the whole report
         // (a `Vec` of every pool's figures) for one maximum cost a runtime
         // that reads statistics after every call ~30 % of a reservation.
@@ -124,14 +107,14 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             .pools
             .iter()
             .chain(std::iter::once(&*self.core.persistent))
-            .map(|p| p.index.largest(&self.core.slices))
+            .map(|p| p.index.largest(&self.core.tables.slices))
             .max()
             .unwrap_or(0);
         stats.chunks.cached_bytes = self
             .core
             .pools
             .iter()
-            .map(|p| self.core.cached_chunk_bytes(p))
+            .map(|p| self.core.arenas.cached_chunk_bytes(&self.core.tables, p))
             .sum();
         stats
     }

@@ -28,10 +28,13 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         if self.core.arenas.asleep.is_some() {
             return Err(IoError::Asleep {
                 operation: "reserve",
-                sleeping_bytes: self.core.live_chunk_bytes(),
+                sleeping_bytes: self
+                    .core
+                    .arenas
+                    .live_chunk_bytes(&self.core.tables, &self.core.pools),
             });
         }
-        self.core.clock += 1;
+        self.core.tables.clock += 1;
         self.age_exclusive_pools();
         let pool = if self.effective_mode() == MemoryAllocationMode::Persistent {
             PERSISTENT
@@ -55,19 +58,19 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         size: u64,
         allow: Allowance,
     ) -> Result<(ManagedMemoryHandle, u32), IoError> {
-        self.core.capacity(size)?;
-        let key = self.core.slots.claim(NIL)?;
+        self.core.tables.capacity(size)?;
+        let key = self.core.tables.slots.claim(NIL)?;
         let slice = match self
             .core
             .reserve_in(&mut self.storage, pool, size, key.slot, allow)
         {
             Ok(slice) => slice,
             Err(err) => {
-                self.core.slots.abandon(key);
+                self.core.tables.slots.abandon(key);
                 return Err(err);
             }
         };
-        self.core.slots.fill(key, slice);
+        self.core.tables.slots.fill(key, slice);
         let handle = ManagedMemoryHandle::new(&mut self.cells, key, size);
         Ok((handle, slice))
     }

@@ -105,7 +105,7 @@ impl<S> fmt::Debug for MemoryManagement<S> {
             .field("config", &self.config)
             .field("persistent_depth", &self.persistent_depth)
             .field("capturing", &self.capture.is_some())
-            .field("live_slices", &self.core.slots.live())
+            .field("live_slices", &self.core.tables.slots.live())
             .finish_non_exhaustive()
     }
 }

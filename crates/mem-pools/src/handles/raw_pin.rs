@@ -1,6 +1,6 @@
 //! Counted, owned raw-address pins: the [`RawPin`] guard
 //! ([`crate::MemoryManagement::raw_pin`]; the engine's counts are
-//! `engine/pins.rs`).
+//! `Tables::raw_pin` in `tables/floor.rs`).
 //!
 //! `get_resource` marks a slice raw-out with one flag that belongs to the
 //! allocation's owner, and `release_raw` clears it. A second party that
@@ -40,7 +40,7 @@ pub struct RawPin {
 
 impl RawPin {
     /// A guard on `binding`'s allocation whose drop queues its release on
-    /// `queue` (the engine counted it first: `engine/pins.rs`).
+    /// `queue` (the engine counted it first: `tables/floor.rs`).
     pub(crate) fn new(binding: ManagedMemoryBinding, queue: Arc<DropQueue<Cell>>) -> Self {
         Self { binding, queue }
     }

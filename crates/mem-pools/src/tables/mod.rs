@@ -9,6 +9,7 @@ pub(crate) mod chunk_bits;
 pub(crate) mod chunk_idle;
 pub(crate) mod chunk_map;
 pub(crate) mod cursors;
+pub(crate) mod floor;
 pub(crate) mod nodes;
 pub(crate) mod slots;
 pub(crate) mod start_nodes;

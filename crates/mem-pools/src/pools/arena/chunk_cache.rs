@@ -18,7 +18,9 @@
 
 use mem_storage::{ChunkId, ComputeStorage};
 
-use crate::pools::core::Core;
+use crate::pools::arena::state::Arenas;
+use crate::pools::paged::pool::Pool;
+use crate::tables::floor::Tables;
 
 /// The cache of unmapped chunks is kept under 1/32 of the mapped chunk
 /// bytes (all arena pages of the engine); past it the oldest cached
@@ -33,35 +35,41 @@ pub(crate) struct CachedChunk {
     pub(crate) pool: u32,
 }
 
-impl Core {
+impl Arenas {
     /// Keep the unmapped chunk `chunk` of `bytes` of `pool` for reuse,
     /// then release the oldest cached chunks past the cache's bound.
     pub(crate) fn cache_chunk<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
+        pools: &mut [Pool],
         storage: &mut S,
         pool: u32,
         chunk: ChunkId,
         bytes: u64,
     ) {
-        self.arenas
-            .chunk_cache
+        self.chunk_cache
             .push_back(CachedChunk { chunk, bytes, pool });
-        self.arenas.chunk_cache_bytes += bytes;
-        let mapped = self.mapped_chunk_bytes();
-        while self.arenas.chunk_cache_bytes.saturating_mul(CACHE_SHARE) > mapped {
-            let Some(oldest) = self.arenas.chunk_cache.pop_front() else {
+        self.chunk_cache_bytes += bytes;
+        let mapped = self.mapped_chunk_bytes(t, pools);
+        while self.chunk_cache_bytes.saturating_mul(CACHE_SHARE) > mapped {
+            let Some(oldest) = self.chunk_cache.pop_front() else {
                 break;
             };
-            self.release_cached(storage, oldest);
+            self.release_cached(t, pools, storage, oldest);
         }
     }
 
     /// The largest cached chunk no larger than `max_bytes`, taken out of
     /// the cache for `pool`: a chunk another pool shed moves its bytes to
     /// `pool` (reserved bytes in all stay the same).
-    pub(crate) fn take_cached(&mut self, pool: u32, max_bytes: u64) -> Option<(ChunkId, u64)> {
-        let best = self.arenas.largest_cached_at_most(max_bytes)?;
-        self.take_cached_at(pool, best)
+    pub(crate) fn take_cached(
+        &mut self,
+        pools: &mut [Pool],
+        pool: u32,
+        max_bytes: u64,
+    ) -> Option<(ChunkId, u64)> {
+        let best = self.largest_cached_at_most(max_bytes)?;
+        self.take_cached_at(pools, pool, best)
     }
 
     /// The smallest cached chunk larger than `min_bytes` and no larger
@@ -69,20 +77,26 @@ impl Core {
     /// `run_cover.rs`).
     pub(crate) fn take_cached_between(
         &mut self,
+        pools: &mut [Pool],
         pool: u32,
         min_bytes: u64,
         max_bytes: u64,
     ) -> Option<(ChunkId, u64)> {
-        let best = self.arenas.smallest_cached_between(min_bytes, max_bytes)?;
-        self.take_cached_at(pool, best)
+        let best = self.smallest_cached_between(min_bytes, max_bytes)?;
+        self.take_cached_at(pools, pool, best)
     }
 
-    fn take_cached_at(&mut self, pool: u32, i: usize) -> Option<(ChunkId, u64)> {
-        let taken = self.arenas.chunk_cache.remove(i)?;
-        self.arenas.chunk_cache_bytes -= taken.bytes;
+    fn take_cached_at(
+        &mut self,
+        pools: &mut [Pool],
+        pool: u32,
+        i: usize,
+    ) -> Option<(ChunkId, u64)> {
+        let taken = self.chunk_cache.remove(i)?;
+        self.chunk_cache_bytes -= taken.bytes;
         if taken.pool != pool {
-            self.pool_mut(taken.pool).usage.bytes_reserved -= taken.bytes;
-            let usage = &mut self.pool_mut(pool).usage;
+            pools[taken.pool as usize].usage.bytes_reserved -= taken.bytes;
+            let usage = &mut pools[pool as usize].usage;
             usage.bytes_reserved += taken.bytes;
             usage.mark();
         }
@@ -93,11 +107,13 @@ impl Core {
     /// leave the pool); returns the bytes released.
     pub(crate) fn release_chunk_cache<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
+        pools: &mut [Pool],
         storage: &mut S,
         which: impl Fn(u32) -> bool,
     ) -> u64 {
         let mut go = Vec::new();
-        self.arenas.chunk_cache.retain(|c| {
+        self.chunk_cache.retain(|c| {
             let leaves = which(c.pool);
             if leaves {
                 go.push(*c);
@@ -107,7 +123,7 @@ impl Core {
         let mut released = 0;
         for cached in go {
             released += cached.bytes;
-            self.release_cached(storage, cached);
+            self.release_cached(t, pools, storage, cached);
         }
         released
     }
@@ -116,35 +132,43 @@ impl Core {
     /// `keep_bytes` of its chunks stay cached; returns the bytes left.
     pub(crate) fn trim_chunk_cache<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
+        pools: &mut [Pool],
         storage: &mut S,
         pool: u32,
         keep_bytes: u64,
     ) -> u64 {
-        let mut cached: u64 = self.arenas.cached_unmapped_bytes(pool);
+        let mut cached: u64 = self.cached_unmapped_bytes(pool);
         while cached > keep_bytes {
-            let Some(i) = self.arenas.chunk_cache.iter().position(|c| c.pool == pool) else {
+            let Some(i) = self.chunk_cache.iter().position(|c| c.pool == pool) else {
                 break;
             };
-            let Some(oldest) = self.arenas.chunk_cache.remove(i) else {
+            let Some(oldest) = self.chunk_cache.remove(i) else {
                 break;
             };
             cached -= oldest.bytes;
-            self.release_cached(storage, oldest);
+            self.release_cached(t, pools, storage, oldest);
         }
         cached
     }
 
-    fn release_cached<S: ComputeStorage>(&mut self, storage: &mut S, cached: CachedChunk) {
-        self.arenas.chunk_cache_bytes = self.arenas.chunk_cache_bytes.saturating_sub(cached.bytes);
-        self.drop_chunk(storage, cached.pool, cached.chunk, cached.bytes);
+    fn release_cached<S: ComputeStorage>(
+        &mut self,
+        t: &mut Tables,
+        pools: &mut [Pool],
+        storage: &mut S,
+        cached: CachedChunk,
+    ) {
+        self.chunk_cache_bytes = self.chunk_cache_bytes.saturating_sub(cached.bytes);
+        self.drop_chunk(t, pools, storage, cached.pool, cached.chunk, cached.bytes);
     }
 
     /// Bytes of chunks mapped under every arena page of the engine.
-    fn mapped_chunk_bytes(&self) -> u64 {
-        self.pools
+    fn mapped_chunk_bytes(&self, t: &Tables, pools: &[Pool]) -> u64 {
+        pools
             .iter()
             .flat_map(|p| &p.current)
-            .filter_map(|&pg| self.pages[pg].chunks.as_deref())
+            .filter_map(|&pg| t.pages[pg].chunks.as_deref())
             .map(|m| m.mapped * m.granularity)
             .sum()
     }

@@ -21,8 +21,10 @@
 
 use mem_storage::{ChunkId, ComputeStorage, StorageId};
 
-use crate::pools::core::Core;
+use crate::pools::arena::state::Arenas;
+use crate::pools::paged::pool::Pool;
 use crate::tables::chunk_map::NONE;
+use crate::tables::floor::Tables;
 
 /// A shed goes on until idle slots are under this percentage of their
 /// share. Measured (docs/pools.md, `gpumem replay --json`, default share,
@@ -45,21 +47,22 @@ pub(crate) const RUN_ONLY_SHARES: u64 = 3;
 /// the search when the oldest idle slots sit in chunks still partly live.
 pub(crate) const SHED_PROBE: usize = 256;
 
-impl Core {
+impl Arenas {
     /// Unmap and release every chunk over the `len` mapped slots from
     /// `first` of `page` and the chunks' slots past them (a refused
     /// acquire's undo).
     pub(crate) fn unmap_slots<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
+        pools: &mut [Pool],
         storage: &mut S,
         page: u32,
         id: StorageId,
-        first: u32,
-        len: u32,
+        (first, len): (u32, u32),
     ) {
         let mut s = first;
         while s < first + len {
-            let map = self.arena_map(page);
+            let map = t.arena_map(page);
             let (head, slots) = map.extent(s);
             // A cached chunk mapped past its run queued its extra slots idle.
             for t in head..head + slots {
@@ -67,17 +70,17 @@ impl Core {
                     map.unqueue(t);
                 }
             }
-            self.unmap_extent(storage, page, id, head, slots, false);
+            self.unmap_extent(t, pools, storage, page, id, head, slots, false);
             s = head + slots;
         }
     }
 
     /// Idle and mapped slots of every arena page of the manager.
-    fn idle_and_mapped(&self) -> (u64, u64) {
-        self.pools
+    fn idle_and_mapped(&self, t: &Tables, pools: &[Pool]) -> (u64, u64) {
+        pools
             .iter()
             .flat_map(|p| &p.current)
-            .filter_map(|&pg| self.pages[pg].chunks.as_deref())
+            .filter_map(|&pg| t.pages[pg].chunks.as_deref())
             .fold((0, 0), |(i, m), map| (i + map.idle_count, m + map.mapped))
     }
 
@@ -102,47 +105,49 @@ impl Core {
     /// 4.32 → 4.14 µs (1.045 → 1.039).
     pub(crate) fn shed_idle<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
+        pools: &mut [Pool],
         storage: &mut S,
         page: u32,
         keep: &std::ops::RangeInclusive<u32>,
         need: u64,
     ) {
-        let share = self.arenas.idle_share;
-        let (idle, mapped) = self.idle_and_mapped();
+        let share = self.idle_share;
+        let (idle, mapped) = self.idle_and_mapped(t, pools);
         if share == 0 || idle == 0 || idle.saturating_mul(share) < mapped {
             return;
         }
-        let others = self.pools.iter().flat_map(|p| &p.current).copied();
+        let others = pools.iter().flat_map(|p| &p.current).copied();
         let pages: Vec<u32> = std::iter::once(page)
             .chain(others.filter(|&pg| pg != page))
-            .filter(|&pg| self.pages[pg].chunks.is_some())
+            .filter(|&pg| t.pages[pg].chunks.is_some())
             .collect();
         for pg in pages {
-            let Some(id) = self.page_storage(pg) else {
+            let Some(id) = t.page_storage(pg) else {
                 continue;
             };
             let keep_here = if pg == page { keep.clone() } else { NONE };
-            if self.arena_map(pg).shed_stuck {
+            if t.arena_map(pg).shed_stuck {
                 continue; // nothing changed since a shed found nothing here
             }
             loop {
-                let (idle, mapped) = self.idle_and_mapped();
+                let (idle, mapped) = self.idle_and_mapped(t, pools);
                 let under_ceiling =
                     idle.saturating_mul(share) < mapped.saturating_mul(RUN_ONLY_SHARES);
-                if (under_ceiling && self.arenas.chunk_cache_bytes >= need)
+                if (under_ceiling && self.chunk_cache_bytes >= need)
                     || idle.saturating_mul(share).saturating_mul(100)
                         < mapped.saturating_mul(SHED_TO_PERCENT)
                 {
                     return;
                 }
-                let taken = self
+                let taken = t
                     .arena_map(pg)
                     .take_idle_extent(&keep_here, true, SHED_PROBE);
                 let Some((head, len)) = taken else {
-                    self.arena_map(pg).shed_stuck = true;
+                    t.arena_map(pg).shed_stuck = true;
                     break;
                 };
-                if !self.unmap_extent(storage, pg, id, head, len, true) {
+                if !self.unmap_extent(t, pools, storage, pg, id, head, len, true) {
                     return;
                 }
             }
@@ -153,8 +158,12 @@ impl Core {
     /// touches it and none of its slots is queued idle), then keep it for
     /// reuse (`keep`: `chunk_cache.rs`) or release it; `false` when the
     /// unmap is refused (the chunk stays mapped, idle).
+    // The floor, the pools and the storage, then what the call is about.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn unmap_extent<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
+        pools: &mut [Pool],
         storage: &mut S,
         page: u32,
         id: StorageId,
@@ -162,17 +171,17 @@ impl Core {
         len: u32,
         keep: bool,
     ) -> bool {
-        let pool = self.pages[page].pool;
-        let map = self.arena_map(page);
+        let pool = t.pages[page].pool;
+        let map = t.arena_map(page);
         let g = map.granularity;
         match storage.unmap_chunk(id, u64::from(head) * g) {
             Ok(chunk) => {
                 map.set_extent(head, len, None);
-                self.stats.chunks.unmaps += 1;
+                t.stats.chunks.unmaps += 1;
                 if keep {
-                    self.cache_chunk(storage, pool, chunk, u64::from(len) * g);
+                    self.cache_chunk(t, pools, storage, pool, chunk, u64::from(len) * g);
                 } else {
-                    self.drop_chunk(storage, pool, chunk, u64::from(len) * g);
+                    self.drop_chunk(t, pools, storage, pool, chunk, u64::from(len) * g);
                 }
                 true
             }
@@ -189,49 +198,62 @@ impl Core {
     /// Release an unmapped chunk of `bytes` (its bytes leave the pool).
     pub(crate) fn drop_chunk<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
+        pools: &mut [Pool],
         storage: &mut S,
         pool: u32,
         chunk: ChunkId,
         bytes: u64,
     ) {
         match storage.release_chunk(chunk) {
-            Ok(()) => self.stats.chunks.releases += 1,
+            Ok(()) => t.stats.chunks.releases += 1,
             Err(err) => {
                 // The storage still holds it (and counts its bytes): the
                 // release is retried at the next flush.
                 tracing::warn!(%err, %chunk, "chunk release refused; retried at the next flush");
-                self.arenas.unreleased_chunks.push(chunk);
+                self.unreleased_chunks.push(chunk);
             }
         }
-        self.on_chunk_bytes(pool, bytes, false);
+        self.on_chunk_bytes(t, pools, pool, bytes, false);
     }
 
     /// Retry the releases of chunks the storage refused to release (see
     /// `drop_chunk`); those refused again stay for the next flush.
-    pub(crate) fn retry_chunk_releases<S: ComputeStorage>(&mut self, storage: &mut S) {
+    pub(crate) fn retry_chunk_releases<S: ComputeStorage>(
+        &mut self,
+        t: &mut Tables,
+        storage: &mut S,
+    ) {
         let mut refused = Vec::new();
-        for chunk in std::mem::take(&mut self.arenas.unreleased_chunks) {
+        for chunk in std::mem::take(&mut self.unreleased_chunks) {
             match storage.release_chunk(chunk) {
-                Ok(()) => self.stats.chunks.releases += 1,
+                Ok(()) => t.stats.chunks.releases += 1,
                 Err(err) => {
                     tracing::warn!(%err, %chunk, "chunk release refused again");
                     refused.push(chunk);
                 }
             }
         }
-        self.arenas.unreleased_chunks = refused;
+        self.unreleased_chunks = refused;
     }
 
     /// Count `bytes` of mapped chunks in (or out of) `pool`'s reserved bytes.
-    pub(crate) fn on_chunk_bytes(&mut self, pool: u32, bytes: u64, added: bool) {
-        let usage = &mut self.pool_mut(pool).usage;
+    pub(crate) fn on_chunk_bytes(
+        &mut self,
+        t: &mut Tables,
+        pools: &mut [Pool],
+        pool: u32,
+        bytes: u64,
+        added: bool,
+    ) {
+        let usage = &mut pools[pool as usize].usage;
         if added {
             usage.bytes_reserved += bytes;
             usage.mark();
-            self.stats.reserved_bytes.add(bytes);
+            t.stats.reserved_bytes.add(bytes);
         } else {
             usage.bytes_reserved -= bytes;
-            self.stats.reserved_bytes.sub(bytes);
+            t.stats.reserved_bytes.sub(bytes);
         }
     }
 }

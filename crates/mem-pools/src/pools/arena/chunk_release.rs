@@ -7,26 +7,32 @@
 use mem_storage::ComputeStorage;
 
 use crate::config::PoolType;
-use crate::pools::core::Core;
+use crate::pools::arena::state::Arenas;
+use crate::pools::paged::pool::Pool;
 use crate::tables::chunk_map::NONE;
+use crate::tables::floor::Tables;
 
-impl Core {
+impl Arenas {
     /// Uncount a freed slice at `offset..offset + bytes` of arena page
     /// `page`; slots it leaves untouched become idle, and beyond the pool's
-    /// threshold (when `release`) the oldest idle chunks go back.
+    /// threshold (when `release`) the oldest idle chunks go back. Inlined:
+    /// it is on every arena free (the free path's split between the pool
+    /// and the arena left it a call, +1 % instructions on training).
+    #[inline]
     pub(crate) fn release_chunks<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
+        pools: &mut [Pool],
         storage: &mut S,
         page: u32,
-        offset: u64,
-        bytes: u64,
+        (offset, bytes): (u64, u64),
         release: bool,
     ) {
-        let Some(map) = self.chunk_map(page) else {
+        let Some(map) = t.chunk_map(page) else {
             return;
         };
         map.release_span(map.span(offset, bytes));
-        let pool = self.pool(self.pages[page].pool);
+        let pool = &pools[t.pages[page].pool as usize];
         let threshold = match pool.kind {
             PoolType::VirtualArena {
                 release_threshold, ..
@@ -38,11 +44,11 @@ impl Core {
             // The threshold is the pool's: its other ranges' idle chunks
             // count against it (O(ranges), one in practice).
             // So do its shed chunks kept unmapped, released first.
-            let elsewhere = self.cached_chunk_bytes(pool) - self.cached_chunk_bytes_of(page);
+            let elsewhere = self.cached_chunk_bytes(t, pool) - self.cached_chunk_bytes_of(t, page);
             let keep = threshold.saturating_sub(elsewhere);
-            let pool = self.pages[page].pool;
-            let unmapped = self.trim_chunk_cache(storage, pool, keep);
-            self.trim_chunks(storage, page, keep.saturating_sub(unmapped));
+            let pool = t.pages[page].pool;
+            let unmapped = self.trim_chunk_cache(t, pools, storage, pool, keep);
+            self.trim_chunks(t, pools, storage, page, keep.saturating_sub(unmapped));
         }
     }
 
@@ -50,15 +56,17 @@ impl Core {
     /// of them stay mapped.
     pub(crate) fn trim_chunks<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
+        pools: &mut [Pool],
         storage: &mut S,
         page: u32,
         keep_bytes: u64,
     ) {
-        let Some(id) = self.page_storage(page) else {
+        let Some(id) = t.page_storage(page) else {
             return;
         };
         loop {
-            let Some(map) = self.chunk_map(page) else {
+            let Some(map) = t.chunk_map(page) else {
                 return;
             };
             let g = map.granularity;
@@ -69,7 +77,7 @@ impl Core {
             let Some((head, len)) = map.take_idle_extent(&NONE, false, usize::MAX) else {
                 return;
             };
-            if !self.unmap_extent(storage, page, id, head, len, false) {
+            if !self.unmap_extent(t, pools, storage, page, id, head, len, false) {
                 return;
             }
         }
@@ -79,26 +87,28 @@ impl Core {
     /// one stays mapped (a refusal, or a slot still live).
     pub(crate) fn unmap_all_chunks<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
+        pools: &mut [Pool],
         storage: &mut S,
         page: u32,
     ) -> bool {
-        self.trim_chunks(storage, page, 0);
-        self.chunk_map(page).is_none_or(|map| map.mapped == 0)
+        self.trim_chunks(t, pools, storage, page, 0);
+        t.chunk_map(page).is_none_or(|map| map.mapped == 0)
     }
 
     /// Bytes of idle mapped chunks on `page`.
-    pub(crate) fn cached_chunk_bytes_of(&self, page: u32) -> u64 {
-        self.pages[page]
+    pub(crate) fn cached_chunk_bytes_of(&self, t: &Tables, page: u32) -> u64 {
+        t.pages[page]
             .chunks
             .as_deref()
             .map_or(0, |m| m.idle_count * m.granularity)
     }
 
     /// Bytes of idle mapped chunks on `pool`'s pages.
-    pub(crate) fn cached_chunk_bytes(&self, pool: &crate::pools::paged::pool::Pool) -> u64 {
+    pub(crate) fn cached_chunk_bytes(&self, t: &Tables, pool: &Pool) -> u64 {
         pool.current
             .iter()
-            .filter_map(|&p| self.pages[p].chunks.as_deref())
+            .filter_map(|&p| t.pages[p].chunks.as_deref())
             .map(|m| m.idle_count * m.granularity)
             .sum()
     }

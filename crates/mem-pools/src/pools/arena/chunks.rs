@@ -44,13 +44,14 @@
 //! release is refused stays with the storage and its release is retried
 //! at the engine's next flush.
 
-use mem_storage::{ComputeStorage, StorageId};
+use mem_storage::ComputeStorage;
 
 use crate::error::IoError;
 use crate::pools::arena::chunk_moves::run_pieces;
 use crate::pools::arena::run_cover::Spill;
-use crate::pools::core::Core;
-use crate::tables::chunk_map::ChunkMap;
+use crate::pools::arena::state::Arenas;
+use crate::pools::paged::pool::Pool;
+use crate::tables::floor::Tables;
 
 /// The default share of idle slots past which idle chunks are shed before
 /// physical memory grows: once they are at least 1/16 of an arena
@@ -68,30 +69,17 @@ pub const IDLE_SHARE: u64 = 16;
 /// `MemoryManagementOptions::arena_max_chunk` sets it.
 pub const DEFAULT_MAX_CHUNK: u64 = 64 << 20;
 
-impl Core {
-    #[inline]
-    pub(crate) fn chunk_map(&mut self, page: u32) -> Option<&mut ChunkMap> {
-        self.pages[page].chunks.as_deref_mut()
-    }
-
-    /// The chunk map of `page`, which the caller knows is an arena page.
-    pub(crate) fn arena_map(&mut self, page: u32) -> &mut ChunkMap {
-        self.pages[page]
-            .chunks
-            .as_deref_mut()
-            .expect("an arena page")
-    }
-
-    pub(crate) fn page_storage(&self, page: u32) -> Option<StorageId> {
-        self.pages[page].storage.map(|h| h.id)
-    }
-
+impl Arenas {
     /// Map chunks under every slot of `offset..offset + bytes` of arena
     /// page `page`, then count the slice on them. Without `may_map` (a
     /// capture window) only slots already mapped are accepted; `mapped`
     /// says placement counted no unmapped slot there (nothing to check).
+    // The floor, the pools and the storage, then what the call is about.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn acquire_chunks<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
+        pools: &mut [Pool],
         storage: &mut S,
         page: u32,
         offset: u64,
@@ -101,23 +89,23 @@ impl Core {
     ) -> Result<(), IoError> {
         // The common case, an allocation landing on mapped chunks: one
         // pass to count (after placement's check), no driver call.
-        if let Some(map) = self.chunk_map(page).filter(|_| mapped) {
+        if let Some(map) = t.chunk_map(page).filter(|_| mapped) {
             map.claim_mapped_span(map.span(offset, bytes));
             return Ok(());
         }
-        if self.claim_mapped_chunks(page, offset, bytes) {
+        if self.claim_mapped_chunks(t, page, offset, bytes) {
             return Ok(());
         }
-        self.map_missing(storage, page, offset, bytes, may_map, true)?;
-        self.claim_mapped_chunks(page, offset, bytes);
+        self.map_missing(t, pools, storage, page, offset, bytes, may_map, true)?;
+        self.claim_mapped_chunks(t, page, offset, bytes);
         Ok(())
     }
 
     /// Count a slice on arena page `page` without mapping anything (lazy
     /// pages): its slots get chunks at its first dereference
     /// ([`Self::map_live_slots`]).
-    pub(crate) fn claim_lazily(&mut self, page: u32, offset: u64, bytes: u64) {
-        let Some(map) = self.chunk_map(page) else {
+    pub(crate) fn claim_lazily(&self, t: &mut Tables, page: u32, offset: u64, bytes: u64) {
+        let Some(map) = t.chunk_map(page) else {
             return;
         };
         for s in map.span(offset, bytes) {
@@ -132,17 +120,18 @@ impl Core {
     /// (the storage then answers `UnmappedAddress`).
     pub(crate) fn map_live_slots<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
+        pools: &mut [Pool],
         storage: &mut S,
         page: u32,
-        offset: u64,
-        bytes: u64,
+        (offset, bytes): (u64, u64),
         may_map: bool,
     ) -> Result<(), IoError> {
-        if self.arenas.asleep.is_some() {
+        if self.asleep.is_some() {
             return Ok(());
         }
         // The slice is live: what this maps stays under it, even on a refusal.
-        self.map_missing(storage, page, offset, bytes, may_map, false)
+        self.map_missing(t, pools, storage, page, offset, bytes, may_map, false)
     }
 
     /// Map a chunk under every run of slots of `offset..offset + bytes` of
@@ -153,8 +142,12 @@ impl Core {
     /// chunks this call created go back to the device (physical memory,
     /// reserved bytes and the cache are as they were, less what was shed;
     /// unless the device refuses the undo too: the chunk then stays idle).
+    // The floor, the pools and the storage, then what the call is about.
+    #[allow(clippy::too_many_arguments)]
     fn map_missing<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
+        pools: &mut [Pool],
         storage: &mut S,
         page: u32,
         offset: u64,
@@ -162,7 +155,7 @@ impl Core {
         may_map: bool,
         undo: bool,
     ) -> Result<(), IoError> {
-        let (Some(id), Some(map)) = (self.page_storage(page), self.chunk_map(page)) else {
+        let (Some(id), Some(map)) = (t.page_storage(page), t.chunk_map(page)) else {
             return Ok(());
         };
         let span = map.span(offset, bytes);
@@ -174,38 +167,38 @@ impl Core {
         // The map holds the span (as mapping it will need); its runs of
         // unmapped slots are found by mapped-bit words, not slot by slot
         // (a slot-by-slot walk was ~3 % of training's instructions).
-        self.arena_map(page).slot(last);
+        t.arena_map(page).slot(last);
         let mut created = Vec::new();
         loop {
-            s = self.arena_map(page).next_slot(false, s, last);
+            s = t.arena_map(page).next_slot(false, s, last);
             if s > last {
                 break;
             }
             let first = s;
-            s = self.arena_map(page).next_slot(true, s, last);
+            s = t.arena_map(page).next_slot(true, s, last);
             if !may_map {
                 for (head, len) in created.into_iter().filter(|_| undo) {
-                    self.unmap_slots(storage, page, id, head, len);
+                    self.unmap_slots(t, pools, storage, page, id, (head, len));
                 }
                 return Err(IoError::CaptureWouldAllocate {
                     size: bytes,
                     page_size: g,
                 });
             }
-            let cap = u32::try_from(self.arenas.max_chunk_bytes / g).map_or(u32::MAX, |c| c.max(1));
+            let cap = u32::try_from(self.max_chunk_bytes / g).map_or(u32::MAX, |c| c.max(1));
             let pieces: Vec<(u32, u32)> =
                 run_pieces((first, s - 1), &span, (offset, bytes), g, cap).collect();
             for (i, &(head, len)) in pieces.iter().enumerate() {
-                self.shed_idle(storage, page, &span, u64::from(len) * g);
+                self.shed_idle(t, pools, storage, page, &span, u64::from(len) * g);
                 // Only the run's outer pieces may spill a cached chunk
                 // onto the empty slots beside the run (`run_cover.rs`).
                 let spill = Spill {
                     before: i == 0,
                     after: i + 1 == pieces.len(),
                 };
-                if let Err(err) = self.map_run(storage, page, id, (head, len), spill) {
+                if let Err(err) = self.map_run(t, pools, storage, page, id, (head, len), spill) {
                     for (head, len) in created.into_iter().filter(|_| undo) {
-                        self.unmap_slots(storage, page, id, head, len);
+                        self.unmap_slots(t, pools, storage, page, id, (head, len));
                     }
                     return Err(err);
                 }
@@ -218,8 +211,14 @@ impl Core {
     /// Count a slice at `offset..offset + bytes` on the chunks of arena
     /// page `page` if every slot it touches is mapped (no driver call);
     /// `false`, changing nothing, when one is not. Non-arena pages: `true`.
-    pub(crate) fn claim_mapped_chunks(&mut self, page: u32, offset: u64, bytes: u64) -> bool {
-        let Some(map) = self.chunk_map(page) else {
+    pub(crate) fn claim_mapped_chunks(
+        &self,
+        t: &mut Tables,
+        page: u32,
+        offset: u64,
+        bytes: u64,
+    ) -> bool {
+        let Some(map) = t.chunk_map(page) else {
             return true;
         };
         map.claim_span(map.span(offset, bytes))

@@ -31,7 +31,9 @@
 use crate::error::IoError;
 use mem_storage::ComputeStorage;
 
-use crate::pools::core::Core;
+use crate::pools::arena::state::Arenas;
+use crate::pools::paged::pool::Pool;
+use crate::tables::floor::Tables;
 use crate::tables::slots::NIL;
 
 /// Free slices of the found one's size class weighed (it included).
@@ -42,33 +44,39 @@ pub(crate) const PLACEMENT_CLASSES: usize = 8;
 /// The best placement so far: free slice, high end, unmapped slots.
 type Best = (u32, bool, u64);
 
-impl Core {
-    /// An arena's reservation of `cap` (aligned) bytes for slot `owner`: a
-    /// free slice (else a new range), placed on mapped chunks
-    /// ([`Core::place_in_arena`]) before anything is carved — a refusal
+impl Arenas {
+    /// An arena's reservation of `cap` (aligned) bytes in `pool` for slot
+    /// `owner`: a free slice (else a new range), placed on mapped chunks
+    /// ([`Self::place_in_arena`]) before anything is carved — a refusal
     /// changes no slice — then cut at the chosen end.
+    // The floor, the pools and the storage, then what the call is about.
+    #[allow(clippy::too_many_arguments)]
     #[inline]
-    pub(crate) fn reserve_arena<S: ComputeStorage>(
+    pub(crate) fn reserve<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
+        pools: &mut [Pool],
         storage: &mut S,
         pool: u32,
         (cap, size): (u64, u64),
         owner: u32,
         may_map: bool,
     ) -> Result<u32, IoError> {
-        let free = self.pool(pool).index.find(&self.slices, cap);
-        let range = self.pool(pool).page_size.max(cap);
-        let found = self.found_or_new_page(storage, free, (pool, range), size, may_map)?;
-        let (mut slice, at_end) = self.place_in_arena(storage, found, cap, may_map)?;
+        let p = &mut pools[pool as usize];
+        let free = p.index.find(&t.slices, cap);
+        let range = (pool, p.page_size.max(cap));
+        let allocate = (size, may_map);
+        let found = p.found_or_new_page(t, storage, free, range, allocate)?;
+        let (mut slice, at_end) = self.place_in_arena(t, pools, storage, found, cap, may_map)?;
+        let p = &mut pools[pool as usize];
         if at_end {
-            slice = self.split_tail(slice, cap)?;
+            slice = p.split_tail(t, slice, cap)?;
         } else {
-            self.take_front(pool, slice, cap)?;
+            p.take_front(t, slice, cap)?;
         }
-        self.occupy(slice, size, owner);
+        p.occupy(t, slice, size, owner);
         Ok(slice)
     }
-
     /// Where an arena reservation of `cap` bytes goes, starting from
     /// `found` (the free index's answer): the free slice and its end
     /// (`true`: the high end) that touch fewest unmapped chunk slots, with
@@ -79,22 +87,24 @@ impl Core {
     #[inline]
     pub(crate) fn place_in_arena<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
+        pools: &mut [Pool],
         storage: &mut S,
         found: u32,
         cap: u64,
         may_map: bool,
     ) -> Result<(u32, bool), IoError> {
-        let (slice, at_end, unmapped) = self.arena_placement(found, cap);
-        let node = &self.slices[slice];
+        let (slice, at_end, unmapped) = self.arena_placement(t, pools, found, cap);
+        let node = &t.slices[slice];
         let page = node.page;
         let offset = match at_end {
             true => node.offset + node.size - cap,
             false => node.offset,
         };
-        if self.lazy {
-            self.claim_lazily(page, offset, cap);
+        if t.lazy {
+            self.claim_lazily(t, page, offset, cap);
         } else {
-            self.acquire_chunks(storage, page, offset, cap, may_map, unmapped == 0)?;
+            self.acquire_chunks(t, pools, storage, page, offset, cap, may_map, unmapped == 0)?;
         }
         Ok((slice, at_end))
     }
@@ -104,21 +114,27 @@ impl Core {
     /// where `cap` bytes touch fewest unmapped chunk slots, and how many
     /// they touch there (0: acquire has nothing to map or check).
     #[inline]
-    fn arena_placement(&self, found: u32, cap: u64) -> (u32, bool, u64) {
+    fn arena_placement(
+        &self,
+        t: &Tables,
+        pools: &[Pool],
+        found: u32,
+        cap: u64,
+    ) -> (u32, bool, u64) {
         let mut best: Best = (found, false, u64::MAX);
         let mut cursor = found;
         for _ in 0..PLACEMENT_PROBE {
             if cursor == NIL || best.2 == 0 {
                 break;
             }
-            self.weigh(cursor, cap, &mut best);
-            cursor = self.slices[cursor].free_next;
+            self.weigh(t, cursor, cap, &mut best);
+            cursor = t.slices[cursor].free_next;
         }
         if best.2 > 0 {
-            let pool = self.pages[self.slices[found].page].pool;
-            let index = &self.pool(pool).index;
+            let pool = t.pages[t.slices[found].page].pool;
+            let index = &pools[pool as usize].index;
             index.heads_above(cap, PLACEMENT_CLASSES, |head| {
-                self.weigh(head, cap, &mut best);
+                self.weigh(t, head, cap, &mut best);
                 best.2 > 0
             });
         }
@@ -126,12 +142,12 @@ impl Core {
     }
 
     /// Weigh `cap` bytes at both ends of free slice `cand` against `best`.
-    fn weigh(&self, cand: u32, cap: u64, best: &mut Best) {
-        let node = &self.slices[cand];
+    fn weigh(&self, t: &Tables, cand: u32, cap: u64, best: &mut Best) {
+        let node = &t.slices[cand];
         if node.size < cap {
             return; // a smaller slice of the same class
         }
-        let Some(map) = self.pages[node.page].chunks.as_deref() else {
+        let Some(map) = t.pages[node.page].chunks.as_deref() else {
             *best = (cand, false, 0); // not an arena page: nothing to map
             return;
         };

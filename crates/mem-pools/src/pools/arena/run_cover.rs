@@ -19,7 +19,9 @@
 use mem_storage::{ComputeStorage, StorageId};
 
 use crate::error::IoError;
-use crate::pools::core::Core;
+use crate::pools::arena::state::Arenas;
+use crate::pools::paged::pool::Pool;
+use crate::tables::floor::Tables;
 
 /// Which sides of a run a cached chunk may spill over, onto empty slots
 /// that belong to no other piece of the same reservation.
@@ -40,29 +42,33 @@ impl Spill {
     };
 }
 
-impl Core {
+impl Arenas {
     /// Cover the `len` empty slots from `first` of arena page `page`:
     /// cached chunks of any arena pool first (exact, then over-cover past
     /// the sides `spill` allows), then one new chunk for what is left.
     /// When the create is refused and chunks are cached, the cache is
     /// released and the create tried once more. On a refusal the slots
     /// mapped here are unmapped again and their chunks released.
+    // The floor, the pools and the storage, then what the call is about.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn map_run<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
+        pools: &mut [Pool],
         storage: &mut S,
         page: u32,
         id: StorageId,
         (first, len): (u32, u32),
         spill: Spill,
     ) -> Result<(), IoError> {
-        let pool = self.pages[page].pool;
-        let g = self.arena_map(page).granularity;
+        let pool = t.pages[page].pool;
+        let g = t.arena_map(page).granularity;
         let end = first + len;
         let mut s = first;
-        while s < end && self.arenas.chunk_cache_bytes > 0 {
-            let taken = match self.take_cached(pool, u64::from(end - s) * g) {
+        while s < end && self.chunk_cache_bytes > 0 {
+            let taken = match self.take_cached(pools, pool, u64::from(end - s) * g) {
                 Some(taken) => Some((s, taken)),
-                None => self.take_over_cover(page, (s, end), spill, s == first),
+                None => self.take_over_cover(t, pools, page, (s, end), spill, s == first),
             };
             let Some((head, (chunk, bytes))) = taken else {
                 break;
@@ -70,18 +76,18 @@ impl Core {
             let slots = (bytes / g) as u32;
             if let Err(err) = storage.map_chunk(id, u64::from(head) * g, chunk) {
                 tracing::debug!(%err, "mapping a cached chunk failed; it is released");
-                self.drop_chunk(storage, pool, chunk, bytes);
-                self.unmap_slots(storage, page, id, first, s - first);
+                self.drop_chunk(t, pools, storage, pool, chunk, bytes);
+                self.unmap_slots(t, pools, storage, page, id, (first, s - first));
                 return Err(err.into());
             }
-            let map = self.arena_map(page);
+            let map = t.arena_map(page);
             map.set_extent(head, slots, Some(chunk));
             // Slots past the run: mapped, touched by no slice, idle.
             for t in (head..head + slots).filter(|t| !(s..end).contains(t)) {
                 map.queue_idle(t);
             }
-            self.stats.chunks.maps += 1;
-            self.stats.chunks.reuses += 1;
+            t.stats.chunks.maps += 1;
+            t.stats.chunks.reuses += 1;
             s = (head + slots).min(end);
         }
         if s == end {
@@ -89,8 +95,8 @@ impl Core {
         }
         let bytes = u64::from(end - s) * g;
         let created = match storage.create_chunk_of(bytes) {
-            Err(_) if self.arenas.chunk_cache_bytes > 0 => {
-                self.release_chunk_cache(storage, |_| true);
+            Err(_) if self.chunk_cache_bytes > 0 => {
+                self.release_chunk_cache(t, pools, storage, |_| true);
                 storage.create_chunk_of(bytes)
             }
             other => other,
@@ -98,22 +104,22 @@ impl Core {
         let chunk = match created {
             Ok(chunk) => chunk,
             Err(err) => {
-                self.unmap_slots(storage, page, id, first, s - first);
+                self.unmap_slots(t, pools, storage, page, id, (first, s - first));
                 return Err(err.into());
             }
         };
-        self.stats.chunks.creates += 1;
-        self.on_chunk_bytes(pool, bytes, true);
+        t.stats.chunks.creates += 1;
+        self.on_chunk_bytes(t, pools, pool, bytes, true);
         match storage.map_chunk(id, u64::from(s) * g, chunk) {
             Ok(()) => {
-                self.arena_map(page).set_extent(s, end - s, Some(chunk));
-                self.stats.chunks.maps += 1;
+                t.arena_map(page).set_extent(s, end - s, Some(chunk));
+                t.stats.chunks.maps += 1;
                 Ok(())
             }
             Err(err) => {
                 tracing::debug!(%err, "mapping a new chunk failed; it is released");
-                self.drop_chunk(storage, pool, chunk, bytes);
-                self.unmap_slots(storage, page, id, first, s - first);
+                self.drop_chunk(t, pools, storage, pool, chunk, bytes);
+                self.unmap_slots(t, pools, storage, page, id, (first, s - first));
                 Err(err.into())
             }
         }
@@ -126,20 +132,22 @@ impl Core {
     /// its mapping starts at.
     fn take_over_cover(
         &mut self,
+        t: &mut Tables,
+        pools: &mut [Pool],
         page: u32,
         (s, end): (u32, u32),
         spill: Spill,
         at_first: bool,
     ) -> Option<(u32, (mem_storage::ChunkId, u64))> {
-        let g = self.arena_map(page).granularity;
-        let range_slots = u32::try_from(self.pages[page].size / g).unwrap_or(u32::MAX);
+        let g = t.arena_map(page).granularity;
+        let range_slots = u32::try_from(t.pages[page].size / g).unwrap_or(u32::MAX);
         let need = end - s;
-        let largest = self.arenas.largest_cached_bytes() / g;
+        let largest = self.largest_cached_bytes() / g;
         let largest = u32::try_from(largest).unwrap_or(u32::MAX);
         if largest <= need {
             return None;
         }
-        let map = self.pages[page].chunks.as_deref()?;
+        let map = t.pages[page].chunks.as_deref()?;
         let empty = |t: u32| {
             map.slots
                 .get(t as usize)
@@ -161,10 +169,10 @@ impl Core {
         } else {
             0
         };
-        let pool = self.pages[page].pool;
+        let pool = t.pages[page].pool;
         let window = need + after + before;
         let (chunk, bytes) =
-            self.take_cached_between(pool, u64::from(need) * g, u64::from(window) * g)?;
+            self.take_cached_between(pools, pool, u64::from(need) * g, u64::from(window) * g)?;
         let slots = (bytes / g) as u32;
         // Spill after the run first (the range's unused end grows there),
         // the rest before it.

@@ -21,7 +21,10 @@ use std::collections::HashMap;
 use mem_storage::{ComputeStorage, StorageHandle, StorageUtilization};
 
 use crate::error::IoError;
-use crate::pools::core::Core;
+use crate::pools::arena::run_cover::Spill;
+use crate::pools::arena::state::Arenas;
+use crate::pools::paged::pool::Pool;
+use crate::tables::floor::Tables;
 
 /// Whether [`MemoryManagement::sleep`](crate::MemoryManagement::sleep) keeps what the arenas hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,7 +49,7 @@ pub struct SleepReport {
 }
 
 /// The view of slot `s` (granule size `g`) of virtual page `id`.
-pub(crate) fn slot_view(id: mem_storage::StorageId, s: u32, g: u64) -> StorageHandle {
+fn slot_view(id: mem_storage::StorageId, s: u32, g: u64) -> StorageHandle {
     StorageHandle {
         id,
         utilization: StorageUtilization {
@@ -63,14 +66,14 @@ pub(crate) struct Asleep {
     pub(crate) saved: HashMap<(u32, u32), Vec<u8>>,
 }
 
-impl Core {
+impl Arenas {
     /// Arena pages of every pool.
-    pub(crate) fn arena_pages(&self) -> Vec<u32> {
-        self.pools
+    pub(crate) fn arena_pages(&self, t: &Tables, pools: &[Pool]) -> Vec<u32> {
+        pools
             .iter()
             .flat_map(|p| &p.current)
             .copied()
-            .filter(|&pg| self.pages[pg].chunks.is_some())
+            .filter(|&pg| t.pages[pg].chunks.is_some())
             .collect()
     }
 
@@ -80,13 +83,15 @@ impl Core {
     /// were).
     pub(crate) fn release_extent_asleep<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
+        pools: &mut [Pool],
         storage: &mut S,
         page: u32,
         id: mem_storage::StorageId,
         (head, len): (u32, u32),
     ) -> Result<(), IoError> {
-        let pool = self.pages[page].pool;
-        let map = self.arena_map(page);
+        let pool = t.pages[page].pool;
+        let map = t.arena_map(page);
         let g = map.granularity;
         let chunk = storage.unmap_chunk(id, u64::from(head) * g)?;
         for s in head..head + len {
@@ -95,17 +100,118 @@ impl Core {
             }
         }
         map.set_extent(head, len, None);
-        self.stats.chunks.unmaps += 1;
-        self.drop_chunk(storage, pool, chunk, u64::from(len) * g);
+        t.stats.chunks.unmaps += 1;
+        self.drop_chunk(t, pools, storage, pool, chunk, u64::from(len) * g);
         Ok(())
     }
 
     /// Bytes of the chunks live arena slices touch, mapped or not.
-    pub(crate) fn live_chunk_bytes(&self) -> u64 {
-        self.arena_pages()
+    pub(crate) fn live_chunk_bytes(&self, t: &Tables, pools: &[Pool]) -> u64 {
+        self.arena_pages(t, pools)
             .iter()
-            .filter_map(|&pg| self.pages[pg].chunks.as_deref())
+            .filter_map(|&pg| t.pages[pg].chunks.as_deref())
             .map(|m| m.slots.iter().filter(|s| s.live > 0).count() as u64 * m.granularity)
             .sum()
+    }
+
+    /// `sleep`'s turn on arena page `page`: copy the chunks live slices
+    /// touch to the host first when `contents` asks, then unmap and
+    /// release every chunk; counted in `report`.
+    pub(crate) fn sleep_page<S: ComputeStorage>(
+        &mut self,
+        t: &mut Tables,
+        pools: &mut [Pool],
+        storage: &mut S,
+        page: u32,
+        contents: SleepContents,
+        report: &mut SleepReport,
+    ) -> Result<(), IoError> {
+        let Some(id) = t.pages[page].storage.map(|h| h.id) else {
+            return Ok(());
+        };
+        let Some(map) = t.pages[page].chunks.as_deref() else {
+            return Ok(());
+        };
+        let g = map.granularity;
+        let extents: Vec<(u32, u32)> = (0..map.slots.len() as u32)
+            .filter(|&s| map.slots[s as usize].head == s)
+            .map(|s| map.extent(s))
+            .collect();
+        for (head, len) in extents {
+            for s in head..head + len {
+                let live = t.pages[page]
+                    .chunks
+                    .as_deref()
+                    .is_some_and(|m| m.slots[s as usize].live > 0);
+                if live && contents == SleepContents::Preserve && storage.holds_memory() {
+                    let mut bytes = vec![0u8; g as usize];
+                    storage.read(&slot_view(id, s, g), &mut bytes)?;
+                    report.preserved_bytes += g;
+                    if let Some(asleep) = self.asleep.as_mut() {
+                        asleep.saved.insert((page, s), bytes);
+                    }
+                }
+            }
+            self.release_extent_asleep(t, pools, storage, page, id, (head, len))?;
+            report.released_bytes += u64::from(len) * g;
+        }
+        Ok(())
+    }
+
+    /// `wake`'s turn on arena page `page`: a fresh chunk under each run of
+    /// slots live slices touch, their bytes restored where `sleep` kept
+    /// them. Returns the bytes mapped.
+    pub(crate) fn wake_page<S: ComputeStorage>(
+        &mut self,
+        t: &mut Tables,
+        pools: &mut [Pool],
+        storage: &mut S,
+        page: u32,
+    ) -> Result<u64, IoError> {
+        let Some(id) = t.pages[page].storage.map(|h| h.id) else {
+            return Ok(0);
+        };
+        let Some(map) = t.pages[page].chunks.as_deref() else {
+            return Ok(0);
+        };
+        let g = map.granularity;
+        let asleep: Vec<u32> = (0..map.slots.len() as u32)
+            .filter(|&s| {
+                let slot = &map.slots[s as usize];
+                slot.live > 0 && slot.chunk.is_none()
+            })
+            .collect();
+        let mut mapped = 0;
+        let mut i = 0;
+        while i < asleep.len() {
+            // A run of adjacent asleep slots gets one chunk.
+            let first = asleep[i];
+            let len = asleep[i..]
+                .iter()
+                .zip(first..)
+                .take_while(|&(&s, want)| s == want)
+                .count();
+            self.map_run(
+                t,
+                pools,
+                storage,
+                page,
+                id,
+                (first, len as u32),
+                Spill::NONE,
+            )?;
+            mapped += len as u64 * g;
+            for &s in &asleep[i..i + len] {
+                let saved = self
+                    .asleep
+                    .as_mut()
+                    .and_then(|a| a.saved.remove(&(page, s)));
+                if let Some(bytes) = saved {
+                    storage.write(&slot_view(id, s, g), &bytes)?;
+                }
+            }
+            i += len;
+        }
+        Ok(mapped)
     }
 }

@@ -1,8 +1,12 @@
 //! What every arena pool of a manager shares, apart from its pages: the
 //! chunk cache and the releases to retry, the sleep state, the chunk
-//! limits, and the stream's cursors. It was fields of `Core`; the arena's
-//! code reaches it as `core.arenas`, and what reads only it (the chunk
-//! cache's queries) is its own methods.
+//! limits — and, in the files beside this one,
+//! everything the arenas do, as methods of [`Arenas`]: the reserve path
+//! and placement, chunks, moves, the cache, release, stream order, sleep.
+//! Each method takes the floor (`Tables`) and the dynamic pools (an arena
+//! pool's usage counters and its ranges) as arguments, so `Core` holds
+//! the three side by side (`Core::arena_parts`) and the arena never
+//! reaches back into it.
 
 use std::collections::VecDeque;
 
@@ -29,9 +33,6 @@ pub(crate) struct Arenas {
     /// Idle chunks are shed once they pass 1/`idle_share` of the mapped
     /// ones (0: never; `chunk_moves.rs`).
     pub(crate) idle_share: u64,
-    /// The stream's (submitted, completed) cursors, as last reported
-    /// (`stream_order.rs`); every arena page's chunk map holds a copy.
-    pub(crate) progress: (u64, u64),
 }
 
 impl Default for Arenas {
@@ -43,7 +44,6 @@ impl Default for Arenas {
             asleep: None,
             max_chunk_bytes: DEFAULT_MAX_CHUNK,
             idle_share: IDLE_SHARE,
-            progress: (0, 0),
         }
     }
 }

@@ -26,26 +26,40 @@
 //! stream's cursors before each call ([`MemoryManagement::set_stream_progress`](crate::MemoryManagement::set_stream_progress);
 //! the gpumem facade does).
 
-use crate::pools::core::Core;
+use crate::pools::arena::state::Arenas;
+use crate::pools::paged::pool::Pool;
+use crate::tables::floor::Tables;
 
-impl Core {
+impl Arenas {
     /// The stream's cursors now (every call of the facade passes them; they
     /// seldom move, so the unchanged case is an inlined compare).
     #[inline]
-    pub(crate) fn set_progress(&mut self, submitted: u64, completed: u64) {
-        if self.arenas.progress != (submitted, completed) {
-            self.move_progress(submitted, completed);
+    pub(crate) fn set_progress(
+        &mut self,
+        t: &mut Tables,
+        pools: &mut [Pool],
+        submitted: u64,
+        completed: u64,
+    ) {
+        if t.progress != (submitted, completed) {
+            self.move_progress(t, pools, submitted, completed);
         }
     }
 
     /// [`Self::set_progress`] when a cursor moved: every arena page of the
     /// current pages takes the new cursors.
     #[inline(never)]
-    fn move_progress(&mut self, submitted: u64, completed: u64) {
-        self.arenas.progress = (submitted, completed);
-        for pool in &self.pools {
+    fn move_progress(
+        &mut self,
+        t: &mut Tables,
+        pools: &mut [Pool],
+        submitted: u64,
+        completed: u64,
+    ) {
+        t.progress = (submitted, completed);
+        for pool in pools.iter() {
             for &page in &pool.current {
-                if let Some(map) = self.pages[page].chunks.as_deref_mut() {
+                if let Some(map) = t.pages[page].chunks.as_deref_mut() {
                     map.shed_stuck &= map.completed == completed;
                     (map.submitted, map.completed) = (submitted, completed);
                 }
@@ -53,11 +67,11 @@ impl Core {
         }
     }
 
-    pub(crate) fn arena_chunks_waiting(&self) -> bool {
-        self.pools
+    pub(crate) fn arena_chunks_waiting(&self, t: &Tables, pools: &[Pool]) -> bool {
+        pools
             .iter()
             .flat_map(|p| &p.current)
-            .filter_map(|&pg| self.pages[pg].chunks.as_deref())
+            .filter_map(|&pg| t.pages[pg].chunks.as_deref())
             .any(|map| {
                 map.slots
                     .iter()

@@ -10,7 +10,8 @@
 use mem_storage::ComputeStorage;
 
 use crate::error::IoError;
-use crate::pools::core::Core;
+use crate::pools::paged::pool::Pool;
+use crate::tables::floor::Tables;
 use crate::tables::nodes::SliceNode;
 use crate::tables::slots::NIL;
 
@@ -23,29 +24,47 @@ pub(crate) struct Allowance {
     pub(crate) release: bool,
 }
 
-impl Core {
+/// What freeing a slice leaves for the engine once its pool uncounted it
+/// ([`Pool::vacate`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Vacated {
+    pub(crate) page: u32,
+    /// The slice's (offset, capacity) on its page.
+    pub(crate) extent: (u64, u64),
+    /// The slice's (prev, next) links, for [`Pool::coalesce`].
+    pub(crate) neighbours: (u32, u32),
+    /// Its page is outdated: released once empty, never coalesced into.
+    pub(crate) outdated: bool,
+    /// Its page holds no live or quarantined slice any more.
+    pub(crate) empty: bool,
+    /// Its page is an arena range: its chunks are released first.
+    pub(crate) arena: bool,
+}
+
+impl Pool {
     /// A sliced pool's reservation of `cap` (aligned) bytes for slot
-    /// `owner`: grow the page size if `cap` exceeds it, find a free slice
-    /// (else a new page of the pool's page size), split the rest off.
+    /// `owner` (`pool` is its routing position): grow the page size if
+    /// `cap` exceeds it, find a free slice (else a new page of the pool's
+    /// page size), split the rest off.
     #[inline]
     pub(crate) fn reserve_sliced<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
         storage: &mut S,
         pool: u32,
         (cap, size): (u64, u64),
         owner: u32,
         allow: Allowance,
     ) -> Result<u32, IoError> {
-        self.within_page_limit(cap, size)?;
-        if cap > self.pool(pool).page_size {
-            self.grow(storage, pool, cap, size, allow.allocate, allow.release)?;
+        within_page_limit(t, cap, size)?;
+        if cap > self.page_size {
+            self.grow(t, storage, pool, cap, size, allow)?;
         }
-        let found = self.pool(pool).index.find(&self.slices, cap);
-        let page_size = self.pool(pool).page_size;
-        let slice =
-            self.found_or_new_page(storage, found, (pool, page_size), size, allow.allocate)?;
-        self.take_front(pool, slice, cap)?;
-        self.occupy(slice, size, owner);
+        let found = self.index.find(&t.slices, cap);
+        let (sizes, allocate) = ((pool, self.page_size), (size, allow.allocate));
+        let slice = self.found_or_new_page(t, storage, found, sizes, allocate)?;
+        self.take_front(t, slice, cap)?;
+        self.occupy(t, slice, size, owner);
         Ok(slice)
     }
 
@@ -54,135 +73,31 @@ impl Core {
     #[inline]
     pub(crate) fn reserve_exclusive<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
         storage: &mut S,
         pool: u32,
         (cap, size): (u64, u64),
         owner: u32,
         may_allocate: bool,
     ) -> Result<u32, IoError> {
-        self.within_page_limit(cap, size)?;
+        within_page_limit(t, cap, size)?;
         // The persistent pool too: its exact-fit index finds only a free
         // page of exactly `cap`, which the filter keeps.
-        let found = (self.pool(pool).index.find(&self.slices, cap))
-            .filter(|&s| self.slices[s].size / 2 <= cap);
-        let slice = self.found_or_new_page(storage, found, (pool, cap), size, may_allocate)?;
-        self.index_remove(pool, slice);
-        self.occupy(slice, size, owner);
+        let found = (self.index.find(&t.slices, cap)).filter(|&s| t.slices[s].size / 2 <= cap);
+        let allocate = (size, may_allocate);
+        let slice = self.found_or_new_page(t, storage, found, (pool, cap), allocate)?;
+        self.index.remove(&mut t.slices, slice);
+        self.occupy(t, slice, size, owner);
         Ok(slice)
     }
 
-    /// No page is ever larger than the device's largest page: a persistent
-    /// or exclusive request gets a dedicated page of exactly its aligned
-    /// size up to that limit, and above it can never be served (the device
-    /// refuses one buffer that large), so it is typed here rather than sent
-    /// to the device as a retryable out-of-memory. (An arena's limit is its
-    /// range, not a page: `Pool::max_size` routed the size there already.)
+    /// The pool's side of freeing live `slice`: uncount it on its page and
+    /// in the pool. `None` when it is quarantined (never reused); else
+    /// what the engine does next (`Core::free_slice`): an arena page's
+    /// chunks, then an outdated page's release or [`Self::coalesce`].
     #[inline]
-    fn within_page_limit(&self, cap: u64, size: u64) -> Result<(), IoError> {
-        if cap > self.max_page {
-            return Err(IoError::BufferTooBig {
-                size,
-                max: self.max_page,
-            });
-        }
-        Ok(())
-    }
-
-    /// Take free, indexed `slice` (of a carved pool) for `cap` bytes: split
-    /// the rest off when it is larger, else take it out of the index.
-    #[inline]
-    pub(crate) fn take_front(&mut self, pool: u32, slice: u32, cap: u64) -> Result<(), IoError> {
-        if self.slices[slice].size > cap {
-            // Split takes the slice out of the index itself.
-            self.split(slice, cap)
-        } else {
-            self.index_remove(pool, slice);
-            Ok(())
-        }
-    }
-
-    /// Cut `slice` (free, indexed) to `cap` bytes; the rest becomes a free
-    /// slice right after it, indexed.
-    #[inline]
-    pub(crate) fn split(&mut self, slice: u32, cap: u64) -> Result<(), IoError> {
-        let (rest, pool) = self.cut(slice, cap)?;
-        self.index_insert(pool, rest);
-        Ok(())
-    }
-
-    /// Cut the last `cap` bytes of free, indexed `slice` off as a new free
-    /// slice (not indexed, for the caller to occupy); the front stays
-    /// indexed at its new size.
-    pub(crate) fn split_tail(&mut self, slice: u32, cap: u64) -> Result<u32, IoError> {
-        let front = self.slices[slice].size - cap;
-        let (tail, pool) = self.cut(slice, front)?;
-        self.index_insert(pool, slice);
-        Ok(tail)
-    }
-
-    /// Cut free, indexed `slice` after its first `at` bytes: it keeps them,
-    /// and a new free slice right after it (linked, in the start map) takes
-    /// the rest. Both leave the index; the caller puts back what stays free
-    /// (`split`: the rest; `split_tail`: the front). On an error (no node
-    /// index left) nothing changed. Returns the new slice and the pool.
-    #[inline(always)]
-    pub(crate) fn cut(&mut self, slice: u32, at: u64) -> Result<(u32, u32), IoError> {
-        let node = &self.slices[slice];
-        let (page, next, start) = (node.page, node.next, node.offset + at);
-        let rest = SliceNode {
-            prev: slice,
-            next,
-            ..SliceNode::free(page, start, node.size - at)
-        };
-        let pool = self.pages[page].pool;
-        let rest = self.slices.insert(rest)?;
-        self.index_remove(pool, slice);
-        self.slices[slice].size = at;
-        self.slices[slice].next = rest;
-        if next != NIL {
-            self.slices[next].prev = rest;
-        }
-        let unit = self.unit(start);
-        if let Some(starts) = self.pages[page].starts.as_mut() {
-            starts.insert(unit, rest);
-        }
-        Ok((rest, pool))
-    }
-
-    /// Mark a free, unindexed slice live for `owner` and count it.
-    pub(crate) fn occupy(&mut self, slice: u32, size: u64, owner: u32) {
-        let node = &mut self.slices[slice];
-        node.owner = owner;
-        node.requested = size;
-        node.cursor_set = false;
-        let (cap, page) = (node.size, node.page);
-        let info = &mut self.pages[page];
-        info.live += 1;
-        info.live_bytes += cap;
-        let (pool, first) = (info.pool, info.live == 1);
-        let usage = &mut self.pool_mut(pool).usage;
-        usage.live_pages += u64::from(first);
-        usage.slices += 1;
-        usage.bytes_in_use += size;
-        usage.bytes_padding += cap - size;
-        usage.largest_alloc = usage.largest_alloc.max(size);
-        usage.mark();
-        self.stats.on_reserve(cap, size);
-    }
-
-    /// Free a live slice: back into its pool's index (coalesced), or — on an
-    /// outdated page — release the page once it is empty. A quarantined slice
-    /// is never reused.
-    pub(crate) fn free_slice<S: ComputeStorage>(
-        &mut self,
-        storage: &mut S,
-        slice: u32,
-        release: bool,
-    ) {
-        let node = &mut self.slices[slice];
-        if node.is_free() {
-            return;
-        }
+    pub(crate) fn vacate(&mut self, t: &mut Tables, slice: u32) -> Option<Vacated> {
+        let node = &mut t.slices[slice];
         let (cap, size, page) = (node.size, node.requested, node.page);
         let (offset, prev, next) = (node.offset, node.prev, node.next);
         let (raw, pinned, quarantined) = (node.is_raw(), node.pins > 0, node.quarantined);
@@ -191,74 +106,183 @@ impl Core {
         node.raw_out = false;
         node.raw_pins = 0;
         node.pins = 0;
-        let info = &mut self.pages[page];
+        let info = &mut t.pages[page];
         info.live -= 1;
         info.live_bytes -= cap;
         let emptied = info.live == 0;
         info.raw_out -= u32::from(raw);
         info.pinned -= u32::from(pinned);
-        let (pool, outdated, empty, arena) = (
-            info.pool,
+        let (outdated, empty, arena) = (
             info.outdated,
             info.live == 0 && info.quarantined == 0,
             info.chunks.is_some(),
         );
         if empty {
-            info.idle_since = self.clock;
+            info.idle_since = t.clock;
         }
-        let usage = &mut self.pool_mut(pool).usage;
+        let usage = &mut self.usage;
         usage.live_pages -= u64::from(emptied);
         usage.slices -= 1;
         usage.bytes_in_use -= size;
         usage.bytes_padding -= cap - size;
-        self.stats.on_free(cap, size);
+        t.stats.on_free(cap, size);
         if quarantined {
-            return;
+            return None;
         }
-        if arena {
-            self.release_chunks(storage, page, offset, cap, release);
-        }
-        if outdated {
-            if empty && release {
-                self.release_page(storage, page);
-            }
-            return;
-        }
+        Some(Vacated {
+            page,
+            extent: (offset, cap),
+            neighbours: (prev, next),
+            outdated,
+            empty,
+            arena,
+        })
+    }
+
+    /// Put freed `slice` back into the free index, merged with its free
+    /// neighbours (`neighbours`: its links as [`Self::vacate`] read them)
+    /// on a carved pool.
+    #[inline]
+    pub(crate) fn coalesce(&mut self, t: &mut Tables, slice: u32, (prev, next): (u32, u32)) {
         let mut slice = slice;
-        if self.pool(pool).kind.is_carved() {
+        if self.kind.is_carved() {
             // `slice` is live, so never indexed: only the free neighbour
             // leaves the index. (Its links, read above, are as they were:
             // nothing since changed them, and merging `next` in leaves
             // `prev`.)
-            if next != NIL && self.slices[next].indexed {
-                self.index_remove(pool, next);
-                self.merge_into(slice, next);
+            if next != NIL && t.slices[next].indexed {
+                self.index.remove(&mut t.slices, next);
+                merge_into(t, slice, next);
             }
-            if prev != NIL && self.slices[prev].indexed {
-                self.index_remove(pool, prev);
-                self.merge_into(prev, slice);
+            if prev != NIL && t.slices[prev].indexed {
+                self.index.remove(&mut t.slices, prev);
+                merge_into(t, prev, slice);
                 slice = prev;
             }
         }
-        self.index_insert(pool, slice);
+        self.index.insert(&mut t.slices, slice);
     }
 
-    /// Absorb `right` into its left neighbour `left`; neither is indexed
-    /// (the caller took the free one out).
-    fn merge_into(&mut self, left: u32, right: u32) {
-        debug_assert!(!self.slices[left].indexed && !self.slices[right].indexed);
-        let node = &self.slices[right];
-        let (size, next, page, unit) = (node.size, node.next, node.page, self.unit(node.offset));
-        self.slices[left].size += size;
-        self.slices[left].next = next;
-        if next != NIL {
-            self.slices[next].prev = left;
+    /// Take free, indexed `slice` (of a carved pool) for `cap` bytes: split
+    /// the rest off when it is larger, else take it out of the index.
+    #[inline]
+    pub(crate) fn take_front(
+        &mut self,
+        t: &mut Tables,
+        slice: u32,
+        cap: u64,
+    ) -> Result<(), IoError> {
+        if t.slices[slice].size > cap {
+            // Split takes the slice out of the index itself.
+            self.split(t, slice, cap)
+        } else {
+            self.index.remove(&mut t.slices, slice);
+            Ok(())
         }
-        if let Some(starts) = self.pages[page].starts.as_mut() {
-            starts.remove(unit);
-        }
-        self.slices.remove(right);
     }
+    /// Cut `slice` (free, indexed) to `cap` bytes; the rest becomes a free
+    /// slice right after it, indexed.
+    #[inline]
+    pub(crate) fn split(&mut self, t: &mut Tables, slice: u32, cap: u64) -> Result<(), IoError> {
+        let rest = self.cut(t, slice, cap)?;
+        self.index.insert(&mut t.slices, rest);
+        Ok(())
+    }
+    /// Cut the last `cap` bytes of free, indexed `slice` off as a new free
+    /// slice (not indexed, for the caller to occupy); the front stays
+    /// indexed at its new size.
+    pub(crate) fn split_tail(
+        &mut self,
+        t: &mut Tables,
+        slice: u32,
+        cap: u64,
+    ) -> Result<u32, IoError> {
+        let front = t.slices[slice].size - cap;
+        let tail = self.cut(t, slice, front)?;
+        self.index.insert(&mut t.slices, slice);
+        Ok(tail)
+    }
+    /// Cut free, indexed `slice` after its first `at` bytes: it keeps them,
+    /// and a new free slice right after it (linked, in the start map) takes
+    /// the rest. Both leave the index; the caller puts back what stays free
+    /// (`split`: the rest; `split_tail`: the front). On an error (no node
+    /// index left) nothing changed. Returns the new slice.
+    #[inline(always)]
+    pub(crate) fn cut(&mut self, t: &mut Tables, slice: u32, at: u64) -> Result<u32, IoError> {
+        let node = &t.slices[slice];
+        let (page, next, start) = (node.page, node.next, node.offset + at);
+        let rest = SliceNode {
+            prev: slice,
+            next,
+            ..SliceNode::free(page, start, node.size - at)
+        };
+        let rest = t.slices.insert(rest)?;
+        self.index.remove(&mut t.slices, slice);
+        t.slices[slice].size = at;
+        t.slices[slice].next = rest;
+        if next != NIL {
+            t.slices[next].prev = rest;
+        }
+        let unit = t.unit(start);
+        if let Some(starts) = t.pages[page].starts.as_mut() {
+            starts.insert(unit, rest);
+        }
+        Ok(rest)
+    }
+    /// Mark a free, unindexed slice live for `owner` and count it.
+    pub(crate) fn occupy(&mut self, t: &mut Tables, slice: u32, size: u64, owner: u32) {
+        let node = &mut t.slices[slice];
+        node.owner = owner;
+        node.requested = size;
+        node.cursor_set = false;
+        let (cap, page) = (node.size, node.page);
+        let info = &mut t.pages[page];
+        info.live += 1;
+        info.live_bytes += cap;
+        let first = info.live == 1;
+        let usage = &mut self.usage;
+        usage.live_pages += u64::from(first);
+        usage.slices += 1;
+        usage.bytes_in_use += size;
+        usage.bytes_padding += cap - size;
+        usage.largest_alloc = usage.largest_alloc.max(size);
+        usage.mark();
+        t.stats.on_reserve(cap, size);
+    }
+}
+
+/// No page is ever larger than the device's largest page: a persistent
+/// or exclusive request gets a dedicated page of exactly its aligned
+/// size up to that limit, and above it can never be served (the device
+/// refuses one buffer that large), so it is typed here rather than sent
+/// to the device as a retryable out-of-memory. (An arena's limit is its
+/// range, not a page: `Pool::max_size` routed the size there already.)
+#[inline]
+pub(crate) fn within_page_limit(t: &Tables, cap: u64, size: u64) -> Result<(), IoError> {
+    if cap > t.max_page {
+        return Err(IoError::BufferTooBig {
+            size,
+            max: t.max_page,
+        });
+    }
+    Ok(())
+}
+
+/// Absorb `right` into its left neighbour `left`; neither is indexed
+/// (the caller took the free one out).
+fn merge_into(t: &mut Tables, left: u32, right: u32) {
+    debug_assert!(!t.slices[left].indexed && !t.slices[right].indexed);
+    let node = &t.slices[right];
+    let (size, next, page, unit) = (node.size, node.next, node.page, t.unit(node.offset));
+    t.slices[left].size += size;
+    t.slices[left].next = next;
+    if next != NIL {
+        t.slices[next].prev = left;
+    }
+    if let Some(starts) = t.pages[page].starts.as_mut() {
+        starts.remove(unit);
+    }
+    t.slices.remove(right);
 }
 
 #[cfg(test)]

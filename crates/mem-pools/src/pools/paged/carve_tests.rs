@@ -4,7 +4,7 @@ use mem_storage::HostStorage;
 
 use super::*;
 use crate::config::{Growth, PoolSpec, PoolType};
-use crate::pools::paged::pool::Pool;
+use crate::pools::core::Core;
 
 const ALLOW: Allowance = Allowance {
     allocate: true,
@@ -29,9 +29,9 @@ fn core(page_size: u64, max_slice_size: u64) -> (Core, HostStorage) {
 /// (offset, size, free) of every slice of a page, in address order.
 fn layout(core: &Core, page: u32) -> Vec<(u64, u64, bool)> {
     let mut out = Vec::new();
-    let mut node = core.pages[page].head;
+    let mut node = core.tables.pages[page].head;
     while node != NIL {
-        let n = &core.slices[node];
+        let n = &core.tables.slices[node];
         out.push((n.offset, n.size, n.is_free()));
         node = n.next;
     }
@@ -43,7 +43,7 @@ fn reserving_splits_the_page_and_freeing_coalesces_it_back_to_one_slice() {
     let (mut core, mut storage) = core(4096, 4096);
     let a = core.reserve_in(&mut storage, 0, 1000, 1, ALLOW).unwrap();
     let b = core.reserve_in(&mut storage, 0, 256, 2, ALLOW).unwrap();
-    let page = core.slices[a].page;
+    let page = core.tables.slices[a].page;
     assert_eq!(
         layout(&core, page),
         vec![(0, 1024, false), (1024, 256, false), (1280, 2816, true)]
@@ -56,7 +56,7 @@ fn reserving_splits_the_page_and_freeing_coalesces_it_back_to_one_slice() {
     core.free_slice(&mut storage, b, true);
     assert_eq!(layout(&core, page), vec![(0, 4096, true)]);
     assert_eq!(core.pool(0).usage.slices, 0);
-    assert_eq!(core.pool(0).index.largest(&core.slices), 4096);
+    assert_eq!(core.pool(0).index.largest(&core.tables.slices), 4096);
 }
 
 #[test]
@@ -64,9 +64,9 @@ fn a_full_page_leads_to_a_second_page_not_an_overlap() {
     let (mut core, mut storage) = core(4096, 4096);
     let a = core.reserve_in(&mut storage, 0, 4096, 1, ALLOW).unwrap();
     let b = core.reserve_in(&mut storage, 0, 256, 2, ALLOW).unwrap();
-    assert_ne!(core.slices[a].page, core.slices[b].page);
+    assert_ne!(core.tables.slices[a].page, core.tables.slices[b].page);
     assert_eq!(core.pool(0).usage.pages, 2);
-    assert_eq!(core.stats.storage_allocs, 2);
+    assert_eq!(core.tables.stats.storage_allocs, 2);
 }
 
 #[test]
@@ -85,7 +85,7 @@ fn a_refused_page_allocation_changes_nothing() {
         }
     );
     assert_eq!(core.pool(0).usage, Default::default());
-    assert_eq!(core.stats.storage_allocs, 0);
+    assert_eq!(core.tables.stats.storage_allocs, 0);
 }
 
 #[test]
@@ -97,10 +97,10 @@ fn growth_outdates_older_pages_and_releases_the_empty_ones_at_once() {
     let pool = core.pool(0);
     assert_eq!(pool.page_size, 16384);
     assert_eq!(pool.outdated.len(), 2);
-    assert_eq!(core.pages[core.slices[big].page].size, 16384);
+    assert_eq!(core.tables.pages[core.tables.slices[big].page].size, 16384);
     // The outdated page's free tail serves nothing.
     let small = core.reserve_in(&mut storage, 0, 256, 4, ALLOW).unwrap();
-    assert_eq!(core.slices[small].page, core.slices[big].page);
+    assert_eq!(core.tables.slices[small].page, core.tables.slices[big].page);
     core.free_slice(&mut storage, a, true);
     assert_eq!(
         core.pool(0).outdated.len(),
@@ -114,11 +114,14 @@ fn growth_outdates_older_pages_and_releases_the_empty_ones_at_once() {
 fn carving_an_exact_extent_out_of_a_free_slice_splits_on_both_sides() {
     let (mut core, mut storage) = core(4096, 4096);
     let a = core.reserve_in(&mut storage, 0, 256, 1, ALLOW).unwrap();
-    let page = core.slices[a].page;
+    let page = core.tables.slices[a].page;
     core.free_slice(&mut storage, a, true);
-    let got = core.carve_extent(page, 1024, 512, 500, 7).unwrap().unwrap();
+    let got = core
+        .carve_extent(page, (1024, 512), 500, 7)
+        .unwrap()
+        .unwrap();
     assert_eq!(
-        (core.slices[got].offset, core.slices[got].size),
+        (core.tables.slices[got].offset, core.tables.slices[got].size),
         (1024, 512)
     );
     assert_eq!(
@@ -126,7 +129,7 @@ fn carving_an_exact_extent_out_of_a_free_slice_splits_on_both_sides() {
         vec![(0, 1024, true), (1024, 512, false), (1536, 2560, true)]
     );
     assert_eq!(
-        core.carve_extent(page, 1024, 512, 500, 8).unwrap(),
+        core.carve_extent(page, (1024, 512), 500, 8).unwrap(),
         None,
         "already live"
     );

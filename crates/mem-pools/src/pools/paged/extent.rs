@@ -10,66 +10,72 @@
 //! on a sliced page the page's slice-start index (`starts.rs`) names the
 //! slice holding the offset, O(1).
 //! `capture_end` and `reclaim_extent` (`engine/reclaim.rs`) use this
-//! carving (`Core::carve_extent`) for extents freed inside a window.
+//! carving (`Core::carve_extent`, `pools/dispatch.rs`, which checks an
+//! arena extent's chunks in between) for extents freed inside a window.
 
 use crate::error::IoError;
-use crate::pools::core::Core;
+use crate::pools::paged::pool::Pool;
+use crate::tables::floor::Tables;
 
-impl Core {
-    /// Claim exactly `offset..offset + cap` of `page` for `owner` if that
-    /// range lies inside one free slice (splitting it as needed). `None`
-    /// when the range is (partly) live or cannot be cut.
-    pub(crate) fn carve_extent(
-        &mut self,
+/// The free slice holding an extent, and its offset on the page.
+pub(crate) type ExtentSlice = (u32, u64);
+
+impl Pool {
+    /// The free slice of this pool's `page` that holds all of
+    /// `offset..offset + cap` and can be cut to exactly it; `None` when
+    /// the range is (partly) live, quarantined, or not cuttable (an
+    /// uncarved page's one slice must match it exactly). Changes nothing.
+    pub(crate) fn extent_slice(
+        &self,
+        t: &Tables,
         page: u32,
         offset: u64,
         cap: u64,
-        requested: u64,
-        owner: u32,
-    ) -> Result<Option<u32>, IoError> {
-        let Some(info) = self.pages.get(page) else {
-            return Ok(None);
-        };
-        if !offset.is_multiple_of(self.alignment) {
-            return Ok(None);
+    ) -> Option<ExtentSlice> {
+        let info = t.pages.get(page)?;
+        if !offset.is_multiple_of(t.alignment) {
+            return None;
         }
-        let sliced = self.pool(info.pool).kind.is_carved();
+        let sliced = self.kind.is_carved();
         let node = match &info.starts {
-            Some(starts) => starts.holding(self.unit(offset)),
+            Some(starts) => starts.holding(t.unit(offset)),
             None => Some(info.head),
-        };
-        let Some(mut node) = node else {
-            return Ok(None);
-        };
-        let n = &self.slices[node];
+        }?;
+        let n = &t.slices[node];
         if n.page != page || offset < n.offset || offset >= n.offset + n.size.max(1) {
-            return Ok(None);
+            return None;
         }
         let fits = n.is_free() && !n.quarantined && offset + cap <= n.offset + n.size;
         let exact = n.offset == offset && n.size == cap;
-        let n_offset = n.offset;
         if !fits || !(exact || (sliced && n.indexed)) {
-            return Ok(None);
+            return None;
         }
-        // An arena extent is re-claimed only where its chunks are still
-        // mapped (a capture window maps nothing).
-        if !self.claim_mapped_chunks(page, offset, cap) {
-            return Ok(None);
-        }
-        let pool = self.pages[page].pool;
+        Some((node, n.offset))
+    }
+
+    /// Cut `offset..offset + cap` out of the free slice
+    /// [`Self::extent_slice`] found and occupy it for `owner`; the pieces
+    /// before and after stay free. Returns the claimed slice.
+    pub(crate) fn take_extent(
+        &mut self,
+        t: &mut Tables,
+        (mut node, n_offset): ExtentSlice,
+        (offset, cap): (u64, u64),
+        (requested, owner): (u64, u32),
+    ) -> Result<u32, IoError> {
         if n_offset < offset {
             let front = offset - n_offset;
-            self.split(node, front)?;
+            self.split(t, node, front)?;
             // `split` leaves the piece it cut unindexed for its caller to
             // occupy; the front piece stays free, so it goes back.
-            self.index_insert(pool, node);
-            node = self.slices[node].next;
+            self.index.insert(&mut t.slices, node);
+            node = t.slices[node].next;
         }
-        if self.slices[node].size > cap {
-            self.split(node, cap)?;
+        if t.slices[node].size > cap {
+            self.split(t, node, cap)?;
         }
-        self.index_remove(pool, node);
-        self.occupy(node, requested, owner);
-        Ok(Some(node))
+        self.index.remove(&mut t.slices, node);
+        self.occupy(t, node, requested, owner);
+        Ok(node)
     }
 }

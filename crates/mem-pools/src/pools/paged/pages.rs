@@ -9,30 +9,31 @@ use mem_storage::{ComputeStorage, StorageHandle};
 
 use crate::config::PoolType;
 use crate::error::IoError;
-use crate::pools::core::Core;
+use crate::pools::paged::pool::Pool;
 use crate::tables::chunk_map::ChunkMap;
+use crate::tables::floor::Tables;
 use crate::tables::nodes::{Page, SliceNode};
 use crate::tables::slots::NIL;
 use crate::tables::starts::SliceStarts;
 
-impl Core {
+impl Pool {
     /// `found` (a free slice the pool's index gave), else the one free
-    /// slice of a new page of `size` bytes ([`Core::new_page`]): every
+    /// slice of a new page of `size` bytes ([`Pool::new_page`]): every
     /// pool kind's reservation starts here.
     #[inline]
     pub(crate) fn found_or_new_page<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
         storage: &mut S,
         found: Option<u32>,
         (pool, size): (u32, u64),
-        requested: u64,
-        may_allocate: bool,
+        (requested, may_allocate): (u64, bool),
     ) -> Result<u32, IoError> {
         match found {
             Some(slice) => Ok(slice),
             None => {
-                let page = self.new_page(storage, pool, size, requested, may_allocate)?;
-                Ok(self.pages[page].head)
+                let page = self.new_page(t, storage, (pool, size), (requested, may_allocate))?;
+                Ok(t.pages[page].head)
             }
         }
     }
@@ -43,11 +44,10 @@ impl Core {
     /// [`IoError::CaptureWouldAllocate`] naming `requested`.
     pub(crate) fn new_page<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
         storage: &mut S,
-        pool: u32,
-        size: u64,
-        requested: u64,
-        may_allocate: bool,
+        (pool, size): (u32, u64),
+        (requested, may_allocate): (u64, bool),
     ) -> Result<u32, IoError> {
         if !may_allocate {
             return Err(IoError::CaptureWouldAllocate {
@@ -55,7 +55,7 @@ impl Core {
                 page_size: size,
             });
         }
-        let arena = matches!(self.pool(pool).kind, PoolType::VirtualArena { .. });
+        let arena = matches!(self.kind, PoolType::VirtualArena { .. });
         // An arena page is a virtual range: no memory until chunks map.
         let granularity = match arena {
             true => Some(storage.chunk_granularity().ok_or(IoError::Storage(
@@ -67,8 +67,8 @@ impl Core {
             Some(g) => size.checked_next_multiple_of(g).unwrap_or(size),
             None => size,
         };
-        let node = self.slices.insert(SliceNode::free(NIL, 0, size))?;
-        let handle = if self.lazy && !arena {
+        let node = t.slices.insert(SliceNode::free(NIL, 0, size))?;
+        let handle = if t.lazy && !arena {
             None
         } else {
             let allocated = match arena {
@@ -78,14 +78,14 @@ impl Core {
             match allocated {
                 Ok(h) => Some(h),
                 Err(err) => {
-                    self.slices.remove(node);
+                    t.slices.remove(node);
                     return Err(err.into());
                 }
             }
         };
-        let pos = self.pool(pool).current.len() as u32;
+        let pos = self.current.len() as u32;
         let page = Page {
-            uid: self.next_page_uid,
+            uid: t.next_page_uid,
             pool,
             size,
             storage: handle,
@@ -97,34 +97,33 @@ impl Core {
             raw_out: 0,
             pinned: 0,
             quarantined: 0,
-            idle_since: self.clock,
+            idle_since: t.clock,
             starts: self
-                .pool(pool)
                 .kind
                 .is_carved()
-                .then(|| SliceStarts::new(size / self.alignment, node)),
+                .then(|| SliceStarts::new(size / t.alignment, node)),
             chunks: granularity.map(|g| {
                 let mut map = ChunkMap::new(g);
-                (map.submitted, map.completed) = self.arenas.progress;
+                (map.submitted, map.completed) = t.progress;
                 Box::new(map)
             }),
         };
-        let page = match self.pages.insert(page) {
+        let page = match t.pages.insert(page) {
             Ok(p) => p,
             Err(err) => {
-                self.slices.remove(node);
+                t.slices.remove(node);
                 if let Some(h) = handle {
                     let _ = storage.dealloc(h.id);
                 }
                 return Err(err);
             }
         };
-        self.next_page_uid += 1;
+        t.next_page_uid += 1;
         if let Some(h) = handle {
-            self.by_storage.insert(h.id, page);
+            t.by_storage.insert(h.id, page);
         }
-        self.slices[node].page = page;
-        let p = self.pool_mut(pool);
+        t.slices[node].page = page;
+        let p = self;
         p.current.push(page);
         p.usage.pages += 1;
         // An arena's reserved bytes are its mapped chunks (`arena/chunks.rs`).
@@ -134,37 +133,37 @@ impl Core {
             p.usage.pages_unmapped += 1;
         }
         p.usage.mark();
-        self.stats.on_page(held);
+        t.stats.on_page(held);
         if arena {
-            self.stats.chunks.virtual_bytes += size;
+            t.stats.chunks.virtual_bytes += size;
         }
         if handle.is_some() {
-            self.stats.storage_allocs += 1;
+            t.stats.storage_allocs += 1;
         }
-        self.index_insert(pool, node);
+        p.index.insert(&mut t.slices, node);
         Ok(page)
     }
 
-    /// Give an empty page back to the storage (deferred until `flush`).
-    pub(crate) fn release_page<S: ComputeStorage>(&mut self, storage: &mut S, page: u32) {
-        if self.pages.get(page).is_none() {
-            return;
-        }
-        let arena = self.pages[page].chunks.is_some();
-        if arena && !self.unmap_all_chunks(storage, page) {
-            return; // a chunk stays mapped: the range cannot go back yet
-        }
-        let Some(info) = self.pages.remove(page) else {
+    /// Give empty `page` of this pool back to the storage (deferred until
+    /// `flush`); an arena page's chunks went first (`Core::release_page`).
+    pub(crate) fn release_page<S: ComputeStorage>(
+        &mut self,
+        t: &mut Tables,
+        storage: &mut S,
+        page: u32,
+    ) {
+        let Some(info) = t.pages.remove(page) else {
             return;
         };
+        let arena = info.chunks.is_some();
         let mut cursor = info.head;
         while cursor != NIL {
-            let next = self.slices[cursor].next;
-            self.index_remove(info.pool, cursor);
-            self.slices.remove(cursor);
+            let next = t.slices[cursor].next;
+            self.index.remove(&mut t.slices, cursor);
+            t.slices.remove(cursor);
             cursor = next;
         }
-        let pool = self.pool_mut(info.pool);
+        let pool = self;
         let list = if info.outdated {
             if let Some(n) = pool.outdated_sizes.get_mut(&info.size) {
                 *n -= 1;
@@ -185,32 +184,34 @@ impl Core {
             pool.usage.pages_unmapped -= 1;
         }
         if let Some(moved) = moved {
-            self.pages[moved].pos = info.pos;
+            t.pages[moved].pos = info.pos;
         }
-        self.stats.on_page_release(held);
+        t.stats.on_page_release(held);
         if arena {
-            self.stats.chunks.virtual_bytes -= info.size;
+            t.stats.chunks.virtual_bytes -= info.size;
         }
         if let Some(handle) = info.storage {
-            self.by_storage.remove(&handle.id);
-            self.stats.storage_frees += 1;
+            t.by_storage.remove(&handle.id);
+            t.stats.storage_frees += 1;
             if let Err(err) = storage.dealloc(handle.id) {
                 tracing::warn!(%err, page = info.uid, "page release refused by the storage");
             }
         }
     }
 
-    /// Back a lazy page with storage memory (no-op when mapped).
+    /// Back lazy `page` of this pool with storage memory (no-op when
+    /// mapped).
     pub(crate) fn materialize<S: ComputeStorage>(
         &mut self,
+        t: &mut Tables,
         storage: &mut S,
         page: u32,
         may_allocate: bool,
     ) -> Result<StorageHandle, IoError> {
-        if let Some(handle) = self.pages[page].storage {
+        if let Some(handle) = t.pages[page].storage {
             return Ok(handle);
         }
-        let size = self.pages[page].size;
+        let size = t.pages[page].size;
         if !may_allocate {
             return Err(IoError::CaptureWouldAllocate {
                 size,
@@ -218,12 +219,10 @@ impl Core {
             });
         }
         let handle = storage.alloc(size)?;
-        let info = &mut self.pages[page];
-        info.storage = Some(handle);
-        let pool = info.pool;
-        self.by_storage.insert(handle.id, page);
-        self.pool_mut(pool).usage.pages_unmapped -= 1;
-        self.stats.storage_allocs += 1;
+        t.pages[page].storage = Some(handle);
+        t.by_storage.insert(handle.id, page);
+        self.usage.pages_unmapped -= 1;
+        t.stats.storage_allocs += 1;
         Ok(handle)
     }
 }

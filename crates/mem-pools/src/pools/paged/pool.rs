@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 
 use crate::config::{Growth, PoolSpec, PoolType};
 use crate::pools::paged::free_index::FreeIndex;
+use crate::report::pools::PoolReportKind;
 
 /// The most page sizes (the current one plus outdated ones still holding
 /// pages) a growable sliced pool keeps alive at once.
@@ -114,6 +115,41 @@ impl Pool {
             PoolType::VirtualArena { max_slice_size, .. } => max_slice_size,
         }
     }
+    /// A pool of sliced pages: the one kind whose pages grow (relocation
+    /// plans for its next page size) and whose sparse current pages
+    /// compaction empties into room its other pages hold. Exclusive pages
+    /// hold one slice each; arenas never move memory.
+    #[inline]
+    pub(crate) fn is_sliced(&self) -> bool {
+        matches!(self.kind, PoolType::SlicedPages { .. })
+    }
+
+    /// This pool's line of the report, by kind (`cached`: an arena pool's
+    /// idle and cached chunk bytes, asked only of an arena). The persistent
+    /// pool reports as itself (`report.rs` tells it apart).
+    pub(crate) fn report_kind(&self, cached: impl FnOnce(&Pool) -> u64) -> PoolReportKind {
+        match self.kind {
+            PoolType::SlicedPages { max_slice_size, .. } => PoolReportKind::Sliced {
+                page_size: self.page_size,
+                max_slice_size,
+                outdated_pages: self.outdated.len(),
+            },
+            PoolType::ExclusivePages { max_alloc_size } => {
+                PoolReportKind::Exclusive { max_alloc_size }
+            }
+            PoolType::VirtualArena {
+                max_slice_size,
+                release_threshold,
+                ..
+            } => PoolReportKind::Arena {
+                range_size: self.page_size,
+                max_slice_size,
+                release_threshold,
+                cached_bytes: cached(self),
+            },
+        }
+    }
+
     /// Page sizes alive: the current one plus each outdated size.
     pub(crate) fn page_sizes_alive(&self) -> usize {
         self.outdated_sizes.len() + 1
