@@ -158,3 +158,34 @@ fn on_arenas_the_largest_free_block_is_memory_that_could_be_mapped_not_address_s
         r.largest_free_block
     );
 }
+
+/// The retry gives back physical memory, not an empty arena's address range:
+/// the range holds none, and giving it back made every later failure reserve
+/// and free it again (5,938 of each for 199 allocations on a full 8 GiB
+/// device replaying `serving`).
+#[test]
+fn failed_allocations_on_a_full_device_keep_the_arenas_range_instead_of_reserving_it_again() {
+    let device = Device::simulated(64 * MIB)
+        .pools(PoolLayout::Arenas)
+        .ignore_env()
+        .build()
+        .unwrap();
+    let s = device.default_stream();
+    let _weights = {
+        let _window = device.persistent();
+        s.reserve(60 * MIB).unwrap()
+    };
+    let ranges = |device: &Device| {
+        let vm = device.memory_report().virtual_memory.expect("arenas");
+        (vm.ranges_reserved, vm.ranges_freed)
+    };
+    for _ in 0..20 {
+        let err = s.reserve(8 * MIB).unwrap_err();
+        assert!(matches!(err, GpuMemError::OutOfMemory(_)), "{err}");
+    }
+    assert_eq!(device.stats().num_alloc_retries, 20, "each failure retried");
+    assert_eq!(ranges(&device), (1, 0), "one range, reserved once, kept");
+    // An explicit cleanup still gives the empty range back.
+    s.cleanup();
+    assert_eq!(ranges(&device), (1, 1));
+}

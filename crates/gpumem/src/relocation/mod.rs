@@ -96,6 +96,11 @@ impl StreamMemories for DeviceMemories<'_> {
         let device = self.0;
         device.run(index, |st| device.cleanup(st));
     }
+
+    fn release_cached(&mut self, index: usize) {
+        let device = self.0;
+        device.run(index, |st| device.release_cached(st));
+    }
 }
 
 /// Refuse while a stream records, naming it and the refused `operation`.

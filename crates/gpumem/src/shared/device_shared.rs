@@ -153,6 +153,17 @@ impl DeviceShared {
     /// graph: a free then could synchronize under the recording (and the
     /// recording stream's own pool refuses anyway).
     pub(crate) fn cleanup(&self, st: &mut StreamState) {
+        self.give_back(st, false);
+    }
+
+    /// [`Self::cleanup`] for the out-of-memory retry: the same physical
+    /// memory given back, but an empty arena keeps its address range
+    /// (`MemoryManagement::release_cached`).
+    pub(crate) fn release_cached(&self, st: &mut StreamState) {
+        self.give_back(st, true);
+    }
+
+    fn give_back(&self, st: &mut StreamState, keep_ranges: bool) {
         if self.recording_stream().is_none() {
             // Taking the drops other threads queued can end a held
             // allocation's last other holder (a graph's pin counts until
@@ -161,7 +172,11 @@ impl DeviceShared {
             // them and their pages wait for the cleanup after it.
             st.engine.drain_drops();
             st.settle(&self.streams, self.config.poison);
-            st.engine.cleanup(true);
+            if keep_ranges {
+                st.engine.release_cached();
+            } else {
+                st.engine.cleanup(true);
+            }
         }
     }
 

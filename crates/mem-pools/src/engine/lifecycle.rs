@@ -19,8 +19,10 @@ use crate::pools::paged::pool::Pool;
 use crate::pools::persistent::PERSISTENT;
 
 impl<S: ComputeStorage> MemoryManagement<S> {
-    /// `cleanup`'s body (the policy is in the module docs).
-    pub(crate) fn give_back(&mut self, explicit: bool) {
+    /// `cleanup`'s body (the policy is in the module docs); with
+    /// `keep_ranges` (`release_cached`) an empty arena gives back its
+    /// chunks but keeps its address range.
+    pub(crate) fn give_back(&mut self, explicit: bool, keep_ranges: bool) {
         self.drain();
         if self.capture.is_some() {
             return;
@@ -41,19 +43,19 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                 })
                 .collect();
             if explicit {
-                empty.extend(p.current.iter().copied().filter(|&pg| {
-                    self.core.tables.pages[pg].live == 0
-                        && self.core.tables.pages[pg].quarantined == 0
-                }));
-                // An arena still in use gives back its idle chunks.
+                let pages = &self.core.tables.pages;
+                let kept = |pg: u32| keep_ranges && pages[pg].chunks.is_some();
+                empty.extend(
+                    p.current.iter().copied().filter(|&pg| {
+                        pages[pg].live == 0 && pages[pg].quarantined == 0 && !kept(pg)
+                    }),
+                );
+                // An arena still in use (or kept) gives back its idle chunks.
                 let busy_arenas: Vec<u32> = p
                     .current
                     .iter()
                     .copied()
-                    .filter(|&pg| {
-                        self.core.tables.pages[pg].chunks.is_some()
-                            && self.core.tables.pages[pg].live > 0
-                    })
+                    .filter(|&pg| pages[pg].chunks.is_some() && (pages[pg].live > 0 || kept(pg)))
                     .collect();
                 for page in busy_arenas {
                     let (a, t, p) = self.core.arena_parts();

@@ -498,7 +498,41 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// # Ok::<(), mem_pools::IoError>(())
     /// ```
     pub fn cleanup(&mut self, explicit: bool) {
-        self.give_back(explicit);
+        self.give_back(explicit, false);
+    }
+
+    /// Give back the physical memory an explicit [`Self::cleanup`] gives
+    /// back — empty pages, idle arena chunks, shed chunks kept for reuse —
+    /// but keep an empty arena's address range. The range holds no
+    /// physical memory, so giving it back frees nothing a failed
+    /// allocation could use, and the retry after it would reserve it again
+    /// (one `cuMemAddressFree` and one `cuMemAddressReserve` per failed
+    /// allocation). It is the out-of-memory retry's step (PyTorch's
+    /// release of cached blocks); nothing during a capture.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use mem_pools::{MemoryConfiguration, MemoryDeviceProperties, MemoryManagement, MemoryPoolOptions, PoolType};
+    /// # use mem_storage::{HostResource, HostVirtualMemory, ResourceStorage, VirtualMemory};
+    /// let vm = Arc::new(HostVirtualMemory::with_capacity(64 << 20).unwrap());
+    /// let storage = ResourceStorage::new(HostResource::new()).with_virtual_memory(vm.clone());
+    /// let arena = MemoryPoolOptions {
+    ///     pool_type: PoolType::VirtualArena { max_slice_size: 32 << 20, range_size: 1 << 30, release_threshold: 0 },
+    ///     dealloc_period: None,
+    /// };
+    /// let config = MemoryConfiguration::Custom { pool_options: vec![arena] };
+    /// # let properties = MemoryDeviceProperties { max_page_size: 1 << 30, alignment: 256 };
+    /// let mut memory = MemoryManagement::from_configuration(storage, &properties, config, Default::default(), Default::default());
+    /// drop(memory.reserve(4 << 20)?);
+    /// memory.release_cached();
+    /// assert_eq!(vm.vm_stats().physical_bytes, 0); // no physical memory left
+    /// assert_eq!(vm.vm_stats().live_ranges(), 1); // the arena's range stays
+    /// memory.cleanup(true);
+    /// assert_eq!(vm.vm_stats().live_ranges(), 0); // an explicit cleanup gives it back
+    /// # Ok::<(), mem_pools::IoError>(())
+    /// ```
+    pub fn release_cached(&mut self) {
+        self.give_back(true, true);
     }
 
     /// Replace the dynamic pools with ones built from `config` (their marks

@@ -67,4 +67,12 @@ pub trait StreamMemories {
     fn cleanup(&mut self, index: usize) {
         self.with_stream(index, |parts| parts.memory.cleanup(true));
     }
+
+    /// Give back the physical memory stream `index` caches, as
+    /// [`Self::cleanup`] does, but keep address ranges that hold none
+    /// (`MemoryManagement::release_cached`): the out-of-memory retry's
+    /// step, which would reserve a range it gave back again at once.
+    fn release_cached(&mut self, index: usize) {
+        self.with_stream(index, |parts| parts.memory.release_cached());
+    }
 }

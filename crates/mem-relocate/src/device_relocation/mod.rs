@@ -143,7 +143,9 @@ impl<M: StreamMemories> DeviceRelocation<M> {
     /// (only when some is; a runtime that first waits for just the streams
     /// holding it, as gpumem's retry does, leaves none), relocate every
     /// stream for memory pressure unless a graph records, then return every
-    /// empty page of every stream.
+    /// empty page and idle chunk of every stream (an empty arena keeps its
+    /// address range: it holds no physical memory, and the retry would
+    /// reserve it again).
     /// Cleaning up happens even when a wait or move failed.
     pub fn free_cached(&mut self) {
         if self.memories.held_bytes() > 0 {
@@ -151,14 +153,20 @@ impl<M: StreamMemories> DeviceRelocation<M> {
         }
         self.relocate_device(RelocationReason::MemoryPressure);
         for index in 0..self.memories.stream_count() {
-            self.cleanup_stream(index);
+            self.count_freed(index, |m| m.release_cached(index));
         }
     }
 
     /// Give back stream `index`'s empty pages, counting them.
     fn cleanup_stream(&mut self, index: usize) {
+        self.count_freed(index, |m| m.cleanup(index));
+    }
+
+    /// Run `give_back` on the memories, counting the pages and bytes
+    /// stream `index` gave back.
+    fn count_freed(&mut self, index: usize, give_back: impl FnOnce(&mut M)) {
         let before = self.memories.with_stream(index, |p| p.memory.stats());
-        self.memories.cleanup(index);
+        give_back(&mut self.memories);
         let after = self.memories.with_stream(index, |p| p.memory.stats());
         self.summary.pages_freed += after.storage_frees - before.storage_frees;
         self.summary.bytes_freed += after.reserved_bytes.freed - before.reserved_bytes.freed;
