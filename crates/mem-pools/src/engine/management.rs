@@ -108,10 +108,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// # Ok::<(), mem_pools::IoError>(())
     /// ```
     pub fn mode(&mut self, mode: MemoryAllocationMode) {
-        self.persistent_depth = match mode {
-            MemoryAllocationMode::Persistent => self.persistent_depth.saturating_add(1),
-            MemoryAllocationMode::Auto => self.persistent_depth.saturating_sub(1),
-        };
+        self.enter_mode(mode);
     }
 
     /// The mode new reservations use now.
@@ -125,11 +122,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// assert_eq!(memory.effective_mode(), MemoryAllocationMode::Auto);
     /// ```
     pub fn effective_mode(&self) -> MemoryAllocationMode {
-        if self.persistent_depth > 0 || self.capture.is_some() {
-            MemoryAllocationMode::Persistent
-        } else {
-            MemoryAllocationMode::Auto
-        }
+        self.mode_now()
     }
 
     /// The storage under the pools. Allocating through it bypasses the pools

@@ -8,7 +8,9 @@ use std::sync::atomic::AtomicU64;
 use mem_storage::ComputeStorage;
 
 use crate::capture::record::CaptureRecord;
-use crate::config::{MemoryConfiguration, MemoryDeviceProperties, MemoryManagementOptions};
+use crate::config::{
+    MemoryAllocationMode, MemoryConfiguration, MemoryDeviceProperties, MemoryManagementOptions,
+};
 use crate::handles::cell_pool::CellPool;
 use crate::handles::keys::{Dropped, next_manager_id};
 use crate::logger::ServerLogger;
@@ -93,6 +95,25 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             epoch: 0,
             flushed_frees: 0,
             submit_cursor: None,
+        }
+    }
+}
+
+impl<S> MemoryManagement<S> {
+    /// `mode`'s body: persistent windows nest, so a depth counts them.
+    pub(crate) fn enter_mode(&mut self, mode: MemoryAllocationMode) {
+        self.persistent_depth = match mode {
+            MemoryAllocationMode::Persistent => self.persistent_depth.saturating_add(1),
+            MemoryAllocationMode::Auto => self.persistent_depth.saturating_sub(1),
+        };
+    }
+
+    /// `effective_mode`'s body: a capture window allocates as persistent.
+    pub(crate) fn mode_now(&self) -> MemoryAllocationMode {
+        if self.persistent_depth > 0 || self.capture.is_some() {
+            MemoryAllocationMode::Persistent
+        } else {
+            MemoryAllocationMode::Auto
         }
     }
 }
