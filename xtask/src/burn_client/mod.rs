@@ -151,17 +151,22 @@ pub fn burn_client(args: &[String]) -> Result<Option<String>, String> {
                 outcome,
             });
         }
-        let line = format!(
-            "{}: losses identical ({} steps, parameters {}, {})",
-            run.name,
-            run.steps,
-            first.as_ref().map_or("", |(_, o)| o.params.as_str()),
-            args.engines
-                .iter()
-                .map(|e| e.name())
-                .collect::<Vec<_>>()
-                .join(" = "),
-        );
+        let params = first.as_ref().map_or("", |(_, o)| o.params.as_str());
+        let names: Vec<&str> = args.engines.iter().map(|e| e.name()).collect();
+        let line = if names.len() > 1 || args.repeat > 1 {
+            format!(
+                "{}: losses identical ({} steps, parameters {params}, {} × {})",
+                run.name,
+                run.steps,
+                names.join(" = "),
+                args.repeat,
+            )
+        } else {
+            format!(
+                "{}: ran on {} only, once: nothing to compare (parameters {params})",
+                run.name, names[0],
+            )
+        };
         eprintln!("{line}");
         verdicts.push(line);
     }
