@@ -36,6 +36,11 @@
 //!   and on gpumem's (`gpumem-cubecl`), side by side: tests, peak bytes in
 //!   wgpu buffers, buffers created, wall time (`cubecl_client/`); `ci` runs
 //!   it, and it skips with a reason without Vulkan.
+//! - `burn-client [--engine cubecl|gpumem|both] [--repeat N] [--trace PATH]`
+//!   — Burn models (a CNN, a transformer LM trained on varying shapes, its
+//!   inference) on the same wgpu runtime, once per engine from one build:
+//!   losses bit-identical between engines, peak bytes, buffers, steps/s
+//!   (`burn_client/`); skips with a reason without Vulkan. Not in `ci`.
 //! - `gpu-bundle` — release test and bench binaries + `run.sh` in `./gpu-bundle`.
 //! - `gpu-bench` — the CUDA measurements (skips with a reason without a GPU).
 //! - `cuda-standin` — every CUDA test and example on the stand-in CUDA
@@ -52,6 +57,7 @@ use std::process::{Command, ExitCode};
 
 mod bench;
 mod bench_cubecl;
+mod burn_client;
 mod ci_steps;
 mod cubecl_client;
 mod cuda_standin;

@@ -18,6 +18,7 @@ pub const NAMES: &[&str] = &[
     "bench",
     "bench-cubecl",
     "cubecl-client",
+    "burn-client",
     "gpu-bundle",
     "gpu-bench",
     "html-check",
@@ -46,6 +47,7 @@ pub fn dispatch(task: &str, args: &[String]) -> Result<(), String> {
         "bench" => crate::bench::bench(args),
         "bench-cubecl" => crate::bench_cubecl::bench_cubecl(args),
         "cubecl-client" => crate::cubecl_client::cubecl_client(args).map(drop),
+        "burn-client" => crate::burn_client::burn_client(args).map(drop),
         "gpu-bundle" => crate::gpu::gpu_bundle(args),
         "gpu-bench" => crate::gpu::gpu_bench(args),
         "html-check" => crate::html_check::html_check(args).map(drop),
@@ -151,6 +153,15 @@ fn ci() -> Result<(), String> {
             steps.skipped("CubeCL's suites on lavapipe", why);
         }
         None => steps.passed("CubeCL's suites on lavapipe (both engines)"),
+    }
+    // Burn training and inference on lavapipe, once per engine, losses
+    // compared bit for bit (skips, saying why, without Vulkan or disk).
+    match crate::burn_client::burn_client(&[])? {
+        Some(why) => {
+            let why = why.strip_prefix("skipping burn-client: ").unwrap_or(&why);
+            steps.skipped("Burn on lavapipe", why);
+        }
+        None => steps.passed("Burn on lavapipe (both engines, losses identical)"),
     }
     if nightly_miri_present() {
         miri(&[])?;

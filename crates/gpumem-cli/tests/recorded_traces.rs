@@ -45,3 +45,25 @@ fn the_gpt2_training_report_names_lines_of_the_model_code_not_size_buckets() {
     assert!(report.contains("forward (traces/record.py:"), "{report}");
     assert!(report.contains("gpt2_train (traces/record.py:"), "{report}");
 }
+
+/// `traces/burn-lm-train.jsonl.gz`: a Burn transformer's training on
+/// CubeCL's wgpu runtime, recorded by the CubeCL adapter (docs/burn.md).
+/// Its origins are the adapter's tags: the manager and the pool kind.
+#[test]
+fn the_burn_trace_replays_with_the_adapters_tags_as_origins() {
+    let out = gpumem(&["replay", "--json", &trace("burn-lm-train")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["unknown_frees"], 0);
+    let holders = v["attribution"]["peak_live"]["holders"]
+        .as_array()
+        .expect("holders");
+    let origins: Vec<&str> = holders
+        .iter()
+        .map(|h| h["origin"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        origins,
+        ["Main GPU Memory/dynamic", "Main GPU Memory/persistent"]
+    );
+}

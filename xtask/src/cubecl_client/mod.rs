@@ -24,13 +24,13 @@ use std::path::{Path, PathBuf};
 
 mod adapter;
 mod binaries;
-mod engine;
+pub(crate) mod engine;
 mod libtest;
 mod runner;
-mod scratch;
+pub(crate) mod scratch;
 mod suites;
 mod table;
-mod vulkan;
+pub(crate) mod vulkan;
 
 use engine::Engine;
 

@@ -21,7 +21,7 @@ use crate::cargo;
 pub const VERSION: &str = "0.12.0-pre.1";
 
 /// The project's patch to cubecl-wgpu.
-const PATCH: &str = include_str!("../../cubecl/cubecl-wgpu.patch");
+pub(crate) const PATCH: &str = include_str!("../../cubecl/cubecl-wgpu.patch");
 /// The scratch crate's test binaries that the project writes.
 const CORE_TESTS: &str = include_str!("../../cubecl/core.rs");
 const CORE_EXTRA_TESTS: &str = include_str!("../../cubecl/core_extra.rs");
@@ -77,7 +77,7 @@ pub fn prepare(root: &Path) -> Result<Scratch, String> {
         remove_dir(&patched)?;
         copy_dir(&wgpu, &patched.join("cubecl-wgpu"))?;
         copy_dir(&server, &patched.join("cubecl-server"))?;
-        apply_patch(&patched.join("cubecl-wgpu"))?;
+        apply_patch(&patched.join("cubecl-wgpu"), "gpumem.patch", PATCH)?;
         if let Some(adapter) = &scratch.adapter {
             add_adapter(&patched.join("cubecl-wgpu/Cargo.toml"), adapter)?;
         }
@@ -140,7 +140,7 @@ cubecl-server = {{ path = "patched/cubecl-server" }}
 
 /// The published source of `krate` at [`VERSION`] in cargo's registry
 /// cache, fetched first when it is not there.
-fn registry_source(dir: &Path, krate: &str) -> Result<PathBuf, String> {
+pub(crate) fn registry_source(dir: &Path, krate: &str) -> Result<PathBuf, String> {
     if let Some(found) = find_in_registry(krate) {
         return Ok(found);
     }
@@ -175,14 +175,14 @@ fn find_in_registry(krate: &str) -> Option<PathBuf> {
     found.into_iter().next()
 }
 
-/// Applies [`PATCH`] with `git apply`, outside any repository (the scratch
-/// crate sits inside this one's `target/`, so the search stops above `dir`).
-fn apply_patch(dir: &Path) -> Result<(), String> {
-    let patch = dir.join("gpumem.patch");
-    write(&patch, PATCH)?;
+/// Applies the patch `text` (written to `dir/name`) with `git apply`,
+/// outside any repository (the scratch crate sits inside this one's
+/// `target/`, so the search stops above `dir`).
+pub(crate) fn apply_patch(dir: &Path, name: &str, text: &str) -> Result<(), String> {
+    write(&dir.join(name), text)?;
     let ceiling = dir.parent().unwrap_or(dir);
     let mut cmd = Command::new("git");
-    cmd.args(["apply", "gpumem.patch"])
+    cmd.args(["apply", name])
         .current_dir(dir)
         .env("GIT_CEILING_DIRECTORIES", ceiling);
     crate::run(&mut cmd)
@@ -193,7 +193,7 @@ fn apply_patch(dir: &Path) -> Result<(), String> {
 /// engines, the features cargo unifies across the tree (rustix's, say) are
 /// the same for both, and switching engines rebuilds only cubecl-wgpu and
 /// the test binaries (an optional one rebuilt much of CubeCL: 503 s here).
-fn add_adapter(manifest: &Path, adapter: &Path) -> Result<(), String> {
+pub(crate) fn add_adapter(manifest: &Path, adapter: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(manifest)
         .map_err(|e| format!("cannot read {}: {e}", manifest.display()))?;
     let Some(text) = text
@@ -209,7 +209,7 @@ fn add_adapter(manifest: &Path, adapter: &Path) -> Result<(), String> {
     write(manifest, &text)
 }
 
-fn write(path: &Path, text: &str) -> Result<(), String> {
+pub(crate) fn write(path: &Path, text: &str) -> Result<(), String> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
     }
@@ -218,14 +218,14 @@ fn write(path: &Path, text: &str) -> Result<(), String> {
 
 /// Writes `text` unless the file already holds it (keeps its mtime, so
 /// cargo does not rebuild).
-fn write_if_changed(path: &Path, text: &str) -> Result<(), String> {
+pub(crate) fn write_if_changed(path: &Path, text: &str) -> Result<(), String> {
     if std::fs::read_to_string(path).ok().as_deref() == Some(text) {
         return Ok(());
     }
     write(path, text)
 }
 
-fn remove_dir(dir: &Path) -> Result<(), String> {
+pub(crate) fn remove_dir(dir: &Path) -> Result<(), String> {
     match std::fs::remove_dir_all(dir) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
             Err(format!("cannot remove {}: {e}", dir.display()))
@@ -234,7 +234,7 @@ fn remove_dir(dir: &Path) -> Result<(), String> {
     }
 }
 
-fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
+pub(crate) fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
     std::fs::create_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
     let entries = std::fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))?;
     for entry in entries {
