@@ -183,6 +183,7 @@ fn the_shipped_model_traces_read_whole_with_every_free_matched() {
         names,
         [
             "bert-infer.jsonl.gz",
+            "burn-lm-train.jsonl.gz",
             "gpt2-generate.jsonl.gz",
             "gpt2-train.jsonl.gz",
             "resnet18-train.jsonl.gz"
