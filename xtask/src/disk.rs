@@ -24,6 +24,28 @@ fn parse_df_available_kib(out: &str) -> Option<u64> {
     line.split_whitespace().nth(3)?.parse().ok()
 }
 
+/// Why a build of `what` would not fit on the disk under `target`, if it
+/// would not: it needs `cold` bytes, or `warm` once `built` exists.
+pub fn short_of(
+    target: &Path,
+    built: &Path,
+    what: &str,
+    (cold, warm): (u64, u64),
+) -> Option<String> {
+    let free = free_bytes(target)?;
+    let is_warm = built.exists();
+    let need = if is_warm { warm } else { cold };
+    (free < need).then(|| {
+        format!(
+            "{} free under {}, and {what}'s build needs about {} ({}); free some disk",
+            gib(free),
+            target.display(),
+            gib(need),
+            if is_warm { "warm" } else { "cold" },
+        )
+    })
+}
+
 /// `bytes` in GiB with one decimal, for messages.
 pub fn gib(bytes: u64) -> String {
     format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)

@@ -43,25 +43,6 @@ fn root() -> PathBuf {
     xtask.parent().unwrap_or(xtask).to_path_buf()
 }
 
-/// Why the build would not fit on the disk under `target`, if it would not.
-fn short_of_disk(target: &Path) -> Option<String> {
-    let free = crate::disk::free_bytes(target)?;
-    let warm = target.join("burn-client/target/release").exists();
-    let need = if warm {
-        WARM_BUILD_BYTES
-    } else {
-        COLD_BUILD_BYTES
-    };
-    (free < need).then(|| {
-        format!(
-            "{} free under {}, and Burn's build needs about {}; free some disk",
-            crate::disk::gib(free),
-            target.display(),
-            crate::disk::gib(need),
-        )
-    })
-}
-
 struct Args {
     engines: Vec<Engine>,
     repeat: usize,
@@ -106,7 +87,14 @@ pub fn burn_client(args: &[String]) -> Result<Option<String>, String> {
         return skip(why);
     }
     let root = root();
-    if let Some(why) = short_of_disk(&root.join("target")) {
+    let target = root.join("target");
+    let need = (COLD_BUILD_BYTES, WARM_BUILD_BYTES);
+    if let Some(why) = crate::disk::short_of(
+        &target,
+        &target.join("burn-client/target/release"),
+        "Burn",
+        need,
+    ) {
         return skip(why);
     }
     let adapter = root.join("crates/gpumem-cubecl");

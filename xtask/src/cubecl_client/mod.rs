@@ -50,26 +50,6 @@ fn root() -> PathBuf {
 const COLD_BUILD_BYTES: u64 = 10 << 30;
 const WARM_BUILD_BYTES: u64 = 3 << 30;
 
-/// Why the build would not fit on the disk under `target`, if it would not.
-fn short_of_disk(target: &Path) -> Option<String> {
-    let free = crate::disk::free_bytes(target)?;
-    let warm = target.join("cubecl-client/target").exists();
-    let need = if warm {
-        WARM_BUILD_BYTES
-    } else {
-        COLD_BUILD_BYTES
-    };
-    (free < need).then(|| {
-        format!(
-            "{} free under {}, and CubeCL's build needs about {} ({}); free some disk",
-            crate::disk::gib(free),
-            target.display(),
-            crate::disk::gib(need),
-            if warm { "warm" } else { "cold" },
-        )
-    })
-}
-
 /// Runs the task; `Ok(Some(reason))` when it skipped.
 pub fn cubecl_client(args: &[String]) -> Result<Option<String>, String> {
     let mut engines = vec![Engine::Cubecl, Engine::Gpumem];
@@ -99,7 +79,14 @@ pub fn cubecl_client(args: &[String]) -> Result<Option<String>, String> {
         eprintln!("{why}");
         return Ok(Some(why));
     }
-    if let Some(why) = short_of_disk(&root().join("target")) {
+    let target = root().join("target");
+    let need = (COLD_BUILD_BYTES, WARM_BUILD_BYTES);
+    if let Some(why) = crate::disk::short_of(
+        &target,
+        &target.join("cubecl-client/target"),
+        "CubeCL",
+        need,
+    ) {
         let why = format!("skipping cubecl-client: {why}");
         eprintln!("{why}");
         return Ok(Some(why));
