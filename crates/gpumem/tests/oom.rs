@@ -12,6 +12,14 @@ fn budgeted(streams: usize) -> Device {
         .unwrap()
 }
 
+fn arenas_of_64_mib() -> Device {
+    Device::simulated(64 * MIB)
+        .pools(PoolLayout::Arenas)
+        .ignore_env()
+        .build()
+        .unwrap()
+}
+
 fn report(err: GpuMemError) -> OutOfMemoryReport {
     match err {
         GpuMemError::OutOfMemory(report) => *report,
@@ -142,11 +150,7 @@ fn free_memory_in_pieces_too_small_is_reported_as_fragmentation() {
 
 #[test]
 fn on_arenas_the_largest_free_block_is_memory_that_could_be_mapped_not_address_space() {
-    let device = Device::simulated(64 * MIB)
-        .pools(PoolLayout::Arenas)
-        .ignore_env()
-        .build()
-        .unwrap();
+    let device = arenas_of_64_mib();
     let s = device.default_stream();
     let _most = s.reserve(48 * MIB).unwrap();
     let GpuMemError::OutOfMemory(r) = s.reserve(32 * MIB).unwrap_err() else {
@@ -165,11 +169,7 @@ fn on_arenas_the_largest_free_block_is_memory_that_could_be_mapped_not_address_s
 /// device replaying `serving`).
 #[test]
 fn failed_allocations_on_a_full_device_keep_the_arenas_range_instead_of_reserving_it_again() {
-    let device = Device::simulated(64 * MIB)
-        .pools(PoolLayout::Arenas)
-        .ignore_env()
-        .build()
-        .unwrap();
+    let device = arenas_of_64_mib();
     let s = device.default_stream();
     let _weights = {
         let _window = device.persistent();
