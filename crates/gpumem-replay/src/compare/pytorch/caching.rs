@@ -28,8 +28,8 @@ pub struct CachingAllocator {
     /// Addresses of the unmapped blocks of expandable segments.
     pub(super) unmapped: BTreeSet<u64>,
     pub(super) segments: BTreeMap<u32, Segment>,
-    /// The expandable segment of each (stream, pool).
-    pub(super) expandable: HashMap<(u64, Pool), u32>,
+    /// The expandable segments of each (stream, pool), in address order.
+    pub(super) expandable: HashMap<(u64, Pool), Vec<u32>>,
     next_segment: u32,
     next_base: u64,
     pub(super) reserved: u64,
@@ -225,7 +225,14 @@ impl CachingAllocator {
     pub(super) fn new_segment(&mut self, held: u64, span: u64) -> (u32, u64) {
         let (id, base) = (self.next_segment, self.next_base);
         self.next_base = self.next_base.saturating_add(span);
-        self.segments.insert(id, Segment { base, bytes: held });
+        self.segments.insert(
+            id,
+            Segment {
+                base,
+                bytes: held,
+                span,
+            },
+        );
         self.next_segment += 1;
         (id, base)
     }

@@ -1,40 +1,51 @@
-//! `expandable_segments:True`: one segment per (stream, pool), a large
+//! `expandable_segments:True`: segments per (stream, pool), each a large
 //! reserved address range whose pages (2 MiB for the small pool, 20 MiB
 //! for the large) are mapped when a request needs them and unmapped when
 //! the cache is released.
 //!
-//! As PyTorch's `ExpandableSegment`: the address space the segment has not
-//! mapped is held as unmapped blocks beside the mapped ones; growing maps
-//! the pages of the lowest-addressed run of free and unmapped blocks that
-//! can hold the request; releasing unmaps every whole free page, wherever
-//! it is. Each page is its own `cuMemCreate` and `cuMemMap`, a map ends
-//! with one `cuMemSetAccess` over its pages, and an unmap waits for the
-//! stream, then unmaps and releases page by page. A segment's address
-//! space is reserved once (`cuMemAddressReserve`).
+//! As PyTorch's `ExpandableSegment` and `find_expandable_block`: a segment
+//! reserves 1⅛ × the device's memory of address space; the address space
+//! it has not mapped is held as unmapped blocks beside the mapped ones;
+//! growing maps the pages of the lowest-addressed run of free and
+//! unmapped blocks of the stream and pool that can hold the request, and
+//! only when no segment has one is a new segment reserved; releasing
+//! unmaps every whole free page, wherever it is, and a segment left with
+//! no page mapped gives its address range back. Each page is its own
+//! `cuMemCreate` and `cuMemMap`, each unmapped block mapped into ends with
+//! one `cuMemSetAccess` over its pages, and each free block unmapped waits
+//! for the stream, then unmaps and releases page by page.
 
 use gpumem::storage::DriverCall;
 
-use super::blocks::Block;
+use super::blocks::{Block, MappedRange};
 use super::caching::CachingAllocator;
 use super::policy::{Policy, Pool};
 
-/// Address space reserved per expandable segment (1 TiB: more than any
-/// device; PyTorch reserves 1.125 × the device's memory).
-const SPAN: u64 = 1 << 40;
-
 impl CachingAllocator {
     /// Maps the pages a run of free and unmapped blocks of the (stream,
-    /// pool) segment needs to hold `rounded` bytes as one free block; that
+    /// pool) segments needs to hold `rounded` bytes as one free block; that
     /// block's address, out of the free set. `Err` with the bytes it would
     /// have mapped when the device is full.
     pub(super) fn map_pages(&mut self, pool: Pool, stream: u64, rounded: u64) -> Result<u64, u64> {
-        let id = self.expandable_segment(pool, stream);
         let page = Policy::page_size(pool);
-        let (start, plan) = self.find_run(id, rounded, page).ok_or(rounded)?;
+        let ids = self
+            .expandable
+            .get(&(stream, pool))
+            .cloned()
+            .unwrap_or_default();
+        let found = ids
+            .iter()
+            .find_map(|&id| self.find_run(id, rounded, page).map(|run| (id, run)));
+        let (id, (start, plan)) = match found {
+            Some(found) => found,
+            None => {
+                let id = self.reserve_segment(pool, stream);
+                (id, self.find_run(id, rounded, page).ok_or(rounded)?)
+            }
+        };
         let bytes: u64 = plan.iter().map(|&(_, len)| len).sum();
         self.hold(bytes)?;
-        let pages = bytes / page;
-        for (addr, len) in plan {
+        for &(addr, len) in &plan {
             let Some(hole) = self.take_unmapped(addr) else {
                 continue;
             };
@@ -47,14 +58,17 @@ impl CachingAllocator {
             if len < hole.size {
                 self.put_unmapped(addr + len, hole.size - len, hole);
             }
+            // `map_block`: its pages created and mapped, then one access
+            // call over them (a `segment_map` event).
+            self.meter.charge_many(DriverCall::Create, len / page, len);
+            self.meter.charge_many(DriverCall::Map, len / page, len);
+            self.meter.charge(DriverCall::SetAccess, len);
         }
         if let Some(s) = self.segments.get_mut(&id) {
             s.bytes += bytes;
         }
-        self.calls.pages_mapped += pages;
-        self.meter.charge_many(DriverCall::Create, pages, bytes);
-        self.meter.charge_many(DriverCall::Map, pages, bytes);
-        self.meter.charge(DriverCall::SetAccess, bytes);
+        self.calls.pages_mapped += bytes / page;
+        self.calls.segment_maps += plan.len() as u64;
         // One free block from `start` over everything mapped after it.
         let Some(mut block) = self.blocks.get(&start).copied() else {
             return Err(rounded);
@@ -72,23 +86,26 @@ impl CachingAllocator {
         Ok(start)
     }
 
-    /// The (stream, pool) segment, reserved (all of it unmapped) on first use.
-    fn expandable_segment(&mut self, pool: Pool, stream: u64) -> u32 {
-        if let Some(&id) = self.expandable.get(&(stream, pool)) {
-            return id;
-        }
-        let (id, base) = self.new_segment(0, SPAN);
-        self.expandable.insert((stream, pool), id);
-        self.meter.charge(DriverCall::AddressReserve, SPAN);
+    /// A new segment of the (stream, pool), all of it unmapped: 1⅛ × the
+    /// device's memory of address space, whole pages, as PyTorch reserves.
+    fn reserve_segment(&mut self, pool: Pool, stream: u64) -> u32 {
+        let page = Policy::page_size(pool);
+        let span = (self.capacity.saturating_add(self.capacity / 8))
+            .div_ceil(page)
+            .max(1)
+            .saturating_mul(page);
+        let (id, base) = self.new_segment(0, span);
+        self.expandable.entry((stream, pool)).or_default().push(id);
+        self.meter.charge(DriverCall::AddressReserve, span);
         let hole = Block {
             segment: id,
             stream,
             pool,
-            size: SPAN,
+            size: span,
             requested: None,
             mapped: false,
         };
-        self.put_unmapped(base, SPAN, hole);
+        self.put_unmapped(base, span, hole);
         id
     }
 
@@ -97,8 +114,9 @@ impl CachingAllocator {
     /// `rounded` bytes: its start and the (address, bytes) to map in each
     /// unmapped block of it, whole pages.
     fn find_run(&self, id: u32, rounded: u64, page: u64) -> Option<(u64, Vec<(u64, u64)>)> {
-        let base = self.segments.get(&id)?.base;
-        for &hole in self.unmapped.range(base..base.saturating_add(SPAN)) {
+        let segment = self.segments.get(&id)?;
+        let end = segment.base.saturating_add(segment.span);
+        for &hole in self.unmapped.range(segment.base..end) {
             let start = match self.blocks.range(..hole).next_back() {
                 Some((&a, b)) if b.segment == id && b.mapped && b.requested.is_none() => a,
                 _ => hole,
@@ -132,9 +150,12 @@ impl CachingAllocator {
         None
     }
 
-    /// Unmaps every whole free page of every expandable segment.
+    /// Unmaps every whole free page of every expandable segment, then
+    /// gives back the address range of each segment left with none mapped
+    /// (`release_blocks`: `unmap_block`, then `release_expandable_segment`).
     pub(super) fn unmap_free_pages(&mut self) {
         let free: Vec<(Pool, u64, u64, u64)> = self.free.iter().copied().collect();
+        let mut emptied = Vec::new();
         for (pool, _, size, addr) in free {
             let Some(&block) = self.blocks.get(&addr) else {
                 continue;
@@ -171,13 +192,60 @@ impl CachingAllocator {
             let (bytes, pages) = (end - first, (end - first) / page);
             if let Some(s) = self.segments.get_mut(&block.segment) {
                 s.bytes -= bytes;
+                if s.bytes == 0 {
+                    emptied.push(block.segment);
+                }
             }
             self.reserved -= bytes;
             self.calls.pages_unmapped += pages;
+            self.calls.segment_unmaps += 1;
             self.meter.charge(DriverCall::StreamSynchronize, 0);
             self.meter.charge_many(DriverCall::Unmap, pages, bytes);
             self.meter.charge_many(DriverCall::Release, pages, bytes);
         }
+        for id in emptied {
+            self.release_expandable_segment(id);
+        }
+    }
+
+    /// `cuMemAddressFree` of segment `id`, which has no page mapped: its
+    /// one unmapped block goes, and the next request of its stream and
+    /// pool that finds no room reserves a new segment.
+    fn release_expandable_segment(&mut self, id: u32) {
+        let Some(segment) = self.segments.remove(&id) else {
+            return;
+        };
+        if let Some(hole) = self.take_unmapped(segment.base) {
+            if let Some(ids) = self.expandable.get_mut(&(hole.stream, hole.pool)) {
+                ids.retain(|&other| other != id);
+            }
+        }
+        self.meter.charge(DriverCall::AddressFree, segment.span);
+    }
+
+    /// The mapped runs of every expandable segment, by segment and address:
+    /// what a snapshot's `segments` list shows of them.
+    pub fn mapped_ranges(&self) -> Vec<MappedRange> {
+        let mut ranges = Vec::new();
+        for segment in self.segments.values() {
+            let end = segment.base.saturating_add(segment.span);
+            let mut run: Option<MappedRange> = None;
+            for (&addr, block) in self.blocks.range(segment.base..end) {
+                if !block.mapped {
+                    ranges.extend(run.take());
+                    continue;
+                }
+                let last = run.get_or_insert(MappedRange {
+                    stream: block.stream,
+                    pool: block.pool,
+                    offset: addr - segment.base,
+                    bytes: 0,
+                });
+                last.bytes += block.size;
+            }
+            ranges.extend(run);
+        }
+        ranges
     }
 
     /// Records `size` unmapped bytes at `addr` (of `like`'s segment),

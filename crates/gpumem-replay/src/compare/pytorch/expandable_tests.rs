@@ -98,3 +98,245 @@ fn expandable_release_unmaps_free_pages_anywhere_and_maps_the_lowest_hole_again(
     assert_eq!(m.malloc(15 * MIB, 0).unwrap(), x);
     assert_eq!(m.reserved_bytes(), 40 * MIB);
 }
+
+// PyTorch's own tests, as the model can run them. `test/test_cuda.py`
+// (and `test/test_cuda_expandable_segments.py`, which reruns it with
+// `expandable_segments:True`); the source is
+// `c10/cuda/CUDACachingAllocator.cpp`.
+
+fn capped(max_split_size: u64) -> Policy {
+    Policy {
+        max_split_size,
+        ..expandable()
+    }
+}
+
+#[test]
+fn test_max_split_expandable_three_40_mib_blocks_fill_120_mib_a_fourth_fails_and_120_mib_reuses_them()
+ {
+    // `test_max_split_expandable`, all expandable: a 120 MiB limit and
+    // `max_split_size_mb:40`.
+    let mut m = model(capped(40 * MIB), 120 * MIB);
+    let blocks: Vec<u64> = (0..3).map(|_| m.malloc(40 * MIB, 0).unwrap()).collect();
+    assert_eq!(
+        blocks[1],
+        blocks[0] + 40 * MIB,
+        "one segment, grown in place"
+    );
+    assert_eq!(m.reserved_bytes(), 120 * MIB);
+    assert!(
+        m.malloc(40 * MIB, 0).is_err(),
+        "a fourth 40 MiB is out of memory"
+    );
+    assert_eq!(m.calls().retries, 1);
+    assert_eq!(m.calls().pages_unmapped, 0, "no page was free to unmap");
+    for addr in blocks.iter().copied() {
+        m.free(addr).unwrap();
+    }
+    // Oversize rules hold for expandable blocks too: 120 MiB may take the
+    // merged 120 MiB block (within 20 MiB of it).
+    assert_eq!(m.malloc(120 * MIB, 0).unwrap(), blocks[0]);
+    assert_eq!(m.reserved_bytes(), 120 * MIB);
+    assert_eq!(m.calls().pages_mapped, 6);
+}
+
+#[test]
+fn test_garbage_collect_expandable_freed_neighbours_merge_so_80_mib_maps_no_page() {
+    // `test_garbage_collect_expandable`, all expandable: 40 + 40 MiB
+    // freed, then 80 MiB. The freed blocks are split parts of the segment,
+    // so PyTorch's garbage collection would not free them either; the
+    // request reuses them.
+    let mut m = model(expandable(), 120 * MIB);
+    let a = m.malloc(40 * MIB, 0).unwrap();
+    let b = m.malloc(40 * MIB, 0).unwrap();
+    m.free(a).unwrap();
+    m.free(b).unwrap();
+    assert_eq!(m.malloc(80 * MIB, 0).unwrap(), a);
+    assert_eq!(m.reserved_bytes(), 80 * MIB);
+    assert_eq!(m.calls().pages_mapped, 4);
+}
+
+#[test]
+fn test_memory_snapshot_small_tensors_fill_2_mib_pages_and_empty_cache_unmaps_them_all() {
+    // `test_memory_snapshot`'s sequence (float32 tensors): after the last
+    // free, `empty_cache()` leaves an unmap as the last trace event.
+    let f32s = |n: u64| 4 * n;
+    let mut m = model(expandable(), GIB);
+    let first = m.malloc(f32s(2 * 311 * 411), 0).unwrap();
+    m.free(first).unwrap();
+    let unused = m.malloc(f32s(310 * 410), 0).unwrap();
+    let x = m.malloc(f32s(311 * 411), 0).unwrap();
+    assert_eq!(m.reserved_bytes(), 2 * MIB, "one small page");
+    // "a bunch of tensors that all will tile into the same segment": 1000
+    // × 512 B, one after another in the same page.
+    let mut tensors: Vec<u64> = (0..1000).map(|_| m.malloc(f32s(128), 0).unwrap()).collect();
+    assert!(tensors.windows(2).all(|w| w[1] == w[0] + 512));
+    assert_eq!(m.reserved_bytes(), 2 * MIB);
+    let mut i = 7;
+    while !tensors.is_empty() {
+        i = (i * 31 + 11) % tensors.len().max(1);
+        m.free(tensors.swap_remove(i % tensors.len())).unwrap();
+    }
+    let last = m.malloc(f32s(128 * 5), 0).unwrap();
+    m.free(last).unwrap();
+    m.free(unused).unwrap();
+    m.free(x).unwrap();
+    let before = m.calls().segment_unmaps;
+    m.release_cached();
+    assert_eq!(m.reserved_bytes(), 0);
+    assert_eq!(
+        m.calls().segment_unmaps - before,
+        1,
+        "one free run, one unmap"
+    );
+    assert_eq!((m.calls().pages_mapped, m.calls().pages_unmapped), (1, 1));
+}
+
+#[test]
+fn test_out_of_memory_retry_half_the_device_twice_fails_then_fits_once_the_first_is_freed() {
+    // `test_out_of_memory_retry` (run with expandable segments by
+    // test_cuda_expandable_segments.py): a bit over half the device, twice.
+    let mut m = model(expandable(), GIB);
+    let half = GIB / 2 + 1;
+    let a = m.malloc(half, 0).unwrap();
+    assert_eq!(m.reserved_bytes(), 520 * MIB, "26 pages of 20 MiB");
+    assert!(m.malloc(half, 0).is_err());
+    assert_eq!(m.calls().retries, 1);
+    m.free(a).unwrap();
+    assert_eq!(m.malloc(half, 0).unwrap(), a, "the freed pages serve it");
+    assert_eq!(m.reserved_bytes(), 520 * MIB);
+    assert_eq!(m.calls().retries, 1);
+}
+
+#[test]
+fn an_oversize_free_block_before_unmapped_space_serves_a_small_request_without_mapping() {
+    // `get_free_block` refuses the 60 MiB oversize block to a 4 MiB
+    // request, but `find_expandable_block` then finds that same free
+    // block before the unmapped tail, big enough as it is: it is split
+    // and nothing is mapped (`try_allocate_expandable_block` maps only
+    // when the run is short).
+    let mut m = model(capped(40 * MIB), GIB);
+    let big = m.malloc(60 * MIB, 0).unwrap();
+    m.free(big).unwrap();
+    assert_eq!(m.malloc(4 * MIB, 0).unwrap(), big);
+    assert_eq!(m.reserved_bytes(), 60 * MIB);
+    let (c, t) = (m.calls(), m.driver_time());
+    assert_eq!((c.pages_mapped, c.segment_maps), (3, 1));
+    assert_eq!(
+        t.calls(DriverCall::SetAccess),
+        1,
+        "no access call for no page"
+    );
+}
+
+#[test]
+fn a_request_over_two_unmapped_holes_maps_each_with_its_own_access_call() {
+    // `map_block` runs once per unmapped block of the run, each with one
+    // cuMemSetAccess and one segment_map event.
+    let mut m = model(expandable(), GIB);
+    let x = m.malloc(30 * MIB, 0).unwrap();
+    let y = m.malloc(5 * MIB, 0).unwrap();
+    let z = m.malloc(25 * MIB, 0).unwrap();
+    let _w = m.malloc(3 * MIB / 2, 0).unwrap();
+    assert_eq!(m.reserved_bytes(), 80 * MIB);
+    m.free(x).unwrap();
+    m.free(z).unwrap();
+    m.release_cached();
+    // Pages 0 and 2 were wholly free; y keeps page 1, w page 3.
+    assert_eq!(m.reserved_bytes(), 40 * MIB);
+    m.free(y).unwrap();
+    let (maps, access) = (
+        m.calls().segment_maps,
+        m.driver_time().calls(DriverCall::SetAccess),
+    );
+    // Hole, free page 1, hole: 60 MiB from the segment's start.
+    assert_eq!(m.malloc(60 * MIB, 0).unwrap(), x);
+    assert_eq!(m.reserved_bytes(), 80 * MIB);
+    assert_eq!(m.calls().segment_maps - maps, 2);
+    assert_eq!(m.driver_time().calls(DriverCall::SetAccess) - access, 2);
+}
+
+#[test]
+fn a_segment_left_with_no_page_mapped_gives_its_range_back_and_the_next_request_reserves_another() {
+    // `release_blocks`: an unmapped block with no neighbours is the whole
+    // segment, and `release_expandable_segment` frees its address range.
+    let mut m = model(expandable(), GIB);
+    let a = m.malloc(5 * MIB, 0).unwrap();
+    m.free(a).unwrap();
+    m.release_cached();
+    assert_eq!(m.reserved_bytes(), 0);
+    assert!(m.mapped_ranges().is_empty());
+    let t = m.driver_time();
+    assert_eq!(t.calls(DriverCall::AddressFree), 1);
+    m.malloc(5 * MIB, 0).unwrap();
+    assert_eq!(m.driver_time().calls(DriverCall::AddressReserve), 2);
+    // A segment that keeps a page keeps its range.
+    m.release_cached();
+    assert_eq!(m.driver_time().calls(DriverCall::AddressFree), 1);
+}
+
+#[test]
+fn releasing_expandable_pages_waits_for_each_unmapped_block_stream_not_the_device() {
+    // `unmapHandles` synchronizes the segment's stream before it unmaps;
+    // `release_cached_blocks` itself makes no device-wide wait.
+    let mut m = model(expandable(), GIB);
+    let a = m.malloc(5 * MIB, 0).unwrap();
+    let b = m.malloc(5 * MIB, 1).unwrap();
+    m.free(a).unwrap();
+    m.free(b).unwrap();
+    m.release_cached();
+    let t = m.driver_time();
+    assert_eq!(t.calls(DriverCall::StreamSynchronize), 2);
+    assert_eq!(t.calls(DriverCall::DeviceSynchronize), 0);
+    assert_eq!(m.calls().segment_unmaps, 2);
+    // Nothing free to unmap: no wait at all.
+    m.release_cached();
+    assert_eq!(m.driver_time().calls(DriverCall::StreamSynchronize), 2);
+}
+
+#[test]
+fn each_stream_and_pool_grows_its_own_segment_and_never_maps_into_anothers() {
+    let mut m = model(expandable(), GIB);
+    let a = m.malloc(4 * MIB, 0).unwrap();
+    m.malloc(4 * MIB, 1).unwrap();
+    m.malloc(KIB, 1).unwrap();
+    assert_eq!(m.driver_time().calls(DriverCall::AddressReserve), 3);
+    m.free(a).unwrap();
+    // Stream 1 has 16 MiB free at its tail: 18 MiB maps a page of its
+    // own rather than take stream 0's free 20 MiB.
+    m.malloc(18 * MIB, 1).unwrap();
+    assert_eq!(m.reserved_bytes(), 62 * MIB);
+    let ranges = m.mapped_ranges();
+    let on = |stream, pool| {
+        ranges
+            .iter()
+            .filter(|r| r.stream == stream && r.pool == pool)
+            .map(|r| r.bytes)
+            .sum::<u64>()
+    };
+    assert_eq!(on(0, Pool::Large), 20 * MIB);
+    assert_eq!(on(1, Pool::Large), 40 * MIB);
+    assert_eq!(on(1, Pool::Small), 2 * MIB);
+}
+
+#[test]
+fn a_segment_spans_an_eighth_more_than_the_device_and_a_run_past_its_end_reserves_another() {
+    // `ExpandableSegment` reserves 1⅛ × the device's memory; when no
+    // unmapped run of the stream's segments holds a request,
+    // `find_expandable_block` reserves a new segment.
+    let mut m = model(expandable(), 160 * MIB);
+    let a = m.malloc(100 * MIB, 0).unwrap();
+    let _b = m.malloc(40 * MIB, 0).unwrap();
+    m.free(a).unwrap();
+    m.release_cached();
+    assert_eq!(m.reserved_bytes(), 40 * MIB);
+    // 180 MiB of address space: a 100 MiB hole before b, 40 MiB after it.
+    let c = m.malloc(120 * MIB, 0).unwrap();
+    assert!(c >= a + 180 * MIB, "in a second segment");
+    assert_eq!(m.reserved_bytes(), 160 * MIB);
+    assert_eq!(m.driver_time().calls(DriverCall::AddressReserve), 2);
+    let ranges = m.mapped_ranges();
+    assert_eq!(ranges.len(), 2);
+    assert_eq!((ranges[0].offset, ranges[0].bytes), (100 * MIB, 40 * MIB));
+    assert_eq!((ranges[1].offset, ranges[1].bytes), (0, 120 * MIB));
+}

@@ -36,7 +36,7 @@ mod policy;
 mod release;
 
 pub use backend::PytorchBackend;
-pub use blocks::Calls;
+pub use blocks::{Calls, MappedRange};
 pub use caching::CachingAllocator;
 pub use conf::{PYTORCH_CONF_KEYS, parse_pytorch_conf};
 pub use error::ModelError;

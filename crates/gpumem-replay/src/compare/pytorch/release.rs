@@ -75,14 +75,17 @@ impl CachingAllocator {
     }
 
     /// Releases every cached block that is a whole segment (`cudaFree`),
-    /// and every free whole page at the end of an expandable segment, as
-    /// `release_cached_blocks` (`torch.cuda.empty_cache()`) does.
+    /// or with expandable segments unmaps every whole free page wherever it
+    /// is (and gives back the address range of a segment left with none),
+    /// as `release_cached_blocks` (`torch.cuda.empty_cache()`) does.
     pub fn release_cached(&mut self) {
-        self.meter.charge(DriverCall::DeviceSynchronize, 0);
         if self.policy.expandable {
+            // No device-wide wait: each unmap waits for its segment's
+            // stream (`ExpandableSegment::unmapHandles`).
             self.unmap_free_pages();
             return;
         }
+        self.meter.charge(DriverCall::DeviceSynchronize, 0);
         let free: Vec<u64> = self.free.iter().map(|&(_, _, _, addr)| addr).collect();
         for addr in free {
             self.release_segment(addr);
