@@ -215,10 +215,10 @@ impl CachingAllocator {
         let Some(segment) = self.segments.remove(&id) else {
             return;
         };
-        if let Some(hole) = self.take_unmapped(segment.base) {
-            if let Some(ids) = self.expandable.get_mut(&(hole.stream, hole.pool)) {
-                ids.retain(|&other| other != id);
-            }
+        if let Some(hole) = self.take_unmapped(segment.base)
+            && let Some(ids) = self.expandable.get_mut(&(hole.stream, hole.pool))
+        {
+            ids.retain(|&other| other != id);
         }
         self.meter.charge(DriverCall::AddressFree, segment.span);
     }

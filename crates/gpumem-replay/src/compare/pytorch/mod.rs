@@ -17,14 +17,17 @@
 //!   (`release.rs`): with `max_split_size` set, cached oversize blocks of
 //!   the stream and pool are freed until the request fits; then every
 //!   cached segment that is wholly free is released (`cudaFree`);
-//! - `expandable_segments`: one segment per stream and pool whose 2 MiB
-//!   (small) or 20 MiB (large) pages are mapped when needed and unmapped
-//!   when the cache is released (see `expandable.rs`); best fit counts a
-//!   free block before unmapped space as that much larger.
+//! - `expandable_segments`: segments per stream and pool, each reserving
+//!   1⅛ × the device of address space, whose 2 MiB (small) or 20 MiB
+//!   (large) pages are mapped when needed and unmapped when the cache is
+//!   released (see `expandable.rs`); best fit counts a free block before
+//!   unmapped space as that much larger.
 //!
 //! Not modeled: events and `record_stream` (a freed block is reusable at
 //! once on its stream), CUDA graph pools, the garbage-collection threshold,
-//! and `set_per_process_memory_fraction`.
+//! `set_per_process_memory_fraction`, and switching `expandable_segments`
+//! on or off during a run (docs/cli.md, "The pytorch rows", lists what the
+//! expandable variant was checked against and what it leaves out).
 
 mod backend;
 mod blocks;
@@ -46,6 +49,8 @@ pub use policy::{
 
 #[cfg(test)]
 mod expandable_tests;
+#[cfg(test)]
+mod expandable_torch_tests;
 #[cfg(test)]
 mod invariants_tests;
 #[cfg(test)]
