@@ -84,6 +84,13 @@ pub struct ChunkStats {
     pub unmaps: u64,
     /// Chunks released.
     pub releases: u64,
+    /// Bytes of chunks created that the cache's bound had released
+    /// shortly before: what shedding cost for nothing (the arenas' shed
+    /// learner counts it).
+    pub recreated_bytes: u64,
+    /// Sheds skipped because recent re-creation showed they cost more
+    /// than they saved (idle chunks stayed mapped for the next runs).
+    pub sheds_skipped: u64,
 }
 
 impl std::ops::AddAssign for ChunkStats {
@@ -96,6 +103,8 @@ impl std::ops::AddAssign for ChunkStats {
         self.reuses += other.reuses;
         self.unmaps += other.unmaps;
         self.releases += other.releases;
+        self.recreated_bytes += other.recreated_bytes;
+        self.sheds_skipped += other.sheds_skipped;
     }
 }
 

@@ -55,6 +55,8 @@ impl Arenas {
             let Some(oldest) = self.chunk_cache.pop_front() else {
                 break;
             };
+            self.learn
+                .on_release(oldest.bytes, mapped + self.chunk_cache_bytes);
             self.release_cached(t, pools, storage, oldest);
         }
     }

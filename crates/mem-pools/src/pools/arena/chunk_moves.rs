@@ -117,6 +117,11 @@ impl Arenas {
         if share == 0 || idle == 0 || idle.saturating_mul(share) < mapped {
             return;
         }
+        if self.learn.keeps() {
+            // What the last sheds released was created again (`shed_learn.rs`).
+            t.stats.chunks.sheds_skipped += 1;
+            return;
+        }
         let others = pools.iter().flat_map(|p| &p.current).copied();
         let pages: Vec<u32> = std::iter::once(page)
             .chain(others.filter(|&pg| pg != page))

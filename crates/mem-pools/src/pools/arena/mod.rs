@@ -10,6 +10,7 @@ pub(crate) mod chunk_release;
 pub(crate) mod chunks;
 pub(crate) mod place;
 pub(crate) mod run_cover;
+pub(crate) mod shed_learn;
 pub(crate) mod sleep;
 pub(crate) mod state;
 pub(crate) mod stream_order;

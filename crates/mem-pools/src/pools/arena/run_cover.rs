@@ -109,6 +109,7 @@ impl Arenas {
             }
         };
         t.stats.chunks.creates += 1;
+        t.stats.chunks.recreated_bytes += self.learn.on_create(bytes);
         self.on_chunk_bytes(t, pools, pool, bytes, true);
         match storage.map_chunk(id, u64::from(s) * g, chunk) {
             Ok(()) => {

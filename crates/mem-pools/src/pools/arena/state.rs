@@ -14,6 +14,7 @@ use mem_storage::ChunkId;
 
 use crate::pools::arena::chunk_cache::CachedChunk;
 use crate::pools::arena::chunks::{DEFAULT_MAX_CHUNK, IDLE_SHARE};
+use crate::pools::arena::shed_learn::ShedLearner;
 use crate::pools::arena::sleep::Asleep;
 
 /// The arenas' shared state (see the module docs).
@@ -33,6 +34,8 @@ pub(crate) struct Arenas {
     /// Idle chunks are shed once they pass 1/`idle_share` of the mapped
     /// ones (0: never; `chunk_moves.rs`).
     pub(crate) idle_share: u64,
+    /// Whether sheds pay, learned from re-creation (`shed_learn.rs`).
+    pub(crate) learn: ShedLearner,
 }
 
 impl Default for Arenas {
@@ -44,6 +47,7 @@ impl Default for Arenas {
             asleep: None,
             max_chunk_bytes: DEFAULT_MAX_CHUNK,
             idle_share: IDLE_SHARE,
+            learn: ShedLearner::default(),
         }
     }
 }

@@ -1,0 +1,154 @@
+//! Whether shedding pays, learned from what the engine sees.
+//!
+//! A shed (`chunk_moves.rs`) unmaps idle chunks before physical memory
+//! grows; chunks past what the run lacks wait in the cache, and the
+//! cache's bound (`chunk_cache.rs`) releases the oldest. That trade buys
+//! memory when the released bytes stay released, and costs a release, a
+//! create, a map and a set-access for nothing when the workload creates
+//! them again soon after. Which one happens depends on the workload: on a
+//! trace whose buffers grow by reallocation into GiB sizes (the `growth`
+//! workload) every step sheds what the last one freed and the next step
+//! creates it again (3.2 TB created again for 10 TB reserved at the
+//! default share: 138 × expandable segments' driver time for 5 % less
+//! memory), while on BERT inference with varying batch the same shed is
+//! what holds 1.039 × live (1.25 % of the bytes reserved are created
+//! again).
+//!
+//! So the engine measures it, like PyTorch's garbage-collection threshold
+//! but from the workload instead of a setting: bytes the cache's bound
+//! released are remembered (up to the physical bytes then held), a create
+//! that they could have served counts as *re-created*, and while the
+//! re-created bytes pass 1/[`KEEP_RATIO`] of the bytes reserved on arena
+//! pages, sheds are skipped: idle chunks stay mapped for the next runs to
+//! land on, as with `arena_idle_share:never`. Both counts halve each time
+//! the bytes reserved pass [`HORIZON`] × the physical bytes held, so an
+//! old phase of the workload fades and shedding is tried again. A refused
+//! create (a full device, a budget) clears what was learned: the shed
+//! runs, and the create is tried once more (`chunks.rs`).
+//!
+//! Measured (docs/benchmarks.md, `gpumem compare --splits`, `a100`
+//! driver µs per op, reserved ÷ live): growth 4,198 → 31.2 µs at 1.156 →
+//! 1.217 × live (expandable segments: 30.3 µs at 1.217); random 12.04 →
+//! 11.86 µs at 1.135 → 1.129; serving, bert-infer and the recorded
+//! traces unchanged.
+
+/// Re-created bytes past 1/`KEEP_RATIO` of the bytes reserved skip sheds.
+/// Measured: at 1/16 growth paid 263 µs driver time per op (sheds went on
+/// longer before they stopped), at 1/32 46.0 µs (31.2 with chunks sized to
+/// the slice, `chunks.rs`), at 1/64 bert-infer (1.25 % re-created over its
+/// run, more in bursts) stopped shedding and held 1.092 × live instead of
+/// 1.039.
+pub(crate) const KEEP_RATIO: u64 = 32;
+
+/// The learned counts halve once the bytes reserved pass `HORIZON` × the
+/// physical bytes held (at least [`HORIZON_FLOOR`]): about sixteen
+/// turnovers of the memory held. 64 and 256 measured the same as 16 on
+/// growth (132.5 µs at 1/16); 64 is kept, the longer memory.
+pub(crate) const HORIZON: u64 = 64;
+
+/// The smallest horizon, so that a small engine does not forget at every
+/// reservation.
+pub(crate) const HORIZON_FLOOR: u64 = 1 << 30;
+
+/// What the engine has seen of re-creation (see the module docs).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct ShedLearner {
+    /// Bytes the cache's bound released that no create has matched yet.
+    released: u64,
+    /// Bytes created that `released` matched (decayed with `reserved`).
+    recreated: u64,
+    /// Bytes reserved on arena pages (decayed).
+    reserved: u64,
+}
+
+impl ShedLearner {
+    /// A reservation of `bytes` on an arena page, with `physical` bytes held.
+    #[inline]
+    pub(crate) fn on_reserve(&mut self, bytes: u64, physical: u64) {
+        self.reserved = self.reserved.saturating_add(bytes);
+        if self.reserved > physical.saturating_mul(HORIZON).max(HORIZON_FLOOR) {
+            self.reserved /= 2;
+            self.recreated /= 2;
+        }
+    }
+
+    /// The cache's bound released `bytes`, with `physical` bytes held.
+    pub(crate) fn on_release(&mut self, bytes: u64, physical: u64) {
+        self.released = self.released.saturating_add(bytes).min(physical.max(bytes));
+    }
+
+    /// A chunk of `bytes` was created; returns the bytes of it that were
+    /// released shortly before (re-created).
+    pub(crate) fn on_create(&mut self, bytes: u64) -> u64 {
+        let again = bytes.min(self.released);
+        self.released -= again;
+        self.recreated = self.recreated.saturating_add(again);
+        again
+    }
+
+    /// Whether sheds are skipped: re-created bytes past 1/[`KEEP_RATIO`]
+    /// of the bytes reserved.
+    pub(crate) fn keeps(&self) -> bool {
+        self.recreated.saturating_mul(KEEP_RATIO) > self.reserved
+    }
+
+    /// Forget what was learned (a create was refused: memory is short, so
+    /// shedding pays whatever it costs).
+    pub(crate) fn forget(&mut self) {
+        *self = Self::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GIB: u64 = 1 << 30;
+
+    #[test]
+    fn bytes_created_again_past_a_thirty_second_of_those_reserved_skip_sheds() {
+        let mut learn = ShedLearner::default();
+        learn.on_reserve(32 * GIB, 8 * GIB);
+        learn.on_release(2 * GIB, 8 * GIB);
+        assert_eq!(learn.on_create(GIB), GIB);
+        assert!(!learn.keeps(), "1 GiB of 32 is exactly 1/32: not past it");
+        assert_eq!(learn.on_create(GIB), GIB);
+        assert!(learn.keeps());
+        // Nothing is left released: a third create is new memory.
+        assert_eq!(learn.on_create(GIB), 0);
+    }
+
+    #[test]
+    fn what_is_remembered_as_released_is_capped_at_the_memory_held() {
+        let mut learn = ShedLearner::default();
+        learn.on_release(3 * GIB, 4 * GIB);
+        learn.on_release(3 * GIB, 4 * GIB);
+        assert_eq!(learn.on_create(8 * GIB), 4 * GIB);
+    }
+
+    #[test]
+    fn an_old_phase_fades_as_the_reserved_bytes_pass_the_horizon() {
+        let mut learn = ShedLearner::default();
+        learn.on_reserve(GIB, GIB);
+        learn.on_release(GIB, GIB);
+        learn.on_create(GIB);
+        assert!(learn.keeps());
+        // Reservations with nothing created again: the counts halve at each
+        // horizon (64 × 1 GiB), and the re-created share falls under 1/32.
+        for _ in 0..200 {
+            learn.on_reserve(GIB, GIB);
+        }
+        assert!(!learn.keeps(), "{learn:?}");
+    }
+
+    #[test]
+    fn a_refused_create_forgets_what_was_learned() {
+        let mut learn = ShedLearner::default();
+        learn.on_release(GIB, GIB);
+        learn.on_create(GIB);
+        assert!(learn.keeps());
+        learn.forget();
+        assert!(!learn.keeps());
+        assert_eq!(learn.on_create(GIB), 0);
+    }
+}

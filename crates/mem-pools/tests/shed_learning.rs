@@ -1,0 +1,72 @@
+//! The arenas learn whether shedding pays (`pools/arena/shed_learn.rs`):
+//! a workload that creates again what its sheds released stops shedding.
+//! Counted by the storage's `VirtualMemoryStats` and the engine's
+//! `ChunkStats`.
+
+mod common;
+
+use common::*;
+use mem_pools::ManagedMemoryHandle;
+use mem_pools::MemoryManagement;
+use mem_storage::{HostResource, ResourceStorage, VirtualMemory};
+
+type Mm = MemoryManagement<ResourceStorage<HostResource>>;
+
+/// Buffers that grow by reallocation, as a growing KV cache or a
+/// concatenation in a loop does: each step starts two buffers and grows
+/// each five times by half (copy into a larger slice, free the old), then
+/// frees both. Returns (chunks created, peak physical bytes, and the
+/// engine's re-created bytes and skipped sheds).
+fn grow_in_steps(idle_share: Option<u64>, steps: u64) -> (u64, u64, u64, u64) {
+    let (vm, mut mm) = host_arena(32 * MIB, 256 * MIB, idle_share);
+    let mut keep: Vec<ManagedMemoryHandle> = vec![written(&mut mm, 2 * MIB, 1)];
+    steps_of_growth(&mut mm, steps);
+    assert!(intact(&mut mm, &keep[0], 1));
+    keep.clear();
+    let chunks = mm.stats().chunks;
+    let vm_stats = vm.vm_stats();
+    mm.cleanup(true);
+    assert!(vm.vm_stats().is_idle(), "{:?}", vm.vm_stats());
+    (
+        vm_stats.chunks_created,
+        vm_stats.peak_physical_bytes,
+        chunks.recreated_bytes,
+        chunks.sheds_skipped,
+    )
+}
+
+fn steps_of_growth(mm: &mut Mm, steps: u64) {
+    for step in 0..steps {
+        let mut bufs: Vec<ManagedMemoryHandle> = (0..2)
+            .map(|i| written(mm, (4 + i + step % 8) * 64 * KIB, step))
+            .collect();
+        for _ in 0..5 {
+            for b in &mut bufs {
+                let bigger = written(mm, b.size() * 3 / 2, step);
+                *b = bigger;
+                mm.drain_drops();
+            }
+        }
+        assert!(bufs.iter().all(|b| intact(mm, b, step)));
+        drop(bufs);
+        mm.drain_drops();
+    }
+}
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn an_arena_that_creates_again_what_it_shed_stops_shedding() {
+    let (creates, peak, recreated, skipped) = grow_in_steps(None, 40);
+    let (never_creates, never_peak, _, _) = grow_in_steps(Some(0), 40);
+    eprintln!(
+        "learned: {creates} creates, peak {peak}, {recreated} B re-created, {skipped} sheds skipped; \
+         never: {never_creates} creates, peak {never_peak}"
+    );
+    assert!(skipped > 0, "the learner never kept");
+    assert!(recreated > 0, "nothing was re-created before it learned");
+    assert!(
+        creates <= 2 * never_creates,
+        "{creates} creates where never shedding makes {never_creates}"
+    );
+    assert!(peak <= never_peak, "{peak} > {never_peak}");
+}
