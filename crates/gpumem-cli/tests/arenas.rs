@@ -93,3 +93,23 @@ fn an_arena_pool_can_be_written_in_a_layout() {
     .into_owned();
     assert!(text.contains("could never serve"), "{text}");
 }
+
+#[test]
+fn a_replay_of_growing_buffers_shows_the_sheds_the_engine_learned_to_skip() {
+    let v = json(&[
+        "replay",
+        "--workload",
+        "growth",
+        "--scale",
+        "0.02",
+        "--json",
+    ]);
+    let arenas = &v["arenas"];
+    // The first steps shed what the next ones create again; the engine
+    // sees it and stops shedding, so releases stay few.
+    assert!(arenas["recreated_bytes"].as_u64().unwrap() > 0, "{arenas}");
+    assert!(arenas["sheds_skipped"].as_u64().unwrap() > 0, "{arenas}");
+    let releases = arenas["chunk_releases"].as_u64().unwrap();
+    let creates = arenas["chunk_creates"].as_u64().unwrap();
+    assert!(releases * 4 < creates, "{arenas}");
+}

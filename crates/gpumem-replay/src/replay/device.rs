@@ -192,6 +192,8 @@ impl DeviceBackend {
             chunk_maps: c.maps,
             chunk_unmaps: c.unmaps,
             chunk_releases: c.releases,
+            recreated_bytes: c.recreated_bytes,
+            sheds_skipped: c.sheds_skipped,
             driver_calls_per_100_ops: c.driver_calls() as f64 * 100.0 / ops.max(1) as f64,
         })
     }

@@ -143,7 +143,13 @@ pub struct ArenaSummary {
     pub chunk_unmaps: u64,
     /// Chunks released.
     pub chunk_releases: u64,
-    /// Driver calls (the four counts above) per 100 trace ops.
+    /// Bytes of chunks created that the cache's bound had released
+    /// shortly before: what shedding cost for nothing.
+    pub recreated_bytes: u64,
+    /// Sheds the engine skipped because what they released was created
+    /// again (it learns this online; docs/pools.md).
+    pub sheds_skipped: u64,
+    /// Driver calls (the four chunk counts above) per 100 trace ops.
     pub driver_calls_per_100_ops: f64,
 }
 
