@@ -2,21 +2,11 @@
 //! `c10/cuda/CUDACachingAllocator.cpp` has it (the function named in the
 //! test). PyTorch's own tests are in `expandable_torch_tests.rs`.
 
+use gpumem::storage::DriverCall;
 use gpumem::storage::units::{GIB, KIB, MIB};
-use gpumem::storage::{DriverCall, DriverCosts};
 
+use super::test_models::{expandable, model};
 use super::*;
-
-fn model(policy: Policy, capacity: u64) -> CachingAllocator {
-    CachingAllocator::new(policy, capacity, DriverCosts::A100)
-}
-
-fn expandable() -> Policy {
-    Policy {
-        expandable: true,
-        ..Policy::default()
-    }
-}
 
 #[test]
 fn expandable_segments_grow_by_pages_and_charge_create_map_and_access() {

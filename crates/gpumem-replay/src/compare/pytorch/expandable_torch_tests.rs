@@ -3,21 +3,10 @@
 //! reruns with `expandable_segments:True`), each sequence driven through
 //! the model with the numbers PyTorch's allocator gives.
 
-use gpumem::storage::DriverCosts;
 use gpumem::storage::units::{GIB, MIB};
 
+use super::test_models::{expandable, model};
 use super::*;
-
-fn model(policy: Policy, capacity: u64) -> CachingAllocator {
-    CachingAllocator::new(policy, capacity, DriverCosts::A100)
-}
-
-fn expandable() -> Policy {
-    Policy {
-        expandable: true,
-        ..Policy::default()
-    }
-}
 
 fn capped(max_split_size: u64) -> Policy {
     Policy {

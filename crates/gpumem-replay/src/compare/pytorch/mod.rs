@@ -54,4 +54,6 @@ mod expandable_torch_tests;
 #[cfg(test)]
 mod invariants_tests;
 #[cfg(test)]
+mod test_models;
+#[cfg(test)]
 mod tests;

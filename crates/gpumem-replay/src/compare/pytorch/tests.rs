@@ -1,20 +1,10 @@
 //! The model's policy, one rule per test.
 
+use gpumem::storage::DriverCall;
 use gpumem::storage::units::{GIB, KIB, MIB};
-use gpumem::storage::{DriverCall, DriverCosts};
 
+use super::test_models::{expandable, model};
 use super::*;
-
-fn model(policy: Policy, capacity: u64) -> CachingAllocator {
-    CachingAllocator::new(policy, capacity, DriverCosts::A100)
-}
-
-fn expandable() -> Policy {
-    Policy {
-        expandable: true,
-        ..Policy::default()
-    }
-}
 
 #[test]
 fn sizes_round_to_512_bytes_or_to_power_of_two_divisions() {
