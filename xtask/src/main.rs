@@ -40,7 +40,9 @@
 //!   — Burn models (a CNN, a transformer LM trained on varying shapes, its
 //!   inference) on the same wgpu runtime, once per engine from one build:
 //!   losses bit-identical between engines, peak bytes, buffers, steps/s
-//!   (`burn_client/`); skips with a reason without Vulkan. Not in `ci`.
+//!   (`burn_client/`); `--trace PATH` records the transformer's training
+//!   on gpumem, every run where PATH holds `{run}`; skips with a reason
+//!   without Vulkan. `ci` runs it after `cubecl-client`.
 //! - `gpu-bundle` — release test and bench binaries + `run.sh` in `./gpu-bundle`.
 //! - `gpu-bench` — the CUDA measurements (skips with a reason without a GPU).
 //! - `cuda-standin` — every CUDA test and example on the stand-in CUDA

@@ -67,3 +67,29 @@ fn the_burn_trace_replays_with_the_adapters_tags_as_origins() {
         ["Main GPU Memory/dynamic", "Main GPU Memory/persistent"]
     );
 }
+
+/// CubeCL's own engine held 52 MiB of pages and the 38 parameters' exact
+/// buffers (334 080 bytes) on the run `burn-lm-train` records: 52.32 MiB,
+/// docs/burn.md's table.
+const CUBECL_PEAK_ON_BURN_LM_TRAIN: u64 = 52 * 1024 * 1024 + 334_080;
+
+/// The goal of docs/burn.md: gpumem's paged layout, the one the CubeCL
+/// adapter serves wgpu with, holds less than CubeCL's engine on the
+/// varying-length transformer (54.32 MiB with 8 MiB metadata pages).
+#[test]
+fn the_burn_trace_replays_under_sub_slices_below_cubecls_measured_peak() {
+    let out = gpumem(&[
+        "compare",
+        "--json",
+        "--against",
+        "sub_slices",
+        &trace("burn-lm-train"),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let peak = v["rows"][0]["peak_reserved_bytes"].as_u64().unwrap();
+    assert!(
+        peak < CUBECL_PEAK_ON_BURN_LM_TRAIN,
+        "{peak} bytes, CubeCL's engine {CUBECL_PEAK_ON_BURN_LM_TRAIN}"
+    );
+}

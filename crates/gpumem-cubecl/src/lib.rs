@@ -41,7 +41,12 @@
 //! ## How it maps
 //! - **Pools.** gpumem's engine (`mem_pools::MemoryManagement`) carves the
 //!   pages. CubeCL's `Adaptive` layout is gpumem's `SubSlices` and
-//!   `ExclusivePages` is gpumem's `ExclusivePages`. CubeCL's storages (wgpu
+//!   `ExclusivePages` is gpumem's `ExclusivePages`. `SubSlices` has
+//!   `Adaptive`'s shape (a pool for slices up to 64 KiB, then one whose
+//!   pages grow to the allocation that outgrew them) with smaller pages:
+//!   2 MiB for the small slices where CubeCL's are 8 MiB, and a grown page
+//!   is the smallest whole MiB above the allocation where CubeCL adds a MiB
+//!   (docs/pools.md, "SubSlices"). CubeCL's storages (wgpu
 //!   buffers) have no virtual memory, so gpumem uses its **paged layout**,
 //!   never arenas; arenas need a storage that maps physical memory under
 //!   reserved addresses (CUDA VMM, the host memfd backend).
@@ -101,12 +106,12 @@
 //!   devices align to powers of two (wgpu: 32 or 256).
 //! - `allocs_on_correct_page`: asserts the two allocations' locations name
 //!   different pools (here the location names an entry) and that 8 MiB +
-//!   5 MiB are reserved: CubeCL sizes an adaptive page to the allocation
-//!   (5 MiB for 4 MiB), gpumem doubles page sizes (4 MiB), so 12 MiB. Its
+//!   5 MiB are reserved: both engines grow the adaptive page to 5 MiB for
+//!   4 MiB, but gpumem's metadata pages are 2 MiB, so 7 MiB. Its
 //!   behaviour, metadata and workload in separate pools, is ported.
 //!
 //! Ported with CubeCL's numbers because gpumem's `SubSlices` has the same
-//! 8 MiB metadata pages and 2 MiB first adaptive pages:
+//! 64 KiB metadata limit and 2 MiB first adaptive pages:
 //! `test_memory_usage`, `alloc_two_chunks_on_one_page`,
 //! `alloc_allocs_new_storage`, `single_arena_reuses_across_sizes`,
 //! `adaptive_preset_routes_near_page_sizes_to_the_adaptive_pool`.

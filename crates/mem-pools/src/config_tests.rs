@@ -17,7 +17,7 @@ fn sub_slices_has_a_small_pool_a_growable_pool_and_an_exclusive_tail() {
     assert_eq!(
         pools[0].pool_type,
         PoolType::SlicedPages {
-            page_size: 8 * MIB,
+            page_size: 2 * MIB,
             max_slice_size: 64 * KIB
         }
     );

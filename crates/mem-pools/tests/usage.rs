@@ -175,3 +175,17 @@ fn pool_of_names_the_pool_that_holds_an_allocation_in_report_order() {
     mm.drain_drops();
     assert!(mm.pool_of(stale).is_err());
 }
+
+/// `SubSlices`' small pool: a few KiB of metadata slices hold one 2 MiB
+/// page, not CubeCL's 8 MiB (docs/pools.md, "SubSlices"; a Burn
+/// transformer's training held 6 MiB of it empty).
+#[test]
+fn metadata_slices_under_sub_slices_hold_a_2_mib_page() {
+    let mut mm = manager(MemoryConfiguration::SubSlices);
+    let held: Vec<_> = [4 * KIB, 64 * KIB, 256]
+        .map(|size| mm.reserve(size).unwrap())
+        .into();
+    let usage = mm.memory_usage();
+    assert_eq!((usage.pages, usage.bytes_reserved), (1, 2 * MIB));
+    drop(held);
+}

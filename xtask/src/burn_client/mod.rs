@@ -15,7 +15,8 @@
 //! printed and written to `target/burn-client/table.md`; steps per second
 //! are the median of `--repeat` runs (default 1). `--trace PATH` records
 //! the transformer's training on gpumem as a gpumem trace
-//! (`GPUMEM_TRACE`). Skips, saying why, without Vulkan, with too little
+//! (`GPUMEM_TRACE`); a PATH holding `{run}` records every run, the run's
+//! name in its place. Skips, saying why, without Vulkan, with too little
 //! disk, or with `GPUMEM_SKIP_BURN_CLIENT` set.
 
 use std::path::{Path, PathBuf};
@@ -159,18 +160,20 @@ pub fn burn_client(args: &[String]) -> Result<Option<String>, String> {
         verdicts.push(line);
     }
     if let Some(trace) = &args.trace {
-        let lm = RUNS
-            .iter()
-            .find(|r| r.name == "lm-train")
-            .ok_or("no lm-train run")?;
-        execute(
-            &scratch.binary(),
-            &scratch.dir,
-            lm,
-            Engine::Gpumem,
-            Some(trace),
-        )?;
-        eprintln!("trace of lm-train on gpumem written to {}", trace.display());
+        for (run, path) in traced(trace) {
+            execute(
+                &scratch.binary(),
+                &scratch.dir,
+                run,
+                Engine::Gpumem,
+                Some(&path),
+            )?;
+            eprintln!(
+                "trace of {} on gpumem written to {}",
+                run.name,
+                path.display()
+            );
+        }
     }
     let mut text = table::render(&rows);
     text.push('\n');
@@ -182,6 +185,26 @@ pub fn burn_client(args: &[String]) -> Result<Option<String>, String> {
     eprintln!("\nburn-client (Burn {}):\n{text}", scratch::BURN);
     eprintln!("written to {}", out.display());
     Ok(None)
+}
+
+/// The placeholder of `--trace PATH` that records every run.
+const RUN_PLACEHOLDER: &str = "{run}";
+
+/// The runs `--trace PATH` records, each with its trace's path: every run,
+/// named in place of [`RUN_PLACEHOLDER`], when PATH holds it; else the
+/// transformer's training alone, at PATH.
+fn traced(path: &Path) -> Vec<(&'static runs::Run, PathBuf)> {
+    let text = path.to_string_lossy();
+    if text.contains(RUN_PLACEHOLDER) {
+        RUNS.iter()
+            .map(|run| (run, PathBuf::from(text.replace(RUN_PLACEHOLDER, run.name))))
+            .collect()
+    } else {
+        RUNS.iter()
+            .filter(|run| run.name == "lm-train")
+            .map(|run| (run, path.to_path_buf()))
+            .collect()
+    }
 }
 
 /// One outcome for `repeat` runs of one run on one engine: every repeat
@@ -206,3 +229,7 @@ fn median(mut outcomes: Vec<Outcome>, run: &str, engine: Engine) -> Result<Outco
         .fold(outcome.peak_bytes, u64::max);
     Ok(outcome)
 }
+
+#[cfg(test)]
+#[path = "args_tests.rs"]
+mod tests;
