@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::{cargo, run};
 
 /// The built-in workloads, as `gpumem compare --workload` names them.
-const WORKLOADS: [&str; 4] = ["random", "training", "serving", "devlog"];
+const WORKLOADS: [&str; 5] = ["random", "training", "serving", "devlog", "growth"];
 
 /// The repository root (xtask lives one level below it).
 fn root() -> PathBuf {

@@ -14,7 +14,7 @@
 //! it with `cargo xtask bench-cubecl`.
 //!
 //! Usage: `cubecl-peers [--runs N] SOURCE...`, a SOURCE being `random`,
-//! `training`, `serving`, `devlog` or a trace file.
+//! `training`, `serving`, `devlog`, `growth` or a trace file.
 
 mod rows;
 mod table;
@@ -29,12 +29,8 @@ use gpumem_replay::trace::{TraceFormat, read_trace_file};
 use gpumem_replay::workload::{Workload, WorkloadSpec};
 use gpumem_replay::{ReplayError, Result};
 
-const WORKLOADS: [Workload; 4] = [
-    Workload::Random,
-    Workload::Training,
-    Workload::Serving,
-    Workload::Devlog,
-];
+/// Every built-in workload `gpumem replay` knows (growth included).
+const WORKLOADS: [Workload; 5] = Workload::ALL;
 
 /// Runs per row when `--runs` is not given.
 const DEFAULT_RUNS: usize = 3;

@@ -44,3 +44,17 @@ pub(crate) fn next(bits: &[u64], value: bool, from: u32, last: u32) -> u32 {
     }
     last + 1
 }
+
+/// Whether slot `s`'s bit is set (past the set's end: clear).
+#[inline]
+pub(crate) fn get(bits: &[u64], s: u32) -> bool {
+    bits.get(s as usize / 64)
+        .is_some_and(|word| word >> (s % 64) & 1 == 1)
+}
+
+/// Set (`value`) or clear slot `s`'s bit (within the set).
+#[inline]
+pub(crate) fn put(bits: &mut [u64], s: u32, value: bool) {
+    let (word, bit) = (&mut bits[s as usize / 64], 1u64 << (s % 64));
+    *word = if value { *word | bit } else { *word & !bit };
+}
