@@ -28,11 +28,12 @@ impl ChunkMap {
         let i = s as usize;
         debug_assert!(self.slots[i].chunk.is_some() && self.live[i] == 0 && !self.is_idle(s));
         chunk_bits::put(&mut self.idle_bits, s, true);
-        (self.older[i], self.newer[i], self.stamp[i]) = (newest, END, stamp);
+        (self.older[i], self.stamp[i]) = (newest, stamp);
+        self.set_newer(s, END);
         self.shed_stuck = false;
         match newest {
             END => self.oldest = s,
-            n => self.newer[n as usize] = s,
+            n => self.set_newer(n, s),
         }
         self.newest = s;
         self.idle_count += 1;
@@ -41,10 +42,9 @@ impl ChunkMap {
     /// Take idle slot `s` out of the idle list (it stays mapped).
     #[inline]
     pub(crate) fn unqueue(&mut self, s: u32) {
-        let i = s as usize;
-        self.link(self.older[i], self.newer[i]);
+        self.link(self.older_of(s), self.newer_of(s));
         chunk_bits::put(&mut self.idle_bits, s, false);
-        (self.older[i], self.newer[i]) = (END, END);
+        chunk_bits::put(&mut self.chain_bits, s, false);
         self.idle_count -= 1;
     }
 
@@ -54,7 +54,7 @@ impl ChunkMap {
     pub(crate) fn link(&mut self, older: u32, newer: u32) {
         match older {
             END => self.oldest = newer,
-            o => self.newer[o as usize] = newer,
+            o => self.set_newer(o, newer),
         }
         match newer {
             END => self.newest = older,
@@ -68,7 +68,7 @@ impl ChunkMap {
     pub(crate) fn take_idle(&mut self, keep: &std::ops::RangeInclusive<u32>) -> Option<u32> {
         let mut s = self.oldest;
         while s != END && keep.contains(&s) {
-            s = self.newer[s as usize];
+            s = self.newer_of(s);
         }
         if s == END {
             return None;
@@ -106,7 +106,7 @@ impl ChunkMap {
             let (head, len) = self.extent(s);
             let last = head + (len - 1);
             let kept = !keep.is_empty() && head <= *keep.end() && last >= *keep.start();
-            let next = self.newer[s as usize];
+            let next = self.newer_of(s);
             if !kept && self.extent_ready(head, len) {
                 if !edge || self.extent_borders_unmapped(head, last) {
                     found = Some((head, len));
@@ -121,19 +121,19 @@ impl ChunkMap {
             s = next;
         }
         let (head, len) = found?;
-        for t in head..head + len {
-            self.unqueue(t);
-        }
+        // Every slot of the chunk is idle (`extent_ready`): one splice a run.
+        self.unlink_idle(head, head + (len - 1));
         Some((head, len))
     }
 
     /// Move idle slot `s` to the newest end of the idle list, keeping its
     /// stamp.
     fn rotate_newest(&mut self, s: u32) {
-        self.link(self.older[s as usize], self.newer[s as usize]);
+        self.link(self.older_of(s), self.newer_of(s));
         let newest = self.newest;
-        (self.older[s as usize], self.newer[s as usize]) = (newest, END);
-        self.newer[newest as usize] = s;
+        self.older[s as usize] = newest;
+        self.set_newer(s, END);
+        self.set_newer(newest, s);
         self.newest = s;
     }
 
@@ -154,7 +154,7 @@ impl ChunkMap {
         let mut s = self.oldest;
         while s != END {
             order.push(s);
-            s = self.newer[s as usize];
+            s = self.newer_of(s);
         }
         order
     }

@@ -60,10 +60,16 @@ pub(crate) struct ChunkMap {
     /// slice, and linked in the idle list.
     pub(crate) idle_bits: Vec<u64>,
     /// Per slot, the idle list's older and newer neighbours ([`END`] at
-    /// its ends). Read only while idle: a span's claim leaves them stale
-    /// past a run's first slot (`chunk_idle.rs`).
+    /// its ends), where [`Self::chain_bits`] does not say them: read them
+    /// through [`Self::older_of`] and [`Self::newer_of`], write `newer`
+    /// through [`Self::set_newer`]. Stale while the slot is not idle.
     pub(crate) older: Vec<u32>,
     pub(crate) newer: Vec<u32>,
+    /// One bit per slot, set where it is idle and its newer neighbour is
+    /// the next slot (so that slot's older one is this): a run of slots
+    /// queued in slot order is a run of bits, set, found and cleared a
+    /// word at a time, with no link written per slot.
+    pub(crate) chain_bits: Vec<u64>,
     /// Per slot, the stream's submit cursor when it last became idle: work
     /// submitted up to it may still touch the slot, so its chunk is
     /// unmapped only once the stream has completed that far
@@ -100,6 +106,7 @@ impl ChunkMap {
             idle_bits: Vec::new(),
             older: Vec::new(),
             newer: Vec::new(),
+            chain_bits: Vec::new(),
             stamp: Vec::new(),
             mapped_bits: Vec::new(),
             oldest: END,
@@ -157,6 +164,7 @@ impl ChunkMap {
         self.newer.resize(n, END);
         self.stamp.resize(n, 0);
         self.idle_bits.resize(n.div_ceil(64), 0);
+        self.chain_bits.resize(n.div_ceil(64), 0);
         self.mapped_bits.resize(n.div_ceil(64), 0);
     }
 
@@ -203,12 +211,34 @@ impl ChunkMap {
     /// against the cursors, without waiting).
     pub(crate) fn extent_ready(&self, head: u32, len: u32) -> bool {
         let (completed, range) = (self.completed, head as usize..(head + len) as usize);
-        // Folds, not `all`: no exit per slot, so both loops vectorize.
-        let live = self.live[range.clone()].iter().fold(0, |any, &l| any | l);
-        let late = self.stamp[range]
-            .iter()
-            .fold(false, |late, &s| late | (s > completed));
-        live == 0 && !late
+        self.live[range.clone()].iter().all(|&l| l == 0)
+            && self.stamp[range].iter().all(|&s| s <= completed)
+    }
+
+    /// The newer neighbour of idle slot `s` in the idle list.
+    #[inline]
+    pub(crate) fn newer_of(&self, s: u32) -> u32 {
+        match chunk_bits::get(&self.chain_bits, s) {
+            true => s + 1,
+            false => self.newer[s as usize],
+        }
+    }
+
+    /// The older neighbour of idle slot `s` in the idle list.
+    #[inline]
+    pub(crate) fn older_of(&self, s: u32) -> u32 {
+        match s > 0 && chunk_bits::get(&self.chain_bits, s - 1) {
+            true => s - 1,
+            false => self.older[s as usize],
+        }
+    }
+
+    /// Make `newer` the newer neighbour of idle slot `s`, its chain bit
+    /// in step.
+    #[inline]
+    pub(crate) fn set_newer(&mut self, s: u32, newer: u32) {
+        self.newer[s as usize] = newer;
+        chunk_bits::put(&mut self.chain_bits, s, newer == s.wrapping_add(1));
     }
 
     /// Whether slot `s` is idle (a slot past the map's end is not).

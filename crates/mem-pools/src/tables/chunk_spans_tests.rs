@@ -54,7 +54,7 @@ fn idle_order_backwards(map: &ChunkMap) -> Vec<u32> {
     let mut s = map.newest;
     while s != END {
         order.push(s);
-        s = map.older[s as usize];
+        s = map.older_of(s);
     }
     order.reverse();
     order
