@@ -2,8 +2,8 @@
 //! engine (cubecl-server 0.11.3 and 0.12.0-pre.1).
 //!
 //! Builds and runs `benches/cubecl-peers` in release over the built-in
-//! workloads and every recorded trace in `traces/`, one table per trace
-//! (see docs/benchmarks.md). The peer crate is outside the workspace (the
+//! workloads, the per-slot `span:SLOTS` shapes and every recorded trace in
+//! `traces/`, one table per trace (see docs/benchmarks.md). The peer crate is outside the workspace (the
 //! root `Cargo.toml` excludes it, and it has its own `Cargo.lock`), so
 //! `cargo test`, clippy and `ci` never compile cubecl; only this task does.
 //! Without `CARGO_TARGET_DIR` it builds into `target/cubecl-peers`.
@@ -13,7 +13,11 @@ use std::path::{Path, PathBuf};
 use crate::{cargo, run};
 
 /// The built-in workloads, as `gpumem compare --workload` names them.
-const WORKLOADS: [&str; 4] = ["random", "training", "serving", "devlog"];
+const WORKLOADS: [&str; 5] = ["random", "training", "serving", "devlog", "growth"];
+
+/// The per-slot shapes: a slice of 1, 16, 512 and 4096 chunk slots (2 MiB
+/// to 8 GiB) reserved and freed in place (`cubecl-peers`' `span:SLOTS`).
+const SPANS: [&str; 4] = ["span:1", "span:16", "span:512", "span:4096"];
 
 /// The repository root (xtask lives one level below it).
 fn root() -> PathBuf {
@@ -50,7 +54,7 @@ pub fn bench_cubecl(args: &[String]) -> Result<(), String> {
         cmd.arg("--target-dir")
             .arg(root.join("target/cubecl-peers"));
     }
-    cmd.arg("--").args(args).args(WORKLOADS);
+    cmd.arg("--").args(args).args(WORKLOADS).args(SPANS);
     for trace in traces(&root)? {
         // Relative names read better in the tables.
         cmd.arg(trace.strip_prefix(&root).unwrap_or(&trace));

@@ -14,7 +14,11 @@
 //! it with `cargo xtask bench-cubecl`.
 //!
 //! Usage: `cubecl-peers [--runs N] SOURCE...`, a SOURCE being `random`,
-//! `training`, `serving`, `devlog` or a trace file.
+//! `training`, `serving`, `devlog`, `growth`, `span:SLOTS` or a trace
+//! file. `span:SLOTS` is 2,000 reserve+free pairs of one slice of SLOTS
+//! × 2 MiB between two live 3 MiB neighbours (they share its edge
+//! slots), freed and reserved again in place: the arena's cost per chunk
+//! slot on its own (the `replay_span` criterion group's shape).
 
 mod rows;
 mod table;
@@ -25,16 +29,12 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use gpumem_replay::replay::Program;
-use gpumem_replay::trace::{TraceFormat, read_trace_file};
+use gpumem_replay::trace::{Event, TraceFormat, read_trace_file};
 use gpumem_replay::workload::{Workload, WorkloadSpec};
 use gpumem_replay::{ReplayError, Result};
 
-const WORKLOADS: [Workload; 4] = [
-    Workload::Random,
-    Workload::Training,
-    Workload::Serving,
-    Workload::Devlog,
-];
+/// Every built-in workload `gpumem replay` knows (growth included).
+const WORKLOADS: [Workload; 5] = Workload::ALL;
 
 /// Runs per row when `--runs` is not given.
 const DEFAULT_RUNS: usize = 3;
@@ -84,12 +84,33 @@ fn run(args: Vec<String>) -> Result<()> {
     Ok(())
 }
 
-/// A built-in workload (seed 42, scale 1, as `gpumem compare`'s defaults)
-/// or a trace file, compiled.
+/// A built-in workload (seed 42, scale 1, as `gpumem compare`'s defaults),
+/// a `span:SLOTS` shape or a trace file, compiled.
 fn load(source: &str) -> Result<Program> {
-    let events = match WORKLOADS.into_iter().find(|w| w.name() == source) {
-        Some(workload) => workload.generate(&WorkloadSpec::default())?,
-        None => read_trace_file(Path::new(source), TraceFormat::Auto)?.events,
+    let span = source.strip_prefix("span:").map(|n| n.parse::<u64>());
+    let events = match (WORKLOADS.into_iter().find(|w| w.name() == source), span) {
+        (Some(workload), _) => workload.generate(&WorkloadSpec::default())?,
+        (None, Some(Ok(slots))) if (1..=16_384).contains(&slots) => span_pairs(slots << 21),
+        (None, Some(_)) => return Err(usage(format!("{source}: SLOTS is 1 to 16384"))),
+        (None, None) => read_trace_file(Path::new(source), TraceFormat::Auto)?.events,
     };
     Program::compile(&events)
+}
+
+/// 2,000 reserve+free pairs of one slice of `bytes` between two live
+/// 3 MiB neighbours, on the default stream.
+fn span_pairs(bytes: u64) -> Vec<Event> {
+    let alloc = |id, size| Event::Alloc {
+        id,
+        size,
+        stream: 0,
+    };
+    let mut events = vec![alloc(0, 3 << 20), alloc(1, bytes), alloc(2, 3 << 20)];
+    // The slice freed is the last one reserved (id 1, then 3, 4, ...).
+    for id in 3..2_003 {
+        let last = if id == 3 { 1 } else { id - 1 };
+        events.push(Event::Free { id: last });
+        events.push(alloc(id, bytes));
+    }
+    events
 }

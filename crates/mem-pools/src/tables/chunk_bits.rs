@@ -3,27 +3,39 @@
 //! chunk or finding a span's unmapped runs costs a step per word, not one
 //! per slot. A slot past the set's end reads as clear.
 
-/// The bits of word `w` that fall in slots `first..=last`.
+/// The words of slots `first..=last` with the bits each holds of them:
+/// the first and last words in part, the words between whole (no mask
+/// computed per word: a span of 4,096 slots is 64 words).
 #[inline]
-fn mask(w: usize, first: u32, last: u32) -> u64 {
-    let (lo, hi) = (w as u64 * 64, w as u64 * 64 + 63);
-    let (first, last) = (u64::from(first).max(lo), u64::from(last).min(hi));
-    (u64::MAX << (first - lo)) & (u64::MAX >> (hi - last))
+fn words(bits: &mut [u64], first: u32, last: u32) -> (&mut [u64], u64, u64) {
+    let (lo, hi) = (first as usize / 64, last as usize / 64);
+    let head = u64::MAX << (first % 64);
+    let tail = u64::MAX >> (63 - last % 64);
+    match lo == hi {
+        true => (&mut bits[lo..=hi], head & tail, head & tail),
+        false => (&mut bits[lo..=hi], head, tail),
+    }
 }
 
 /// Set the bits of slots `first..=last` (all within the set).
 pub(crate) fn set(bits: &mut [u64], first: u32, last: u32) {
-    let lo = first as usize / 64;
-    for (i, word) in bits[lo..=last as usize / 64].iter_mut().enumerate() {
-        *word |= mask(lo + i, first, last);
+    let (span, head, tail) = words(bits, first, last);
+    let n = span.len();
+    span[0] |= head;
+    span[n - 1] |= tail;
+    if n > 2 {
+        span[1..n - 1].fill(u64::MAX);
     }
 }
 
 /// Clear the bits of slots `first..=last` (all within the set).
 pub(crate) fn clear(bits: &mut [u64], first: u32, last: u32) {
-    let lo = first as usize / 64;
-    for (i, word) in bits[lo..=last as usize / 64].iter_mut().enumerate() {
-        *word &= !mask(lo + i, first, last);
+    let (span, head, tail) = words(bits, first, last);
+    let n = span.len();
+    span[0] &= !head;
+    span[n - 1] &= !tail;
+    if n > 2 {
+        span[1..n - 1].fill(0);
     }
 }
 
@@ -43,4 +55,18 @@ pub(crate) fn next(bits: &[u64], value: bool, from: u32, last: u32) -> u32 {
         s = (w as u32 + 1) * 64;
     }
     last + 1
+}
+
+/// Whether slot `s`'s bit is set (past the set's end: clear).
+#[inline]
+pub(crate) fn get(bits: &[u64], s: u32) -> bool {
+    bits.get(s as usize / 64)
+        .is_some_and(|word| word >> (s % 64) & 1 == 1)
+}
+
+/// Set (`value`) or clear slot `s`'s bit (within the set).
+#[inline]
+pub(crate) fn put(bits: &mut [u64], s: u32, value: bool) {
+    let (word, bit) = (&mut bits[s as usize / 64], 1u64 << (s % 64));
+    *word = if value { *word | bit } else { *word & !bit };
 }

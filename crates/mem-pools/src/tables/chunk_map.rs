@@ -17,11 +17,12 @@ pub(crate) const NONE: std::ops::RangeInclusive<u32> = 1..=0;
 /// No slot: the end of the idle list.
 pub(crate) const END: u32 = u32::MAX;
 
-/// One granule of an arena page.
+/// One granule of an arena page: its chunk. What changes on every claim
+/// and release (live counts, idle bits, idle links, stamps) is kept in
+/// columns of [`ChunkMap`] instead, so a slice's span is counted and
+/// queued by loops over plain arrays the compiler vectorizes.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Slot {
-    /// Live slices overlapping it.
-    pub(crate) live: u32,
     /// The chunk mapped over it; written only through
     /// [`ChunkMap::set_extent`], which keeps the mapped bits in step.
     pub(crate) chunk: Option<ChunkId>,
@@ -31,31 +32,14 @@ pub(crate) struct Slot {
     /// At a chunk's first slot: the slots it covers (mapped and unmapped
     /// whole, never in part).
     pub(crate) len: u32,
-    /// Mapped, touched by no live slice, and linked in the idle list.
-    pub(crate) idle: bool,
-    /// The idle list's older and newer neighbours ([`END`] at its ends).
-    /// Read only while `idle`: a span's claim leaves them stale (one store
-    /// a slot less; `chunk_idle.rs`).
-    pub(crate) older: u32,
-    pub(crate) newer: u32,
-    /// The stream's submit cursor when the slot last became idle: work
-    /// submitted up to it may still touch the slot, so its chunk is
-    /// unmapped only once the stream has completed that far
-    /// (`stream_order.rs`).
-    pub(crate) stamp: u64,
 }
 
 impl Default for Slot {
     fn default() -> Self {
         Self {
-            live: 0,
             chunk: None,
             head: END,
             len: 0,
-            idle: false,
-            older: END,
-            newer: END,
-            stamp: 0,
         }
     }
 }
@@ -70,9 +54,30 @@ pub(crate) struct ChunkMap {
     /// Grown, doubling, to hold the highest slot touched (ranges are
     /// carved from the low end).
     pub(crate) slots: Vec<Slot>,
+    /// Per slot, the live slices overlapping it.
+    pub(crate) live: Vec<u32>,
+    /// One bit per slot, set where it is idle: mapped, touched by no live
+    /// slice, and linked in the idle list.
+    pub(crate) idle_bits: Vec<u64>,
+    /// Per slot, the idle list's older and newer neighbours ([`END`] at
+    /// its ends), where [`Self::chain_bits`] does not say them: read them
+    /// through [`Self::older_of`] and [`Self::newer_of`], write `newer`
+    /// through [`Self::set_newer`]. Stale while the slot is not idle.
+    pub(crate) older: Vec<u32>,
+    pub(crate) newer: Vec<u32>,
+    /// One bit per slot, set where it is idle and its newer neighbour is
+    /// the next slot (so that slot's older one is this): a run of slots
+    /// queued in slot order is a run of bits, set, found and cleared a
+    /// word at a time, with no link written per slot.
+    pub(crate) chain_bits: Vec<u64>,
+    /// Per slot, the stream's submit cursor when it last became idle: work
+    /// submitted up to it may still touch the slot, so its chunk is
+    /// unmapped only once the stream has completed that far
+    /// (`stream_order.rs`).
+    pub(crate) stamp: Vec<u64>,
     /// One bit per slot, set where a chunk is mapped: spans are checked
     /// and weighed 64 slots per word.
-    mapped_bits: Vec<u64>,
+    pub(crate) mapped_bits: Vec<u64>,
     /// The oldest and newest idle slots ([`END`] when none is idle).
     pub(crate) oldest: u32,
     pub(crate) newest: u32,
@@ -97,6 +102,12 @@ impl ChunkMap {
                 .is_power_of_two()
                 .then(|| granularity.trailing_zeros()),
             slots: Vec::new(),
+            live: Vec::new(),
+            idle_bits: Vec::new(),
+            older: Vec::new(),
+            newer: Vec::new(),
+            chain_bits: Vec::new(),
+            stamp: Vec::new(),
             mapped_bits: Vec::new(),
             oldest: END,
             newest: END,
@@ -132,7 +143,7 @@ impl ChunkMap {
     /// Grow the slots to hold slot `s`: the check inline, the growth out
     /// of line.
     #[inline]
-    fn reach(&mut self, s: u32) {
+    pub(crate) fn reach(&mut self, s: u32) {
         if s as usize >= self.slots.len() {
             self.grow(s as usize + 1);
         }
@@ -148,6 +159,12 @@ impl ChunkMap {
     fn grow(&mut self, n: usize) {
         let n = n.max(self.slots.len() * 2).max(64);
         self.slots.resize(n, Slot::default());
+        self.live.resize(n, 0);
+        self.older.resize(n, END);
+        self.newer.resize(n, END);
+        self.stamp.resize(n, 0);
+        self.idle_bits.resize(n.div_ceil(64), 0);
+        self.chain_bits.resize(n.div_ceil(64), 0);
         self.mapped_bits.resize(n.div_ceil(64), 0);
     }
 
@@ -193,10 +210,41 @@ impl ChunkMap {
     /// completed the work it had submitted when each went idle (checked
     /// against the cursors, without waiting).
     pub(crate) fn extent_ready(&self, head: u32, len: u32) -> bool {
-        let completed = self.completed;
-        self.slots[head as usize..(head + len) as usize]
-            .iter()
-            .all(|slot| slot.live == 0 && slot.stamp <= completed)
+        let (completed, range) = (self.completed, head as usize..(head + len) as usize);
+        self.live[range.clone()].iter().all(|&l| l == 0)
+            && self.stamp[range].iter().all(|&s| s <= completed)
+    }
+
+    /// The newer neighbour of idle slot `s` in the idle list.
+    #[inline]
+    pub(crate) fn newer_of(&self, s: u32) -> u32 {
+        match chunk_bits::get(&self.chain_bits, s) {
+            true => s + 1,
+            false => self.newer[s as usize],
+        }
+    }
+
+    /// The older neighbour of idle slot `s` in the idle list.
+    #[inline]
+    pub(crate) fn older_of(&self, s: u32) -> u32 {
+        match s > 0 && chunk_bits::get(&self.chain_bits, s - 1) {
+            true => s - 1,
+            false => self.older[s as usize],
+        }
+    }
+
+    /// Make `newer` the newer neighbour of idle slot `s`, its chain bit
+    /// in step.
+    #[inline]
+    pub(crate) fn set_newer(&mut self, s: u32, newer: u32) {
+        self.newer[s as usize] = newer;
+        chunk_bits::put(&mut self.chain_bits, s, newer == s.wrapping_add(1));
+    }
+
+    /// Whether slot `s` is idle (a slot past the map's end is not).
+    #[inline]
+    pub(crate) fn is_idle(&self, s: u32) -> bool {
+        chunk_bits::get(&self.idle_bits, s)
     }
 
     /// Slots of `span` with no chunk (slots past the map's end included).
@@ -236,9 +284,9 @@ impl ChunkMap {
 
     /// Count one more live slice on mapped slot `s` (no longer idle).
     pub(crate) fn claim_slot(&mut self, s: u32) {
-        let slot = self.slot(s);
-        slot.live += 1;
-        if slot.idle {
+        self.reach(s);
+        self.live[s as usize] += 1;
+        if self.is_idle(s) {
             self.unqueue(s);
         }
     }
@@ -247,9 +295,8 @@ impl ChunkMap {
     /// none is left. The step [`ChunkMap::release_span`] batches (tests).
     #[cfg(test)]
     fn release_slot(&mut self, s: u32) {
-        let slot = &mut self.slots[s as usize];
-        slot.live -= 1;
-        if slot.live == 0 && slot.chunk.is_some() {
+        self.live[s as usize] -= 1;
+        if self.live[s as usize] == 0 && self.slots[s as usize].chunk.is_some() {
             self.queue_idle(s);
         }
     }

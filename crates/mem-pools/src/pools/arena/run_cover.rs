@@ -152,7 +152,7 @@ impl Arenas {
         let empty = |t: u32| {
             map.slots
                 .get(t as usize)
-                .is_none_or(|slot| slot.chunk.is_none() && slot.live == 0)
+                .is_none_or(|slot| slot.chunk.is_none() && map.live[t as usize] == 0)
         };
         let room = largest.saturating_sub(need);
         let after = if spill.after {

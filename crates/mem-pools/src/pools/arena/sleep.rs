@@ -95,7 +95,7 @@ impl Arenas {
         let g = map.granularity;
         let chunk = storage.unmap_chunk(id, u64::from(head) * g)?;
         for s in head..head + len {
-            if map.slots[s as usize].idle {
+            if map.is_idle(s) {
                 map.unqueue(s);
             }
         }
@@ -110,7 +110,7 @@ impl Arenas {
         self.arena_pages(t, pools)
             .iter()
             .filter_map(|&pg| t.pages[pg].chunks.as_deref())
-            .map(|m| m.slots.iter().filter(|s| s.live > 0).count() as u64 * m.granularity)
+            .map(|m| m.live.iter().filter(|&&l| l > 0).count() as u64 * m.granularity)
             .sum()
     }
 
@@ -142,7 +142,7 @@ impl Arenas {
                 let live = t.pages[page]
                     .chunks
                     .as_deref()
-                    .is_some_and(|m| m.slots[s as usize].live > 0);
+                    .is_some_and(|m| m.live[s as usize] > 0);
                 if live && contents == SleepContents::Preserve && storage.holds_memory() {
                     let mut bytes = vec![0u8; g as usize];
                     storage.read(&slot_view(id, s, g), &mut bytes)?;
@@ -176,10 +176,7 @@ impl Arenas {
         };
         let g = map.granularity;
         let asleep: Vec<u32> = (0..map.slots.len() as u32)
-            .filter(|&s| {
-                let slot = &map.slots[s as usize];
-                slot.live > 0 && slot.chunk.is_none()
-            })
+            .filter(|&s| map.live[s as usize] > 0 && map.slots[s as usize].chunk.is_none())
             .collect();
         let mut mapped = 0;
         let mut i = 0;

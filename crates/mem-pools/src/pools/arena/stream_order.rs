@@ -73,9 +73,8 @@ impl Arenas {
             .flat_map(|p| &p.current)
             .filter_map(|&pg| t.pages[pg].chunks.as_deref())
             .any(|map| {
-                map.slots
-                    .iter()
-                    .any(|slot| slot.idle && slot.stamp > map.completed)
+                (0..map.stamp.len() as u32)
+                    .any(|s| map.is_idle(s) && map.stamp[s as usize] > map.completed)
             })
     }
 }
