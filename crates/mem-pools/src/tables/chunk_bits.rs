@@ -39,6 +39,22 @@ pub(crate) fn clear(bits: &mut [u64], first: u32, last: u32) {
     }
 }
 
+/// Whether the bits of slots `first..=last` (all within the set) are all
+/// set: the first and last words masked, the words between compared whole.
+pub(crate) fn all(bits: &[u64], first: u32, last: u32) -> bool {
+    let (lo, hi) = (first as usize / 64, last as usize / 64);
+    let head = u64::MAX << (first % 64);
+    let tail = u64::MAX >> (63 - last % 64);
+    if lo == hi {
+        return bits[lo] & head & tail == head & tail;
+    }
+    let span = &bits[lo..=hi];
+    let n = span.len();
+    span[0] & head == head
+        && span[n - 1] & tail == tail
+        && span[1..n - 1].iter().all(|&w| w == u64::MAX)
+}
+
 /// The first slot of `from..=last` whose bit is `value`, or `last + 1`
 /// when none is.
 #[inline]
@@ -67,6 +83,6 @@ pub(crate) fn get(bits: &[u64], s: u32) -> bool {
 /// Set (`value`) or clear slot `s`'s bit (within the set).
 #[inline]
 pub(crate) fn put(bits: &mut [u64], s: u32, value: bool) {
-    let (word, bit) = (&mut bits[s as usize / 64], 1u64 << (s % 64));
-    *word = if value { *word | bit } else { *word & !bit };
+    let (word, at) = (&mut bits[s as usize / 64], s % 64);
+    *word = *word & !(1 << at) | u64::from(value) << at;
 }

@@ -116,7 +116,7 @@ impl ChunkMap {
             } else if edge && !kept && next != END {
                 // Not ready (partly live, or its work runs): behind the
                 // others, so the next shed does not walk it first again.
-                self.rotate_newest(s);
+                self.rotate_newest(s, next);
             }
             s = next;
         }
@@ -126,10 +126,10 @@ impl ChunkMap {
         Some((head, len))
     }
 
-    /// Move idle slot `s` to the newest end of the idle list, keeping its
-    /// stamp.
-    fn rotate_newest(&mut self, s: u32) {
-        self.link(self.older_of(s), self.newer_of(s));
+    /// Move idle slot `s`, whose newer neighbour is `newer`, to the newest
+    /// end of the idle list, keeping its stamp.
+    fn rotate_newest(&mut self, s: u32, newer: u32) {
+        self.link(self.older_of(s), newer);
         let newest = self.newest;
         self.older[s as usize] = newest;
         self.set_newer(s, END);

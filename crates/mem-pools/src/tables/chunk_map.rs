@@ -210,7 +210,12 @@ impl ChunkMap {
     /// completed the work it had submitted when each went idle (checked
     /// against the cursors, without waiting).
     pub(crate) fn extent_ready(&self, head: u32, len: u32) -> bool {
-        let (completed, range) = (self.completed, head as usize..(head + len) as usize);
+        let (completed, h) = (self.completed, head as usize);
+        if len == 1 {
+            // One slot (the chunks of small slices): no ranges to check.
+            return self.live[h] == 0 && self.stamp[h] <= completed;
+        }
+        let range = h..h + len as usize;
         self.live[range.clone()].iter().all(|&l| l == 0)
             && self.stamp[range].iter().all(|&s| s <= completed)
     }

@@ -6,6 +6,9 @@
 //! newer neighbour is the next slot) set by word, its stamps filled, links
 //! written only at its ends — and spliced after the newest once; claimed
 //! again, a run is found by its chain bits and unlinked with one splice.
+//! Spans of one slot and spans within one word have lean paths (one run
+//! queued or unlinked with its neighbours read from the word's chain
+//! bits); a release over several words is in `chunk_span_words.rs`.
 //! The list ends as [`ChunkMap::queue_idle`] and [`ChunkMap::unqueue`]
 //! slot by slot would leave it (`chunk_spans_tests.rs` checks it against
 //! such a model).
@@ -16,36 +19,16 @@
 
 use std::ops::RangeInclusive;
 
-use crate::tables::chunk_bits;
 use crate::tables::chunk_map::{ChunkMap, END};
-
-/// The bits, from bit `shift`, of the counts of `live` (at most 64 minus
-/// `shift` of them) that are zero: eight at a time (a fold), slot by slot
-/// only in the groups of eight where one is not (a word some live slice
-/// still touches: usually the one slot a neighbour shares).
-#[inline]
-fn freed_mask(live: &[u32], shift: u32) -> u64 {
-    let mut freed = 0;
-    for (k, group) in (0..).zip(live.chunks(8)) {
-        let at = shift + 8 * k;
-        if group.iter().fold(0, |any, &l| any | l) == 0 {
-            freed |= u64::MAX >> (64 - group.len()) << at;
-        } else {
-            for (j, &l) in (0..).zip(group) {
-                freed |= u64::from(l == 0) << (at + j);
-            }
-        }
-    }
-    freed
-}
+use crate::tables::{chunk_bits, chunk_span_words};
 
 /// The runs one release has queued: the first slot, the last, how many,
 /// and their stamp.
-struct Queued {
-    head: u32,
-    tail: u32,
-    added: u64,
-    stamp: u64,
+pub(super) struct Queued {
+    pub(super) head: u32,
+    pub(super) tail: u32,
+    pub(super) added: u64,
+    pub(super) stamp: u64,
 }
 
 impl ChunkMap {
@@ -64,7 +47,7 @@ impl ChunkMap {
             if first == last {
                 self.live[first as usize] += 1;
                 if self.is_idle(first) {
-                    self.unqueue(first);
+                    self.unlink_slot(first);
                 }
             }
             return;
@@ -111,43 +94,62 @@ impl ChunkMap {
 
     /// The idle runs of `first..=last`, all in one bit word, unlinked
     /// (the claim of a span of up to 64 slots, most of them): each run's
-    /// end found from the word's chain bits, its bits cleared in the word.
+    /// end found from the word's chain bits.
     #[inline]
     fn unlink_in_word(&mut self, first: u32, last: u32) {
         let (w, base) = ((first / 64) as usize, first & !63);
         let span = u64::MAX >> (63 - (last - first)) << (first % 64);
         let mut idle = self.idle_bits[w] & span;
-        let mut removed = 0;
         while idle != 0 {
             let a = idle.trailing_zeros();
             // The run ends at its first slot not chained to the next.
             let loose = !self.chain_bits[w] & (u64::MAX << a);
-            let e = if loose == 0 {
-                63
-            } else {
-                loose.trailing_zeros()
-            }
-            .min(last % 64);
-            let run = u64::MAX >> (63 - (e - a)) << a;
-            let (older, newer) = (self.older_of(base + a), self.newer_of(base + e));
-            self.idle_bits[w] &= !run;
-            self.chain_bits[w] &= !run;
-            idle &= !run;
-            removed += u64::from(e - a) + 1;
-            self.link(older, newer);
+            let e = loose.trailing_zeros().min(last % 64);
+            idle &= !(u64::MAX >> (63 - (e - a)) << a);
+            self.unlink_word_run(w, base, a, e);
         }
-        self.idle_count -= removed;
+    }
+
+    /// Take idle slot `s` off the list (a one-slot claim): out of line,
+    /// so the claim's common path (the slot already live) stays short.
+    #[inline(never)]
+    fn unlink_slot(&mut self, s: u32) {
+        let (w, a) = ((s / 64) as usize, s % 64);
+        self.unlink_word_run(w, s - a, a, a);
+    }
+
+    /// Take idle run `base + a..=base + e` of bit word `w` (chained from
+    /// `a` to `e`) off the list with one splice: its neighbours read from
+    /// the word's chain bits where they say them, its bits cleared.
+    #[inline(always)]
+    fn unlink_word_run(&mut self, w: usize, base: u32, a: u32, e: u32) {
+        let chain = self.chain_bits[w];
+        let (s, end) = (base + a, base + e);
+        let older = match a {
+            0 => self.older_of(s),
+            _ if chain >> (a - 1) & 1 != 0 => s - 1,
+            _ => self.older[s as usize],
+        };
+        let newer = match chain >> e & 1 {
+            0 => self.newer[end as usize],
+            _ => end + 1,
+        };
+        let run = u64::MAX >> (63 - (e - a)) << a;
+        self.idle_bits[w] &= !run;
+        self.chain_bits[w] = chain & !run;
+        self.idle_count -= u64::from(e - a) + 1;
+        self.link(older, newer);
     }
 
     /// One live slice less on every slot of `span` (counted, so they
     /// exist). The slots left with none (and mapped) join the idle list
     /// as its newest in slot order, as `queue_idle` per slot would queue
-    /// them. A 64-slot word at a time, the counts go down and the slots
-    /// left idle are found as a bit mask (the pass says when none of the
-    /// word is still live, the usual case; only otherwise is it built
-    /// eight slots at a time), and each run of them, joined across words,
-    /// is queued by [`Self::queue_run`]. Most releases of small slices
-    /// leave their slot live (gpt2-train): one word, no run.
+    /// them. The counts go down in one pass that says whether the slots
+    /// inside the span all reached zero (the usual case: then the slots
+    /// left idle are one run, the span less its ends still live, queued
+    /// at once); only otherwise are they found as bit masks, a word at a
+    /// time (`chunk_span_words.rs`). Most releases of small slices leave
+    /// their slot live (gpt2-train): one word, no run.
     #[inline]
     pub(crate) fn release_span(&mut self, span: RangeInclusive<u32>) {
         let (first, last) = (*span.start(), *span.end());
@@ -157,7 +159,8 @@ impl ChunkMap {
                 let live = &mut self.live[first as usize];
                 *live -= 1;
                 if *live == 0 && self.slots[first as usize].chunk.is_some() {
-                    self.queue_idle(first);
+                    let (w, bit) = ((first / 64) as usize, 1 << (first % 64));
+                    self.queue_word_run(w, bit, first, first);
                 }
             }
             return;
@@ -168,21 +171,67 @@ impl ChunkMap {
         }
     }
 
-    /// [`Self::release_span`] of a span within one bit word (up to 64
-    /// slots, most spans): the counts go down in one scalar pass that
-    /// notes which reach zero, then each run of those mapped is queued.
+    /// [`Self::release_span`] of a span within one bit word (2 to 64
+    /// slots, most spans): the counts go down in one pass, which also
+    /// says whether the slots inside the span all reached zero (they lie
+    /// wholly in the slice, so they do unless another count is held on
+    /// them); only the two end slots, which a neighbour may share, are
+    /// looked at one by one. One run left idle (the usual case) is queued
+    /// by [`Self::queue_word_run`], several by [`Self::queue_in_word`].
     #[inline]
     fn release_in_word(&mut self, first: u32, last: u32) {
-        let mut freed = 0u64;
-        for (j, count) in (0..).zip(&mut self.live[first as usize..=last as usize]) {
+        let live = &mut self.live[first as usize..=last as usize];
+        let n = live.len();
+        let mut inner = 0;
+        for count in &mut live[1..n - 1] {
             *count -= 1;
-            freed |= u64::from(*count == 0) << j;
+            inner |= *count;
         }
+        live[0] -= 1;
+        live[n - 1] -= 1;
+        let freed = match inner {
+            0 => {
+                let ends = u64::from(live[0] == 0) | u64::from(live[n - 1] == 0) << (n - 1);
+                (u64::MAX >> (64 - n) & !1 & !(1 << (n - 1))) | ends
+            }
+            _ => chunk_span_words::freed_mask(live, 0),
+        };
         let w = (first / 64) as usize;
         let bits = (freed << (first % 64)) & self.mapped_bits[w];
-        if bits != 0 {
-            self.queue_in_word(first & !63, bits);
+        if bits == 0 {
+            return;
         }
+        let base = first & !63;
+        // One run: adding its lowest bit carries out of it.
+        match bits.wrapping_add(bits & bits.wrapping_neg()) & bits {
+            0 => {
+                let (a, b) = (bits.trailing_zeros(), 63 - bits.leading_zeros());
+                self.queue_word_run(w, bits, base + a, base + b);
+            }
+            _ => self.queue_in_word(base, bits),
+        }
+    }
+
+    /// Queue slots `a..=b` of bit word `w` (`run`: their bits), just left
+    /// idle, as the list's newest: what [`Self::queue_run`] and
+    /// [`Self::splice`] of one run do, in one step.
+    #[inline(always)]
+    fn queue_word_run(&mut self, w: usize, run: u64, a: u32, b: u32) {
+        debug_assert_eq!(self.idle_bits[w] & run, 0);
+        let newest = self.newest;
+        self.stamp[a as usize..=b as usize].fill(self.submitted);
+        self.idle_bits[w] |= run;
+        // Each slot's newer neighbour is the next, but the last one's.
+        self.chain_bits[w] = (self.chain_bits[w] | run) & !(1 << (b % 64));
+        self.newer[b as usize] = END;
+        match newest {
+            END => self.oldest = a,
+            n => self.set_newer(n, a),
+        }
+        self.older[a as usize] = newest;
+        self.newest = b;
+        self.idle_count += u64::from(b - a) + 1;
+        self.shed_stuck = false;
     }
 
     /// Queue the slots of word `base` set in `bits` (just left idle) as
@@ -206,7 +255,7 @@ impl ChunkMap {
 
     /// Splice the runs a release queued after the list's newest.
     #[inline]
-    fn splice(&mut self, queued: &Queued) {
+    pub(super) fn splice(&mut self, queued: &Queued) {
         if queued.added > 0 {
             self.set_newer(queued.tail, END);
             self.link(self.newest, queued.head);
@@ -216,58 +265,12 @@ impl ChunkMap {
         }
     }
 
-    /// [`Self::release_span`] of a span over several bit words.
-    #[inline(never)]
-    fn release_in_words(&mut self, first: u32, last: u32) {
-        let mut queued = Queued {
-            head: END,
-            tail: END,
-            added: 0,
-            stamp: self.submitted,
-        };
-        // The run of slots left idle not queued yet: runs that meet at a
-        // word's edge are queued as one.
-        let mut open: Option<(u32, u32)> = None;
-        for w in first / 64..=last / 64 {
-            let (lo, hi) = (first.max(w * 64), last.min(w * 64 + 63));
-            let live = &mut self.live[lo as usize..=hi as usize];
-            let mut left = 0;
-            for count in live.iter_mut() {
-                *count -= 1;
-                left |= *count;
-            }
-            let freed = match left {
-                0 => u64::MAX >> (63 - (hi - lo)) << (lo % 64),
-                _ => freed_mask(live, lo % 64),
-            };
-            let mut bits = freed & self.mapped_bits[w as usize];
-            while bits != 0 {
-                let a = bits.trailing_zeros();
-                let len = (!(bits >> a)).trailing_zeros();
-                bits &= !(u64::MAX >> (64 - len) << a);
-                let (ra, rb) = (w * 64 + a, w * 64 + a + len - 1);
-                open = match open {
-                    Some((oa, ob)) if ob + 1 == ra => Some((oa, rb)),
-                    Some((oa, ob)) => {
-                        self.queue_run(oa, ob, &mut queued);
-                        Some((ra, rb))
-                    }
-                    None => Some((ra, rb)),
-                };
-            }
-        }
-        if let Some((oa, ob)) = open {
-            self.queue_run(oa, ob, &mut queued);
-        }
-        self.splice(&queued);
-    }
-
     /// Queue slots `a..=b`, just left idle, after the runs this release
     /// queued before: idle and chain bits set by word (each slot's newer
     /// neighbour the next), the stamps one fill, and one link to the
     /// previous run. The release splices them after the list's newest.
-    #[inline]
-    fn queue_run(&mut self, a: u32, b: u32, queued: &mut Queued) {
+    #[inline(always)]
+    pub(super) fn queue_run(&mut self, a: u32, b: u32, queued: &mut Queued) {
         self.stamp[a as usize..=b as usize].fill(queued.stamp);
         if a / 64 == b / 64 {
             // One word (a run of up to 64 slots, most of them): two stores.

@@ -8,6 +8,7 @@
 pub(crate) mod chunk_bits;
 pub(crate) mod chunk_idle;
 pub(crate) mod chunk_map;
+pub(crate) mod chunk_span_words;
 pub(crate) mod chunk_spans;
 pub(crate) mod cursors;
 pub(crate) mod floor;
