@@ -9,7 +9,7 @@
 
 use crate::tables::chunk_bits;
 use crate::tables::chunk_map::{ChunkMap, END};
-use crate::tables::chunk_spans::Queued;
+use crate::tables::chunk_spans::{Queued, drop_counts};
 
 /// The bits, from bit `shift`, of the counts of `live` (at most 64 minus
 /// `shift` of them) that are zero: eight at a time (a fold), slot by slot
@@ -37,13 +37,7 @@ impl ChunkMap {
     pub(super) fn release_in_words(&mut self, first: u32, last: u32) {
         let live = &mut self.live[first as usize..=last as usize];
         let n = live.len();
-        let mut inner = 0;
-        for count in &mut live[1..n - 1] {
-            *count -= 1;
-            inner |= *count;
-        }
-        live[0] -= 1;
-        live[n - 1] -= 1;
+        let inner = drop_counts(live);
         let (a, b) = (
             first + u32::from(live[0] != 0),
             last - u32::from(live[n - 1] != 0),

@@ -182,13 +182,7 @@ impl ChunkMap {
     fn release_in_word(&mut self, first: u32, last: u32) {
         let live = &mut self.live[first as usize..=last as usize];
         let n = live.len();
-        let mut inner = 0;
-        for count in &mut live[1..n - 1] {
-            *count -= 1;
-            inner |= *count;
-        }
-        live[0] -= 1;
-        live[n - 1] -= 1;
+        let inner = drop_counts(live);
         let freed = match inner {
             0 => {
                 let ends = u64::from(live[0] == 0) | u64::from(live[n - 1] == 0) << (n - 1);
@@ -297,3 +291,19 @@ impl ChunkMap {
 #[cfg(test)]
 #[path = "chunk_spans_tests.rs"]
 mod tests;
+
+/// Take one count off every slot of a span of two or more slots; returns
+/// the OR of the inner slots' counts after it (0: every slot inside the
+/// span is left with no slice).
+#[inline(always)]
+pub(super) fn drop_counts(live: &mut [u32]) -> u32 {
+    let n = live.len();
+    let mut inner = 0;
+    for count in &mut live[1..n - 1] {
+        *count -= 1;
+        inner |= *count;
+    }
+    live[0] -= 1;
+    live[n - 1] -= 1;
+    inner
+}
