@@ -33,8 +33,8 @@ use gpumem_replay::trace::{Event, TraceFormat, read_trace_file};
 use gpumem_replay::workload::{Workload, WorkloadSpec};
 use gpumem_replay::{ReplayError, Result};
 
-/// Every built-in workload `gpumem replay` knows (growth included).
-const WORKLOADS: [Workload; 5] = Workload::ALL;
+/// Every built-in workload `gpumem replay` knows (growth and span included).
+const WORKLOADS: [Workload; 6] = Workload::ALL;
 
 /// Runs per row when `--runs` is not given.
 const DEFAULT_RUNS: usize = 3;

@@ -7,12 +7,13 @@ use gpumem_replay::replay::Program;
 use gpumem_replay::trace::{Event, Mode};
 use gpumem_replay::workload::{Workload, WorkloadSpec};
 
-const ALL: [Workload; 5] = [
+const ALL: [Workload; 6] = [
     Workload::Random,
     Workload::Training,
     Workload::Serving,
     Workload::Devlog,
     Workload::Growth,
+    Workload::Span,
 ];
 
 fn generate(w: Workload, seed: u64, scale: f64) -> Vec<Event> {
@@ -232,4 +233,26 @@ fn growth_reallocates_buffers_into_gib_sizes_allocating_the_new_before_freeing_t
     assert_eq!(growths, 4 * 6 * 40, "four buffers, six growths, 40 steps");
     let peak = peak_live(&generate(Workload::Growth, 42, 1.0));
     assert!((10 * GIB..=75 * GIB).contains(&peak), "peak {peak}");
+}
+
+#[test]
+fn span_frees_and_asks_again_one_8_gib_slice_between_two_live_neighbours() {
+    let events = generate(Workload::Span, 42, 1.0);
+    assert_eq!(events.len(), 3 + 2 * 2_000);
+    assert_eq!(peak_live(&events), 8 * GIB + 6 * MIB);
+    let sizes: Vec<u64> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Alloc { size, .. } => Some(*size),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sizes[..3], [3 * MIB, 8 * GIB, 3 * MIB]);
+    assert!(sizes[3..].iter().all(|&s| s == 8 * GIB));
+    // Each free is of the slice reserved just before it, so it is asked
+    // again where it was: after the first reservation nothing is placed anew.
+    for pair in events[3..].chunks(2) {
+        assert!(matches!(pair, [Event::Free { .. }, Event::Alloc { .. }]));
+    }
+    assert_eq!(generate(Workload::Span, 42, 0.5).len(), 3 + 2 * 1_000);
 }

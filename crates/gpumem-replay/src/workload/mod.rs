@@ -12,6 +12,7 @@ mod growth;
 mod random;
 mod recorder;
 mod serving;
+mod span;
 mod training;
 
 use crate::error::{ReplayError, Result};
@@ -34,6 +35,8 @@ pub enum Workload {
     Devlog,
     /// Buffers that grow by reallocation into GiB sizes (deep growth).
     Growth,
+    /// One 8 GiB slice freed and reserved again in place (host cost per granule).
+    Span,
 }
 
 /// Parameters shared by every generator.
@@ -75,12 +78,13 @@ impl WorkloadSpec {
 
 impl Workload {
     /// Every built-in workload, in the order the command lists them.
-    pub const ALL: [Workload; 5] = [
+    pub const ALL: [Workload; 6] = [
         Workload::Random,
         Workload::Training,
         Workload::Serving,
         Workload::Devlog,
         Workload::Growth,
+        Workload::Span,
     ];
 
     /// The name used on the command line and in reports.
@@ -91,6 +95,7 @@ impl Workload {
             Workload::Serving => "serving",
             Workload::Devlog => "devlog",
             Workload::Growth => "growth",
+            Workload::Span => "span",
         }
     }
 
@@ -109,6 +114,7 @@ impl Workload {
             Workload::Serving => serving::generate(spec),
             Workload::Devlog => devlog::generate(spec),
             Workload::Growth => growth::generate(spec),
+            Workload::Span => span::generate(spec),
         })
     }
 }
