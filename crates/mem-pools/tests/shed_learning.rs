@@ -70,3 +70,40 @@ fn an_arena_that_creates_again_what_it_shed_stops_shedding() {
     );
     assert!(peak <= never_peak, "{peak} > {never_peak}");
 }
+
+/// What `host_arena` lets its chunks hold at once.
+const CAPACITY: u64 = 64 * MIB;
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn an_arena_that_learned_to_keep_idle_chunks_still_fits_its_growth_into_a_nearly_full_device() {
+    let (vm, mut mm) = host_arena(32 * MIB, 256 * MIB, None);
+    steps_of_growth(&mut mm, 40);
+    assert!(
+        mm.stats().chunks.sheds_skipped > 0,
+        "the learner never kept"
+    );
+    // Live data fills the device but for the growing buffers' peak
+    // (~20 MiB): the steps fit only if the idle chunks kept mapped for
+    // them are shed or reused, not added to.
+    let mut live = Vec::new();
+    while vm.vm_stats().physical_bytes + 20 * MIB <= CAPACITY {
+        live.push(written(&mut mm, MIB, live.len() as u64));
+    }
+    let before = vm.vm_stats();
+    steps_of_growth(&mut mm, 40);
+    let after = vm.vm_stats();
+    assert!(
+        after.chunks_released > before.chunks_released,
+        "nothing was shed"
+    );
+    assert!(after.peak_physical_bytes <= CAPACITY);
+    assert!(
+        live.iter()
+            .enumerate()
+            .all(|(i, h)| intact(&mut mm, h, i as u64))
+    );
+    drop(live);
+    mm.cleanup(true);
+    assert!(vm.vm_stats().is_idle(), "{:?}", vm.vm_stats());
+}
