@@ -20,6 +20,17 @@ fn generate(w: Workload, seed: u64, scale: f64) -> Vec<Event> {
     w.generate(&WorkloadSpec { seed, scale }).unwrap()
 }
 
+/// The size of every allocation, in order.
+fn alloc_sizes(events: &[Event]) -> Vec<u64> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Alloc { size, .. } => Some(*size),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Peak of Σ live sizes, computed here without the replay code.
 fn peak_live(events: &[Event]) -> u64 {
     let mut sizes = std::collections::HashMap::new();
@@ -154,13 +165,7 @@ fn random_respects_its_size_bound_and_live_cap() {
 #[test]
 fn devlog_replays_the_documented_sequences() {
     let events = generate(Workload::Devlog, 0, 0.02);
-    let sizes: Vec<u64> = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Alloc { size, .. } => Some(*size),
-            _ => None,
-        })
-        .collect();
+    let sizes = alloc_sizes(&events);
     let mut expected = vec![16 * MIB; 8];
     expected.extend([32 * MIB; 4]);
     expected.extend([2 * MIB, MIB / 2]);
@@ -204,14 +209,7 @@ fn growth_reallocates_buffers_into_gib_sizes_allocating_the_new_before_freeing_t
         })
         .unwrap();
     let events = &trace.events;
-    let largest = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Alloc { size, .. } => Some(*size),
-            _ => None,
-        })
-        .max()
-        .unwrap();
+    let largest = alloc_sizes(events).into_iter().max().unwrap();
     assert!(largest >= 2 * GIB, "largest allocation {largest}");
     // A growth: a growing buffer allocated 1.3-1.8 x the one freed right after it.
     let mut sizes = std::collections::HashMap::new();
@@ -240,13 +238,7 @@ fn span_frees_and_asks_again_one_8_gib_slice_between_two_live_neighbours() {
     let events = generate(Workload::Span, 42, 1.0);
     assert_eq!(events.len(), 3 + 2 * 2_000);
     assert_eq!(peak_live(&events), 8 * GIB + 6 * MIB);
-    let sizes: Vec<u64> = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Alloc { size, .. } => Some(*size),
-            _ => None,
-        })
-        .collect();
+    let sizes = alloc_sizes(&events);
     assert_eq!(sizes[..3], [3 * MIB, 8 * GIB, 3 * MIB]);
     assert!(sizes[3..].iter().all(|&s| s == 8 * GIB));
     // Each free is of the slice reserved just before it, so it is asked
