@@ -186,3 +186,25 @@ proptest! {
         check_against_model(ops, 300)?;
     }
 }
+
+#[test]
+fn a_long_span_is_marked_by_covered_bits_with_counts_only_on_its_shared_ends() {
+    let mut map = mapped(4200);
+    // Neighbours sharing the span's end slots, 1 and 4098.
+    map.claim_mapped_span(0..=1);
+    map.claim_mapped_span(4098..=4099);
+    for round in 1..=3 {
+        map.claim_mapped_span(1..=4098);
+        assert!(map.live[2..4098].iter().all(|&l| l == 0), "no count inside");
+        assert!((2..4098).all(|s| map.is_live(s) && map.live_count(s) == 1));
+        assert_eq!((map.live_count(1), map.live_count(4098)), (2, 2));
+        assert_eq!(map.idle_count, 0);
+        map.submitted = round;
+        map.release_span(1..=4098);
+        // The slots inside go idle as one run, stamped once at its head.
+        assert_eq!(map.idle_order(), (2..4098).collect::<Vec<_>>());
+        assert!((2..4098).all(|s| map.stamp_of(s) == round));
+        assert!(map.stamp[3..4098].iter().all(|&s| s == 0), "no stamp fill");
+        assert_eq!((map.live_count(1), map.live_count(4098)), (1, 1));
+    }
+}
