@@ -239,21 +239,33 @@ impl ChunkMap {
     /// Whether the chunk at `head` covering `len` slots may be unmapped
     /// whole: no live slice touches any of its slots, and the stream has
     /// completed the work it had submitted when each went idle (checked
-    /// against the cursors, without waiting). O(len / 64 + stamp runs).
+    /// against the cursors, without waiting). One word of marks and a
+    /// compare per stamp run for a chunk within one bit word (most);
+    /// O(len / 64 + stamp runs) for a larger one.
     pub(crate) fn extent_ready(&self, head: u32, len: u32) -> bool {
+        let (w, bit) = (head as usize / 64, head % 64);
         let last = head + (len - 1);
-        if len == 1 {
-            // One slot (the chunks of small slices): no ranges to check,
-            // and its stamp at itself unless it shares a run's.
-            let (w, bit) = (head as usize / 64, head % 64);
-            let live = (self.counted_bits[w] | self.covered_bits[w]) >> bit & 1 != 0;
-            let stamp = match self.stamp_bits[w] >> bit & 1 {
-                0 => self.stamp[head as usize],
-                _ => self.stamp_of(head),
-            };
-            return !live && stamp <= self.completed;
+        if last / 64 != head / 64 {
+            return !self.any_live(head, last) && self.stamps_done(head, last);
         }
-        !self.any_live(head, last) && self.stamps_done(head, last)
+        // Within one word (the chunks of small and mid-sized slices): the
+        // live marks in one mask, then one compare per stamp run.
+        let span = u64::MAX >> (63 - (len - 1)) << bit;
+        if (self.counted_bits[w] | self.covered_bits[w]) & span != 0 {
+            return false;
+        }
+        let first = match self.stamp_bits[w] >> bit & 1 {
+            0 => self.stamp[head as usize],
+            _ => self.stamp_of(head),
+        };
+        let mut heads = !self.stamp_bits[w] & span & !(1 << bit);
+        while heads != 0 {
+            if self.stamp[w * 64 + heads.trailing_zeros() as usize] > self.completed {
+                return false;
+            }
+            heads &= heads - 1;
+        }
+        first <= self.completed
     }
 
     /// The newer neighbour of idle slot `s` in the idle list.
