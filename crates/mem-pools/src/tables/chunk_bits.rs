@@ -39,38 +39,33 @@ pub(crate) fn clear(bits: &mut [u64], first: u32, last: u32) {
     }
 }
 
-/// Whether the bits of slots `first..=last` (all within the set) are all
-/// set: the first and last words masked, the words between compared whole.
-pub(crate) fn all(bits: &[u64], first: u32, last: u32) -> bool {
-    let (lo, hi) = (first as usize / 64, last as usize / 64);
-    let head = u64::MAX << (first % 64);
-    let tail = u64::MAX >> (63 - last % 64);
-    if lo == hi {
-        return bits[lo] & head & tail == head & tail;
-    }
-    let span = &bits[lo..=hi];
-    let n = span.len();
-    span[0] & head == head
-        && span[n - 1] & tail == tail
-        && span[1..n - 1].iter().all(|&w| w == u64::MAX)
-}
-
 /// The first slot of `from..=last` whose bit is `value`, or `last + 1`
-/// when none is.
+/// when none is: the words after the first compared whole (a run of
+/// 4,096 slots is 64 compares).
 #[inline]
 pub(crate) fn next(bits: &[u64], value: bool, from: u32, last: u32) -> u32 {
-    let mut s = from;
-    while s <= last {
-        let w = s as usize / 64;
-        let word = bits.get(w).copied().unwrap_or(0);
-        // Bits equal to `value` become ones; those below `s` are dropped.
-        let hits = (if value { word } else { !word }) >> (s % 64);
-        if hits != 0 {
-            return (s + hits.trailing_zeros()).min(last + 1);
-        }
-        s = (w as u32 + 1) * 64;
+    // Bits equal to `value` become ones.
+    let flip = if value { 0 } else { u64::MAX };
+    let w = from as usize / 64;
+    let Some(&word) = bits.get(w) else {
+        // Past the set's end every bit reads clear.
+        return if value { last + 1 } else { from.min(last + 1) };
+    };
+    let hits = (word ^ flip) >> (from % 64);
+    if hits != 0 {
+        return (from + hits.trailing_zeros()).min(last + 1);
     }
-    last + 1
+    let end = (last as usize / 64 + 1).min(bits.len());
+    if w + 1 < end
+        && let Some(i) = bits[w + 1..end].iter().position(|&word| word != flip)
+    {
+        let k = w + 1 + i;
+        return (k as u32 * 64 + (bits[k] ^ flip).trailing_zeros()).min(last + 1);
+    }
+    match value {
+        true => last + 1,
+        false => (end as u32 * 64).min(last + 1),
+    }
 }
 
 /// Whether slot `s`'s bit is set (past the set's end: clear).

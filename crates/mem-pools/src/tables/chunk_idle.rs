@@ -26,8 +26,9 @@ impl ChunkMap {
         let (newest, stamp) = (self.newest, self.submitted);
         self.reach(s);
         let i = s as usize;
-        debug_assert!(self.slots[i].chunk.is_some() && self.live[i] == 0 && !self.is_idle(s));
+        debug_assert!(self.slots[i].chunk.is_some() && !self.is_live(s) && !self.is_idle(s));
         chunk_bits::put(&mut self.idle_bits, s, true);
+        // A stamp run of its own: its stamp bit is clear (it was not idle).
         (self.older[i], self.stamp[i]) = (newest, stamp);
         self.set_newer(s, END);
         self.shed_stuck = false;
@@ -43,8 +44,10 @@ impl ChunkMap {
     #[inline]
     pub(crate) fn unqueue(&mut self, s: u32) {
         self.link(self.older_of(s), self.newer_of(s));
+        self.split_stamp_after(s);
         chunk_bits::put(&mut self.idle_bits, s, false);
         chunk_bits::put(&mut self.chain_bits, s, false);
+        chunk_bits::put(&mut self.stamp_bits, s, false);
         self.idle_count -= 1;
     }
 

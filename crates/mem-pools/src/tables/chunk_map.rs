@@ -1,10 +1,12 @@
 //! The chunk slots of one arena page: which granule of the range has a
-//! physical chunk, how many live slices touch it, and the FIFO of idle
+//! physical chunk, which live slices touch it, and the FIFO of idle
 //! ones (mapped, touched by no live slice; the list is `chunk_idle.rs`).
 //! Plain data with O(1) steps per slot; `chunks.rs` decides when chunks
 //! are mapped, moved or released. Whole slices are counted with
-//! [`ChunkMap::claim_span`] / [`ChunkMap::release_span`], and a mapped bit
-//! per slot lets a span be checked or weighed 64 slots per popcount.
+//! [`ChunkMap::claim_span`] / [`ChunkMap::release_span`] a 64-slot word
+//! at a time (`chunk_live.rs`: a slot inside a slice carries no count of
+//! its own), and a mapped bit per slot lets a span be checked or weighed
+//! 64 slots per popcount.
 
 use mem_storage::ChunkId;
 
@@ -54,8 +56,20 @@ pub(crate) struct ChunkMap {
     /// Grown, doubling, to hold the highest slot touched (ranges are
     /// carved from the low end).
     pub(crate) slots: Vec<Slot>,
-    /// Per slot, the live slices overlapping it.
+    /// Per slot, the live slices counted on it one by one (a slice of
+    /// one slot, a lazily counted one, a slice sharing the slot): with
+    /// its bit in [`Self::covered_bits`], the live slices touching it.
+    /// Read whether a slot is live through [`Self::is_live`].
     pub(crate) live: Vec<u32>,
+    /// One bit per slot, set where its `live` count is not zero: a span's
+    /// slots left with no live slice are found a word at a time.
+    pub(crate) counted_bits: Vec<u64>,
+    /// One bit per slot, set where one more live slice touches it than
+    /// `live` counts: a slice of several slots sets the bits of the slots
+    /// no other slice touches (the ones inside it, in practice) a word at
+    /// a time, so claiming and releasing it is O(slots / 64), not a count
+    /// written per slot (`chunk_live.rs`).
+    pub(crate) covered_bits: Vec<u64>,
     /// One bit per slot, set where it is idle: mapped, touched by no live
     /// slice, and linked in the idle list.
     pub(crate) idle_bits: Vec<u64>,
@@ -70,11 +84,17 @@ pub(crate) struct ChunkMap {
     /// queued in slot order is a run of bits, set, found and cleared a
     /// word at a time, with no link written per slot.
     pub(crate) chain_bits: Vec<u64>,
-    /// Per slot, the stream's submit cursor when it last became idle: work
+    /// The stream's submit cursor when an idle slot became idle: work
     /// submitted up to it may still touch the slot, so its chunk is
     /// unmapped only once the stream has completed that far
-    /// (`stream_order.rs`).
+    /// (`stream_order.rs`). Kept once per *stamp run* (slots queued idle
+    /// together), at its first slot: read it through
+    /// [`Self::stamp_of`] (`chunk_stamps.rs`). Stale while not idle.
     pub(crate) stamp: Vec<u64>,
+    /// One bit per slot, set where it is idle and has the stamp of the
+    /// slot before it (both queued in one run): a run released whole is
+    /// stamped by one store and a word of bits, not a fill per slot.
+    pub(crate) stamp_bits: Vec<u64>,
     /// One bit per slot, set where a chunk is mapped: spans are checked
     /// and weighed 64 slots per word.
     pub(crate) mapped_bits: Vec<u64>,
@@ -103,11 +123,14 @@ impl ChunkMap {
                 .then(|| granularity.trailing_zeros()),
             slots: Vec::new(),
             live: Vec::new(),
+            counted_bits: Vec::new(),
+            covered_bits: Vec::new(),
             idle_bits: Vec::new(),
             older: Vec::new(),
             newer: Vec::new(),
             chain_bits: Vec::new(),
             stamp: Vec::new(),
+            stamp_bits: Vec::new(),
             mapped_bits: Vec::new(),
             oldest: END,
             newest: END,
@@ -153,19 +176,27 @@ impl ChunkMap {
     /// frontier walks its span slot by slot (`chunks.rs`), and growing by
     /// one slot each time was ~0.5 M of training's 20.7 M instructions at
     /// scale 0.2. Slots past the last one touched read as absent ones do:
-    /// no chunk, not live, not idle.
+    /// no chunk, not live, not idle. Whole bit words of slots: a word's
+    /// counts are one slice of 64 (`chunk_live.rs`).
     #[cold]
     #[inline(never)]
     fn grow(&mut self, n: usize) {
-        let n = n.max(self.slots.len() * 2).max(64);
+        let n = n.max(self.slots.len() * 2).next_multiple_of(64);
         self.slots.resize(n, Slot::default());
         self.live.resize(n, 0);
         self.older.resize(n, END);
         self.newer.resize(n, END);
         self.stamp.resize(n, 0);
-        self.idle_bits.resize(n.div_ceil(64), 0);
-        self.chain_bits.resize(n.div_ceil(64), 0);
-        self.mapped_bits.resize(n.div_ceil(64), 0);
+        for bits in [
+            &mut self.counted_bits,
+            &mut self.covered_bits,
+            &mut self.idle_bits,
+            &mut self.chain_bits,
+            &mut self.stamp_bits,
+            &mut self.mapped_bits,
+        ] {
+            bits.resize(n.div_ceil(64), 0);
+        }
     }
 
     /// Put `chunk` under the `len` slots from `first` (`None`: the chunk
@@ -208,16 +239,33 @@ impl ChunkMap {
     /// Whether the chunk at `head` covering `len` slots may be unmapped
     /// whole: no live slice touches any of its slots, and the stream has
     /// completed the work it had submitted when each went idle (checked
-    /// against the cursors, without waiting).
+    /// against the cursors, without waiting). One word of marks and a
+    /// compare per stamp run for a chunk within one bit word (most);
+    /// O(len / 64 + stamp runs) for a larger one.
     pub(crate) fn extent_ready(&self, head: u32, len: u32) -> bool {
-        let (completed, h) = (self.completed, head as usize);
-        if len == 1 {
-            // One slot (the chunks of small slices): no ranges to check.
-            return self.live[h] == 0 && self.stamp[h] <= completed;
+        let (w, bit) = (head as usize / 64, head % 64);
+        let last = head + (len - 1);
+        if last / 64 != head / 64 {
+            return !self.any_live(head, last) && self.stamps_done(head, last);
         }
-        let range = h..h + len as usize;
-        self.live[range.clone()].iter().all(|&l| l == 0)
-            && self.stamp[range].iter().all(|&s| s <= completed)
+        // Within one word (the chunks of small and mid-sized slices): the
+        // live marks in one mask, then one compare per stamp run.
+        let span = u64::MAX >> (63 - (len - 1)) << bit;
+        if (self.counted_bits[w] | self.covered_bits[w]) & span != 0 {
+            return false;
+        }
+        let first = match self.stamp_bits[w] >> bit & 1 {
+            0 => self.stamp[head as usize],
+            _ => self.stamp_of(head),
+        };
+        let mut heads = !self.stamp_bits[w] & span & !(1 << bit);
+        while heads != 0 {
+            if self.stamp[w * 64 + heads.trailing_zeros() as usize] > self.completed {
+                return false;
+            }
+            heads &= heads - 1;
+        }
+        first <= self.completed
     }
 
     /// The newer neighbour of idle slot `s` in the idle list.
@@ -253,6 +301,7 @@ impl ChunkMap {
     }
 
     /// Slots of `span` with no chunk (slots past the map's end included).
+    #[inline]
     pub(crate) fn unmapped_in(&self, span: std::ops::RangeInclusive<u32>) -> u64 {
         if span.is_empty() {
             return 0;
@@ -272,26 +321,39 @@ impl ChunkMap {
                 holes => u64::from(holes.count_ones()),
             };
         }
-        let last_word = (self.mapped_bits.len() as u64).min(last / 64 + 1);
-        let mut mapped = 0;
-        for w in first / 64..last_word {
-            let mut word = self.mapped_bits[w as usize];
-            if w == first / 64 {
-                word &= u64::MAX << (first % 64);
-            }
-            if w == last / 64 {
-                word &= u64::MAX >> (63 - last % 64);
-            }
-            mapped += u64::from(word.count_ones());
-        }
-        last - first + 1 - mapped
+        // Its unmapped bits, word by word: a word fully mapped (most of a
+        // reused hole) costs a compare, no popcount.
+        self.unmapped_in_words(first, last)
     }
 
-    /// Count one more live slice on mapped slot `s` (no longer idle).
+    /// [`Self::unmapped_in`] of a span over several bit words (out of
+    /// line: the one-word case stays inlined into placement).
+    #[inline(never)]
+    fn unmapped_in_words(&self, first: u64, last: u64) -> u64 {
+        let words = self.mapped_bits.len() as u64;
+        // The slots past the map's end, then the holes word by word.
+        let mut unmapped = (last + 1).saturating_sub(first.max(words * 64));
+        for w in first / 64..words.min(last / 64 + 1) {
+            let mut mask = u64::MAX;
+            if w == first / 64 {
+                mask &= u64::MAX << (first % 64);
+            }
+            if w == last / 64 {
+                mask &= u64::MAX >> (63 - last % 64);
+            }
+            let holes = !self.mapped_bits[w as usize] & mask;
+            if holes != 0 {
+                unmapped += u64::from(holes.count_ones());
+            }
+        }
+        unmapped
+    }
+
+    /// Count one more live slice on slot `s` (no longer idle; lazily
+    /// counted slices' slots may be unmapped).
     pub(crate) fn claim_slot(&mut self, s: u32) {
         self.reach(s);
-        self.live[s as usize] += 1;
-        if self.is_idle(s) {
+        if self.count_slot(s) && self.is_idle(s) {
             self.unqueue(s);
         }
     }
@@ -300,8 +362,7 @@ impl ChunkMap {
     /// none is left. The step [`ChunkMap::release_span`] batches (tests).
     #[cfg(test)]
     fn release_slot(&mut self, s: u32) {
-        self.live[s as usize] -= 1;
-        if self.live[s as usize] == 0 && self.slots[s as usize].chunk.is_some() {
+        if self.uncount_slot(s) && self.slots[s as usize].chunk.is_some() {
             self.queue_idle(s);
         }
     }

@@ -1,102 +1,112 @@
-//! The release of a span over several 64-slot bit words (`chunk_spans.rs`
-//! has the rest): the counts go down in one pass, which also says whether
-//! every slot inside the span reached zero. They lie wholly in the slice,
-//! so they do unless another count is held on them (a lazily counted
-//! slice's); then, with the span mapped, the slots left idle are one run
-//! (the ends, which a neighbour may share, left out while still live),
-//! queued at once with no mask built per word. Only otherwise are the
-//! slots left idle found word by word from the counts.
+//! The claim and release of a span over several 64-slot bit words
+//! (`chunk_spans.rs` has the rest): the slice's marks put on or taken off
+//! a word at a time (`chunk_live.rs`), and on release the slots left with
+//! no live slice queued idle run by run, runs that meet at a word's edge
+//! as one. An 8 GiB slice of 2 MiB slots is 64 words: no step here is
+//! per slot, but for the few slots a neighbour shares (a count each).
 
-use crate::tables::chunk_bits;
 use crate::tables::chunk_map::{ChunkMap, END};
-use crate::tables::chunk_spans::{Queued, drop_counts};
-
-/// The bits, from bit `shift`, of the counts of `live` (at most 64 minus
-/// `shift` of them) that are zero: eight at a time (a fold), slot by slot
-/// only in the groups of eight where one is not (a word some live slice
-/// still touches: usually the one slot a neighbour shares).
-#[inline]
-pub(super) fn freed_mask(live: &[u32], shift: u32) -> u64 {
-    let mut freed = 0;
-    for (k, group) in (0..).zip(live.chunks(8)) {
-        let at = shift + 8 * k;
-        if group.iter().fold(0, |any, &l| any | l) == 0 {
-            freed |= u64::MAX >> (64 - group.len()) << at;
-        } else {
-            for (j, &l) in (0..).zip(group) {
-                freed |= u64::from(l == 0) << (at + j);
-            }
-        }
-    }
-    freed
-}
+use crate::tables::chunk_spans::Queued;
 
 impl ChunkMap {
-    /// [`Self::release_span`] of a span over several bit words.
+    /// Mark one more live slice on every slot of `first..=last`, a span
+    /// over several bit words (its idle runs are unlinked after). The
+    /// words inside it that no slice touches yet (a hole reused whole,
+    /// the usual case) are checked and set by one pass each.
+    #[inline(never)]
+    pub(super) fn cover_words(&mut self, first: u32, last: u32) {
+        let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
+        self.cover_word(fw, u64::MAX << (first % 64));
+        let inner = fw + 1..lw;
+        let covered = &self.covered_bits[inner.clone()];
+        let touched = covered
+            .iter()
+            .chain(&self.counted_bits[inner.clone()])
+            .fold(0, |any, &word| any | word);
+        match touched {
+            0 => self.covered_bits[inner].fill(u64::MAX),
+            _ => inner.for_each(|w| self.cover_word(w, u64::MAX)),
+        }
+        self.cover_word(lw, u64::MAX >> (63 - last % 64));
+    }
+
+    /// [`Self::release_span`] of a span over several bit words: its marks
+    /// taken off word by word, and the mapped slots left with no live
+    /// slice queued in slot order. The words inside it that only this
+    /// slice touches, all mapped (the usual case), are checked by one
+    /// pass, cleared by another and queued as one run.
     #[inline(never)]
     pub(super) fn release_in_words(&mut self, first: u32, last: u32) {
-        let live = &mut self.live[first as usize..=last as usize];
-        let n = live.len();
-        let inner = drop_counts(live);
-        let (a, b) = (
-            first + u32::from(live[0] != 0),
-            last - u32::from(live[n - 1] != 0),
-        );
-        if inner != 0 || (a <= b && !chunk_bits::all(&self.mapped_bits, a, b)) {
-            return self.queue_freed(first, last);
-        }
-        if a <= b {
-            let mut queued = Queued {
+        let mut runs = Runs {
+            open: None,
+            queued: Queued {
                 head: END,
                 tail: END,
                 added: 0,
                 stamp: self.submitted,
-            };
-            self.queue_run(a, b, &mut queued);
-            self.splice(&queued);
-        }
-    }
-
-    /// Queue the mapped slots of `first..=last` whose counts are zero
-    /// (just released), run by run, a word at a time: runs that meet at a
-    /// word's edge are queued as one.
-    #[cold]
-    #[inline(never)]
-    fn queue_freed(&mut self, first: u32, last: u32) {
-        let mut queued = Queued {
-            head: END,
-            tail: END,
-            added: 0,
-            stamp: self.submitted,
+            },
         };
-        // The run of slots left idle not queued yet.
-        let mut open: Option<(u32, u32)> = None;
-        for w in first / 64..=last / 64 {
-            let (lo, hi) = (first.max(w * 64), last.min(w * 64 + 63));
-            let live = &self.live[lo as usize..=hi as usize];
-            let freed = match live.iter().fold(0, |any, &l| any | l) {
-                0 => u64::MAX >> (63 - (hi - lo)) << (lo % 64),
-                _ => freed_mask(live, lo % 64),
-            };
-            let mut bits = freed & self.mapped_bits[w as usize];
-            while bits != 0 {
-                let a = bits.trailing_zeros();
-                let len = (!(bits >> a)).trailing_zeros();
-                bits &= !(u64::MAX >> (64 - len) << a);
-                let (ra, rb) = (w * 64 + a, w * 64 + a + len - 1);
-                open = match open {
-                    Some((oa, ob)) if ob + 1 == ra => Some((oa, rb)),
-                    Some((oa, ob)) => {
-                        self.queue_run(oa, ob, &mut queued);
-                        Some((ra, rb))
-                    }
-                    None => Some((ra, rb)),
-                };
+        let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
+        let freed = self.uncover_word(fw, u64::MAX << (first % 64));
+        runs.add_word(self, fw, freed & self.mapped_bits[fw]);
+        let inner = fw + 1..lw;
+        let words = self.covered_bits[inner.clone()]
+            .iter()
+            .zip(&self.counted_bits[inner.clone()])
+            .zip(&self.mapped_bits[inner.clone()]);
+        let whole = words.fold(true, |all, ((&covered, &counted), &mapped)| {
+            all & (covered & mapped == u64::MAX) & (counted == 0)
+        });
+        if whole && !inner.is_empty() {
+            self.covered_bits[inner.clone()].fill(0);
+            runs.add(self, inner.start as u32 * 64, inner.end as u32 * 64 - 1);
+        } else {
+            for w in inner {
+                let freed = self.uncover_word(w, u64::MAX);
+                runs.add_word(self, w, freed & self.mapped_bits[w]);
             }
         }
-        if let Some((oa, ob)) = open {
-            self.queue_run(oa, ob, &mut queued);
+        let freed = self.uncover_word(lw, u64::MAX >> (63 - last % 64));
+        runs.add_word(self, lw, freed & self.mapped_bits[lw]);
+        if let Some((a, b)) = runs.open {
+            self.queue_run(a, b, &mut runs.queued);
         }
-        self.splice(&queued);
+        self.splice(&runs.queued);
+    }
+}
+
+/// The runs of slots a release over several words leaves idle: each
+/// queued once the next one is known not to continue it, so runs that
+/// meet at a word's edge are queued as one.
+struct Runs {
+    /// The run found last, not queued yet.
+    open: Option<(u32, u32)>,
+    queued: Queued,
+}
+
+impl Runs {
+    /// Slots `a..=b` left idle, after every run added before.
+    #[inline(always)]
+    fn add(&mut self, map: &mut ChunkMap, a: u32, b: u32) {
+        self.open = match self.open {
+            Some((oa, ob)) if ob + 1 == a => Some((oa, b)),
+            Some((oa, ob)) => {
+                map.queue_run(oa, ob, &mut self.queued);
+                Some((a, b))
+            }
+            None => Some((a, b)),
+        };
+    }
+
+    /// The slots of bit word `w` set in `bits`, left idle, run by run.
+    #[inline(always)]
+    fn add_word(&mut self, map: &mut ChunkMap, w: usize, mut bits: u64) {
+        let base = w as u32 * 64;
+        while bits != 0 {
+            let a = bits.trailing_zeros();
+            let len = (!(bits >> a)).trailing_zeros();
+            bits &= !(u64::MAX >> (64 - len) << a);
+            self.add(map, base + a, base + a + len - 1);
+        }
     }
 }

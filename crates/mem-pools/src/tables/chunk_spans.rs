@@ -1,26 +1,28 @@
 //! A slice's whole span claimed and released on an arena page's chunk
-//! slots, per *run* of slots rather than per slot: the live counts of the
-//! span in one pass over a column (which the compiler vectorizes), the
-//! idle list changed a 64-slot word of bits at a time. A span released
-//! whole is queued as a run — its idle bits and chain bits (each slot's
-//! newer neighbour is the next slot) set by word, its stamps filled, links
-//! written only at its ends — and spliced after the newest once; claimed
-//! again, a run is found by its chain bits and unlinked with one splice.
-//! Spans of one slot and spans within one word have lean paths (one run
-//! queued or unlinked with its neighbours read from the word's chain
-//! bits); a release over several words is in `chunk_span_words.rs`.
-//! The list ends as [`ChunkMap::queue_idle`] and [`ChunkMap::unqueue`]
-//! slot by slot would leave it (`chunk_spans_tests.rs` checks it against
-//! such a model).
+//! slots, per *run* of slots rather than per slot: the slices touching
+//! the span marked a 64-slot word at a time (`chunk_live.rs`), the idle
+//! list changed a word of bits at a time. A span released whole is queued
+//! as a run — its idle bits and chain bits (each slot's newer neighbour
+//! is the next slot) set by word, its stamp stored once at its first slot
+//! (`chunk_stamps.rs`), links written only at its ends — and spliced
+//! after the newest once; claimed again, a run is found by its chain bits
+//! and unlinked with one splice. Spans of one slot and spans within one
+//! word have lean paths (one run queued or unlinked with its neighbours
+//! read from the word's chain bits); spans over several words are in
+//! `chunk_span_words.rs`. The list ends as [`ChunkMap::queue_idle`] and
+//! [`ChunkMap::unqueue`] slot by slot would leave it
+//! (`chunk_spans_tests.rs` checks it against such a model).
 //!
 //! Before (one 48-byte slot record per granule, linked slot by slot) this
 //! was two thirds of the `growth` workload's instructions: a 1 GiB buffer
 //! spans 512 slots of 2 MiB, and each growth claims one and releases one.
+//! Then (a count and a stamp per slot in columns) still ~3.4 instructions
+//! per slot per claim and release; now O(slots / 64).
 
 use std::ops::RangeInclusive;
 
+use crate::tables::chunk_bits;
 use crate::tables::chunk_map::{ChunkMap, END};
-use crate::tables::{chunk_bits, chunk_span_words};
 
 /// The runs one release has queued: the first slot, the last, how many,
 /// and their stamp.
@@ -43,17 +45,19 @@ impl ChunkMap {
         debug_assert_eq!(self.unmapped_in(span.clone()), 0);
         let (first, last) = (*span.start(), *span.end());
         if first >= last {
-            // One slot (small slices, the most common) or none.
-            if first == last {
-                self.live[first as usize] += 1;
-                if self.is_idle(first) {
-                    self.unlink_slot(first);
-                }
+            // One slot (small slices, the most common) or none: a count.
+            // Only a slot no slice touched may be idle.
+            if first == last && self.count_slot(first) && self.is_idle(first) {
+                self.unlink_slot(first);
             }
             return;
         }
-        for live in &mut self.live[first as usize..=last as usize] {
-            *live += 1;
+        match first / 64 == last / 64 {
+            true => {
+                let span = u64::MAX >> (63 - (last - first)) << (first % 64);
+                self.cover_word((first / 64) as usize, span);
+            }
+            false => self.cover_words(first, last),
         }
         self.unlink_idle(first, last);
     }
@@ -80,8 +84,10 @@ impl ChunkMap {
             // the next slot (that slot is in it), or at `last`.
             let end = chunk_bits::next(&self.chain_bits, false, s, last).min(last);
             let (older, newer) = (self.older_of(s), self.newer_of(end));
+            self.split_stamp_after(end);
             chunk_bits::clear(&mut self.idle_bits, s, end);
             chunk_bits::clear(&mut self.chain_bits, s, end);
+            chunk_bits::clear(&mut self.stamp_bits, s, end);
             removed += u64::from(end - s) + 1;
             self.link(older, newer);
             s = match end < last {
@@ -135,8 +141,10 @@ impl ChunkMap {
             _ => end + 1,
         };
         let run = u64::MAX >> (63 - (e - a)) << a;
+        self.split_stamp_after(end);
         self.idle_bits[w] &= !run;
         self.chain_bits[w] = chain & !run;
+        self.stamp_bits[w] &= !run;
         self.idle_count -= u64::from(e - a) + 1;
         self.link(older, newer);
     }
@@ -144,24 +152,19 @@ impl ChunkMap {
     /// One live slice less on every slot of `span` (counted, so they
     /// exist). The slots left with none (and mapped) join the idle list
     /// as its newest in slot order, as `queue_idle` per slot would queue
-    /// them. The counts go down in one pass that says whether the slots
-    /// inside the span all reached zero (the usual case: then the slots
-    /// left idle are one run, the span less its ends still live, queued
-    /// at once); only otherwise are they found as bit masks, a word at a
-    /// time (`chunk_span_words.rs`). Most releases of small slices leave
-    /// their slot live (gpt2-train): one word, no run.
+    /// them. Most releases of small slices leave their slot live
+    /// (gpt2-train): one count, no run.
     #[inline]
     pub(crate) fn release_span(&mut self, span: RangeInclusive<u32>) {
         let (first, last) = (*span.start(), *span.end());
         if first >= last {
             // One slot (small slices, the most common) or none.
-            if first == last {
-                let live = &mut self.live[first as usize];
-                *live -= 1;
-                if *live == 0 && self.slots[first as usize].chunk.is_some() {
-                    let (w, bit) = ((first / 64) as usize, 1 << (first % 64));
-                    self.queue_word_run(w, bit, first, first);
-                }
+            if first == last
+                && self.uncount_slot(first)
+                && self.slots[first as usize].chunk.is_some()
+            {
+                let (w, bit) = ((first / 64) as usize, 1 << (first % 64));
+                self.queue_word_run(w, bit, first, first);
             }
             return;
         }
@@ -172,26 +175,16 @@ impl ChunkMap {
     }
 
     /// [`Self::release_span`] of a span within one bit word (2 to 64
-    /// slots, most spans): the counts go down in one pass, which also
-    /// says whether the slots inside the span all reached zero (they lie
-    /// wholly in the slice, so they do unless another count is held on
-    /// them); only the two end slots, which a neighbour may share, are
-    /// looked at one by one. One run left idle (the usual case) is queued
-    /// by [`Self::queue_word_run`], several by [`Self::queue_in_word`].
+    /// slots, most spans): the slice's marks taken off in one step, which
+    /// says the slots left with none. One run left idle (the usual case)
+    /// is queued by [`Self::queue_word_run`], several by
+    /// [`Self::queue_in_word`].
     #[inline]
     fn release_in_word(&mut self, first: u32, last: u32) {
-        let live = &mut self.live[first as usize..=last as usize];
-        let n = live.len();
-        let inner = drop_counts(live);
-        let freed = match inner {
-            0 => {
-                let ends = u64::from(live[0] == 0) | u64::from(live[n - 1] == 0) << (n - 1);
-                (u64::MAX >> (64 - n) & !1 & !(1 << (n - 1))) | ends
-            }
-            _ => chunk_span_words::freed_mask(live, 0),
-        };
         let w = (first / 64) as usize;
-        let bits = (freed << (first % 64)) & self.mapped_bits[w];
+        let span = u64::MAX >> (63 - (last - first)) << (first % 64);
+        let freed = self.uncover_word(w, span);
+        let bits = freed & self.mapped_bits[w];
         if bits == 0 {
             return;
         }
@@ -213,7 +206,9 @@ impl ChunkMap {
     fn queue_word_run(&mut self, w: usize, run: u64, a: u32, b: u32) {
         debug_assert_eq!(self.idle_bits[w] & run, 0);
         let newest = self.newest;
-        self.stamp[a as usize..=b as usize].fill(self.submitted);
+        // One stamp for the run, at its first slot (`chunk_stamps.rs`).
+        self.stamp[a as usize] = self.submitted;
+        self.stamp_bits[w] |= run & !(1 << (a % 64));
         self.idle_bits[w] |= run;
         // Each slot's newer neighbour is the next, but the last one's.
         self.chain_bits[w] = (self.chain_bits[w] | run) & !(1 << (b % 64));
@@ -261,11 +256,11 @@ impl ChunkMap {
 
     /// Queue slots `a..=b`, just left idle, after the runs this release
     /// queued before: idle and chain bits set by word (each slot's newer
-    /// neighbour the next), the stamps one fill, and one link to the
+    /// neighbour the next), one stamp at `a`, and one link to the
     /// previous run. The release splices them after the list's newest.
     #[inline(always)]
     pub(super) fn queue_run(&mut self, a: u32, b: u32, queued: &mut Queued) {
-        self.stamp[a as usize..=b as usize].fill(queued.stamp);
+        self.stamp_run(a, b, queued.stamp);
         if a / 64 == b / 64 {
             // One word (a run of up to 64 slots, most of them): two stores.
             let w = (a / 64) as usize;
@@ -291,19 +286,3 @@ impl ChunkMap {
 #[cfg(test)]
 #[path = "chunk_spans_tests.rs"]
 mod tests;
-
-/// Take one count off every slot of a span of two or more slots; returns
-/// the OR of the inner slots' counts after it (0: every slot inside the
-/// span is left with no slice).
-#[inline(always)]
-pub(super) fn drop_counts(live: &mut [u32]) -> u32 {
-    let n = live.len();
-    let mut inner = 0;
-    for count in &mut live[1..n - 1] {
-        *count -= 1;
-        inner |= *count;
-    }
-    live[0] -= 1;
-    live[n - 1] -= 1;
-    inner
-}

@@ -1,7 +1,7 @@
 //! Tests of `chunk_spans.rs`: whole-span claims and releases (runs
-//! unlinked and queued at once, counts and idle bits a word at a time)
-//! against slot-by-slot steps, on short spans and on spans of hundreds of
-//! slots that cross bit words and the 16-slot compare blocks.
+//! unlinked and queued at once, live marks, idle bits and stamps a word
+//! at a time) against slot-by-slot steps, on short spans and on spans of
+//! hundreds of slots that cross bit words.
 
 use std::collections::VecDeque;
 use std::ops::RangeInclusive;
@@ -10,6 +10,7 @@ use mem_storage::ChunkId;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
+use crate::tables::chunk_bits;
 use crate::tables::chunk_map::{ChunkMap, END, NONE};
 
 /// A map of `n` mapped slots, none live.
@@ -22,11 +23,13 @@ fn mapped(n: u32) -> ChunkMap {
 }
 
 /// Slot-by-slot steps, the reference a span's claim and release (which
-/// unlink and queue whole runs at once) must match.
+/// unlink and queue whole runs at once) must match: a count and a stamp
+/// per slot.
 struct Model {
     live: Vec<u32>,
     mapped: Vec<bool>,
     idle: VecDeque<u32>,
+    stamp: Vec<u64>,
 }
 
 impl Model {
@@ -37,11 +40,12 @@ impl Model {
         }
     }
 
-    fn release(&mut self, span: RangeInclusive<u32>) {
+    fn release(&mut self, span: RangeInclusive<u32>, stamp: u64) {
         for s in span {
             self.live[s as usize] -= 1;
             if self.live[s as usize] == 0 && self.mapped[s as usize] {
                 self.idle.push_back(s);
+                self.stamp[s as usize] = stamp;
             }
         }
     }
@@ -62,7 +66,10 @@ fn idle_order_backwards(map: &ChunkMap) -> Vec<u32> {
 
 /// Replays `ops` (claim, claim, release, trim: at slot `at`, `len`
 /// slots) on a map of `slots` mapped slots and on the model, comparing
-/// the idle order both ways, the counts and the idle bits after each.
+/// the idle order both ways, the counts and the idle bits after each,
+/// and the stamps (the submit cursor moves each op) with what the
+/// stamp runs say: every idle slot's, and whether runs of idle slots and
+/// the whole list are done at a completed cursor.
 /// Overlapping spans (a release leaves some slots live between idle
 /// ones), claims across runs queued by different releases, and the
 /// oldest trimmed and unmapped (a claim there counts slot by slot, as a
@@ -73,9 +80,11 @@ fn check_against_model(ops: Vec<(u8, u32, u32)>, slots: u32) -> Result<(), TestC
         live: vec![0; slots as usize],
         mapped: vec![true; slots as usize],
         idle: VecDeque::new(),
+        stamp: vec![0; slots as usize],
     };
     let mut live_spans: Vec<RangeInclusive<u32>> = Vec::new();
-    for (kind, at, len) in ops {
+    for (op, (kind, at, len)) in (1..).zip(ops) {
+        map.submitted = op;
         match kind {
             0 | 1 => {
                 let span = at..=(at + len - 1).min(slots - 1);
@@ -90,7 +99,7 @@ fn check_against_model(ops: Vec<(u8, u32, u32)>, slots: u32) -> Result<(), TestC
             2 if !live_spans.is_empty() => {
                 let span = live_spans.swap_remove(at as usize % live_spans.len());
                 map.release_span(span.clone());
-                model.release(span);
+                model.release(span, op);
             }
             _ => {
                 let oldest = model.idle.pop_front();
@@ -105,11 +114,54 @@ fn check_against_model(ops: Vec<(u8, u32, u32)>, slots: u32) -> Result<(), TestC
         prop_assert_eq!(map.idle_order(), expected.clone());
         prop_assert_eq!(idle_order_backwards(&map), expected);
         prop_assert_eq!(map.idle_count, model.idle.len() as u64);
-        prop_assert_eq!(&map.live[..model.live.len()], &model.live[..]);
-        for s in 0..map.slots.len() as u32 {
-            prop_assert_eq!(map.is_idle(s), model.idle.contains(&s));
+        check_marks_and_stamps(&mut map, &model, op)?;
+    }
+    Ok(())
+}
+
+/// The live marks and stamps of `map` against the model's counts and
+/// stamps, after op `op`.
+fn check_marks_and_stamps(map: &mut ChunkMap, model: &Model, op: u64) -> Result<(), TestCaseError> {
+    for s in 0..map.slots.len() as u32 {
+        let (i, idle) = (s as usize, map.is_idle(s));
+        prop_assert_eq!(idle, model.idle.contains(&s));
+        let count = model.live.get(i).copied().unwrap_or(0);
+        // A count or a covered bit per live slice; the count bits in step.
+        prop_assert_eq!(map.live_count(s), count);
+        prop_assert_eq!(map.is_live(s), count > 0);
+        prop_assert_eq!(chunk_bits::get(&map.counted_bits, s), map.live[i] > 0);
+        // Stamp bits only inside runs of idle slots.
+        let shares = chunk_bits::get(&map.stamp_bits, s);
+        prop_assert!(!shares || (idle && s > 0 && map.is_idle(s - 1)));
+        if idle {
+            prop_assert_eq!(map.stamp_of(s), model.stamp[i], "stamp of {}", s);
         }
     }
+    // Each stretch of idle slots is done at a cursor exactly when the
+    // model's stamps are all at or below it.
+    let completed = op / 2;
+    map.completed = completed;
+    let idle = |s: u32| model.idle.contains(&s);
+    let mut s = 0;
+    while s < model.live.len() as u32 {
+        if !idle(s) {
+            s += 1;
+            continue;
+        }
+        let first = s;
+        while idle(s + 1) {
+            s += 1;
+        }
+        let done = (first..=s).all(|t| model.stamp[t as usize] <= completed);
+        prop_assert_eq!(map.stamps_done(first, s), done);
+        prop_assert_eq!(map.extent_ready(first, s - first + 1), done);
+        s += 1;
+    }
+    let waiting = model
+        .idle
+        .iter()
+        .any(|&t| model.stamp[t as usize] > completed);
+    prop_assert_eq!(map.idle_waiting(), waiting);
     Ok(())
 }
 
@@ -132,5 +184,27 @@ proptest! {
         ops in prop::collection::vec((0u8..4, 0..300u32, 1u32..=200), 1..60),
     ) {
         check_against_model(ops, 300)?;
+    }
+}
+
+#[test]
+fn a_long_span_is_marked_by_covered_bits_with_counts_only_on_its_shared_ends() {
+    let mut map = mapped(4200);
+    // Neighbours sharing the span's end slots, 1 and 4098.
+    map.claim_mapped_span(0..=1);
+    map.claim_mapped_span(4098..=4099);
+    for round in 1..=3 {
+        map.claim_mapped_span(1..=4098);
+        assert!(map.live[2..4098].iter().all(|&l| l == 0), "no count inside");
+        assert!((2..4098).all(|s| map.is_live(s) && map.live_count(s) == 1));
+        assert_eq!((map.live_count(1), map.live_count(4098)), (2, 2));
+        assert_eq!(map.idle_count, 0);
+        map.submitted = round;
+        map.release_span(1..=4098);
+        // The slots inside go idle as one run, stamped once at its head.
+        assert_eq!(map.idle_order(), (2..4098).collect::<Vec<_>>());
+        assert!((2..4098).all(|s| map.stamp_of(s) == round));
+        assert!(map.stamp[3..4098].iter().all(|&s| s == 0), "no stamp fill");
+        assert_eq!((map.live_count(1), map.live_count(4098)), (1, 1));
     }
 }

@@ -7,9 +7,11 @@
 
 pub(crate) mod chunk_bits;
 pub(crate) mod chunk_idle;
+pub(crate) mod chunk_live;
 pub(crate) mod chunk_map;
 pub(crate) mod chunk_span_words;
 pub(crate) mod chunk_spans;
+pub(crate) mod chunk_stamps;
 pub(crate) mod cursors;
 pub(crate) mod floor;
 pub(crate) mod nodes;

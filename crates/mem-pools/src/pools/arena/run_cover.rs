@@ -152,7 +152,7 @@ impl Arenas {
         let empty = |t: u32| {
             map.slots
                 .get(t as usize)
-                .is_none_or(|slot| slot.chunk.is_none() && map.live[t as usize] == 0)
+                .is_none_or(|slot| slot.chunk.is_none() && !map.is_live(t))
         };
         let room = largest.saturating_sub(need);
         let after = if spill.after {

@@ -110,7 +110,7 @@ impl Arenas {
         self.arena_pages(t, pools)
             .iter()
             .filter_map(|&pg| t.pages[pg].chunks.as_deref())
-            .map(|m| m.live.iter().filter(|&&l| l > 0).count() as u64 * m.granularity)
+            .map(|m| m.live_slots() * m.granularity)
             .sum()
     }
 
@@ -142,7 +142,7 @@ impl Arenas {
                 let live = t.pages[page]
                     .chunks
                     .as_deref()
-                    .is_some_and(|m| m.live[s as usize] > 0);
+                    .is_some_and(|m| m.is_live(s));
                 if live && contents == SleepContents::Preserve && storage.holds_memory() {
                     let mut bytes = vec![0u8; g as usize];
                     storage.read(&slot_view(id, s, g), &mut bytes)?;
@@ -176,7 +176,7 @@ impl Arenas {
         };
         let g = map.granularity;
         let asleep: Vec<u32> = (0..map.slots.len() as u32)
-            .filter(|&s| map.live[s as usize] > 0 && map.slots[s as usize].chunk.is_none())
+            .filter(|&s| map.is_live(s) && map.slots[s as usize].chunk.is_none())
             .collect();
         let mut mapped = 0;
         let mut i = 0;

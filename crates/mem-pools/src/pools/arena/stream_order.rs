@@ -72,9 +72,6 @@ impl Arenas {
             .iter()
             .flat_map(|p| &p.current)
             .filter_map(|&pg| t.pages[pg].chunks.as_deref())
-            .any(|map| {
-                (0..map.stamp.len() as u32)
-                    .any(|s| map.is_idle(s) && map.stamp[s as usize] > map.completed)
-            })
+            .any(|map| map.idle_waiting())
     }
 }

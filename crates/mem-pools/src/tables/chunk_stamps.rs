@@ -1,0 +1,133 @@
+//! The stamps of an arena page's idle slots (the stream's submit cursor
+//! when each went idle, `stream_order.rs`), kept once per *stamp run*.
+//!
+//! A release queues the slots it leaves idle in runs, all stamped with
+//! the same cursor; the stamp is stored at a run's first slot, and a bit
+//! per slot (`stamp_bits`) says "same stamp as the slot before". So a
+//! run of 4,096 slots is stamped by one store and 64 words of bits,
+//! where a fill wrote 4,096 stamps. A slot's stamp is at the nearest slot
+//! at or below it whose bit is clear, found a word at a time.
+//!
+//! The bits hold only on idle slots: a slot's bit is set only while it
+//! and the slot before it are idle, queued in one run. Queueing a run
+//! keeps that for free (its slots and the slot after it were not idle, so
+//! their bits are clear); a slot leaving the list clears its bit, and
+//! when the slot after a leaving stretch kept the stretch's stamp, the
+//! stamp is copied to it and its bit cleared: it heads the rest of the
+//! run now. The idle list's order plays no part: moving a slot in it
+//! (`rotate_newest`) keeps its stamp.
+
+use crate::tables::chunk_bits;
+use crate::tables::chunk_live::word_mask;
+use crate::tables::chunk_map::ChunkMap;
+
+impl ChunkMap {
+    /// The stamp of idle slot `s`: at its stamp run's first slot.
+    #[inline]
+    pub(crate) fn stamp_of(&self, s: u32) -> u64 {
+        self.stamp[run_head(&self.stamp_bits, s) as usize]
+    }
+
+    /// Stamp slots `a..=b`, just queued idle together, with `stamp`: at
+    /// `a` only, the rest marked as sharing it.
+    #[inline(always)]
+    pub(crate) fn stamp_run(&mut self, a: u32, b: u32, stamp: u64) {
+        self.stamp[a as usize] = stamp;
+        if a < b {
+            chunk_bits::set(&mut self.stamp_bits, a + 1, b);
+        }
+    }
+
+    /// Slots `a..=end` are leaving the idle list: if the slot after them
+    /// shares their stamp, it takes the stamp itself (it heads what is
+    /// left of the run). Call before their bits are cleared.
+    #[inline(always)]
+    pub(crate) fn split_stamp_after(&mut self, end: u32) {
+        if chunk_bits::get(&self.stamp_bits, end + 1) {
+            self.head_stamp_run(end + 1);
+        }
+    }
+
+    /// Make slot `s`, which shares the stamp of the slot before it, the
+    /// first slot of its stamp run.
+    #[cold]
+    #[inline(never)]
+    fn head_stamp_run(&mut self, s: u32) {
+        self.stamp[s as usize] = self.stamp_of(s);
+        chunk_bits::put(&mut self.stamp_bits, s, false);
+    }
+
+    /// Whether the stream has completed the work submitted when each slot
+    /// of `first..=last` (all idle) went idle: one compare per stamp run,
+    /// found a word of bits at a time.
+    pub(crate) fn stamps_done(&self, first: u32, last: u32) -> bool {
+        let completed = self.completed;
+        if self.stamp_of(first) > completed {
+            return false;
+        }
+        // The run heads after `first`.
+        let from = first + 1;
+        if from > last {
+            return true;
+        }
+        if from / 64 == last / 64 {
+            // Most chunks: one word, usually one run (no head after `first`).
+            let span = u64::MAX >> (63 - (last - from)) << (from % 64);
+            let mut heads = !self.stamp_bits[(from / 64) as usize] & span;
+            while heads != 0 {
+                let s = from & !63 | heads.trailing_zeros();
+                if self.stamp[s as usize] > completed {
+                    return false;
+                }
+                heads &= heads - 1;
+            }
+            return true;
+        }
+        (from / 64..=last / 64).all(|w| {
+            let mut heads = !self.stamp_bits[w as usize] & word_mask(w, from, last);
+            while heads != 0 {
+                let s = w * 64 + heads.trailing_zeros();
+                if self.stamp[s as usize] > completed {
+                    return false;
+                }
+                heads &= heads - 1;
+            }
+            true
+        })
+    }
+
+    /// Whether an idle slot waits for work the stream has not completed
+    /// (an out-of-memory retry then waits for the stream): one compare
+    /// per stamp run.
+    pub(crate) fn idle_waiting(&self) -> bool {
+        let words = self.idle_bits.iter().zip(&self.stamp_bits);
+        (0u32..).zip(words).any(|(w, (&idle, &same))| {
+            let mut heads = idle & !same;
+            while heads != 0 {
+                let s = w * 64 + heads.trailing_zeros();
+                if self.stamp[s as usize] > self.completed {
+                    return true;
+                }
+                heads &= heads - 1;
+            }
+            false
+        })
+    }
+}
+
+/// The first slot of the stamp run of slot `s`: the nearest slot at or
+/// below it whose bit in `bits` is clear (slot 0's always is: no slot
+/// before it shares a run with it).
+#[inline]
+fn run_head(bits: &[u64], s: u32) -> u32 {
+    let mut w = s as usize / 64;
+    let Some(&word) = bits.get(w) else {
+        return s;
+    };
+    let mut heads = !word & u64::MAX >> (63 - s % 64);
+    while heads == 0 {
+        w -= 1;
+        heads = !bits[w];
+    }
+    w as u32 * 64 + 63 - heads.leading_zeros()
+}
