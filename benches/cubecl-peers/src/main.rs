@@ -14,11 +14,14 @@
 //! it with `cargo xtask bench-cubecl`.
 //!
 //! Usage: `cubecl-peers [--runs N] SOURCE...`, a SOURCE being `random`,
-//! `training`, `serving`, `devlog`, `growth`, `span:SLOTS` or a trace
-//! file. `span:SLOTS` is 2,000 reserve+free pairs of one slice of SLOTS
-//! × 2 MiB between two live 3 MiB neighbours (they share its edge
-//! slots), freed and reserved again in place: the arena's cost per chunk
-//! slot on its own (the `replay_span` criterion group's shape).
+//! `training`, `serving`, `devlog`, `growth`, `span`, `span:SLOTS`,
+//! `live:N` or a trace file. `span:SLOTS` is 2,000 reserve+free pairs of
+//! one slice of SLOTS × 2 MiB between two live 3 MiB neighbours (they
+//! share its edge slots), freed and reserved again in place: the arena's
+//! cost per chunk slot on its own (the `replay_span` criterion group's
+//! shape). `live:N` holds N small slices (512 B – 64 KiB) live and then
+//! frees one at random and reserves another N times: the cost of an
+//! operation with many live slices per page.
 
 mod rows;
 mod table;
@@ -92,9 +95,46 @@ fn load(source: &str) -> Result<Program> {
         (Some(workload), _) => workload.generate(&WorkloadSpec::default())?,
         (None, Some(Ok(slots))) if (1..=16_384).contains(&slots) => span_pairs(slots << 21),
         (None, Some(_)) => return Err(usage(format!("{source}: SLOTS is 1 to 16384"))),
-        (None, None) => read_trace_file(Path::new(source), TraceFormat::Auto)?.events,
+        (None, None) => match source.strip_prefix("live:").map(|n| n.parse::<u64>()) {
+            Some(Ok(n)) if (1..=1_000_000).contains(&n) => many_live(n),
+            Some(_) => return Err(usage(format!("{source}: N is 1 to 1000000"))),
+            None => read_trace_file(Path::new(source), TraceFormat::Auto)?.events,
+        },
     };
     Program::compile(&events)
+}
+
+/// `n` slices of 512 B – 64 KiB reserved and held, then `n` times one
+/// freed at random and another reserved (seeded: the same events on every
+/// machine).
+fn many_live(n: u64) -> Vec<Event> {
+    const SIZES: [u64; 5] = [512, 1 << 10, 4 << 10, 16 << 10, 64 << 10];
+    let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+    let mut next = move || {
+        // xorshift64: enough to scatter sizes and victims.
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut events = Vec::new();
+    let mut live = Vec::new();
+    for id in 0..2 * n {
+        if id >= n {
+            let victim = (next() % live.len() as u64) as usize;
+            events.push(Event::Free {
+                id: live.swap_remove(victim),
+            });
+        }
+        let size = SIZES[(next() % SIZES.len() as u64) as usize];
+        events.push(Event::Alloc {
+            id,
+            size,
+            stream: 0,
+        });
+        live.push(id);
+    }
+    events
 }
 
 /// 2,000 reserve+free pairs of one slice of `bytes` between two live
