@@ -85,9 +85,12 @@ impl ChunkMap {
             let end = chunk_bits::next(&self.chain_bits, false, s, last).min(last);
             let (older, newer) = (self.older_of(s), self.newer_of(end));
             self.split_stamp_after(end);
-            chunk_bits::clear(&mut self.idle_bits, s, end);
-            chunk_bits::clear(&mut self.chain_bits, s, end);
-            chunk_bits::clear(&mut self.stamp_bits, s, end);
+            let columns = [
+                &mut self.idle_bits[..],
+                &mut self.chain_bits[..],
+                &mut self.stamp_bits[..],
+            ];
+            chunk_bits::clear_in(columns, s, end);
             removed += u64::from(end - s) + 1;
             self.link(older, newer);
             s = match end < last {
