@@ -10,14 +10,23 @@ use crate::tables::chunk_spans::Queued;
 
 impl ChunkMap {
     /// Mark one more live slice on every slot of `first..=last`, a span
-    /// over several bit words (its idle runs are unlinked after). The
-    /// words inside it that no slice touches yet (a hole reused whole,
-    /// the usual case) are checked and set by one pass each.
+    /// over several bit words (its idle runs unlinked before). The words
+    /// inside it that no slice touches yet (a hole reused whole, the
+    /// usual case) are set by one pass: checked by one more first, unless
+    /// the caller knows (`inner_idle`: they were idle, so untouched).
     #[inline(never)]
-    pub(super) fn cover_words(&mut self, first: u32, last: u32) {
+    pub(super) fn cover_words(&mut self, first: u32, last: u32, inner_idle: bool) {
         let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
         self.cover_word(fw, u64::MAX << (first % 64));
         let inner = fw + 1..lw;
+        if inner_idle {
+            debug_assert!(
+                inner.is_empty() || !self.any_live(fw as u32 * 64 + 64, lw as u32 * 64 - 1)
+            );
+            self.covered_bits[inner].fill(u64::MAX);
+            self.cover_word(lw, u64::MAX >> (63 - last % 64));
+            return;
+        }
         let covered = &self.covered_bits[inner.clone()];
         let touched = covered
             .iter()

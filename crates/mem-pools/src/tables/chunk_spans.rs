@@ -52,14 +52,18 @@ impl ChunkMap {
             }
             return;
         }
-        match first / 64 == last / 64 {
-            true => {
-                let span = u64::MAX >> (63 - (last - first)) << (first % 64);
-                self.cover_word((first / 64) as usize, span);
-            }
-            false => self.cover_words(first, last),
+        if first / 64 == last / 64 {
+            let span = u64::MAX >> (63 - (last - first)) << (first % 64);
+            self.cover_word((first / 64) as usize, span);
+            self.unlink_in_word(first, last);
+            return;
         }
-        self.unlink_idle(first, last);
+        // Over several words, its idle runs are unlinked first (the marks
+        // play no part in that): when one run covers every word between
+        // its end words (a hole reused whole, the usual case), no live
+        // slice touches those, and they are marked with no check.
+        let inner_idle = self.unlink_in_words(first, last);
+        self.cover_words(first, last, inner_idle);
     }
 
     /// Take the idle slots of `first..=last` off the idle list (they stay
@@ -68,15 +72,18 @@ impl ChunkMap {
     pub(crate) fn unlink_idle(&mut self, first: u32, last: u32) {
         match first / 64 == last / 64 {
             true => self.unlink_in_word(first, last),
-            false => self.unlink_in_words(first, last),
+            false => _ = self.unlink_in_words(first, last),
         }
     }
 
     /// The idle runs of `first..=last`, a span over several bit words,
     /// unlinked: the span's idle slots found by idle-bit words, each run's
-    /// end by its chain bits.
+    /// end by its chain bits. Returns whether one run held every slot of
+    /// the words between the end words.
     #[inline(never)]
-    fn unlink_in_words(&mut self, first: u32, last: u32) {
+    fn unlink_in_words(&mut self, first: u32, last: u32) -> bool {
+        let inner = (first / 64 + 1) * 64..=(last / 64) * 64 - 1;
+        let mut inner_idle = false;
         let mut removed = 0;
         let mut s = chunk_bits::next(&self.idle_bits, true, first, last);
         while s <= last {
@@ -92,6 +99,7 @@ impl ChunkMap {
             ];
             chunk_bits::clear_in(columns, s, end);
             removed += u64::from(end - s) + 1;
+            inner_idle |= s <= *inner.start() && end >= *inner.end();
             self.link(older, newer);
             s = match end < last {
                 true => chunk_bits::next(&self.idle_bits, true, end + 1, last),
@@ -99,6 +107,7 @@ impl ChunkMap {
             };
         }
         self.idle_count -= removed;
+        inner_idle
     }
 
     /// The idle runs of `first..=last`, all in one bit word, unlinked
