@@ -39,6 +39,31 @@ pub(crate) fn clear(bits: &mut [u64], first: u32, last: u32) {
     }
 }
 
+/// Set the bits of slots `first..=last` in each of `sets` (all hold
+/// them): the word range and end masks computed once for all (a run
+/// queued idle sets its idle, chain and stamp bits).
+#[inline]
+pub(crate) fn set_in<const N: usize>(sets: [&mut [u64]; N], first: u32, last: u32) {
+    let (lo, hi) = (first as usize / 64, last as usize / 64);
+    let head = u64::MAX << (first % 64);
+    let tail = u64::MAX >> (63 - last % 64);
+    if lo == hi {
+        for bits in sets {
+            bits[lo] |= head & tail;
+        }
+        return;
+    }
+    for bits in sets {
+        let span = &mut bits[lo..=hi];
+        let n = span.len();
+        span[0] |= head;
+        span[n - 1] |= tail;
+        if n > 2 {
+            span[1..n - 1].fill(u64::MAX);
+        }
+    }
+}
+
 /// Clear the bits of slots `first..=last` in each of `sets` (all hold
 /// them): the word range and end masks computed once for all (an idle
 /// run leaving the list clears its idle, chain and stamp bits).

@@ -272,16 +272,28 @@ impl ChunkMap {
     /// previous run. The release splices them after the list's newest.
     #[inline(always)]
     pub(super) fn queue_run(&mut self, a: u32, b: u32, queued: &mut Queued) {
-        self.stamp_run(a, b, queued.stamp);
+        // One stamp for the run, at `a` (`chunk_stamps.rs`): every other
+        // slot shares it, and every slot's newer neighbour is the next
+        // slot but `b`'s.
+        self.stamp[a as usize] = queued.stamp;
         if a / 64 == b / 64 {
-            // One word (a run of up to 64 slots, most of them): two stores.
+            // One word (a run of up to 64 slots, most of them): three stores.
             let w = (a / 64) as usize;
             let run = u64::MAX >> (63 - (b - a)) << (a % 64);
             self.idle_bits[w] |= run;
             self.chain_bits[w] |= run & !(1 << (b % 64));
+            self.stamp_bits[w] |= run & !(1 << (a % 64));
         } else {
-            chunk_bits::set(&mut self.idle_bits, a, b);
-            chunk_bits::set(&mut self.chain_bits, a, b - 1);
+            // The three columns' bits set in one call (masks computed
+            // once), then the two ends' exceptions.
+            let columns = [
+                &mut self.idle_bits[..],
+                &mut self.chain_bits[..],
+                &mut self.stamp_bits[..],
+            ];
+            chunk_bits::set_in(columns, a, b);
+            chunk_bits::put(&mut self.chain_bits, b, false);
+            chunk_bits::put(&mut self.stamp_bits, a, false);
         }
         match queued.tail {
             END => queued.head = a,
