@@ -39,6 +39,72 @@ pub(crate) fn clear(bits: &mut [u64], first: u32, last: u32) {
     }
 }
 
+/// Set the bits of slots `first..=last` in each of `sets` (all hold
+/// them): the word range and end masks computed once for all (a run
+/// queued idle sets its idle, chain and stamp bits).
+#[inline]
+pub(crate) fn set_in<const N: usize>(sets: [&mut [u64]; N], first: u32, last: u32) {
+    let (lo, hi) = (first as usize / 64, last as usize / 64);
+    let head = u64::MAX << (first % 64);
+    let tail = u64::MAX >> (63 - last % 64);
+    if lo == hi {
+        for bits in sets {
+            bits[lo] |= head & tail;
+        }
+        return;
+    }
+    for bits in sets {
+        let span = &mut bits[lo..=hi];
+        let n = span.len();
+        span[0] |= head;
+        span[n - 1] |= tail;
+        if n > 2 {
+            span[1..n - 1].fill(u64::MAX);
+        }
+    }
+}
+
+/// Clear the bits of slots `first..=last` in each of `sets` (all hold
+/// them): the word range and end masks computed once for all (an idle
+/// run leaving the list clears its idle, chain and stamp bits).
+#[inline]
+pub(crate) fn clear_in<const N: usize>(sets: [&mut [u64]; N], first: u32, last: u32) {
+    let (lo, hi) = (first as usize / 64, last as usize / 64);
+    let head = u64::MAX << (first % 64);
+    let tail = u64::MAX >> (63 - last % 64);
+    if lo == hi {
+        for bits in sets {
+            bits[lo] &= !(head & tail);
+        }
+        return;
+    }
+    for bits in sets {
+        let span = &mut bits[lo..=hi];
+        let n = span.len();
+        span[0] &= !head;
+        span[n - 1] &= !tail;
+        if n > 2 {
+            span[1..n - 1].fill(0);
+        }
+    }
+}
+
+/// The index of the first of `words` that is not `flip`: blocks of eight
+/// words passed over with one compare each (a run of 4,096 chained slots
+/// is 64 words), the rest word by word.
+#[inline]
+fn first_not(words: &[u64], flip: u64) -> Option<usize> {
+    let mut skipped = 0;
+    for block in words.chunks_exact(8) {
+        if block.iter().fold(0, |any, &word| any | (word ^ flip)) != 0 {
+            break;
+        }
+        skipped += 8;
+    }
+    let rest = words[skipped..].iter().position(|&word| word != flip);
+    rest.map(|i| skipped + i)
+}
+
 /// The first slot of `from..=last` whose bit is `value`, or `last + 1`
 /// when none is: the words after the first compared whole (a run of
 /// 4,096 slots is 64 compares).
@@ -57,7 +123,7 @@ pub(crate) fn next(bits: &[u64], value: bool, from: u32, last: u32) -> u32 {
     }
     let end = (last as usize / 64 + 1).min(bits.len());
     if w + 1 < end
-        && let Some(i) = bits[w + 1..end].iter().position(|&word| word != flip)
+        && let Some(i) = first_not(&bits[w + 1..end], flip)
     {
         let k = w + 1 + i;
         return (k as u32 * 64 + (bits[k] ^ flip).trailing_zeros()).min(last + 1);

@@ -328,23 +328,35 @@ impl ChunkMap {
 
     /// [`Self::unmapped_in`] of a span over several bit words (out of
     /// line: the one-word case stays inlined into placement).
+    ///
+    /// The words between the end words are checked fully mapped (a
+    /// reused hole, the steady state) by one AND over them, which the
+    /// compiler vectorizes, and counted word by word only when not; the
+    /// end words are masked once each. (A mask, compare and popcount
+    /// check per word was ~17 instructions a word: an 8 GiB span's
+    /// placement cost ~1,080.)
     #[inline(never)]
     fn unmapped_in_words(&self, first: u64, last: u64) -> u64 {
-        let words = self.mapped_bits.len() as u64;
-        // The slots past the map's end, then the holes word by word.
-        let mut unmapped = (last + 1).saturating_sub(first.max(words * 64));
-        for w in first / 64..words.min(last / 64 + 1) {
-            let mut mask = u64::MAX;
-            if w == first / 64 {
-                mask &= u64::MAX << (first % 64);
-            }
-            if w == last / 64 {
-                mask &= u64::MAX >> (63 - last % 64);
-            }
-            let holes = !self.mapped_bits[w as usize] & mask;
-            if holes != 0 {
-                unmapped += u64::from(holes.count_ones());
-            }
+        debug_assert!(first / 64 < last / 64);
+        let bits = &self.mapped_bits;
+        let words = bits.len();
+        // The slots past the map's end.
+        let mut unmapped = (last + 1).saturating_sub(first.max(words as u64 * 64));
+        let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
+        if fw >= words {
+            return unmapped;
+        }
+        let holes = |word: u64, mask: u64| match !word & mask {
+            0 => 0,
+            holes => u64::from(holes.count_ones()),
+        };
+        unmapped += holes(bits[fw], u64::MAX << (first % 64));
+        let inner = &bits[fw + 1..lw.min(words)];
+        if inner.iter().fold(u64::MAX, |all, &word| all & word) != u64::MAX {
+            unmapped += inner.iter().map(|&word| holes(word, u64::MAX)).sum::<u64>();
+        }
+        if lw < words {
+            unmapped += holes(bits[lw], u64::MAX >> (63 - last % 64));
         }
         unmapped
     }

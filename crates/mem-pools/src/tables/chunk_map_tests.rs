@@ -127,12 +127,17 @@ fn a_chunk_of_several_slots_goes_only_once_every_slot_of_it_is_idle() {
 #[test]
 fn unmapped_slots_of_any_span_match_a_slot_by_slot_count() {
     let mut rng = SmallRng::seed_from_u64(7);
-    for _ in 0..50 {
+    for round in 0..80 {
         let mut map = ChunkMap::new(1 << 21);
-        let n = rng.random_range(1..300u32);
+        // Every other map has long chunks: spans fully mapped over many
+        // words (the one-AND check) and spans with a hole deep inside.
+        let (n, chunk, span) = match round % 2 {
+            0 => (rng.random_range(1..300u32), 40, 200),
+            _ => (rng.random_range(600..2_000u32), 900, 1_500),
+        };
         let mut s = 0;
         while s < n {
-            let len = rng.random_range(1..40u32).min(n - s);
+            let len = rng.random_range(1..chunk).min(n - s);
             if rng.random_bool(0.6) {
                 map.set_extent(s, len, Some(ChunkId(u64::from(s))));
             }
@@ -141,7 +146,7 @@ fn unmapped_slots_of_any_span_match_a_slot_by_slot_count() {
         let mapped = |t: u32| map.slots.get(t as usize).is_some_and(|x| x.chunk.is_some());
         for _ in 0..200 {
             let first = rng.random_range(0..n + 140);
-            let last = first + rng.random_range(0..200u32);
+            let last = first + rng.random_range(0..span);
             let want = (first..=last).filter(|&t| !mapped(t)).count() as u64;
             assert_eq!(
                 map.unmapped_in(first..=last),
@@ -156,15 +161,20 @@ fn unmapped_slots_of_any_span_match_a_slot_by_slot_count() {
 #[test]
 fn the_next_mapped_or_unmapped_slot_matches_a_slot_by_slot_search() {
     let mut rng = SmallRng::seed_from_u64(11);
-    for _ in 0..50 {
+    for round in 0..80 {
         let mut map = ChunkMap::new(1 << 21);
-        let n = rng.random_range(1..300u32);
+        // Every other map is long, with long runs: searches that pass
+        // over blocks of eight words whole.
+        let (n, run, span) = match round % 2 {
+            0 => (rng.random_range(1..300u32), 90, 200),
+            _ => (rng.random_range(600..3_000u32), 1_200, 2_000),
+        };
         map.slot(n - 1);
         // Runs mapped where all were unmapped, unmapped where all were
         // mapped: bits set and cleared in runs that cross words.
         for _ in 0..rng.random_range(0..40) {
             let first = rng.random_range(0..n);
-            let len = rng.random_range(1..=(n - first).min(90));
+            let len = rng.random_range(1..=(n - first).min(run));
             match map.unmapped_in(first..=first + len - 1) {
                 0 => map.set_extent(first, len, None),
                 holes if holes == u64::from(len) => {
@@ -176,7 +186,7 @@ fn the_next_mapped_or_unmapped_slot_matches_a_slot_by_slot_search() {
         let mapped = |t: u32| map.slots.get(t as usize).is_some_and(|x| x.chunk.is_some());
         for _ in 0..200 {
             let from = rng.random_range(0..n + 140);
-            let last = from + rng.random_range(0..200u32);
+            let last = from + rng.random_range(0..span);
             for want_mapped in [false, true] {
                 let want = (from..=last)
                     .find(|&t| mapped(t) == want_mapped)

@@ -10,14 +10,23 @@ use crate::tables::chunk_spans::Queued;
 
 impl ChunkMap {
     /// Mark one more live slice on every slot of `first..=last`, a span
-    /// over several bit words (its idle runs are unlinked after). The
-    /// words inside it that no slice touches yet (a hole reused whole,
-    /// the usual case) are checked and set by one pass each.
+    /// over several bit words (its idle runs unlinked before). The words
+    /// inside it that no slice touches yet (a hole reused whole, the
+    /// usual case) are set by one pass: checked by one more first, unless
+    /// the caller knows (`inner_idle`: they were idle, so untouched).
     #[inline(never)]
-    pub(super) fn cover_words(&mut self, first: u32, last: u32) {
+    pub(super) fn cover_words(&mut self, first: u32, last: u32, inner_idle: bool) {
         let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
         self.cover_word(fw, u64::MAX << (first % 64));
         let inner = fw + 1..lw;
+        if inner_idle {
+            debug_assert!(
+                inner.is_empty() || !self.any_live(fw as u32 * 64 + 64, lw as u32 * 64 - 1)
+            );
+            self.covered_bits[inner].fill(u64::MAX);
+            self.cover_word(lw, u64::MAX >> (63 - last % 64));
+            return;
+        }
         let covered = &self.covered_bits[inner.clone()];
         let touched = covered
             .iter()
@@ -50,13 +59,15 @@ impl ChunkMap {
         let freed = self.uncover_word(fw, u64::MAX << (first % 64));
         runs.add_word(self, fw, freed & self.mapped_bits[fw]);
         let inner = fw + 1..lw;
-        let words = self.covered_bits[inner.clone()]
-            .iter()
-            .zip(&self.counted_bits[inner.clone()])
-            .zip(&self.mapped_bits[inner.clone()]);
-        let whole = words.fold(true, |all, ((&covered, &counted), &mapped)| {
-            all & (covered & mapped == u64::MAX) & (counted == 0)
-        });
+        // Two folds, each a plain reduction the compiler vectorizes (one
+        // over a zip of the three columns with two compares per word did
+        // not): all covered and mapped, none counted.
+        let covered = self.covered_bits[inner.clone()].iter();
+        let all = covered
+            .zip(&self.mapped_bits[inner.clone()])
+            .fold(u64::MAX, |all, (&covered, &mapped)| all & covered & mapped);
+        let counted = self.counted_bits[inner.clone()].iter();
+        let whole = all == u64::MAX && counted.fold(0, |any, &word| any | word) == 0;
         if whole && !inner.is_empty() {
             self.covered_bits[inner.clone()].fill(0);
             runs.add(self, inner.start as u32 * 64, inner.end as u32 * 64 - 1);

@@ -52,14 +52,18 @@ impl ChunkMap {
             }
             return;
         }
-        match first / 64 == last / 64 {
-            true => {
-                let span = u64::MAX >> (63 - (last - first)) << (first % 64);
-                self.cover_word((first / 64) as usize, span);
-            }
-            false => self.cover_words(first, last),
+        if first / 64 == last / 64 {
+            let span = u64::MAX >> (63 - (last - first)) << (first % 64);
+            self.cover_word((first / 64) as usize, span);
+            self.unlink_in_word(first, last);
+            return;
         }
-        self.unlink_idle(first, last);
+        // Over several words, its idle runs are unlinked first (the marks
+        // play no part in that): when one run covers every word between
+        // its end words (a hole reused whole, the usual case), no live
+        // slice touches those, and they are marked with no check.
+        let inner_idle = self.unlink_in_words(first, last);
+        self.cover_words(first, last, inner_idle);
     }
 
     /// Take the idle slots of `first..=last` off the idle list (they stay
@@ -68,15 +72,18 @@ impl ChunkMap {
     pub(crate) fn unlink_idle(&mut self, first: u32, last: u32) {
         match first / 64 == last / 64 {
             true => self.unlink_in_word(first, last),
-            false => self.unlink_in_words(first, last),
+            false => _ = self.unlink_in_words(first, last),
         }
     }
 
     /// The idle runs of `first..=last`, a span over several bit words,
     /// unlinked: the span's idle slots found by idle-bit words, each run's
-    /// end by its chain bits.
+    /// end by its chain bits. Returns whether one run held every slot of
+    /// the words between the end words.
     #[inline(never)]
-    fn unlink_in_words(&mut self, first: u32, last: u32) {
+    fn unlink_in_words(&mut self, first: u32, last: u32) -> bool {
+        let inner = (first / 64 + 1) * 64..=(last / 64) * 64 - 1;
+        let mut inner_idle = false;
         let mut removed = 0;
         let mut s = chunk_bits::next(&self.idle_bits, true, first, last);
         while s <= last {
@@ -85,10 +92,14 @@ impl ChunkMap {
             let end = chunk_bits::next(&self.chain_bits, false, s, last).min(last);
             let (older, newer) = (self.older_of(s), self.newer_of(end));
             self.split_stamp_after(end);
-            chunk_bits::clear(&mut self.idle_bits, s, end);
-            chunk_bits::clear(&mut self.chain_bits, s, end);
-            chunk_bits::clear(&mut self.stamp_bits, s, end);
+            let columns = [
+                &mut self.idle_bits[..],
+                &mut self.chain_bits[..],
+                &mut self.stamp_bits[..],
+            ];
+            chunk_bits::clear_in(columns, s, end);
             removed += u64::from(end - s) + 1;
+            inner_idle |= s <= *inner.start() && end >= *inner.end();
             self.link(older, newer);
             s = match end < last {
                 true => chunk_bits::next(&self.idle_bits, true, end + 1, last),
@@ -96,6 +107,7 @@ impl ChunkMap {
             };
         }
         self.idle_count -= removed;
+        inner_idle
     }
 
     /// The idle runs of `first..=last`, all in one bit word, unlinked
@@ -260,16 +272,28 @@ impl ChunkMap {
     /// previous run. The release splices them after the list's newest.
     #[inline(always)]
     pub(super) fn queue_run(&mut self, a: u32, b: u32, queued: &mut Queued) {
-        self.stamp_run(a, b, queued.stamp);
+        // One stamp for the run, at `a` (`chunk_stamps.rs`): every other
+        // slot shares it, and every slot's newer neighbour is the next
+        // slot but `b`'s.
+        self.stamp[a as usize] = queued.stamp;
         if a / 64 == b / 64 {
-            // One word (a run of up to 64 slots, most of them): two stores.
+            // One word (a run of up to 64 slots, most of them): three stores.
             let w = (a / 64) as usize;
             let run = u64::MAX >> (63 - (b - a)) << (a % 64);
             self.idle_bits[w] |= run;
             self.chain_bits[w] |= run & !(1 << (b % 64));
+            self.stamp_bits[w] |= run & !(1 << (a % 64));
         } else {
-            chunk_bits::set(&mut self.idle_bits, a, b);
-            chunk_bits::set(&mut self.chain_bits, a, b - 1);
+            // The three columns' bits set in one call (masks computed
+            // once), then the two ends' exceptions.
+            let columns = [
+                &mut self.idle_bits[..],
+                &mut self.chain_bits[..],
+                &mut self.stamp_bits[..],
+            ];
+            chunk_bits::set_in(columns, a, b);
+            chunk_bits::put(&mut self.chain_bits, b, false);
+            chunk_bits::put(&mut self.stamp_bits, a, false);
         }
         match queued.tail {
             END => queued.head = a,

@@ -187,6 +187,24 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 2 } else { 120 },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    // Spans of many words: claims whose inside words one idle run holds
+    // (marked with no check) or not, and runs whose ends are found past
+    // blocks of eight chain words.
+    #[test]
+    fn spans_of_thousands_of_slots_leave_the_idle_order_of_slot_by_slot_steps(
+        ops in prop::collection::vec((0u8..4, 0..1_600u32, 1u32..=1_400), 1..30),
+    ) {
+        check_against_model(ops, 1_600)?;
+    }
+}
+
 #[test]
 fn a_long_span_is_marked_by_covered_bits_with_counts_only_on_its_shared_ends() {
     let mut map = mapped(4200);

@@ -28,16 +28,6 @@ impl ChunkMap {
         self.stamp[run_head(&self.stamp_bits, s) as usize]
     }
 
-    /// Stamp slots `a..=b`, just queued idle together, with `stamp`: at
-    /// `a` only, the rest marked as sharing it.
-    #[inline(always)]
-    pub(crate) fn stamp_run(&mut self, a: u32, b: u32, stamp: u64) {
-        self.stamp[a as usize] = stamp;
-        if a < b {
-            chunk_bits::set(&mut self.stamp_bits, a + 1, b);
-        }
-    }
-
     /// Slots `a..=end` are leaving the idle list: if the slot after them
     /// shares their stamp, it takes the stamp itself (it heads what is
     /// left of the run). Call before their bits are cleared.
