@@ -3,40 +3,26 @@
 //! chunk or finding a span's unmapped runs costs a step per word, not one
 //! per slot. A slot past the set's end reads as clear.
 
-/// The words of slots `first..=last` with the bits each holds of them:
-/// the first and last words in part, the words between whole (no mask
-/// computed per word: a span of 4,096 slots is 64 words).
-#[inline]
-fn words(bits: &mut [u64], first: u32, last: u32) -> (&mut [u64], u64, u64) {
-    let (lo, hi) = (first as usize / 64, last as usize / 64);
-    let head = u64::MAX << (first % 64);
-    let tail = u64::MAX >> (63 - last % 64);
-    match lo == hi {
-        true => (&mut bits[lo..=hi], head & tail, head & tail),
-        false => (&mut bits[lo..=hi], head, tail),
-    }
-}
-
 /// Set the bits of slots `first..=last` (all within the set).
+#[inline]
 pub(crate) fn set(bits: &mut [u64], first: u32, last: u32) {
-    let (span, head, tail) = words(bits, first, last);
-    let n = span.len();
-    span[0] |= head;
-    span[n - 1] |= tail;
-    if n > 2 {
-        span[1..n - 1].fill(u64::MAX);
-    }
+    set_in([bits], first, last);
 }
 
 /// Clear the bits of slots `first..=last` (all within the set).
+#[inline]
 pub(crate) fn clear(bits: &mut [u64], first: u32, last: u32) {
-    let (span, head, tail) = words(bits, first, last);
-    let n = span.len();
-    span[0] &= !head;
-    span[n - 1] &= !tail;
-    if n > 2 {
-        span[1..n - 1].fill(0);
-    }
+    clear_in([bits], first, last);
+}
+
+/// The words of slots `first..=last` (first and last index) and the bits
+/// the first and the last hold of them; the words between hold them all
+/// (no mask computed per word: a span of 4,096 slots is 64 words).
+#[inline]
+fn masks(first: u32, last: u32) -> (usize, usize, u64, u64) {
+    let head = u64::MAX << (first % 64);
+    let tail = u64::MAX >> (63 - last % 64);
+    (first as usize / 64, last as usize / 64, head, tail)
 }
 
 /// Set the bits of slots `first..=last` in each of `sets` (all hold
@@ -44,9 +30,7 @@ pub(crate) fn clear(bits: &mut [u64], first: u32, last: u32) {
 /// queued idle sets its idle, chain and stamp bits).
 #[inline]
 pub(crate) fn set_in<const N: usize>(sets: [&mut [u64]; N], first: u32, last: u32) {
-    let (lo, hi) = (first as usize / 64, last as usize / 64);
-    let head = u64::MAX << (first % 64);
-    let tail = u64::MAX >> (63 - last % 64);
+    let (lo, hi, head, tail) = masks(first, last);
     if lo == hi {
         for bits in sets {
             bits[lo] |= head & tail;
@@ -69,9 +53,7 @@ pub(crate) fn set_in<const N: usize>(sets: [&mut [u64]; N], first: u32, last: u3
 /// run leaving the list clears its idle, chain and stamp bits).
 #[inline]
 pub(crate) fn clear_in<const N: usize>(sets: [&mut [u64]; N], first: u32, last: u32) {
-    let (lo, hi) = (first as usize / 64, last as usize / 64);
-    let head = u64::MAX << (first % 64);
-    let tail = u64::MAX >> (63 - last % 64);
+    let (lo, hi, head, tail) = masks(first, last);
     if lo == hi {
         for bits in sets {
             bits[lo] &= !(head & tail);
