@@ -8,7 +8,8 @@
 //! lazy deletion, compacted once stale entries outnumbered idle slots: a
 //! 3 GiB slice freed and reused pushed 1536 entries and ran the compaction
 //! check per slot — 12.5 % of the instructions of a `training` replay.)
-//! Whole spans are claimed and released in `chunk_spans.rs`.
+//! Whole spans are claimed in `chunk_spans.rs` and released in
+//! `chunk_span_release.rs`.
 
 use std::ops::RangeInclusive;
 
@@ -20,6 +21,38 @@ use crate::tables::chunk_map::{ChunkMap, END};
 pub(crate) const MOVE_PROBE: usize = 64;
 
 impl ChunkMap {
+    /// The newer neighbour of idle slot `s` in the idle list.
+    #[inline]
+    pub(crate) fn newer_of(&self, s: u32) -> u32 {
+        match chunk_bits::get(&self.chain_bits, s) {
+            true => s + 1,
+            false => self.newer[s as usize],
+        }
+    }
+
+    /// The older neighbour of idle slot `s` in the idle list.
+    #[inline]
+    pub(crate) fn older_of(&self, s: u32) -> u32 {
+        match s > 0 && chunk_bits::get(&self.chain_bits, s - 1) {
+            true => s - 1,
+            false => self.older[s as usize],
+        }
+    }
+
+    /// Make `newer` the newer neighbour of idle slot `s`, its chain bit
+    /// in step.
+    #[inline]
+    pub(crate) fn set_newer(&mut self, s: u32, newer: u32) {
+        self.newer[s as usize] = newer;
+        chunk_bits::put(&mut self.chain_bits, s, newer == s.wrapping_add(1));
+    }
+
+    /// Whether slot `s` is idle (a slot past the map's end is not).
+    #[inline]
+    pub(crate) fn is_idle(&self, s: u32) -> bool {
+        chunk_bits::get(&self.idle_bits, s)
+    }
+
     /// Mark mapped slot `s`, touched by no live slice, idle (newest).
     #[inline]
     pub(crate) fn queue_idle(&mut self, s: u32) {

@@ -6,7 +6,7 @@
 //! [`ChunkMap::claim_span`] / [`ChunkMap::release_span`] a 64-slot word
 //! at a time (`chunk_live.rs`: a slot inside a slice carries no count of
 //! its own), and a mapped bit per slot lets a span be checked or weighed
-//! 64 slots per popcount.
+//! 64 slots per popcount (`chunk_mapped.rs`).
 
 use mem_storage::ChunkId;
 
@@ -223,13 +223,6 @@ impl ChunkMap {
         }
     }
 
-    /// The first slot of `from..=last` that has a chunk (`mapped`) or has
-    /// none (`!mapped`), or `last + 1`: a span's runs of unmapped slots
-    /// found a mapped-bit word at a time (`chunks.rs`).
-    pub(crate) fn next_slot(&self, mapped: bool, from: u32, last: u32) -> u32 {
-        chunk_bits::next(&self.mapped_bits, mapped, from, last)
-    }
-
     /// The chunk over mapped slot `s`: its first slot and how many it covers.
     pub(crate) fn extent(&self, s: u32) -> (u32, u32) {
         let head = self.slots[s as usize].head;
@@ -266,99 +259,6 @@ impl ChunkMap {
             heads &= heads - 1;
         }
         first <= self.completed
-    }
-
-    /// The newer neighbour of idle slot `s` in the idle list.
-    #[inline]
-    pub(crate) fn newer_of(&self, s: u32) -> u32 {
-        match chunk_bits::get(&self.chain_bits, s) {
-            true => s + 1,
-            false => self.newer[s as usize],
-        }
-    }
-
-    /// The older neighbour of idle slot `s` in the idle list.
-    #[inline]
-    pub(crate) fn older_of(&self, s: u32) -> u32 {
-        match s > 0 && chunk_bits::get(&self.chain_bits, s - 1) {
-            true => s - 1,
-            false => self.older[s as usize],
-        }
-    }
-
-    /// Make `newer` the newer neighbour of idle slot `s`, its chain bit
-    /// in step.
-    #[inline]
-    pub(crate) fn set_newer(&mut self, s: u32, newer: u32) {
-        self.newer[s as usize] = newer;
-        chunk_bits::put(&mut self.chain_bits, s, newer == s.wrapping_add(1));
-    }
-
-    /// Whether slot `s` is idle (a slot past the map's end is not).
-    #[inline]
-    pub(crate) fn is_idle(&self, s: u32) -> bool {
-        chunk_bits::get(&self.idle_bits, s)
-    }
-
-    /// Slots of `span` with no chunk (slots past the map's end included).
-    #[inline]
-    pub(crate) fn unmapped_in(&self, span: std::ops::RangeInclusive<u32>) -> u64 {
-        if span.is_empty() {
-            return 0;
-        }
-        let (first, last) = (u64::from(*span.start()), u64::from(*span.end()));
-        let word = |w: u64| self.mapped_bits.get(w as usize).copied().unwrap_or(0);
-        if first / 64 == last / 64 {
-            // Most slices: one word (a slice of up to 64 chunks often is).
-            // Its unmapped bits, counted only when there are any: the
-            // popcount is ~20 instructions on this target (no POPCNT in the
-            // baseline), and a fully mapped span (a reused hole, the steady
-            // state) needs none.
-            let mask = (u64::MAX << (first % 64)) & (u64::MAX >> (63 - last % 64));
-            let holes = !word(first / 64) & mask;
-            return match holes {
-                0 => 0,
-                holes => u64::from(holes.count_ones()),
-            };
-        }
-        // Its unmapped bits, word by word: a word fully mapped (most of a
-        // reused hole) costs a compare, no popcount.
-        self.unmapped_in_words(first, last)
-    }
-
-    /// [`Self::unmapped_in`] of a span over several bit words (out of
-    /// line: the one-word case stays inlined into placement).
-    ///
-    /// The words between the end words are checked fully mapped (a
-    /// reused hole, the steady state) by one AND over them, which the
-    /// compiler vectorizes, and counted word by word only when not; the
-    /// end words are masked once each. (A mask, compare and popcount
-    /// check per word was ~17 instructions a word: an 8 GiB span's
-    /// placement cost ~1,080.)
-    #[inline(never)]
-    fn unmapped_in_words(&self, first: u64, last: u64) -> u64 {
-        debug_assert!(first / 64 < last / 64);
-        let bits = &self.mapped_bits;
-        let words = bits.len();
-        // The slots past the map's end.
-        let mut unmapped = (last + 1).saturating_sub(first.max(words as u64 * 64));
-        let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
-        if fw >= words {
-            return unmapped;
-        }
-        let holes = |word: u64, mask: u64| match !word & mask {
-            0 => 0,
-            holes => u64::from(holes.count_ones()),
-        };
-        unmapped += holes(bits[fw], u64::MAX << (first % 64));
-        let inner = &bits[fw + 1..lw.min(words)];
-        if inner.iter().fold(u64::MAX, |all, &word| all & word) != u64::MAX {
-            unmapped += inner.iter().map(|&word| holes(word, u64::MAX)).sum::<u64>();
-        }
-        if lw < words {
-            unmapped += holes(bits[lw], u64::MAX >> (63 - last % 64));
-        }
-        unmapped
     }
 
     /// Count one more live slice on slot `s` (no longer idle; lazily

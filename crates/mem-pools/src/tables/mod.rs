@@ -9,6 +9,8 @@ pub(crate) mod chunk_bits;
 pub(crate) mod chunk_idle;
 pub(crate) mod chunk_live;
 pub(crate) mod chunk_map;
+pub(crate) mod chunk_mapped;
+pub(crate) mod chunk_span_release;
 pub(crate) mod chunk_span_words;
 pub(crate) mod chunk_spans;
 pub(crate) mod chunk_stamps;
