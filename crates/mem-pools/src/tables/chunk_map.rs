@@ -251,14 +251,8 @@ impl ChunkMap {
             0 => self.stamp[head as usize],
             _ => self.stamp_of(head),
         };
-        let mut heads = !self.stamp_bits[w] & span & !(1 << bit);
-        while heads != 0 {
-            if self.stamp[w * 64 + heads.trailing_zeros() as usize] > self.completed {
-                return false;
-            }
-            heads &= heads - 1;
-        }
-        first <= self.completed
+        let heads = !self.stamp_bits[w] & span & !(1 << bit);
+        first <= self.completed && !self.heads_pending(w as u32, heads)
     }
 
     /// Count one more live slice on slot `s` (no longer idle; lazily

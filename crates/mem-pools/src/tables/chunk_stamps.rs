@@ -51,8 +51,7 @@ impl ChunkMap {
     /// of `first..=last` (all idle) went idle: one compare per stamp run,
     /// found a word of bits at a time.
     pub(crate) fn stamps_done(&self, first: u32, last: u32) -> bool {
-        let completed = self.completed;
-        if self.stamp_of(first) > completed {
+        if self.stamp_of(first) > self.completed {
             return false;
         }
         // The run heads after `first`.
@@ -63,27 +62,27 @@ impl ChunkMap {
         if from / 64 == last / 64 {
             // Most chunks: one word, usually one run (no head after `first`).
             let span = u64::MAX >> (63 - (last - from)) << (from % 64);
-            let mut heads = !self.stamp_bits[(from / 64) as usize] & span;
-            while heads != 0 {
-                let s = from & !63 | heads.trailing_zeros();
-                if self.stamp[s as usize] > completed {
-                    return false;
-                }
-                heads &= heads - 1;
-            }
-            return true;
+            let heads = !self.stamp_bits[(from / 64) as usize] & span;
+            return !self.heads_pending(from / 64, heads);
         }
         (from / 64..=last / 64).all(|w| {
-            let mut heads = !self.stamp_bits[w as usize] & word_mask(w, from, last);
-            while heads != 0 {
-                let s = w * 64 + heads.trailing_zeros();
-                if self.stamp[s as usize] > completed {
-                    return false;
-                }
-                heads &= heads - 1;
-            }
-            true
+            let heads = !self.stamp_bits[w as usize] & word_mask(w, from, last);
+            !self.heads_pending(w, heads)
         })
+    }
+
+    /// Whether a stamp run headed at one of `heads` (bits of word `w`)
+    /// went idle after the work the stream has completed.
+    #[inline]
+    pub(crate) fn heads_pending(&self, w: u32, mut heads: u64) -> bool {
+        while heads != 0 {
+            let s = w * 64 + heads.trailing_zeros();
+            if self.stamp[s as usize] > self.completed {
+                return true;
+            }
+            heads &= heads - 1;
+        }
+        false
     }
 
     /// Whether an idle slot waits for work the stream has not completed
@@ -91,17 +90,9 @@ impl ChunkMap {
     /// per stamp run.
     pub(crate) fn idle_waiting(&self) -> bool {
         let words = self.idle_bits.iter().zip(&self.stamp_bits);
-        (0u32..).zip(words).any(|(w, (&idle, &same))| {
-            let mut heads = idle & !same;
-            while heads != 0 {
-                let s = w * 64 + heads.trailing_zeros();
-                if self.stamp[s as usize] > self.completed {
-                    return true;
-                }
-                heads &= heads - 1;
-            }
-            false
-        })
+        (0u32..)
+            .zip(words)
+            .any(|(w, (&idle, &same))| self.heads_pending(w, idle & !same))
     }
 }
 
