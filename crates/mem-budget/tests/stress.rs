@@ -10,13 +10,17 @@ const THREADS: usize = 4;
 const ROUNDS: usize = 2000;
 
 /// Run `work` on `THREADS` threads while an observer checks `observe() ≤ limit`
-/// as often as it can; returns the number of observations.
+/// as often as it can; returns the number of observations. The workers
+/// start once the observer is watching: on a loaded machine with few cores
+/// they could otherwise finish before it is first scheduled, and the race
+/// would go unobserved.
 fn race(
     limit: u64,
     observe: impl Fn() -> u64 + Send + Sync,
     work: impl Fn(usize) + Send + Sync,
 ) -> u64 {
     let done = AtomicBool::new(false);
+    let watching = AtomicBool::new(false);
     let start = Barrier::new(THREADS + 1);
     thread::scope(|s| {
         let observer = s.spawn(|| {
@@ -24,6 +28,8 @@ fn race(
             let mut seen = 0u64;
             while !done.load(Ordering::Acquire) {
                 let now = observe();
+                // Before the check: a failed one must not leave the workers waiting.
+                watching.store(true, Ordering::Release);
                 assert!(
                     now <= limit,
                     "observed {now} bytes claimed against a limit of {limit}"
@@ -34,9 +40,12 @@ fn race(
         });
         let workers: Vec<_> = (0..THREADS)
             .map(|t| {
-                let (start, work) = (&start, &work);
+                let (start, work, watching) = (&start, &work, &watching);
                 s.spawn(move || {
                     start.wait();
+                    while !watching.load(Ordering::Acquire) {
+                        thread::yield_now();
+                    }
                     work(t);
                 })
             })
