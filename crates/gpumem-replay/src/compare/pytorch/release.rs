@@ -65,7 +65,8 @@ impl CachingAllocator {
                     .collect()
             }
         };
-        self.meter.charge(DriverCall::DeviceSynchronize, 0);
+        // No wait of its own: each `cudaFree` synchronizes the device
+        // (charged per segment in `release_segment`).
         let freed: u64 = victims
             .into_iter()
             .filter(|&(_, _, _, addr)| self.release_segment(addr))
@@ -85,7 +86,12 @@ impl CachingAllocator {
             self.unmap_free_pages();
             return;
         }
-        self.meter.charge(DriverCall::DeviceSynchronize, 0);
+        // `release_cached_blocks` first waits on the events of blocks used
+        // by other streams (`synchronize_and_free_events`); the model
+        // records no such uses, so that wait is empty. Each `cudaFree`
+        // then synchronizes the device (charged per segment in
+        // `release_segment`): a release that frees nothing waits for
+        // nothing.
         let free: Vec<u64> = self.free.iter().map(|&(_, _, _, addr)| addr).collect();
         for addr in free {
             self.release_segment(addr);

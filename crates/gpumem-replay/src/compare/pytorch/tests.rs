@@ -153,6 +153,24 @@ fn out_of_memory_frees_whole_cached_segments_and_retries() {
 }
 
 #[test]
+fn emptying_the_cache_waits_for_the_device_once_per_freed_segment_and_not_at_all_with_none() {
+    // `release_cached_blocks` makes no device-wide wait of its own; each
+    // `cudaFree` synchronizes the device.
+    let mut m = model(Policy::default(), GIB);
+    let held = m.malloc(4 * MIB, 0).unwrap();
+    m.release_cached();
+    assert_eq!(m.driver_time().calls(DriverCall::DeviceSynchronize), 0);
+    let a = m.malloc(30 * MIB, 0).unwrap();
+    let b = m.malloc(30 * MIB, 1).unwrap();
+    m.free(a).unwrap();
+    m.free(b).unwrap();
+    m.free(held).unwrap();
+    m.release_cached();
+    assert_eq!(m.calls().cuda_frees, 3);
+    assert_eq!(m.driver_time().calls(DriverCall::DeviceSynchronize), 3);
+}
+
+#[test]
 fn a_split_segment_is_not_released_while_part_of_it_is_live() {
     let mut m = model(Policy::default(), 40 * MIB);
     let _held = m.malloc(4 * MIB, 0).unwrap();
@@ -215,4 +233,6 @@ fn with_max_split_size_out_of_memory_first_frees_only_oversize_blocks() {
     m.malloc(60 * MIB, 0).unwrap();
     assert_eq!(m.calls().cuda_frees, 2);
     assert_eq!(m.reserved_bytes(), 80 * MIB);
+    // A wait per `cudaFree`, none for the retry itself.
+    assert_eq!(m.driver_time().calls(DriverCall::DeviceSynchronize), 2);
 }
