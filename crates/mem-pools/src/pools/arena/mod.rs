@@ -11,6 +11,8 @@ pub(crate) mod chunks;
 pub(crate) mod place;
 pub(crate) mod run_cover;
 pub(crate) mod shed_learn;
+#[cfg(test)]
+mod shed_learn_tests;
 pub(crate) mod sleep;
 pub(crate) mod state;
 pub(crate) mod stream_order;

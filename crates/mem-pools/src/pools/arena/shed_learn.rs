@@ -92,6 +92,16 @@ impl ShedLearner {
         self.recreated.saturating_mul(KEEP_RATIO) > self.reserved
     }
 
+    /// A learner that skips sheds (re-creation as high as it counts).
+    #[cfg(test)]
+    pub(crate) fn keeping() -> Self {
+        Self {
+            released: 0,
+            recreated: u64::MAX / KEEP_RATIO,
+            reserved: 1,
+        }
+    }
+
     /// Forget what was learned (a create was refused: memory is short, so
     /// shedding pays whatever it costs).
     pub(crate) fn forget(&mut self) {
