@@ -86,9 +86,16 @@ impl<C> DropQueue<C> {
 
     /// Whether anything may be waiting (a hint; exact for pushes that
     /// happened before this call).
+    #[inline]
     pub(crate) fn has_pending(&self) -> bool {
         let cells = self.cells.load(Ordering::Relaxed);
         (!cells.is_null() && cells != closed()) || self.any.load(Ordering::Acquire)
+    }
+
+    /// Whether records may be pending (a hint, like [`Self::has_pending`]).
+    #[inline]
+    pub(crate) fn has_records(&self) -> bool {
+        self.any.load(Ordering::Acquire)
     }
 
     /// Move every pending record into `batch`, leaving `batch`'s old buffer
@@ -142,6 +149,7 @@ impl<C: Linked> DropQueue<C> {
     /// Take every pushed cell, oldest first (the stack reversed, so frees
     /// are processed in the order they happened, as a FIFO queue would).
     /// The caller owns the returned list (linked through the cells).
+    #[inline]
     pub(crate) fn take_cells(&self) -> *mut C {
         if self.cells.load(Ordering::Relaxed).is_null() {
             return ptr::null_mut();
