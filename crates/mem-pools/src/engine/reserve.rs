@@ -23,6 +23,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// storage's `mem_info` says it fits only then; a storage that refuses
     /// it anyway (a fault, another stream taking the room) finds them given
     /// back, as a cleanup would have — the one change an error leaves.
+    #[inline]
     pub(crate) fn reserve_handle(&mut self, size: u64) -> Result<ManagedMemoryHandle, IoError> {
         self.drain();
         if self.core.arenas.asleep.is_some() {

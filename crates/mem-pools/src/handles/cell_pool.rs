@@ -50,6 +50,7 @@ impl CellPool {
     }
 
     /// A cell with one holder, reused when the pool has one.
+    #[inline]
     pub(crate) fn make(
         &mut self,
         key: SlotKey,
