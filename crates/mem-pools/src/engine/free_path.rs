@@ -41,27 +41,33 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         // first) and frees them in that order; each cell is kept for reuse
         // as its record is read, before its slot is released, and nothing
         // below makes a handle or follows a slot to its cell.
-        while self.cells.has_pending() {
-            let records = if self.cells.has_records() {
-                let mut batch = std::mem::take(&mut self.drained);
-                self.cells.take_records(&mut batch);
-                Some(batch)
-            } else {
-                None
-            };
+        loop {
+            // Raw pins' records (rare) land in `drained`, kept between rounds.
+            self.cells.take_records(&mut self.drained);
             let mut cells = self.cells.take_cells();
             self.refresh_submitted();
-            if let Some(mut batch) = records {
-                for dropped in batch.drain(..) {
-                    self.apply_drop(dropped, release);
-                }
-                recycle(&mut batch);
-                self.drained = batch;
+            if !self.drained.is_empty() {
+                self.apply_records(release);
             }
             while let Some(dropped) = self.cells.next_taken(&mut cells) {
                 self.apply_drop(dropped, release);
             }
+            if !self.cells.has_pending() {
+                break;
+            }
         }
+    }
+
+    /// The raw pins' records a round took, in order.
+    #[cold]
+    #[inline(never)]
+    fn apply_records(&mut self, release: bool) {
+        let mut batch = std::mem::take(&mut self.drained);
+        for dropped in batch.drain(..) {
+            self.apply_drop(dropped, release);
+        }
+        recycle(&mut batch);
+        self.drained = batch;
     }
 
     /// One drained record: unpin, unraw, or free the slot's slice (a key

@@ -152,13 +152,6 @@ impl CellPool {
         self.queue.take_records(out);
     }
 
-    /// Whether raw pins' records may be pending (a hint, like
-    /// [`Self::has_pending`]).
-    #[inline]
-    pub(crate) fn has_records(&self) -> bool {
-        self.queue.has_records()
-    }
-
     /// Take every cell whose last holder ended, oldest first. The pool owns
     /// them from now on; [`Self::next_taken`] hands out their records one
     /// at a time and keeps each cell for reuse. Pass the list to it until

@@ -92,12 +92,6 @@ impl<C> DropQueue<C> {
         (!cells.is_null() && cells != closed()) || self.any.load(Ordering::Acquire)
     }
 
-    /// Whether records may be pending (a hint, like [`Self::has_pending`]).
-    #[inline]
-    pub(crate) fn has_records(&self) -> bool {
-        self.any.load(Ordering::Acquire)
-    }
-
     /// Move every pending record into `batch`, leaving `batch`'s old buffer
     /// behind for the next pushes: one lock, a swap — or nothing at all
     /// when no record is pending.
