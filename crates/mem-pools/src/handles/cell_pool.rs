@@ -57,32 +57,44 @@ impl CellPool {
         size: u64,
         pinning: Option<ManagedMemoryHandle>,
     ) -> NonNull<Cell> {
-        match self.spare.pop() {
-            Some(cell) => {
-                // SAFETY: a spare cell is the pool's alone (count zero, on
-                // no list) and live; the writes finish before any holder
-                // exists, and handing the handle to another thread orders
-                // them before that thread's reads.
-                unsafe {
-                    let c = &mut *cell.as_ptr();
-                    c.count.store(1, Ordering::Relaxed);
-                    c.key = key;
-                    c.size.store(size, Ordering::Relaxed);
-                    c.pinning = pinning;
-                    c.next = ptr::null_mut();
-                }
-                cell
-            }
-            None => NonNull::from(Box::leak(Box::new(Cell {
-                count: AtomicUsize::new(1),
-                manager: self.manager,
-                key,
-                size: AtomicU64::new(size),
-                pinning,
-                queue: Arc::clone(&self.queue),
-                next: ptr::null_mut(),
-            }))),
+        let Some(cell) = self.spare.pop() else {
+            return self.make_new(key, size, pinning);
+        };
+        // SAFETY: a spare cell is the pool's alone (count zero, on no list)
+        // and live; the writes finish before any holder exists, and handing
+        // the handle to another thread orders them before that thread's
+        // reads. Its `pinning` is `None` (`next_taken` took it out), so
+        // writing over it drops nothing.
+        unsafe {
+            let c = &mut *cell.as_ptr();
+            debug_assert!(c.pinning.is_none());
+            c.count.store(1, Ordering::Relaxed);
+            c.key = key;
+            c.size.store(size, Ordering::Relaxed);
+            ptr::write(&mut c.pinning, pinning);
+            c.next = ptr::null_mut();
         }
+        cell
+    }
+
+    /// A fresh cell (no spare one left), off the reuse path.
+    #[cold]
+    #[inline(never)]
+    fn make_new(
+        &mut self,
+        key: SlotKey,
+        size: u64,
+        pinning: Option<ManagedMemoryHandle>,
+    ) -> NonNull<Cell> {
+        NonNull::from(Box::leak(Box::new(Cell {
+            count: AtomicUsize::new(1),
+            manager: self.manager,
+            key,
+            size: AtomicU64::new(size),
+            pinning,
+            queue: Arc::clone(&self.queue),
+            next: ptr::null_mut(),
+        })))
     }
 
     /// The slot key of every allocation whose last handle dropped since the
