@@ -30,9 +30,26 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         self.settle();
     }
 
+    /// [`Self::drain`] on the reserve path: the rounds inlined there too,
+    /// since a reservation after a free (every other call of a steady
+    /// alloc/free mix) drains.
+    #[inline(always)]
+    pub(crate) fn drain_here(&mut self) {
+        if self.cells.has_pending() {
+            self.drain_rounds();
+        }
+        self.settle();
+    }
+
     /// [`Self::drain`] when something was dropped.
     #[inline(never)]
     fn drain_pending(&mut self) {
+        self.drain_rounds();
+    }
+
+    /// Every round of a drain that found something dropped.
+    #[inline(always)]
+    fn drain_rounds(&mut self) {
         let release = self.capture.is_none();
         // Records pushed while a round is processed (another thread's drops,
         // or a pin's allocation released by its cell's reuse) are taken by

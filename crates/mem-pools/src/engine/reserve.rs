@@ -25,7 +25,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// back, as a cleanup would have — the one change an error leaves.
     #[inline]
     pub(crate) fn reserve_handle(&mut self, size: u64) -> Result<ManagedMemoryHandle, IoError> {
-        self.drain();
+        self.drain_here();
         if self.core.arenas.asleep.is_some() {
             return Err(IoError::Asleep {
                 operation: "reserve",
