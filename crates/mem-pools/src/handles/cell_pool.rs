@@ -148,7 +148,7 @@ impl CellPool {
     /// unpin, as it must be. (The engine's drain takes the two lanes
     /// itself, [`Self::take_records`] then [`Self::take_cells`], and frees
     /// each cell's slot as it goes, with no batch in between.)
-    #[cfg(any(test, loom))]
+    #[cfg(test)]
     pub(crate) fn take(&mut self, out: &mut Vec<Dropped>) {
         self.take_records(out);
         let mut cells = self.take_cells();
