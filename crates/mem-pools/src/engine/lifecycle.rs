@@ -147,6 +147,8 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             .map(Pool::from_spec)
             .collect();
         self.core.tables.max_page = properties.effective_max_page();
+        // New pools, new aging checks: find the first due at the next call.
+        self.age_due = 0;
         self.properties = *properties;
         self.config = config;
         self.epoch += 1;

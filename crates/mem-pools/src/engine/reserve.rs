@@ -23,8 +23,9 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// storage's `mem_info` says it fits only then; a storage that refuses
     /// it anyway (a fault, another stream taking the room) finds them given
     /// back, as a cleanup would have — the one change an error leaves.
+    #[inline]
     pub(crate) fn reserve_handle(&mut self, size: u64) -> Result<ManagedMemoryHandle, IoError> {
-        self.drain();
+        self.drain_here();
         if self.core.arenas.asleep.is_some() {
             return Err(IoError::Asleep {
                 operation: "reserve",

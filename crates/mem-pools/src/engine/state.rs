@@ -40,6 +40,10 @@ pub struct MemoryManagement<Storage> {
     pub(crate) epoch: u64,
     /// `stats.storage_frees` at the last storage flush.
     pub(crate) flushed_frees: u64,
+    /// The clock at which the next exclusive pool's aging check is due (the
+    /// least `next_age_check` of the pools with a period; 0: look again,
+    /// as after `install_pools`).
+    pub(crate) age_due: u64,
     /// The stream's live submit counter, when the runtime shares it
     /// ([`MemoryManagement::set_submit_cursor`]).
     pub(crate) submit_cursor: Option<Arc<AtomicU64>>,
@@ -94,6 +98,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             capture: None,
             epoch: 0,
             flushed_frees: 0,
+            age_due: 0,
             submit_cursor: None,
         }
     }

@@ -11,6 +11,11 @@ use crate::handles::handle_cell::ManagedMemoryHandle;
 use crate::handles::keys::{DropKind, Dropped, SlotKey};
 use crate::handles::sync::{Arc, AtomicU64, AtomicUsize, Ordering};
 
+/// Cells taken off the drop queue and not yet handed out by
+/// [`CellPool::next_taken`], oldest first, linked through their `next`.
+#[must_use]
+pub(crate) struct TakenCells(*mut Cell);
+
 /// Cells a pool keeps for reuse; more than this (after a burst of frees)
 /// are freed.
 const KEPT_CELLS: usize = 4096;
@@ -45,38 +50,51 @@ impl CellPool {
     }
 
     /// A cell with one holder, reused when the pool has one.
+    #[inline]
     pub(crate) fn make(
         &mut self,
         key: SlotKey,
         size: u64,
         pinning: Option<ManagedMemoryHandle>,
     ) -> NonNull<Cell> {
-        match self.spare.pop() {
-            Some(cell) => {
-                // SAFETY: a spare cell is the pool's alone (count zero, on
-                // no list) and live; the writes finish before any holder
-                // exists, and handing the handle to another thread orders
-                // them before that thread's reads.
-                unsafe {
-                    let c = &mut *cell.as_ptr();
-                    c.count.store(1, Ordering::Relaxed);
-                    c.key = key;
-                    c.size.store(size, Ordering::Relaxed);
-                    c.pinning = pinning;
-                    c.next = ptr::null_mut();
-                }
-                cell
-            }
-            None => NonNull::from(Box::leak(Box::new(Cell {
-                count: AtomicUsize::new(1),
-                manager: self.manager,
-                key,
-                size: AtomicU64::new(size),
-                pinning,
-                queue: Arc::clone(&self.queue),
-                next: ptr::null_mut(),
-            }))),
+        let Some(cell) = self.spare.pop() else {
+            return self.make_new(key, size, pinning);
+        };
+        // SAFETY: a spare cell is the pool's alone (count zero, on no list)
+        // and live; the writes finish before any holder exists, and handing
+        // the handle to another thread orders them before that thread's
+        // reads. Its `pinning` is `None` (`next_taken` took it out), so
+        // writing over it drops nothing.
+        unsafe {
+            let c = &mut *cell.as_ptr();
+            debug_assert!(c.pinning.is_none());
+            c.count.store(1, Ordering::Relaxed);
+            c.key = key;
+            c.size.store(size, Ordering::Relaxed);
+            ptr::write(&mut c.pinning, pinning);
+            c.next = ptr::null_mut();
         }
+        cell
+    }
+
+    /// A fresh cell (no spare one left), off the reuse path.
+    #[cold]
+    #[inline(never)]
+    fn make_new(
+        &mut self,
+        key: SlotKey,
+        size: u64,
+        pinning: Option<ManagedMemoryHandle>,
+    ) -> NonNull<Cell> {
+        NonNull::from(Box::leak(Box::new(Cell {
+            count: AtomicUsize::new(1),
+            manager: self.manager,
+            key,
+            size: AtomicU64::new(size),
+            pinning,
+            queue: Arc::clone(&self.queue),
+            next: ptr::null_mut(),
+        })))
     }
 
     /// The slot key of every allocation whose last handle dropped since the
@@ -118,6 +136,7 @@ impl CellPool {
     }
 
     /// Whether any holder ended since the last drain (a hint).
+    #[inline]
     pub(crate) fn has_pending(&self) -> bool {
         self.queue.has_pending()
     }
@@ -126,29 +145,60 @@ impl CellPool {
     /// pins' records first), and keep their cells for reuse. A pin cell's
     /// allocation handle is dropped here, so the allocation's own free (if
     /// that was its last holder) is taken by the next round: after the
-    /// unpin, as it must be.
+    /// unpin, as it must be. (The engine's drain takes the two lanes
+    /// itself, [`Self::take_records`] then [`Self::take_cells`], and frees
+    /// each cell's slot as it goes, with no batch in between.)
+    #[cfg(test)]
     pub(crate) fn take(&mut self, out: &mut Vec<Dropped>) {
-        self.queue.take_records(out);
-        let mut cell = self.queue.take_cells();
-        while let Some(c) = NonNull::new(cell) {
-            // SAFETY: `take_cells` gave the pool the whole list; each cell
-            // is live and owned by it alone (count zero).
-            let (key, pinning, next) = unsafe {
-                let c = &mut *c.as_ptr();
-                (c.key, c.pinning.take(), c.next)
-            };
-            let kind = match pinning {
-                Some(_) => DropKind::Unpin,
-                None => DropKind::Free,
-            };
-            out.push(Dropped { key, kind });
-            drop(pinning);
-            self.keep(c);
-            cell = next;
+        self.take_records(out);
+        let mut cells = self.take_cells();
+        while let Some(dropped) = self.next_taken(&mut cells) {
+            out.push(dropped);
         }
     }
 
+    /// Move the pending raw pins' records into `out` (one flag read when
+    /// there are none).
+    #[inline]
+    pub(crate) fn take_records(&self, out: &mut Vec<Dropped>) {
+        self.queue.take_records(out);
+    }
+
+    /// Take every cell whose last holder ended, oldest first. The pool owns
+    /// them from now on; [`Self::next_taken`] hands out their records one
+    /// at a time and keeps each cell for reuse. Pass the list to it until
+    /// it returns `None` (a cell left on it would leak, never be reused
+    /// early).
+    #[inline]
+    pub(crate) fn take_cells(&mut self) -> TakenCells {
+        TakenCells(self.queue.take_cells())
+    }
+
+    /// The record of the next taken cell (oldest first), its cell kept for
+    /// reuse. A pin cell's allocation handle is dropped here: if that was
+    /// the allocation's last holder its own cell is queued, for the next
+    /// round, after this unpin.
+    #[inline]
+    pub(crate) fn next_taken(&mut self, cells: &mut TakenCells) -> Option<Dropped> {
+        let c = NonNull::new(cells.0)?;
+        // SAFETY: `take_cells` gave the pool the whole list; each cell
+        // is live and owned by it alone (count zero).
+        let (key, pinning, next) = unsafe {
+            let c = &mut *c.as_ptr();
+            (c.key, c.pinning.take(), c.next)
+        };
+        cells.0 = next;
+        let kind = match pinning {
+            Some(_) => DropKind::Unpin,
+            None => DropKind::Free,
+        };
+        drop(pinning);
+        self.keep(c);
+        Some(Dropped { key, kind })
+    }
+
     /// Keep a count-zero cell the pool owns for reuse, or free it.
+    #[inline]
     fn keep(&mut self, cell: NonNull<Cell>) {
         if self.spare.len() < KEPT_CELLS {
             self.spare.push(cell);

@@ -86,6 +86,7 @@ impl<C> DropQueue<C> {
 
     /// Whether anything may be waiting (a hint; exact for pushes that
     /// happened before this call).
+    #[inline]
     pub(crate) fn has_pending(&self) -> bool {
         let cells = self.cells.load(Ordering::Relaxed);
         (!cells.is_null() && cells != closed()) || self.any.load(Ordering::Acquire)
@@ -142,6 +143,7 @@ impl<C: Linked> DropQueue<C> {
     /// Take every pushed cell, oldest first (the stack reversed, so frees
     /// are processed in the order they happened, as a FIFO queue would).
     /// The caller owns the returned list (linked through the cells).
+    #[inline]
     pub(crate) fn take_cells(&self) -> *mut C {
         if self.cells.load(Ordering::Relaxed).is_null() {
             return ptr::null_mut();

@@ -33,6 +33,7 @@ use crate::handles::sync::Ordering;
 
 impl ManagedMemoryHandle {
     /// A new allocation's handle (one holder) on a cell from `cells`.
+    #[inline]
     pub(crate) fn new(cells: &mut CellPool, key: SlotKey, size: u64) -> Self {
         Self {
             cell: cells.make(key, size, None),

@@ -75,6 +75,7 @@ impl Cell {
     ///
     /// # Safety
     /// `cell` is live and the caller gives up one holder of it.
+    #[inline]
     pub(crate) unsafe fn release(cell: NonNull<Cell>) {
         // SAFETY: the caller still holds the cell, so it is live.
         let this = unsafe { cell.as_ref() };
@@ -135,6 +136,7 @@ impl Clone for ManagedMemoryHandle {
 }
 
 impl Drop for ManagedMemoryHandle {
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: this handle is one holder of its live cell, given up here.
         // O(1): the engine frees (or unpins) the slot at its next call; a
