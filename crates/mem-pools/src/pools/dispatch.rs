@@ -111,6 +111,8 @@ impl Core {
             return Ok(None);
         };
         let pool = info.pool;
+        let (p, t) = self.pool_parts(pool);
+        p.index_starts(t, page);
         let Some(found) = self
             .pool(pool)
             .extent_slice(&self.tables, page, offset, cap)
