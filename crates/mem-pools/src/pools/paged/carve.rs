@@ -144,23 +144,33 @@ impl Pool {
     /// on a carved pool.
     #[inline]
     pub(crate) fn coalesce(&mut self, t: &mut Tables, slice: u32, (prev, next): (u32, u32)) {
-        let mut slice = slice;
-        if self.kind.is_carved() {
-            // `slice` is live, so never indexed: only the free neighbour
-            // leaves the index. (Its links, read above, are as they were:
-            // nothing since changed them, and merging `next` in leaves
-            // `prev`.)
-            if next != NIL && t.slices[next].indexed {
+        if !self.kind.is_carved() {
+            return self.index.insert(&mut t.slices, slice);
+        }
+        // `slice` is live, so never indexed: only a free neighbour leaves
+        // the index. (Its links, read above, are as they were: nothing
+        // since changed them, and merging `next` in leaves `prev`.) The
+        // merged slice takes the place in the index of a neighbour it
+        // absorbed (`FreeIndex::replace`): `prev`'s when it absorbs both.
+        let next_free = next != NIL && t.slices[next].indexed;
+        let prev_free = prev != NIL && t.slices[prev].indexed;
+        if prev_free {
+            if next_free {
                 self.index.remove(&mut t.slices, next);
                 merge_into(t, slice, next);
             }
-            if prev != NIL && t.slices[prev].indexed {
-                self.index.remove(&mut t.slices, prev);
-                merge_into(t, prev, slice);
-                slice = prev;
-            }
+            let prev_size = t.slices[prev].size;
+            let merged = merge_into(t, prev, slice);
+            self.index
+                .replace(&mut t.slices, (prev, prev_size), (prev, merged));
+        } else if next_free {
+            let (size, next_size) = (t.slices[slice].size, t.slices[next].size);
+            let merged = (slice, size + next_size);
+            self.index.replace(&mut t.slices, (next, next_size), merged);
+            merge_into(t, slice, next);
+        } else {
+            self.index.insert(&mut t.slices, slice);
         }
-        self.index.insert(&mut t.slices, slice);
     }
 
     /// Take free, indexed `slice` (of a carved pool) for `cap` bytes: split
@@ -172,20 +182,25 @@ impl Pool {
         slice: u32,
         cap: u64,
     ) -> Result<(), IoError> {
-        if t.slices[slice].size > cap {
-            // Split takes the slice out of the index itself.
-            self.split(t, slice, cap)
+        let size = t.slices[slice].size;
+        if size > cap {
+            // The rest takes `slice`'s place in the index.
+            let rest = self.cut(t, slice, cap)?;
+            self.index
+                .replace(&mut t.slices, (slice, size), (rest, size - cap));
         } else {
             self.index.remove(&mut t.slices, slice);
-            Ok(())
         }
+        Ok(())
     }
     /// Cut `slice` (free, indexed) to `cap` bytes; the rest becomes a free
-    /// slice right after it, indexed.
+    /// slice right after it, indexed in `slice`'s place.
     #[inline]
     pub(crate) fn split(&mut self, t: &mut Tables, slice: u32, cap: u64) -> Result<(), IoError> {
+        let size = t.slices[slice].size;
         let rest = self.cut(t, slice, cap)?;
-        self.index.insert(&mut t.slices, rest);
+        self.index
+            .replace(&mut t.slices, (slice, size), (rest, size - cap));
         Ok(())
     }
     /// Cut the last `cap` bytes of free, indexed `slice` off as a new free
@@ -197,16 +212,19 @@ impl Pool {
         slice: u32,
         cap: u64,
     ) -> Result<u32, IoError> {
-        let front = t.slices[slice].size - cap;
+        let size = t.slices[slice].size;
+        let front = size - cap;
         let tail = self.cut(t, slice, front)?;
-        self.index.insert(&mut t.slices, slice);
+        self.index
+            .replace(&mut t.slices, (slice, size), (slice, front));
         Ok(tail)
     }
-    /// Cut free, indexed `slice` after its first `at` bytes: it keeps them,
-    /// and a new free slice right after it (linked, in the start map) takes
-    /// the rest. Both leave the index; the caller puts back what stays free
-    /// (`split`: the rest; `split_tail`: the front). On an error (no node
-    /// index left) nothing changed. Returns the new slice.
+    /// Cut free `slice` after its first `at` bytes: it keeps them, and a
+    /// new free slice right after it (linked, in the start map) takes the
+    /// rest. The index is the caller's: `slice` is still in it at its old
+    /// size, the new slice is not (`split`, `split_tail` re-index them in
+    /// one step, `FreeIndex::replace`). On an error (no node index left)
+    /// nothing changed. Returns the new slice.
     #[inline(always)]
     pub(crate) fn cut(&mut self, t: &mut Tables, slice: u32, at: u64) -> Result<u32, IoError> {
         let node = &t.slices[slice];
@@ -217,9 +235,9 @@ impl Pool {
             ..SliceNode::free(page, start, node.size - at)
         };
         let rest = t.slices.insert(rest)?;
-        self.index.remove(&mut t.slices, slice);
-        t.slices[slice].size = at;
-        t.slices[slice].next = rest;
+        let node = &mut t.slices[slice];
+        node.size = at;
+        node.next = rest;
         if next != NIL {
             t.slices[next].prev = rest;
         }
@@ -268,21 +286,26 @@ pub(crate) fn within_page_limit(t: &Tables, cap: u64, size: u64) -> Result<(), I
     Ok(())
 }
 
-/// Absorb `right` into its left neighbour `left`; neither is indexed
-/// (the caller took the free one out).
-fn merge_into(t: &mut Tables, left: u32, right: u32) {
-    debug_assert!(!t.slices[left].indexed && !t.slices[right].indexed);
+/// Absorb `right` into its left neighbour `left`, whose size it returns;
+/// `right` is not indexed (the caller took it out, or `left` took its
+/// place in the index).
+fn merge_into(t: &mut Tables, left: u32, right: u32) -> u64 {
+    debug_assert!(!t.slices[right].indexed);
     let node = &t.slices[right];
-    let (size, next, page, unit) = (node.size, node.next, node.page, t.unit(node.offset));
-    t.slices[left].size += size;
-    t.slices[left].next = next;
+    let (size, next, page, offset) = (node.size, node.next, node.page, node.offset);
+    let node = &mut t.slices[left];
+    node.size += size;
+    node.next = next;
+    let merged = node.size;
     if next != NIL {
         t.slices[next].prev = left;
     }
+    let unit = t.unit(offset);
     if let Some(starts) = t.pages[page].starts.as_mut() {
         starts.remove(unit);
     }
     t.slices.remove(right);
+    merged
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 pub(crate) mod carve;
 pub(crate) mod extent;
 pub(crate) mod free_index;
+pub(crate) mod free_replace;
 pub(crate) mod growth;
 pub(crate) mod pages;
 pub(crate) mod pool;
