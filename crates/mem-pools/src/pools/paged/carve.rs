@@ -264,7 +264,7 @@ impl Pool {
         usage.bytes_in_use += size;
         usage.bytes_padding += cap - size;
         usage.largest_alloc = usage.largest_alloc.max(size);
-        usage.mark();
+        usage.mark_in_use();
         t.stats.on_reserve(cap, size);
     }
 }

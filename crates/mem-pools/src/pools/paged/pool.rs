@@ -45,10 +45,20 @@ pub(crate) struct Usage {
 }
 
 impl Usage {
+    /// Raise every peak to its count now.
     pub(crate) fn mark(&mut self) {
         self.peak_bytes_in_use = self.peak_bytes_in_use.max(self.bytes_in_use);
         self.peak_bytes_reserved = self.peak_bytes_reserved.max(self.bytes_reserved);
         self.peak_pages = self.peak_pages.max(self.pages);
+    }
+
+    /// Raise the bytes-in-use peak, after a change to the bytes in use
+    /// only (an occupied slice): the reserved-bytes and page peaks are
+    /// marked wherever their counts grow (a new page, mapped chunks), so
+    /// they are current already.
+    #[inline]
+    pub(crate) fn mark_in_use(&mut self) {
+        self.peak_bytes_in_use = self.peak_bytes_in_use.max(self.bytes_in_use);
     }
 }
 
