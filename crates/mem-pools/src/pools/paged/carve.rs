@@ -175,7 +175,7 @@ impl Pool {
 
     /// Take free, indexed `slice` (of a carved pool) for `cap` bytes: split
     /// the rest off when it is larger, else take it out of the index.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn take_front(
         &mut self,
         t: &mut Tables,
@@ -289,6 +289,7 @@ pub(crate) fn within_page_limit(t: &Tables, cap: u64, size: u64) -> Result<(), I
 /// Absorb `right` into its left neighbour `left`, whose size it returns;
 /// `right` is not indexed (the caller took it out, or `left` took its
 /// place in the index).
+#[inline(always)]
 fn merge_into(t: &mut Tables, left: u32, right: u32) -> u64 {
     debug_assert!(!t.slices[right].indexed);
     let node = &t.slices[right];

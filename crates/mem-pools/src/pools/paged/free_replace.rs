@@ -19,7 +19,7 @@ impl FreeIndex {
     /// have changed and `new`'s may not be set yet). `old == new` is a
     /// slice re-indexed at a new size. An `old` not indexed is skipped,
     /// as `remove` skips it.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn replace(
         &mut self,
         slices: &mut Arena<SliceNode>,
