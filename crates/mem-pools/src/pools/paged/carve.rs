@@ -157,17 +157,17 @@ impl Pool {
         if prev_free {
             if next_free {
                 self.index.remove(&mut t.slices, next);
-                merge_into(t, slice, next);
+                merge_into(t, slice, next, self.has_starts);
             }
             let prev_size = t.slices[prev].size;
-            let merged = merge_into(t, prev, slice);
+            let merged = merge_into(t, prev, slice, self.has_starts);
             self.index
                 .replace(&mut t.slices, (prev, prev_size), (prev, merged));
         } else if next_free {
             let (size, next_size) = (t.slices[slice].size, t.slices[next].size);
             let merged = (slice, size + next_size);
             self.index.replace(&mut t.slices, (next, next_size), merged);
-            merge_into(t, slice, next);
+            merge_into(t, slice, next, self.has_starts);
         } else {
             self.index.insert(&mut t.slices, slice);
         }
@@ -241,9 +241,11 @@ impl Pool {
         if next != NIL {
             t.slices[next].prev = rest;
         }
-        let unit = t.unit(start);
-        if let Some(starts) = t.pages[page].starts.as_mut() {
-            starts.insert(unit, rest);
+        if self.has_starts {
+            let unit = t.unit(start);
+            if let Some(starts) = t.pages[page].starts.as_mut() {
+                starts.insert(unit, rest);
+            }
         }
         Ok(rest)
     }
@@ -288,9 +290,9 @@ pub(crate) fn within_page_limit(t: &Tables, cap: u64, size: u64) -> Result<(), I
 
 /// Absorb `right` into its left neighbour `left`, whose size it returns;
 /// `right` is not indexed (the caller took it out, or `left` took its
-/// place in the index).
+/// place in the index). `has_starts`: the pool's [`Pool::has_starts`].
 #[inline(always)]
-fn merge_into(t: &mut Tables, left: u32, right: u32) -> u64 {
+fn merge_into(t: &mut Tables, left: u32, right: u32, has_starts: bool) -> u64 {
     debug_assert!(!t.slices[right].indexed);
     let node = &t.slices[right];
     let (size, next, page, offset) = (node.size, node.next, node.page, node.offset);
@@ -301,9 +303,11 @@ fn merge_into(t: &mut Tables, left: u32, right: u32) -> u64 {
     if next != NIL {
         t.slices[next].prev = left;
     }
-    let unit = t.unit(offset);
-    if let Some(starts) = t.pages[page].starts.as_mut() {
-        starts.remove(unit);
+    if has_starts {
+        let unit = t.unit(offset);
+        if let Some(starts) = t.pages[page].starts.as_mut() {
+            starts.remove(unit);
+        }
     }
     t.slices.remove(right);
     merged

@@ -33,7 +33,7 @@ impl Pool {
     /// Give carved `page` its slice-start index if it has none yet: one
     /// walk over its slices in address order. An uncarved page needs none
     /// (its one slice is its head).
-    pub(crate) fn index_starts(&self, t: &mut Tables, page: u32) {
+    pub(crate) fn index_starts(&mut self, t: &mut Tables, page: u32) {
         let Some(info) = t.pages.get(page) else {
             return;
         };
@@ -47,6 +47,7 @@ impl Pool {
             node = t.slices[node].next;
         }
         t.pages[page].starts = Some(starts);
+        self.has_starts = true;
     }
 
     /// The free slice of this pool's `page` that holds all of

@@ -81,6 +81,10 @@ pub(crate) struct Pool {
     pub(crate) outdated_sizes: BTreeMap<u64, usize>,
     pub(crate) index: FreeIndex,
     pub(crate) usage: Usage,
+    /// Some page of this pool has a slice-start index (built by an
+    /// extent lookup, `extent.rs`): until then split and coalesce skip
+    /// the page's lookup for one.
+    pub(crate) has_starts: bool,
 }
 
 impl Pool {
@@ -114,6 +118,7 @@ impl Pool {
             outdated_sizes: BTreeMap::new(),
             index,
             usage: Usage::default(),
+            has_starts: false,
         }
     }
 
