@@ -76,7 +76,7 @@ impl Core {
             return;
         }
         let (p, t) = self.pool_parts(pool);
-        p.coalesce(t, slice, freed.neighbours);
+        p.coalesce(t, slice, &freed);
     }
 
     /// Give an empty page back to the storage (deferred until `flush`): an

@@ -1,6 +1,6 @@
 //! Carving slices: reserve in a sliced or exclusive pool (find, split;
-//! `pools/dispatch.rs` routes a reservation here by kind) and free
-//! (coalesce).
+//! `pools/dispatch.rs` routes a reservation here by kind). Freeing them
+//! (uncount, coalesce) is `vacate.rs`.
 //!
 //! Finding is one free-index lookup; splitting inserts one node after the
 //! chosen slice; freeing merges with at most two neighbours found through the
@@ -22,23 +22,6 @@ pub(crate) struct Allowance {
     pub(crate) allocate: bool,
     /// Release pages that empty (false during a capture).
     pub(crate) release: bool,
-}
-
-/// What freeing a slice leaves for the engine once its pool uncounted it
-/// ([`Pool::vacate`]).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Vacated {
-    pub(crate) page: u32,
-    /// The slice's (offset, capacity) on its page.
-    pub(crate) extent: (u64, u64),
-    /// The slice's (prev, next) links, for [`Pool::coalesce`].
-    pub(crate) neighbours: (u32, u32),
-    /// Its page is outdated: released once empty, never coalesced into.
-    pub(crate) outdated: bool,
-    /// Its page holds no live or quarantined slice any more.
-    pub(crate) empty: bool,
-    /// Its page is an arena range: its chunks are released first.
-    pub(crate) arena: bool,
 }
 
 impl Pool {
@@ -89,88 +72,6 @@ impl Pool {
         self.index.remove(&mut t.slices, slice);
         self.occupy(t, slice, size, owner);
         Ok(slice)
-    }
-
-    /// The pool's side of freeing live `slice`: uncount it on its page and
-    /// in the pool. `None` when it is quarantined (never reused); else
-    /// what the engine does next (`Core::free_slice`): an arena page's
-    /// chunks, then an outdated page's release or [`Self::coalesce`].
-    #[inline]
-    pub(crate) fn vacate(&mut self, t: &mut Tables, slice: u32) -> Option<Vacated> {
-        let node = &mut t.slices[slice];
-        let (cap, size, page) = (node.size, node.requested, node.page);
-        let (offset, prev, next) = (node.offset, node.prev, node.next);
-        let (raw, pinned, quarantined) = (node.is_raw(), node.pins > 0, node.quarantined);
-        node.owner = NIL;
-        node.requested = 0;
-        node.raw_out = false;
-        node.raw_pins = 0;
-        node.pins = 0;
-        let info = &mut t.pages[page];
-        info.live -= 1;
-        info.live_bytes -= cap;
-        let emptied = info.live == 0;
-        info.raw_out -= u32::from(raw);
-        info.pinned -= u32::from(pinned);
-        let (outdated, empty, arena) = (
-            info.outdated,
-            info.live == 0 && info.quarantined == 0,
-            info.chunks.is_some(),
-        );
-        if empty {
-            info.idle_since = t.clock;
-        }
-        let usage = &mut self.usage;
-        usage.live_pages -= u64::from(emptied);
-        usage.slices -= 1;
-        usage.bytes_in_use -= size;
-        usage.bytes_padding -= cap - size;
-        t.stats.on_free(cap, size);
-        if quarantined {
-            return None;
-        }
-        Some(Vacated {
-            page,
-            extent: (offset, cap),
-            neighbours: (prev, next),
-            outdated,
-            empty,
-            arena,
-        })
-    }
-
-    /// Put freed `slice` back into the free index, merged with its free
-    /// neighbours (`neighbours`: its links as [`Self::vacate`] read them)
-    /// on a carved pool.
-    #[inline]
-    pub(crate) fn coalesce(&mut self, t: &mut Tables, slice: u32, (prev, next): (u32, u32)) {
-        if !self.kind.is_carved() {
-            return self.index.insert(&mut t.slices, slice);
-        }
-        // `slice` is live, so never indexed: only a free neighbour leaves
-        // the index. (Its links, read above, are as they were: nothing
-        // since changed them, and merging `next` in leaves `prev`.) The
-        // merged slice takes the place in the index of a neighbour it
-        // absorbed (`FreeIndex::replace`): `prev`'s when it absorbs both.
-        let next_free = next != NIL && t.slices[next].indexed;
-        let prev_free = prev != NIL && t.slices[prev].indexed;
-        if prev_free {
-            if next_free {
-                self.index.remove(&mut t.slices, next);
-                merge_into(t, slice, next, self.has_starts);
-            }
-            let prev_size = t.slices[prev].size;
-            let merged = merge_into(t, prev, slice, self.has_starts);
-            self.index
-                .replace(&mut t.slices, (prev, prev_size), (prev, merged));
-        } else if next_free {
-            let (size, next_size) = (t.slices[slice].size, t.slices[next].size);
-            let merged = (slice, size + next_size);
-            self.index.replace(&mut t.slices, (next, next_size), merged);
-            merge_into(t, slice, next, self.has_starts);
-        } else {
-            self.index.insert(&mut t.slices, slice);
-        }
     }
 
     /// Take free, indexed `slice` (of a carved pool) for `cap` bytes: split
@@ -286,31 +187,6 @@ pub(crate) fn within_page_limit(t: &Tables, cap: u64, size: u64) -> Result<(), I
         });
     }
     Ok(())
-}
-
-/// Absorb `right` into its left neighbour `left`, whose size it returns;
-/// `right` is not indexed (the caller took it out, or `left` took its
-/// place in the index). `has_starts`: the pool's [`Pool::has_starts`].
-#[inline(always)]
-fn merge_into(t: &mut Tables, left: u32, right: u32, has_starts: bool) -> u64 {
-    debug_assert!(!t.slices[right].indexed);
-    let node = &t.slices[right];
-    let (size, next, page, offset) = (node.size, node.next, node.page, node.offset);
-    let node = &mut t.slices[left];
-    node.size += size;
-    node.next = next;
-    let merged = node.size;
-    if next != NIL {
-        t.slices[next].prev = left;
-    }
-    if has_starts {
-        let unit = t.unit(offset);
-        if let Some(starts) = t.pages[page].starts.as_mut() {
-            starts.remove(unit);
-        }
-    }
-    t.slices.remove(right);
-    merged
 }
 
 #[cfg(test)]
