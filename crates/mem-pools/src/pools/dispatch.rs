@@ -76,7 +76,7 @@ impl Core {
             return;
         }
         let (p, t) = self.pool_parts(pool);
-        p.coalesce(t, slice, freed.neighbours);
+        p.coalesce(t, slice, &freed);
     }
 
     /// Give an empty page back to the storage (deferred until `flush`): an
@@ -111,6 +111,8 @@ impl Core {
             return Ok(None);
         };
         let pool = info.pool;
+        let (p, t) = self.pool_parts(pool);
+        p.index_starts(t, page);
         let Some(found) = self
             .pool(pool)
             .extent_slice(&self.tables, page, offset, cap)

@@ -1,6 +1,6 @@
 //! Carving slices: reserve in a sliced or exclusive pool (find, split;
-//! `pools/dispatch.rs` routes a reservation here by kind) and free
-//! (coalesce).
+//! `pools/dispatch.rs` routes a reservation here by kind). Freeing them
+//! (uncount, coalesce) is `vacate.rs`.
 //!
 //! Finding is one free-index lookup; splitting inserts one node after the
 //! chosen slice; freeing merges with at most two neighbours found through the
@@ -22,23 +22,6 @@ pub(crate) struct Allowance {
     pub(crate) allocate: bool,
     /// Release pages that empty (false during a capture).
     pub(crate) release: bool,
-}
-
-/// What freeing a slice leaves for the engine once its pool uncounted it
-/// ([`Pool::vacate`]).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Vacated {
-    pub(crate) page: u32,
-    /// The slice's (offset, capacity) on its page.
-    pub(crate) extent: (u64, u64),
-    /// The slice's (prev, next) links, for [`Pool::coalesce`].
-    pub(crate) neighbours: (u32, u32),
-    /// Its page is outdated: released once empty, never coalesced into.
-    pub(crate) outdated: bool,
-    /// Its page holds no live or quarantined slice any more.
-    pub(crate) empty: bool,
-    /// Its page is an arena range: its chunks are released first.
-    pub(crate) arena: bool,
 }
 
 impl Pool {
@@ -91,101 +74,34 @@ impl Pool {
         Ok(slice)
     }
 
-    /// The pool's side of freeing live `slice`: uncount it on its page and
-    /// in the pool. `None` when it is quarantined (never reused); else
-    /// what the engine does next (`Core::free_slice`): an arena page's
-    /// chunks, then an outdated page's release or [`Self::coalesce`].
-    #[inline]
-    pub(crate) fn vacate(&mut self, t: &mut Tables, slice: u32) -> Option<Vacated> {
-        let node = &mut t.slices[slice];
-        let (cap, size, page) = (node.size, node.requested, node.page);
-        let (offset, prev, next) = (node.offset, node.prev, node.next);
-        let (raw, pinned, quarantined) = (node.is_raw(), node.pins > 0, node.quarantined);
-        node.owner = NIL;
-        node.requested = 0;
-        node.raw_out = false;
-        node.raw_pins = 0;
-        node.pins = 0;
-        let info = &mut t.pages[page];
-        info.live -= 1;
-        info.live_bytes -= cap;
-        let emptied = info.live == 0;
-        info.raw_out -= u32::from(raw);
-        info.pinned -= u32::from(pinned);
-        let (outdated, empty, arena) = (
-            info.outdated,
-            info.live == 0 && info.quarantined == 0,
-            info.chunks.is_some(),
-        );
-        if empty {
-            info.idle_since = t.clock;
-        }
-        let usage = &mut self.usage;
-        usage.live_pages -= u64::from(emptied);
-        usage.slices -= 1;
-        usage.bytes_in_use -= size;
-        usage.bytes_padding -= cap - size;
-        t.stats.on_free(cap, size);
-        if quarantined {
-            return None;
-        }
-        Some(Vacated {
-            page,
-            extent: (offset, cap),
-            neighbours: (prev, next),
-            outdated,
-            empty,
-            arena,
-        })
-    }
-
-    /// Put freed `slice` back into the free index, merged with its free
-    /// neighbours (`neighbours`: its links as [`Self::vacate`] read them)
-    /// on a carved pool.
-    #[inline]
-    pub(crate) fn coalesce(&mut self, t: &mut Tables, slice: u32, (prev, next): (u32, u32)) {
-        let mut slice = slice;
-        if self.kind.is_carved() {
-            // `slice` is live, so never indexed: only the free neighbour
-            // leaves the index. (Its links, read above, are as they were:
-            // nothing since changed them, and merging `next` in leaves
-            // `prev`.)
-            if next != NIL && t.slices[next].indexed {
-                self.index.remove(&mut t.slices, next);
-                merge_into(t, slice, next);
-            }
-            if prev != NIL && t.slices[prev].indexed {
-                self.index.remove(&mut t.slices, prev);
-                merge_into(t, prev, slice);
-                slice = prev;
-            }
-        }
-        self.index.insert(&mut t.slices, slice);
-    }
-
     /// Take free, indexed `slice` (of a carved pool) for `cap` bytes: split
     /// the rest off when it is larger, else take it out of the index.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn take_front(
         &mut self,
         t: &mut Tables,
         slice: u32,
         cap: u64,
     ) -> Result<(), IoError> {
-        if t.slices[slice].size > cap {
-            // Split takes the slice out of the index itself.
-            self.split(t, slice, cap)
+        let size = t.slices[slice].size;
+        if size > cap {
+            // The rest takes `slice`'s place in the index.
+            let rest = self.cut(t, slice, cap)?;
+            self.index
+                .replace(&mut t.slices, (slice, size), (rest, size - cap));
         } else {
             self.index.remove(&mut t.slices, slice);
-            Ok(())
         }
+        Ok(())
     }
     /// Cut `slice` (free, indexed) to `cap` bytes; the rest becomes a free
-    /// slice right after it, indexed.
+    /// slice right after it, indexed in `slice`'s place.
     #[inline]
     pub(crate) fn split(&mut self, t: &mut Tables, slice: u32, cap: u64) -> Result<(), IoError> {
+        let size = t.slices[slice].size;
         let rest = self.cut(t, slice, cap)?;
-        self.index.insert(&mut t.slices, rest);
+        self.index
+            .replace(&mut t.slices, (slice, size), (rest, size - cap));
         Ok(())
     }
     /// Cut the last `cap` bytes of free, indexed `slice` off as a new free
@@ -197,16 +113,19 @@ impl Pool {
         slice: u32,
         cap: u64,
     ) -> Result<u32, IoError> {
-        let front = t.slices[slice].size - cap;
+        let size = t.slices[slice].size;
+        let front = size - cap;
         let tail = self.cut(t, slice, front)?;
-        self.index.insert(&mut t.slices, slice);
+        self.index
+            .replace(&mut t.slices, (slice, size), (slice, front));
         Ok(tail)
     }
-    /// Cut free, indexed `slice` after its first `at` bytes: it keeps them,
-    /// and a new free slice right after it (linked, in the start map) takes
-    /// the rest. Both leave the index; the caller puts back what stays free
-    /// (`split`: the rest; `split_tail`: the front). On an error (no node
-    /// index left) nothing changed. Returns the new slice.
+    /// Cut free `slice` after its first `at` bytes: it keeps them, and a
+    /// new free slice right after it (linked, in the start map) takes the
+    /// rest. The index is the caller's: `slice` is still in it at its old
+    /// size, the new slice is not (`split`, `split_tail` re-index them in
+    /// one step, `FreeIndex::replace`). On an error (no node index left)
+    /// nothing changed. Returns the new slice.
     #[inline(always)]
     pub(crate) fn cut(&mut self, t: &mut Tables, slice: u32, at: u64) -> Result<u32, IoError> {
         let node = &t.slices[slice];
@@ -217,15 +136,17 @@ impl Pool {
             ..SliceNode::free(page, start, node.size - at)
         };
         let rest = t.slices.insert(rest)?;
-        self.index.remove(&mut t.slices, slice);
-        t.slices[slice].size = at;
-        t.slices[slice].next = rest;
+        let node = &mut t.slices[slice];
+        node.size = at;
+        node.next = rest;
         if next != NIL {
             t.slices[next].prev = rest;
         }
-        let unit = t.unit(start);
-        if let Some(starts) = t.pages[page].starts.as_mut() {
-            starts.insert(unit, rest);
+        if self.has_starts {
+            let unit = t.unit(start);
+            if let Some(starts) = t.pages[page].starts.as_mut() {
+                starts.insert(unit, rest);
+            }
         }
         Ok(rest)
     }
@@ -246,7 +167,7 @@ impl Pool {
         usage.bytes_in_use += size;
         usage.bytes_padding += cap - size;
         usage.largest_alloc = usage.largest_alloc.max(size);
-        usage.mark();
+        usage.mark_in_use();
         t.stats.on_reserve(cap, size);
     }
 }
@@ -266,23 +187,6 @@ pub(crate) fn within_page_limit(t: &Tables, cap: u64, size: u64) -> Result<(), I
         });
     }
     Ok(())
-}
-
-/// Absorb `right` into its left neighbour `left`; neither is indexed
-/// (the caller took the free one out).
-fn merge_into(t: &mut Tables, left: u32, right: u32) {
-    debug_assert!(!t.slices[left].indexed && !t.slices[right].indexed);
-    let node = &t.slices[right];
-    let (size, next, page, unit) = (node.size, node.next, node.page, t.unit(node.offset));
-    t.slices[left].size += size;
-    t.slices[left].next = next;
-    if next != NIL {
-        t.slices[next].prev = left;
-    }
-    if let Some(starts) = t.pages[page].starts.as_mut() {
-        starts.remove(unit);
-    }
-    t.slices.remove(right);
 }
 
 #[cfg(test)]

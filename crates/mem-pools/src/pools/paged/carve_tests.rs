@@ -134,3 +134,49 @@ fn carving_an_exact_extent_out_of_a_free_slice_splits_on_both_sides() {
         "already live"
     );
 }
+
+/// Every slice of `page` is where its start index says: its first and
+/// last unit name it.
+fn assert_starts_agree(core: &Core, page: u32) {
+    let t = &core.tables;
+    let starts = t.pages[page].starts.as_ref().expect("built");
+    let mut node = t.pages[page].head;
+    while node != NIL {
+        let n = &t.slices[node];
+        assert_eq!(starts.holding(t.unit(n.offset)), Some(node));
+        assert_eq!(starts.holding(t.unit(n.offset + n.size - 1)), Some(node));
+        node = n.next;
+    }
+}
+
+#[test]
+fn the_start_index_is_built_on_the_first_extent_lookup_and_kept_after() {
+    let (mut core, mut storage) = core(4096, 4096);
+    let s: Vec<u32> = (0..4)
+        .map(|i| core.reserve_in(&mut storage, 0, 256, i, ALLOW).unwrap())
+        .collect();
+    let page = core.tables.slices[s[0]].page;
+    assert!(
+        core.tables.pages[page].starts.is_none(),
+        "not before a lookup"
+    );
+    core.free_slice(&mut storage, s[1], true);
+    core.free_slice(&mut storage, s[2], true);
+    // The walk finds the free 256..768 among five slices.
+    let got = core
+        .carve_extent(page, (512, 256), 200, 9)
+        .unwrap()
+        .unwrap();
+    assert_eq!(core.tables.slices[got].offset, 512);
+    assert_starts_agree(&core, page);
+    // Split and coalesce keep it from then on.
+    core.free_slice(&mut storage, s[3], true);
+    let again = core.reserve_in(&mut storage, 0, 768, 10, ALLOW).unwrap();
+    core.free_slice(&mut storage, got, true);
+    assert_starts_agree(&core, page);
+    let tail = core.carve_extent(page, (256, 256), 200, 11).unwrap();
+    assert_eq!(tail.map(|n| core.tables.slices[n].offset), Some(256));
+    assert_starts_agree(&core, page);
+    core.free_slice(&mut storage, again, true);
+    assert_starts_agree(&core, page);
+}

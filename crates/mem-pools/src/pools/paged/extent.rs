@@ -9,6 +9,13 @@
 //! exclusive page — one slice each — that is the page's only slice, O(1);
 //! on a sliced page the page's slice-start index (`starts.rs`) names the
 //! slice holding the offset, O(1).
+//!
+//! That index is built on a page's first extent lookup
+//! ([`Pool::index_starts`], one walk over the page's slices) and kept by
+//! split and coalesce from then on. Built with the page, it cost every
+//! split an insert and every coalesce a remove (~70 instructions each,
+//! callgrind) on pages no extent is ever claimed from — nearly all of
+//! them: only a capture's extents are.
 //! `capture_end` and `reclaim_extent` (`engine/reclaim.rs`) use this
 //! carving (`Core::carve_extent`, `pools/dispatch.rs`, which checks an
 //! arena extent's chunks in between) for extents freed inside a window.
@@ -16,15 +23,38 @@
 use crate::error::IoError;
 use crate::pools::paged::pool::Pool;
 use crate::tables::floor::Tables;
+use crate::tables::slots::NIL;
+use crate::tables::starts::SliceStarts;
 
 /// The free slice holding an extent, and its offset on the page.
 pub(crate) type ExtentSlice = (u32, u64);
 
 impl Pool {
+    /// Give carved `page` its slice-start index if it has none yet: one
+    /// walk over its slices in address order. An uncarved page needs none
+    /// (its one slice is its head).
+    pub(crate) fn index_starts(&mut self, t: &mut Tables, page: u32) {
+        let Some(info) = t.pages.get(page) else {
+            return;
+        };
+        if !self.kind.is_carved() || info.starts.is_some() {
+            return;
+        }
+        let mut starts = SliceStarts::new(info.size / t.alignment, info.head);
+        let mut node = t.slices[info.head].next;
+        while node != NIL {
+            starts.insert(t.unit(t.slices[node].offset), node);
+            node = t.slices[node].next;
+        }
+        t.pages[page].starts = Some(starts);
+        self.has_starts = true;
+    }
+
     /// The free slice of this pool's `page` that holds all of
     /// `offset..offset + cap` and can be cut to exactly it; `None` when
     /// the range is (partly) live, quarantined, or not cuttable (an
-    /// uncarved page's one slice must match it exactly). Changes nothing.
+    /// uncarved page's one slice must match it exactly). Changes nothing;
+    /// a carved page's start index must exist ([`Self::index_starts`]).
     pub(crate) fn extent_slice(
         &self,
         t: &Tables,

@@ -19,7 +19,7 @@ const FL_COUNT: usize = 64 - SL_BITS as usize + 1;
 /// Entries of the request's own class inspected before rounding up.
 const SAME_CLASS_PROBE: usize = 8;
 
-fn class(size: u64) -> (usize, usize) {
+pub(super) fn class(size: u64) -> (usize, usize) {
     if size < SL_COUNT as u64 {
         return (0, size as usize);
     }
@@ -79,6 +79,13 @@ impl FreeIndex {
     /// Put a free slice into the index.
     pub(crate) fn insert(&mut self, slices: &mut Arena<SliceNode>, index: u32) {
         let size = slices[index].size;
+        self.insert_at(slices, index, size);
+    }
+
+    /// Put free slice `index` into the index at `size` (its size, or the
+    /// size `replace`'s caller is about to give it).
+    #[inline(always)]
+    pub(super) fn insert_at(&mut self, slices: &mut Arena<SliceNode>, index: u32, size: u64) {
         // One dispatch and one class computation for the bitmaps and the head.
         let head = match self {
             Self::Segregated {
@@ -105,12 +112,19 @@ impl FreeIndex {
 
     /// Take a free slice out of the index.
     pub(crate) fn remove(&mut self, slices: &mut Arena<SliceNode>, index: u32) {
-        let node = &mut slices[index];
-        if !node.indexed {
-            return;
+        let node = &slices[index];
+        if node.indexed {
+            let size = node.size;
+            self.unlink(slices, index, size);
         }
+    }
+
+    /// Take indexed slice `index` out of the index, where it went in at
+    /// `size` (its size now may differ: `replace`'s caller resized it).
+    pub(super) fn unlink(&mut self, slices: &mut Arena<SliceNode>, index: u32, size: u64) {
+        let node = &mut slices[index];
         node.indexed = false;
-        let (prev, next, size) = (node.free_prev, node.free_next, node.size);
+        let (prev, next) = (node.free_prev, node.free_next);
         node.free_prev = NIL;
         node.free_next = NIL;
         if next != NIL {

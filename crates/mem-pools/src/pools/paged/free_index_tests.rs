@@ -87,3 +87,56 @@ fn largest_reports_the_biggest_free_slice() {
     let (arena, _) = filled(&mut index, &[300, 9000, 8800, 12]);
     assert_eq!(index.largest(&arena), 9000);
 }
+
+/// `replace` leaves the index exactly as `remove` then `insert` would:
+/// the same bitmaps, heads and list order, the same node links, whether
+/// the sizes share a class or not and whether the slice is re-indexed or
+/// another takes its place.
+#[test]
+fn replace_is_remove_then_insert() {
+    let (mut a, mut b) = (FreeIndex::segregated(), FreeIndex::segregated());
+    let (mut sa, mut sb) = (Arena::new("a"), Arena::new("b"));
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    // Up to 64 alignment units, times a power of two up to 2^15.
+    let size = |n: u64| (256 * (1 + n % 64)) << (n >> 60);
+    let ids: Vec<u32> = (0..48)
+        .map(|i| {
+            let s = size(next());
+            let id = sa.insert(node(s)).unwrap();
+            assert_eq!(sb.insert(node(s)).unwrap(), id);
+            if i < 24 {
+                a.insert(&mut sa, id);
+                b.insert(&mut sb, id);
+            }
+            id
+        })
+        .collect();
+    for _ in 0..4000 {
+        let indexed: Vec<u32> = ids.iter().copied().filter(|&i| sa[i].indexed).collect();
+        let old = indexed[(next() % indexed.len() as u64) as usize];
+        let new = match next() % 2 {
+            0 => old,
+            _ => *ids.iter().find(|&&i| !sa[i].indexed).unwrap(),
+        };
+        let (old_size, new_size) = (sa[old].size, size(next()));
+        a.remove(&mut sa, old);
+        sa[new].size = new_size;
+        a.insert(&mut sa, new);
+        b.replace(&mut sb, (old, old_size), (new, new_size));
+        sb[new].size = new_size;
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        for &i in &ids {
+            let (x, y) = (&sa[i], &sb[i]);
+            assert_eq!(
+                (x.free_prev, x.free_next, x.indexed, x.size),
+                (y.free_prev, y.free_next, y.indexed, y.size)
+            );
+        }
+    }
+}

@@ -14,7 +14,6 @@ use crate::tables::chunk_map::ChunkMap;
 use crate::tables::floor::Tables;
 use crate::tables::nodes::{Page, SliceNode};
 use crate::tables::slots::NIL;
-use crate::tables::starts::SliceStarts;
 
 impl Pool {
     /// `found` (a free slice the pool's index gave), else the one free
@@ -98,10 +97,8 @@ impl Pool {
             pinned: 0,
             quarantined: 0,
             idle_since: t.clock,
-            starts: self
-                .kind
-                .is_carved()
-                .then(|| SliceStarts::new(size / t.alignment, node)),
+            // Built on the page's first extent lookup (`extent.rs`).
+            starts: None,
             chunks: granularity.map(|g| {
                 let mut map = ChunkMap::new(g);
                 (map.submitted, map.completed) = t.progress;

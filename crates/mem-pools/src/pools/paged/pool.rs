@@ -45,10 +45,20 @@ pub(crate) struct Usage {
 }
 
 impl Usage {
+    /// Raise every peak to its count now.
     pub(crate) fn mark(&mut self) {
         self.peak_bytes_in_use = self.peak_bytes_in_use.max(self.bytes_in_use);
         self.peak_bytes_reserved = self.peak_bytes_reserved.max(self.bytes_reserved);
         self.peak_pages = self.peak_pages.max(self.pages);
+    }
+
+    /// Raise the bytes-in-use peak, after a change to the bytes in use
+    /// only (an occupied slice): the reserved-bytes and page peaks are
+    /// marked wherever their counts grow (a new page, mapped chunks), so
+    /// they are current already.
+    #[inline]
+    pub(crate) fn mark_in_use(&mut self) {
+        self.peak_bytes_in_use = self.peak_bytes_in_use.max(self.bytes_in_use);
     }
 }
 
@@ -71,6 +81,10 @@ pub(crate) struct Pool {
     pub(crate) outdated_sizes: BTreeMap<u64, usize>,
     pub(crate) index: FreeIndex,
     pub(crate) usage: Usage,
+    /// Some page of this pool has a slice-start index (built by an
+    /// extent lookup, `extent.rs`): until then split and coalesce skip
+    /// the page's lookup for one.
+    pub(crate) has_starts: bool,
 }
 
 impl Pool {
@@ -104,6 +118,7 @@ impl Pool {
             outdated_sizes: BTreeMap::new(),
             index,
             usage: Usage::default(),
+            has_starts: false,
         }
     }
 
