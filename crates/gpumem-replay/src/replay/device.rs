@@ -128,6 +128,7 @@ impl DeviceBackend {
         }
     }
 
+    #[inline(never)]
     pub(crate) fn write_pattern(&mut self, token: &DeviceToken) -> Result<()> {
         let patterns = &mut self.patterns;
         let written = self.streams[token.stream].with_memory(|engine| {
@@ -139,6 +140,7 @@ impl DeviceBackend {
         written.map_err(|message| self.error(message))
     }
 
+    #[inline(never)]
     pub(crate) fn check_pattern(&mut self, token: &DeviceToken) -> Result<()> {
         let patterns = &mut self.patterns;
         let checked = self.streams[token.stream].with_memory(|engine| {

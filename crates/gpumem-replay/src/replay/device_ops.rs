@@ -34,6 +34,25 @@ impl DeviceBackend {
     }
 }
 
+impl DeviceBackend {
+    /// `--relocate`: the stream's trigger before a reservation. Out of
+    /// line, like [`Self::refusal`] and the pattern checks: the common
+    /// reservation then keeps a small frame.
+    #[inline(never)]
+    fn relocate_before(&mut self, index: usize) {
+        let outcome = self.streams[index].relocate_when_wanted();
+        self.relocation.record(outcome);
+    }
+
+    /// The replay's error for a refused reservation.
+    #[cold]
+    #[inline(never)]
+    fn refusal(&self, size: u64, err: &gpumem::GpuMemError) -> crate::error::ReplayError {
+        let text = err.to_string();
+        self.error(format!("reserve: {text}{}", self.budget_note(size, &text)))
+    }
+}
+
 impl AllocBackend for DeviceBackend {
     type Token = DeviceToken;
 
@@ -44,13 +63,12 @@ impl AllocBackend for DeviceBackend {
     fn reserve(&mut self, size: u64, stream: u64) -> Result<DeviceToken> {
         let index = self.stream_index(stream)?;
         if self.relocate {
-            let outcome = self.streams[index].relocate_when_wanted();
-            self.relocation.record(outcome);
+            self.relocate_before(index);
         }
-        let handle = self.streams[index].reserve(size).map_err(|e| {
-            let text = e.to_string();
-            self.error(format!("reserve: {text}{}", self.budget_note(size, &text)))
-        })?;
+        let handle = match self.streams[index].reserve(size) {
+            Ok(handle) => handle,
+            Err(err) => return Err(self.refusal(size, &err)),
+        };
         self.allocs[index] += 1;
         let token = DeviceToken {
             handle,
@@ -64,6 +82,10 @@ impl AllocBackend for DeviceBackend {
         Ok(token)
     }
 
+    /// Inlined into the replay loop: without patterns a free is the
+    /// handle's drop (what a user's free is), which needs no frame of its
+    /// own (plain `#[inline]` left it a call).
+    #[inline(always)]
     fn free(&mut self, token: DeviceToken) -> Result<()> {
         if self.check_patterns {
             self.check_pattern(&token)?;

@@ -88,6 +88,7 @@ impl StreamShared {
         }
     }
 
+    #[inline]
     pub(crate) fn lock(&self) -> MutexGuard<'_, StreamState> {
         // Every engine call leaves the engine consistent before it returns
         // (its contract: errors change nothing), so a panic elsewhere while
@@ -95,14 +96,17 @@ impl StreamShared {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    #[inline]
     pub(crate) fn submitted(&self) -> u64 {
         self.submitted.load(Ordering::Acquire)
     }
 
+    #[inline]
     pub(crate) fn completed(&self) -> u64 {
         self.completed.load(Ordering::Acquire)
     }
 
+    #[inline]
     pub(crate) fn is_recording(&self) -> bool {
         self.recording.load(Ordering::Acquire)
     }
