@@ -44,6 +44,16 @@ impl DeviceBackend {
         self.relocation.record(outcome);
     }
 
+    /// `--check-patterns`: tag a new reservation (tags count reservations
+    /// from 0) and write its pattern.
+    #[inline(never)]
+    fn with_pattern(&mut self, mut token: DeviceToken) -> Result<DeviceToken> {
+        token.tag = self.next_tag;
+        self.next_tag += 1;
+        self.write_pattern(&token)?;
+        Ok(token)
+    }
+
     /// The replay's error for a refused reservation.
     #[cold]
     #[inline(never)]
@@ -72,12 +82,11 @@ impl AllocBackend for DeviceBackend {
         self.allocs[index] += 1;
         let token = DeviceToken {
             handle,
-            tag: self.next_tag,
+            tag: 0,
             stream: index,
         };
-        self.next_tag += 1;
         if self.check_patterns {
-            self.write_pattern(&token)?;
+            return self.with_pattern(token);
         }
         Ok(token)
     }
