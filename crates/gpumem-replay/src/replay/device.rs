@@ -26,7 +26,8 @@ use crate::error::{ReplayError, Result};
 use crate::report::{ArenaSummary, PoolLine, StreamLine};
 use crate::trace::Mode;
 
-/// A live reservation: the handle, its pattern's tag, and its stream.
+/// A live reservation: the handle, its pattern's tag (0 when patterns are
+/// off), and its stream.
 #[derive(Debug)]
 pub struct DeviceToken {
     pub(crate) handle: ManagedMemoryHandle,
@@ -139,6 +140,7 @@ impl DeviceBackend {
         written.map_err(|message| self.error(message))
     }
 
+    #[inline(never)]
     pub(crate) fn check_pattern(&mut self, token: &DeviceToken) -> Result<()> {
         let patterns = &mut self.patterns;
         let checked = self.streams[token.stream].with_memory(|engine| {

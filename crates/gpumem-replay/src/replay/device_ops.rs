@@ -34,6 +34,35 @@ impl DeviceBackend {
     }
 }
 
+impl DeviceBackend {
+    /// `--relocate`: the stream's trigger before a reservation. Out of
+    /// line, like [`Self::refusal`] and the pattern checks: the common
+    /// reservation then keeps a small frame.
+    #[inline(never)]
+    fn relocate_before(&mut self, index: usize) {
+        let outcome = self.streams[index].relocate_when_wanted();
+        self.relocation.record(outcome);
+    }
+
+    /// `--check-patterns`: tag a new reservation (tags count reservations
+    /// from 0) and write its pattern.
+    #[inline(never)]
+    fn with_pattern(&mut self, mut token: DeviceToken) -> Result<DeviceToken> {
+        token.tag = self.next_tag;
+        self.next_tag += 1;
+        self.write_pattern(&token)?;
+        Ok(token)
+    }
+
+    /// The replay's error for a refused reservation.
+    #[cold]
+    #[inline(never)]
+    fn refusal(&self, size: u64, err: &gpumem::GpuMemError) -> crate::error::ReplayError {
+        let text = err.to_string();
+        self.error(format!("reserve: {text}{}", self.budget_note(size, &text)))
+    }
+}
+
 impl AllocBackend for DeviceBackend {
     type Token = DeviceToken;
 
@@ -44,26 +73,28 @@ impl AllocBackend for DeviceBackend {
     fn reserve(&mut self, size: u64, stream: u64) -> Result<DeviceToken> {
         let index = self.stream_index(stream)?;
         if self.relocate {
-            let outcome = self.streams[index].relocate_when_wanted();
-            self.relocation.record(outcome);
+            self.relocate_before(index);
         }
-        let handle = self.streams[index].reserve(size).map_err(|e| {
-            let text = e.to_string();
-            self.error(format!("reserve: {text}{}", self.budget_note(size, &text)))
-        })?;
+        let handle = match self.streams[index].reserve(size) {
+            Ok(handle) => handle,
+            Err(err) => return Err(self.refusal(size, &err)),
+        };
         self.allocs[index] += 1;
         let token = DeviceToken {
             handle,
-            tag: self.next_tag,
+            tag: 0,
             stream: index,
         };
-        self.next_tag += 1;
         if self.check_patterns {
-            self.write_pattern(&token)?;
+            return self.with_pattern(token);
         }
         Ok(token)
     }
 
+    /// Inlined into the replay loop: without patterns a free is the
+    /// handle's drop (what a user's free is), which needs no frame of its
+    /// own (plain `#[inline]` left it a call).
+    #[inline(always)]
     fn free(&mut self, token: DeviceToken) -> Result<()> {
         if self.check_patterns {
             self.check_pattern(&token)?;

@@ -71,23 +71,32 @@ impl DeviceShared {
     /// [`crate::stats`]). Nothing device-wide is locked: streams run their
     /// calls in parallel. With one stream the engine's counters are all
     /// there is to keep: a call adds a lock, two flag tests and a sample.
-    #[inline]
+    ///
+    /// Always inlined: each caller passes its own closure, so each copy is
+    /// used once, and a reservation (whose engine call inlines the drain of
+    /// dropped handles, too big for the inliner's own choice) then pays no
+    /// frame and no closure arguments through memory for it.
+    #[inline(always)]
     pub(crate) fn run<T>(&self, index: usize, f: impl FnOnce(&mut StreamState) -> T) -> T {
         if self.streams.len() > 1 {
             return self.run_shared(index, f);
         }
-        let mut st = self.streams[index].lock();
-        self.settle(&mut st, index);
+        let stream = &self.streams[index];
+        let mut st = stream.lock();
+        self.settle(&mut st, stream);
         let out = f(&mut st);
         self.after(&mut st);
         out
     }
 
-    /// [`Self::run`] on a device with several streams.
+    /// [`Self::run`] on a device with several streams (kept out of line, so
+    /// the one-stream path inlined into every caller stays small).
+    #[inline(never)]
     fn run_shared<T>(&self, index: usize, f: impl FnOnce(&mut StreamState) -> T) -> T {
-        let mut st = self.streams[index].lock();
+        let stream = &self.streams[index];
+        let mut st = stream.lock();
         let start = st.begin_shared_call();
-        self.settle(&mut st, index);
+        self.settle(&mut st, stream);
         let out = f(&mut st);
         self.after(&mut st);
         self.after_shared_call(index, &st, &start);
@@ -99,8 +108,7 @@ impl DeviceShared {
     /// is complete), release held allocations (and everything cached, in
     /// `bypass_caching` mode).
     #[inline]
-    fn settle(&self, st: &mut StreamState, index: usize) {
-        let stream = &self.streams[index];
+    fn settle(&self, st: &mut StreamState, stream: &StreamShared) {
         st.engine
             .set_stream_progress(stream.submitted(), stream.completed());
         st.settle(&self.streams, self.config.poison);

@@ -7,9 +7,12 @@ use mem_pools::{IoError, ManagedMemoryHandle};
 use super::out_of_memory::{Attempt, retry};
 use crate::error::Result;
 use crate::relocation;
-use crate::shared::Stream;
+use crate::shared::{Stream, StreamState};
 
-/// Reserve `size` bytes on `stream`; see [`Stream::reserve`].
+/// Reserve `size` bytes on `stream`; see [`Stream::reserve`]. Inlined into
+/// it, and with it into the caller: the lock, the engine's call and the
+/// statistics' sample then sit in the caller's frame.
+#[inline]
 pub(crate) fn reserve(stream: &Stream, size: u64) -> Result<ManagedMemoryHandle> {
     if stream.device.config.auto_relocate {
         relocate_before_reserve(stream);
@@ -38,13 +41,20 @@ fn retry_reserve(stream: &Stream, size: u64, first: IoError) -> Result<ManagedMe
 #[inline]
 fn try_reserve(stream: &Stream, size: u64) -> Result<ManagedMemoryHandle, Box<IoError>> {
     let poison = stream.device.config.poison.is_some();
-    stream.device.run(stream.index, |st| {
-        let handle = st.engine.reserve(size).map_err(Box::new)?;
-        if poison {
-            st.hold_fresh(&handle);
-        }
-        Ok(handle)
-    })
+    // Always inlined, like `run`: the whole reservation (the engine's drain
+    // of dropped handles included) is then one frame. Left to the inliner,
+    // this closure, too big for its own choice, stayed a call of its own.
+    stream.device.run(
+        stream.index,
+        #[inline(always)]
+        |st: &mut StreamState| {
+            let handle = st.engine.reserve(size).map_err(Box::new)?;
+            if poison {
+                st.hold_fresh(&handle);
+            }
+            Ok(handle)
+        },
+    )
 }
 
 /// `auto_relocate`: what the trigger asks for, before a reservation.
