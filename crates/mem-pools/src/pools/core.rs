@@ -85,7 +85,7 @@ impl Core {
             .iter()
             .position(|p| size <= p.max_size())
             .map(|i| i as u32)
-            .ok_or(IoError::BufferTooBig {
+            .ok_or_else(|| IoError::BufferTooBig {
                 size,
                 max: self.pools.iter().map(Pool::max_size).max().unwrap_or(0),
             })
