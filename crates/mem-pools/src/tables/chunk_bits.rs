@@ -29,7 +29,7 @@ fn masks(first: u32, last: u32) -> (usize, usize, u64, u64) {
 /// them): the word range and end masks computed once for all (a run
 /// queued idle sets its idle, chain and stamp bits).
 #[inline]
-pub(crate) fn set_in<const N: usize>(sets: [&mut [u64]; N], first: u32, last: u32) {
+pub(crate) fn set_in<const N: usize>(mut sets: [&mut [u64]; N], first: u32, last: u32) {
     let (lo, hi, head, tail) = masks(first, last);
     if lo == hi {
         for bits in sets {
@@ -37,13 +37,26 @@ pub(crate) fn set_in<const N: usize>(sets: [&mut [u64]; N], first: u32, last: u3
         }
         return;
     }
-    for bits in sets {
+    for bits in sets.iter_mut() {
         let span = &mut bits[lo..=hi];
         let n = span.len();
         span[0] |= head;
         span[n - 1] |= tail;
-        if n > 2 {
-            span[1..n - 1].fill(u64::MAX);
+    }
+    if hi - lo <= 1 {
+        return;
+    }
+    if hi - lo > FILL_APART {
+        for bits in sets {
+            bits[lo + 1..hi].fill(u64::MAX);
+        }
+        return;
+    }
+    // As in `clear_in`: a few words in one pass over the columns.
+    let mut inner = sets.map(|bits| &mut bits[lo + 1..hi]);
+    for i in 0..hi - lo - 1 {
+        for words in inner.iter_mut() {
+            words[i] = u64::MAX;
         }
     }
 }
