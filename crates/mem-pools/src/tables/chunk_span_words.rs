@@ -37,7 +37,8 @@ impl ChunkMap {
             .chain(&self.counted_bits[inner.clone()])
             .fold(0, |any, &word| any | word);
         match touched {
-            0 => self.covered_bits[inner].fill(u64::MAX),
+            0 if !inner.is_empty() => self.covered_bits[inner].fill(u64::MAX),
+            0 => {} // no word between: no fill (see above)
             _ => inner.for_each(|w| self.cover_word(w, u64::MAX)),
         }
         self.cover_word(lw, u64::MAX >> (63 - last % 64));
