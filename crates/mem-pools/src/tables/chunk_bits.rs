@@ -29,7 +29,7 @@ fn masks(first: u32, last: u32) -> (usize, usize, u64, u64) {
 /// them): the word range and end masks computed once for all (a run
 /// queued idle sets its idle, chain and stamp bits).
 #[inline]
-pub(crate) fn set_in<const N: usize>(sets: [&mut [u64]; N], first: u32, last: u32) {
+pub(crate) fn set_in<const N: usize>(mut sets: [&mut [u64]; N], first: u32, last: u32) {
     let (lo, hi, head, tail) = masks(first, last);
     if lo == hi {
         for bits in sets {
@@ -37,13 +37,26 @@ pub(crate) fn set_in<const N: usize>(sets: [&mut [u64]; N], first: u32, last: u3
         }
         return;
     }
-    for bits in sets {
+    for bits in sets.iter_mut() {
         let span = &mut bits[lo..=hi];
         let n = span.len();
         span[0] |= head;
         span[n - 1] |= tail;
-        if n > 2 {
-            span[1..n - 1].fill(u64::MAX);
+    }
+    if hi - lo <= 1 {
+        return;
+    }
+    if hi - lo > FILL_APART {
+        for bits in sets {
+            bits[lo + 1..hi].fill(u64::MAX);
+        }
+        return;
+    }
+    // As in `clear_in`: a few words in one pass over the columns.
+    let mut inner = sets.map(|bits| &mut bits[lo + 1..hi]);
+    for i in 0..hi - lo - 1 {
+        for words in inner.iter_mut() {
+            words[i] = u64::MAX;
         }
     }
 }
@@ -52,7 +65,7 @@ pub(crate) fn set_in<const N: usize>(sets: [&mut [u64]; N], first: u32, last: u3
 /// them): the word range and end masks computed once for all (an idle
 /// run leaving the list clears its idle, chain and stamp bits).
 #[inline]
-pub(crate) fn clear_in<const N: usize>(sets: [&mut [u64]; N], first: u32, last: u32) {
+pub(crate) fn clear_in<const N: usize>(mut sets: [&mut [u64]; N], first: u32, last: u32) {
     let (lo, hi, head, tail) = masks(first, last);
     if lo == hi {
         for bits in sets {
@@ -60,16 +73,36 @@ pub(crate) fn clear_in<const N: usize>(sets: [&mut [u64]; N], first: u32, last: 
         }
         return;
     }
-    for bits in sets {
+    for bits in sets.iter_mut() {
         let span = &mut bits[lo..=hi];
         let n = span.len();
         span[0] &= !head;
         span[n - 1] &= !tail;
-        if n > 2 {
-            span[1..n - 1].fill(0);
+    }
+    if hi - lo <= 1 {
+        return;
+    }
+    if hi - lo > FILL_APART {
+        for bits in sets {
+            bits[lo + 1..hi].fill(0);
+        }
+        return;
+    }
+    // A few words between the ends: cleared in one pass over the columns
+    // together, not a `memset` call per column (~20 instructions each).
+    let mut inner = sets.map(|bits| &mut bits[lo + 1..hi]);
+    for i in 0..hi - lo - 1 {
+        for words in inner.iter_mut() {
+            words[i] = 0;
         }
     }
 }
+
+/// Spans of more words than this between their ends clear each column
+/// apart (`memset` pays). Measured (callgrind, growth / random
+/// instructions): 2 → 88.56 M / 143.06 M, 4 → 88.47 / 143.06, 8 → 88.38
+/// / 143.01, 10 → 88.57 / 143.13, 24 → 88.98 / 143.36.
+const FILL_APART: usize = 8;
 
 /// The index of the first of `words` that is not `flip`: blocks of eight
 /// words passed over with one compare each (a run of 4,096 chained slots

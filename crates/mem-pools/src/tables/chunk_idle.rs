@@ -135,6 +135,11 @@ impl ChunkMap {
     ) -> Option<(u32, u32)> {
         let mut s = self.oldest;
         let mut found = None;
+        // The chunk last found not ready: its other idle slots, usually
+        // next in the list (a span goes idle as a run), are not either —
+        // nothing the walk changes (the list's order) bears on it — so
+        // they are passed over without checking it again.
+        let mut unready = END;
         for looked in 0..limit {
             if s == END || (found.is_some() && looked >= MOVE_PROBE) {
                 break;
@@ -143,7 +148,11 @@ impl ChunkMap {
             let last = head + (len - 1);
             let kept = !keep.is_empty() && head <= *keep.end() && last >= *keep.start();
             let next = self.newer_of(s);
-            if !kept && self.extent_ready(head, len) {
+            let ready = !kept && head != unready && self.extent_ready(head, len);
+            if !kept && !ready {
+                unready = head;
+            }
+            if ready {
                 if !edge || self.extent_borders_unmapped(head, last) {
                     found = Some((head, len));
                     break;

@@ -47,7 +47,8 @@ impl ChunkMap {
     /// The words between the end words are checked fully mapped (a
     /// reused hole, the steady state) by one AND over them, which the
     /// compiler vectorizes, and counted word by word only when not; the
-    /// end words are masked once each. (A mask, compare and popcount
+    /// end words are masked once each, and a span fully mapped is told
+    /// by one test before any count. (A mask, compare and popcount
     /// check per word was ~17 instructions a word: an 8 GiB span's
     /// placement cost ~1,080.)
     #[inline(never)]
@@ -61,17 +62,26 @@ impl ChunkMap {
         if fw >= words {
             return unmapped;
         }
-        let holes = |word: u64, mask: u64| match !word & mask {
+        let holes = |word: u64| match word {
             0 => 0,
             holes => u64::from(holes.count_ones()),
         };
-        unmapped += holes(bits[fw], u64::MAX << (first % 64));
+        let head = !bits[fw] & u64::MAX << (first % 64);
+        let tail = match lw < words {
+            true => !bits[lw] & u64::MAX >> (63 - last % 64),
+            false => 0,
+        };
         let inner = &bits[fw + 1..lw.min(words)];
-        if inner.iter().fold(u64::MAX, |all, &word| all & word) != u64::MAX {
-            unmapped += inner.iter().map(|&word| holes(word, u64::MAX)).sum::<u64>();
+        let all = inner.iter().fold(u64::MAX, |all, &word| all & word);
+        // Fully mapped (a reused hole, the steady state): one test, no
+        // popcount (the compiler counted the end words' holes without a
+        // branch, ~34 instructions a call, when they were tested apart).
+        if head | tail | !all == 0 {
+            return unmapped;
         }
-        if lw < words {
-            unmapped += holes(bits[lw], u64::MAX >> (63 - last % 64));
+        unmapped += holes(head) + holes(tail);
+        if all != u64::MAX {
+            unmapped += inner.iter().map(|&word| holes(!word)).sum::<u64>();
         }
         unmapped
     }

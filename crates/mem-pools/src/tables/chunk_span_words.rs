@@ -23,7 +23,11 @@ impl ChunkMap {
             debug_assert!(
                 inner.is_empty() || !self.any_live(fw as u32 * 64 + 64, lw as u32 * 64 - 1)
             );
-            self.covered_bits[inner].fill(u64::MAX);
+            // Two words and none between (most spans over several): no
+            // fill, whose `memset` call costs ~15 instructions even empty.
+            if !inner.is_empty() {
+                self.covered_bits[inner].fill(u64::MAX);
+            }
             self.cover_word(lw, u64::MAX >> (63 - last % 64));
             return;
         }
@@ -33,7 +37,8 @@ impl ChunkMap {
             .chain(&self.counted_bits[inner.clone()])
             .fold(0, |any, &word| any | word);
         match touched {
-            0 => self.covered_bits[inner].fill(u64::MAX),
+            0 if !inner.is_empty() => self.covered_bits[inner].fill(u64::MAX),
+            0 => {} // no word between: no fill (see above)
             _ => inner.for_each(|w| self.cover_word(w, u64::MAX)),
         }
         self.cover_word(lw, u64::MAX >> (63 - last % 64));
@@ -43,21 +48,15 @@ impl ChunkMap {
     /// taken off word by word, and the mapped slots left with no live
     /// slice queued in slot order. The words inside it that only this
     /// slice touches, all mapped (the usual case), are checked by one
-    /// pass, cleared by another and queued as one run.
+    /// pass, cleared by another and queued as one run — with the end
+    /// words' freed slots, when those meet it (all but a first or last
+    /// slot a neighbour shares: the usual case too), with no search for
+    /// runs.
     #[inline(never)]
     pub(super) fn release_in_words(&mut self, first: u32, last: u32) {
-        let mut runs = Runs {
-            open: None,
-            queued: Queued {
-                head: END,
-                tail: END,
-                added: 0,
-                stamp: self.submitted,
-            },
-        };
         let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
-        let freed = self.uncover_word(fw, u64::MAX << (first % 64));
-        runs.add_word(self, fw, freed & self.mapped_bits[fw]);
+        let (head, tail) = (u64::MAX << (first % 64), u64::MAX >> (63 - last % 64));
+        let freed_first = self.uncover_word(fw, head) & self.mapped_bits[fw];
         let inner = fw + 1..lw;
         // Two folds, each a plain reduction the compiler vectorizes (one
         // over a zip of the three columns with two compares per word did
@@ -70,15 +69,39 @@ impl ChunkMap {
         let whole = all == u64::MAX && counted.fold(0, |any, &word| any | word) == 0;
         if whole && !inner.is_empty() {
             self.covered_bits[inner.clone()].fill(0);
-            runs.add(self, inner.start as u32 * 64, inner.end as u32 * 64 - 1);
-        } else {
-            for w in inner {
-                let freed = self.uncover_word(w, u64::MAX);
-                runs.add_word(self, w, freed & self.mapped_bits[w]);
-            }
         }
-        let freed = self.uncover_word(lw, u64::MAX >> (63 - last % 64));
-        runs.add_word(self, lw, freed & self.mapped_bits[lw]);
+        // The words are apart: the last one's marks may come off before
+        // the inner ones' (the runs are still queued in slot order).
+        let freed_last = self.uncover_word(lw, tail) & self.mapped_bits[lw];
+        let mut runs = Runs {
+            open: None,
+            queued: Queued {
+                head: END,
+                tail: END,
+                added: 0,
+                stamp: self.submitted,
+            },
+        };
+        // Freed from `first` (or the slot after it) to the word's end,
+        // and from the word's start to `last` (or the slot before it).
+        let from_first = freed_first | 1 << (first % 64) == head;
+        let to_last = freed_last | 1 << (last % 64) == tail;
+        if whole && from_first && to_last {
+            let a = first + u32::from(freed_first != head);
+            let b = last - u32::from(freed_last != tail);
+            runs.open = (a <= b).then_some((a, b));
+        } else {
+            runs.add_word(self, fw, freed_first);
+            if !whole {
+                for w in inner {
+                    let freed = self.uncover_word(w, u64::MAX);
+                    runs.add_word(self, w, freed & self.mapped_bits[w]);
+                }
+            } else if !inner.is_empty() {
+                runs.add(self, inner.start as u32 * 64, inner.end as u32 * 64 - 1);
+            }
+            runs.add_word(self, lw, freed_last);
+        }
         if let Some((a, b)) = runs.open {
             self.queue_run(a, b, &mut runs.queued);
         }

@@ -199,15 +199,17 @@ impl Arenas {
             }
             let chunk = self.max_chunk_bytes.max(bytes / SLICE_CHUNKS);
             let cap = u32::try_from(chunk / g).map_or(u32::MAX, |c| c.max(1));
-            let pieces: Vec<(u32, u32)> =
-                run_pieces((first, s - 1), &span, (offset, bytes), g, cap).collect();
-            for (i, &(head, len)) in pieces.iter().enumerate() {
+            // Walked, not collected: a run is a few pieces, and an
+            // allocation per run was ~400 instructions.
+            let mut pieces = run_pieces((first, s - 1), &span, (offset, bytes), g, cap).peekable();
+            let mut outer = true;
+            while let Some((head, len)) = pieces.next() {
                 self.shed_idle(t, pools, storage, page, &span, u64::from(len) * g);
                 // Only the run's outer pieces may spill a cached chunk
                 // onto the empty slots beside the run (`run_cover.rs`).
                 let spill = Spill {
-                    before: i == 0,
-                    after: i + 1 == pieces.len(),
+                    before: std::mem::take(&mut outer),
+                    after: pieces.peek().is_none(),
                 };
                 let mut mapped = self.map_run(t, pools, storage, page, id, (head, len), spill);
                 let short = matches!(
