@@ -116,7 +116,8 @@ pub(crate) struct Page {
     pub(crate) quarantined: u32,
     /// Reservation clock when the page last became empty.
     pub(crate) idle_since: u64,
-    /// Where its slices start (sliced pools only; see `starts.rs`).
+    /// Where its slices start (sliced pages, once an extent lookup built
+    /// it; see `starts.rs`).
     pub(crate) starts: Option<SliceStarts>,
     /// Arena pages: the physical chunks under the range (`chunks.rs`).
     pub(crate) chunks: Option<Box<crate::tables::chunk_map::ChunkMap>>,
@@ -189,7 +190,7 @@ fn not_live(what: &'static str, index: u32) -> ! {
 
 impl<T> std::ops::Index<u32> for Arena<T> {
     type Output = T;
-    #[inline]
+    #[inline(always)]
     fn index(&self, index: u32) -> &T {
         match self.items.get(index as usize) {
             Some(Some(item)) => item,
@@ -200,7 +201,7 @@ impl<T> std::ops::Index<u32> for Arena<T> {
 }
 
 impl<T> std::ops::IndexMut<u32> for Arena<T> {
-    #[inline]
+    #[inline(always)]
     fn index_mut(&mut self, index: u32) -> &mut T {
         if !self.holds(index) {
             not_live(self.what, index);

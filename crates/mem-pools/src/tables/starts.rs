@@ -3,11 +3,14 @@
 //!
 //! The page's slices already know their neighbours (`prev` / `next`), which
 //! is all split and coalesce need; what they cannot answer is "which slice
-//! holds byte `o`" without walking from the head. So every sliced page also
-//! keeps one bit per alignment unit, set where a slice starts, with a
+//! holds byte `o`" without walking from the head. So a sliced page can
+//! keep one bit per alignment unit, set where a slice starts, with a
 //! summary bit per 64-unit word, and a map from start unit to slice node.
-//! Split sets a bit, coalesce clears one: O(1) each, no scan, so the free
-//! path keeps its cost. The slice holding `o` is the last start at or
+//! Only `reclaim_extent` asks, so the index is built by the page's first
+//! extent lookup (one walk over its slices) and kept from then on; a pool
+//! whose pages never had one pays nothing on split and coalesce
+//! (`Pool::has_starts`). Once built, split sets a bit and coalesce clears
+//! one: O(1) each, no scan. The slice holding `o` is the last start at or
 //! before it: its own word, then the summary words backwards — at most one
 //! per 4096 alignment units of the page (1 for a 1 MiB page at 256-byte
 //! alignment, 64 for a 64 MiB one), each a single mask test, independent of
