@@ -59,11 +59,11 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         size: u64,
         allow: Allowance,
     ) -> Result<(ManagedMemoryHandle, u32), IoError> {
-        self.core.tables.capacity(size)?;
+        let sizes = (self.core.tables.capacity(size)?, size);
         let key = self.core.tables.slots.claim(NIL)?;
         let slice = match self
             .core
-            .reserve_in(&mut self.storage, pool, size, key.slot, allow)
+            .reserve_sized(&mut self.storage, pool, sizes, key.slot, allow)
         {
             Ok(slice) => slice,
             Err(err) => {

@@ -26,6 +26,21 @@ impl Core {
         allow: Allowance,
     ) -> Result<u32, IoError> {
         let sizes = (self.tables.capacity(size)?, size);
+        self.reserve_sized(storage, pool, sizes, owner, allow)
+    }
+
+    /// [`Self::reserve_in`] with the capacity already computed (the
+    /// engine's reserve path checks it before claiming a slot, so it is
+    /// not rounded twice): `sizes` is (capacity, requested).
+    #[inline]
+    pub(crate) fn reserve_sized<S: ComputeStorage>(
+        &mut self,
+        storage: &mut S,
+        pool: u32,
+        sizes: (u64, u64),
+        owner: u32,
+        allow: Allowance,
+    ) -> Result<u32, IoError> {
         match self.pool(pool).kind {
             PoolType::SlicedPages { .. } => {
                 let (p, t) = self.pool_parts(pool);

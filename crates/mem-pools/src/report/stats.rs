@@ -19,12 +19,14 @@ pub struct Stat {
 }
 
 impl Stat {
+    #[inline(always)]
     pub(crate) fn add(&mut self, amount: u64) {
         self.current = self.current.saturating_add(amount);
         self.allocated = self.allocated.saturating_add(amount);
         self.peak = self.peak.max(self.current);
     }
 
+    #[inline(always)]
     pub(crate) fn sub(&mut self, amount: u64) {
         self.current = self.current.saturating_sub(amount);
         self.freed = self.freed.saturating_add(amount);
@@ -123,16 +125,22 @@ impl PoolStats {
             .saturating_sub(self.allocated_bytes.current)
     }
 
+    // `active_bytes` is only ever changed here, in `on_free` and by
+    // `reset_peaks`, each time exactly as `allocated_bytes`: so it is
+    // copied rather than computed again (one copy, not a second round of
+    // saturating adds and a max).
+    #[inline(always)]
     pub(crate) fn on_reserve(&mut self, capacity: u64, requested: u64) {
         self.allocated_bytes.add(capacity);
-        self.active_bytes.add(capacity);
+        self.active_bytes = self.allocated_bytes;
         self.requested_bytes.add(requested);
         self.allocation_count.add(1);
     }
 
+    #[inline(always)]
     pub(crate) fn on_free(&mut self, capacity: u64, requested: u64) {
         self.allocated_bytes.sub(capacity);
-        self.active_bytes.sub(capacity);
+        self.active_bytes = self.allocated_bytes;
         self.requested_bytes.sub(requested);
         self.allocation_count.sub(1);
     }
