@@ -16,7 +16,8 @@ use crate::pools::paged::carve::Allowance;
 impl Core {
     /// Reserve `size` bytes in `pool` for slot `owner`; returns the slice.
     /// On an error nothing changed (see each kind's path).
-    #[inline]
+    /// (The engine calls [`Self::reserve_sized`]; the tests call this.)
+    #[cfg(test)]
     pub(crate) fn reserve_in<S: ComputeStorage>(
         &mut self,
         storage: &mut S,
@@ -41,13 +42,11 @@ impl Core {
         owner: u32,
         allow: Allowance,
     ) -> Result<u32, IoError> {
-        match self.pool(pool).kind {
-            PoolType::SlicedPages { .. } => {
-                let (p, t) = self.pool_parts(pool);
-                p.reserve_sliced(t, storage, pool, sizes, owner, allow)
-            }
+        // One lookup of the pool serves both the match and the paged paths.
+        let (p, t) = self.pool_parts(pool);
+        match p.kind {
+            PoolType::SlicedPages { .. } => p.reserve_sliced(t, storage, pool, sizes, owner, allow),
             PoolType::ExclusivePages { .. } => {
-                let (p, t) = self.pool_parts(pool);
                 p.reserve_exclusive(t, storage, pool, sizes, owner, allow.allocate)
             }
             PoolType::VirtualArena { .. } => {

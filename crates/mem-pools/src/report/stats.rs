@@ -126,21 +126,27 @@ impl PoolStats {
     }
 
     // `active_bytes` is only ever changed here, in `on_free` and by
-    // `reset_peaks`, each time exactly as `allocated_bytes`: so it is
-    // copied rather than computed again (one copy, not a second round of
-    // saturating adds and a max).
+    // `reset_peaks`, each time exactly as `allocated_bytes`: so the fields
+    // that changed are copied rather than computed again (no second round
+    // of saturating adds and a max; the unchanged `freed` is equal already).
     #[inline(always)]
     pub(crate) fn on_reserve(&mut self, capacity: u64, requested: u64) {
-        self.allocated_bytes.add(capacity);
-        self.active_bytes = self.allocated_bytes;
+        let bytes = &mut self.allocated_bytes;
+        bytes.add(capacity);
+        let (current, peak, allocated) = (bytes.current, bytes.peak, bytes.allocated);
+        let active = &mut self.active_bytes;
+        (active.current, active.peak, active.allocated) = (current, peak, allocated);
         self.requested_bytes.add(requested);
         self.allocation_count.add(1);
     }
 
     #[inline(always)]
     pub(crate) fn on_free(&mut self, capacity: u64, requested: u64) {
-        self.allocated_bytes.sub(capacity);
-        self.active_bytes = self.allocated_bytes;
+        let bytes = &mut self.allocated_bytes;
+        bytes.sub(capacity);
+        let (current, freed) = (bytes.current, bytes.freed);
+        let active = &mut self.active_bytes;
+        (active.current, active.freed) = (current, freed);
         self.requested_bytes.sub(requested);
         self.allocation_count.sub(1);
     }
