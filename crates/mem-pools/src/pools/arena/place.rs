@@ -142,6 +142,7 @@ impl Arenas {
     }
 
     /// Weigh `cap` bytes at both ends of free slice `cand` against `best`.
+    #[inline]
     fn weigh(&self, t: &Tables, cand: u32, cap: u64, best: &mut Best) {
         let node = &t.slices[cand];
         if node.size < cap {
