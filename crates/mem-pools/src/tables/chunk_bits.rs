@@ -137,10 +137,18 @@ pub(crate) fn next(bits: &[u64], value: bool, from: u32, last: u32) -> u32 {
         return (from + hits.trailing_zeros()).min(last + 1);
     }
     let end = (last as usize / 64 + 1).min(bits.len());
-    if w + 1 < end
-        && let Some(i) = first_not(&bits[w + 1..end], flip)
+    // The next word (a span of two words, most of those over several, or
+    // a run ending just past a word's edge): no block search set up.
+    if w + 1 < end {
+        let hits = bits[w + 1] ^ flip;
+        if hits != 0 {
+            return ((w as u32 + 1) * 64 + hits.trailing_zeros()).min(last + 1);
+        }
+    }
+    if w + 2 < end
+        && let Some(i) = first_not(&bits[w + 2..end], flip)
     {
-        let k = w + 1 + i;
+        let k = w + 2 + i;
         return (k as u32 * 64 + (bits[k] ^ flip).trailing_zeros()).min(last + 1);
     }
     match value {

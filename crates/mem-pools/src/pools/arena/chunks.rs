@@ -86,6 +86,7 @@ impl Arenas {
     /// says placement counted no unmapped slot there (nothing to check).
     // The floor, the pools and the storage, then what the call is about.
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub(crate) fn acquire_chunks<S: ComputeStorage>(
         &mut self,
         t: &mut Tables,
@@ -105,6 +106,25 @@ impl Arenas {
             map.claim_mapped_span(map.span(offset, bytes));
             return Ok(());
         }
+        self.acquire_unmapped(t, pools, storage, page, offset, bytes, may_map)
+    }
+
+    /// [`Self::acquire_chunks`] of a span placement found unmapped slots
+    /// under (or a capture window's): out of line, so the common path
+    /// above saves no registers for a driver call's.
+    // The floor, the pools and the storage, then what the call is about.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn acquire_unmapped<S: ComputeStorage>(
+        &mut self,
+        t: &mut Tables,
+        pools: &mut [Pool],
+        storage: &mut S,
+        page: u32,
+        offset: u64,
+        bytes: u64,
+        may_map: bool,
+    ) -> Result<(), IoError> {
         if self.claim_mapped_chunks(t, page, offset, bytes) {
             return Ok(());
         }

@@ -134,14 +134,22 @@ impl Arenas {
             let pool = t.pages[t.slices[found].page].pool;
             let index = &pools[pool as usize].index;
             index.heads_above(cap, PLACEMENT_CLASSES, |head| {
-                self.weigh(t, head, cap, &mut best);
+                self.weigh_apart(t, head, cap, &mut best);
                 best.2 > 0
             });
         }
         best
     }
 
+    /// [`Self::weigh`] out of line: the heads of the classes above, weighed
+    /// less often than the first class's candidates.
+    #[inline(never)]
+    fn weigh_apart(&self, t: &Tables, cand: u32, cap: u64, best: &mut Best) {
+        self.weigh(t, cand, cap, best);
+    }
+
     /// Weigh `cap` bytes at both ends of free slice `cand` against `best`.
+    #[inline(always)]
     fn weigh(&self, t: &Tables, cand: u32, cap: u64, best: &mut Best) {
         let node = &t.slices[cand];
         if node.size < cap {
