@@ -117,6 +117,13 @@ impl Arenas {
         if share == 0 || idle == 0 || idle.saturating_mul(share) < mapped {
             return;
         }
+        let live = &t.stats.requested_bytes;
+        let physical = t.stats.reserved_bytes.current;
+        if self.learn.skips_at_peak(live.current, live.peak, physical) {
+            // Idle chunks at the live peak are holes placement refills.
+            t.stats.chunks.sheds_skipped += 1;
+            return;
+        }
         if self.learn.keeps() {
             // What the last sheds released was created again (`shed_learn.rs`).
             t.stats.chunks.sheds_skipped += 1;

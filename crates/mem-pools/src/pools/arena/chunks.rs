@@ -238,8 +238,9 @@ impl Arenas {
                         mem_storage::StorageError::OutOfMemory { .. }
                     ))
                 );
-                if short && self.learn.keeps() {
-                    // Memory is short: shedding pays after all. The refused
+                if short && !self.learn.is_short() {
+                    // Memory is short: shedding pays after all (a learned
+                    // keep or a shed skipped at the live peak). The refused
                     // run left nothing mapped; shed and try it once more.
                     self.learn.forget();
                     self.shed_idle(t, pools, storage, page, &span, u64::from(len) * g);
