@@ -101,6 +101,10 @@ pub(crate) struct ShedLearner {
     /// of them with live bytes at the peak.
     due: u64,
     due_at_peak: u64,
+    /// The live bytes' peak as this learner has seen it: the statistics'
+    /// peak, which `reset_peaks` lowers, never lowers it (a user's reset
+    /// of what is reported changes no policy).
+    live_peak: u64,
     /// Bytes ever reserved (not decayed), and their count when the live
     /// peak last rose past `peak_mark` by 1/[`PEAK_RISE`].
     total: u64,
@@ -133,6 +137,8 @@ impl ShedLearner {
         if self.short {
             return false;
         }
+        let peak = peak.max(self.live_peak);
+        self.live_peak = peak;
         if peak > self.peak_mark.saturating_add(self.peak_mark / PEAK_RISE) {
             self.peak_mark = peak;
             self.total_at_mark = self.total;
@@ -253,6 +259,18 @@ mod tests {
         }
         // 1 of 3 due sheds at the peak: the next one at the peak runs.
         assert!(!learn.skips_at_peak(GIB, GIB, GIB));
+    }
+
+    #[test]
+    fn resetting_the_reported_peaks_does_not_make_a_trough_look_like_the_peak() {
+        let mut learn = ShedLearner::default();
+        learn.on_reserve(GIB, GIB);
+        assert!(learn.skips_at_peak(GIB, GIB, GIB));
+        // `reset_peaks` lowered the statistics' peak to the live bytes now.
+        assert!(
+            !learn.skips_at_peak(GIB / 2, GIB / 2, GIB),
+            "a trough sheds"
+        );
     }
 
     #[test]
