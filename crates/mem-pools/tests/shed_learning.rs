@@ -83,20 +83,20 @@ fn an_arena_that_learned_to_keep_idle_chunks_still_fits_its_growth_into_a_nearly
         mm.stats().chunks.sheds_skipped > 0,
         "the learner never kept"
     );
-    // Live data fills the device but for the growing buffers' peak
-    // (~20 MiB): the steps fit only if the idle chunks kept mapped for
-    // them are shed or reused, not added to.
+    // Live data fills the device but for 18 MiB, about the growing
+    // buffers' peak: the steps fit only if the idle chunks kept mapped for
+    // them are shed and reused, not added to. (Counted by live bytes: the
+    // live slices land on idle chunks, so physical bytes would not count
+    // them. At 18 MiB the engine of 5f5613b, before the kept bytes and
+    // the cache's floor for a shed's run, had a reservation refused.)
     let mut live = Vec::new();
-    while vm.vm_stats().physical_bytes + 20 * MIB <= CAPACITY {
+    while mm.stats().allocated_bytes.current + 18 * MIB <= CAPACITY {
         live.push(written(&mut mm, MIB, live.len() as u64));
     }
     let before = vm.vm_stats();
     steps_of_growth(&mut mm, 40);
     let after = vm.vm_stats();
-    assert!(
-        after.chunks_released > before.chunks_released,
-        "nothing was shed"
-    );
+    assert!(after.unmaps > before.unmaps, "nothing was shed");
     assert!(after.peak_physical_bytes <= CAPACITY);
     assert!(
         live.iter()
