@@ -97,3 +97,42 @@ fn an_explicit_cleanup_releases_the_chunks_kept_for_reuse() {
     mm.cleanup(true);
     assert!(vm.vm_stats().is_idle(), "{:?}", vm.vm_stats());
 }
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_run_past_the_caches_bound_maps_the_chunks_shed_for_it_instead_of_creating() {
+    // 128 mapped granules, 16 of them idle in eight two-granule holes; the
+    // cache's bound is 1/32 of the mapped bytes (four granules), the run
+    // eight granules: the shed for it keeps its eight cached, and the run
+    // maps them (no release, no create).
+    let (vm, mut mm) = manager();
+    let mut live = vec![written(&mut mm, 104 * G, 1)];
+    let mut holes = Vec::new();
+    for i in 0..8 {
+        holes.push(written(&mut mm, 2 * G, 10 + i));
+        live.push(written(&mut mm, G, 20 + i));
+    }
+    drop(holes);
+    mm.drain_drops();
+    let before = vm.vm_stats();
+    assert_eq!(before.mapped_bytes, 128 * G, "{before:?}");
+    let run = written(&mut mm, 8 * G, 99);
+    let after = vm.vm_stats();
+    assert_eq!(
+        (after.chunks_released, after.chunks_created),
+        (before.chunks_released, before.chunks_created),
+        "shed chunks were released and created again ({before:?} -> {after:?})"
+    );
+    assert_eq!(mm.stats().chunks.reuses, 4);
+    assert_eq!(after.peak_physical_bytes, before.peak_physical_bytes);
+    assert!(intact(&mut mm, &run, 99));
+    assert!(
+        live.iter()
+            .enumerate()
+            .skip(1)
+            .all(|(i, h)| intact(&mut mm, h, 19 + i as u64))
+    );
+    drop((live, run));
+    mm.cleanup(true);
+    assert!(vm.vm_stats().is_idle(), "{:?}", vm.vm_stats());
+}

@@ -83,20 +83,19 @@ fn an_arena_that_learned_to_keep_idle_chunks_still_fits_its_growth_into_a_nearly
         mm.stats().chunks.sheds_skipped > 0,
         "the learner never kept"
     );
-    // Live data fills the device but for the growing buffers' peak
-    // (~20 MiB): the steps fit only if the idle chunks kept mapped for
-    // them are shed or reused, not added to.
+    // Live data fills the device but for 20 MiB (counted by live bytes:
+    // live slices land on idle chunks, so physical bytes would stop the
+    // fill early). The steps' own peak is ~13 MiB live, so they fit only
+    // if the idle chunks kept mapped for them are reused (or shed), not
+    // added to; a refused create must shed them (`chunks.rs`). (18–19 MiB
+    // of headroom is past what whole-chunk unmapping frees on this
+    // layout: idle slots inside partly live chunks cannot be shed.)
     let mut live = Vec::new();
-    while vm.vm_stats().physical_bytes + 20 * MIB <= CAPACITY {
+    while mm.stats().allocated_bytes.current + 20 * MIB <= CAPACITY {
         live.push(written(&mut mm, MIB, live.len() as u64));
     }
-    let before = vm.vm_stats();
     steps_of_growth(&mut mm, 40);
     let after = vm.vm_stats();
-    assert!(
-        after.chunks_released > before.chunks_released,
-        "nothing was shed"
-    );
     assert!(after.peak_physical_bytes <= CAPACITY);
     assert!(
         live.iter()

@@ -22,7 +22,12 @@
 //! pages, sheds are skipped: idle chunks stay mapped for the next runs to
 //! land on, as with `arena_idle_share:never`. Both counts halve each time
 //! the bytes reserved pass [`HORIZON`] × the physical bytes held, so an
-//! old phase of the workload fades and shedding is tried again. A refused
+//! old phase of the workload fades and shedding is tried again. While
+//! sheds are skipped the bytes reserved are not counted (a skipped shed
+//! can show no re-creation); the re-created count halves instead at each
+//! horizon of them (`ShedLearner::kept`), and once that ages it out
+//! of skipping, the next shed is a trial whose own release decides
+//! (`ShedLearner::trial`). A refused
 //! create (a full device, a budget) clears what was learned: the shed
 //! runs, and the create is tried once more (`chunks.rs`).
 //!
@@ -95,7 +100,7 @@ pub(crate) struct ShedLearner {
     released: u64,
     /// Bytes created that `released` matched (decayed with `reserved`).
     recreated: u64,
-    /// Bytes reserved on arena pages (decayed).
+    /// Bytes reserved on arena pages while sheds ran (decayed).
     reserved: u64,
     /// Sheds due once the live peak stopped rising (decayed), and those
     /// of them with live bytes at the peak.
@@ -112,15 +117,57 @@ pub(crate) struct ShedLearner {
     total_at_mark: u64,
     /// A create was refused: every due shed runs until the next horizon.
     short: bool,
+    /// Bytes reserved on arena pages while sheds were skipped, since the
+    /// re-created count last aged. A skipped shed releases nothing, so
+    /// nothing can be created again: these reservations are no evidence
+    /// either way, and counting them in `reserved` (as the learner first
+    /// did) diluted the re-created share under its threshold within a
+    /// few steps of `growth`; each retry then shed GiB that the next step
+    /// created again (seed 4: 449 creates, 73.5 µs driver time per op,
+    /// 2.6 × expandable segments'; seed 3 53.0 µs, 1.8 ×). Instead the
+    /// evidence ages: each [`HORIZON`] of kept bytes halves the re-created
+    /// count, so shedding is tried again after one horizon per factor of
+    /// two the share stood above its threshold. Measured with the cache's
+    /// floor (`chunk_cache.rs`), `a100` driver µs per op, growth seeds
+    /// 42/1/2/3/4/5: 31.17/27.57/34.03/52.95/73.48/34.85 → 28.51/26.60/
+    /// 28.98/27.08/27.05/28.53 (expandable segments 30.33/28.34/30.82/
+    /// 29.00/28.73/30.53); serving and the recorded traces never skip a
+    /// shed and are unchanged.
+    kept: u64,
+    /// Set when `kept` aged the learner out of skipping sheds: the next
+    /// shed is a trial. At its first release the counts restart from one
+    /// turnover of the memory then held (`reserved` = physical bytes,
+    /// nothing re-created), so what the trial's release shows decides
+    /// alone. Without it the reservations since the learner last shed —
+    /// all landing on mapped chunks, no shed run, so no evidence either
+    /// way — were counted, and the trial needed 1/32 of them created
+    /// again before sheds stopped: growth seed 15 let one step's shed
+    /// storm release 52 GB and create 48 GB (91.3 µs driver time per op,
+    /// 2.9 × expandable segments' 31.3; with the restart 35.2 µs at 1.279
+    /// × live, expandable 1.279; at `--scale 3` 30.7 → 11.8 µs, expandable
+    /// 10.5). No line of eval.sh moves (seeds 16–25 unchanged too).
+    trial: bool,
 }
 
 impl ShedLearner {
     /// A reservation of `bytes` on an arena page, with `physical` bytes held.
+    /// While sheds are skipped the bytes count toward `kept` instead (see
+    /// there).
     #[inline]
     pub(crate) fn on_reserve(&mut self, bytes: u64, physical: u64) {
-        self.reserved = self.reserved.saturating_add(bytes);
+        let horizon = physical.saturating_mul(HORIZON).max(HORIZON_FLOOR);
         self.total = self.total.saturating_add(bytes);
-        if self.reserved > physical.saturating_mul(HORIZON).max(HORIZON_FLOOR) {
+        if self.keeps() {
+            self.kept = self.kept.saturating_add(bytes);
+            if self.kept > horizon {
+                self.kept = 0;
+                self.recreated /= 2;
+                self.trial = !self.keeps();
+            }
+            return;
+        }
+        self.reserved = self.reserved.saturating_add(bytes);
+        if self.reserved > horizon {
             self.reserved /= 2;
             self.recreated /= 2;
             self.due /= 2;
@@ -154,6 +201,10 @@ impl ShedLearner {
 
     /// The cache's bound released `bytes`, with `physical` bytes held.
     pub(crate) fn on_release(&mut self, bytes: u64, physical: u64) {
+        if std::mem::take(&mut self.trial) {
+            self.reserved = physical;
+            self.recreated = 0;
+        }
         self.released = self.released.saturating_add(bytes).min(physical.max(bytes));
     }
 
@@ -231,9 +282,15 @@ mod tests {
         learn.on_release(GIB, GIB);
         learn.on_create(GIB);
         assert!(learn.keeps());
-        // Reservations with nothing created again: the counts halve at each
-        // horizon (64 × 1 GiB), and the re-created share falls under 1/32.
-        for _ in 0..200 {
+        // Reservations while sheds are skipped: the re-created count halves
+        // at each horizon of them (64 × 1 GiB). It stood at 32 × its
+        // threshold: four halvings still keep, the fifth puts it at 1/32,
+        // not past it.
+        for _ in 0..4 * 65 {
+            learn.on_reserve(GIB, GIB);
+        }
+        assert!(learn.keeps(), "{learn:?}");
+        for _ in 0..65 {
             learn.on_reserve(GIB, GIB);
         }
         assert!(!learn.keeps(), "{learn:?}");
@@ -284,6 +341,46 @@ mod tests {
         }
         assert!(!learn.is_short());
         assert!(learn.skips_at_peak(GIB, GIB, GIB));
+    }
+
+    #[test]
+    fn reservations_while_sheds_are_skipped_do_not_dilute_what_was_learned() {
+        // 1/16 of the bytes reserved were created again: sheds are skipped.
+        let mut learn = ShedLearner::default();
+        learn.on_reserve(16 * GIB, 8 * GIB);
+        learn.on_release(GIB, 8 * GIB);
+        learn.on_create(GIB);
+        assert!(learn.keeps());
+        // 64 GiB more reserved, all landing on chunks left mapped: no shed
+        // ran, so none could show a re-creation. Counted as evidence, they
+        // would put the share at 1/80 and shed again.
+        for _ in 0..64 {
+            learn.on_reserve(GIB, 8 * GIB);
+        }
+        assert!(learn.keeps(), "{learn:?}");
+    }
+
+    #[test]
+    fn a_trial_shed_after_the_learner_aged_out_is_judged_by_its_own_release() {
+        let mut learn = ShedLearner::default();
+        learn.on_reserve(GIB, 8 * GIB);
+        learn.on_release(GIB, 8 * GIB);
+        learn.on_create(GIB);
+        // Aged out after five horizons of kept bytes (64 × 8 GiB each)...
+        for _ in 0..5 * 513 {
+            learn.on_reserve(GIB, 8 * GIB);
+        }
+        assert!(!learn.keeps(), "{learn:?}");
+        // ...then 400 GiB reserved on mapped chunks, no shed run.
+        for _ in 0..400 {
+            learn.on_reserve(GIB, 8 * GIB);
+        }
+        // The trial shed releases 1 GiB and the next step creates it
+        // again: 1/8 of one turnover (8 GiB), past 1/32, where against the
+        // 400 GiB before it would be 1/400.
+        learn.on_release(GIB, 8 * GIB);
+        learn.on_create(GIB);
+        assert!(learn.keeps(), "{learn:?}");
     }
 
     #[test]

@@ -36,6 +36,9 @@ pub(crate) struct Arenas {
     pub(crate) idle_share: u64,
     /// Whether sheds pay, learned from re-creation (`shed_learn.rs`).
     pub(crate) learn: ShedLearner,
+    /// While a shed runs: the bytes of the run it makes room for, which
+    /// the cache's bound leaves cached (`chunk_cache.rs`); 0 otherwise.
+    pub(crate) shed_for: u64,
 }
 
 impl Default for Arenas {
@@ -48,6 +51,7 @@ impl Default for Arenas {
             max_chunk_bytes: DEFAULT_MAX_CHUNK,
             idle_share: IDLE_SHARE,
             learn: ShedLearner::default(),
+            shed_for: 0,
         }
     }
 }
