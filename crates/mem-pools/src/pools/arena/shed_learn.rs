@@ -55,7 +55,11 @@
 //! 1.119 × live at 11.86/11.73/11.81/11.78/11.85/11.86 → 11.47/11.43/
 //! 11.47/11.39/11.37/11.51 µs; serving seed 1 1.037 → 1.039 at 20.67 →
 //! 20.30 µs (151 → 42 calls in the second half); every other source
-//! unchanged. Tried: the rule in the ramp only, random 1.128–1.140; in
+//! unchanged. Those are the rule alone: with the learner's kept bytes
+//! and the cache's floor for a shed's run (`chunk_cache.rs`) random holds
+//! 1.123/1.132/1.127/1.119/1.120/1.127 at 11.47/11.57/11.47/11.39/11.37/
+//! 11.54 µs; over seeds 1–16, +0.0033 × live over expandable segments on
+//! average where the engine before either change held +0.0127. Tried: the rule in the ramp only, random 1.128–1.140; in
 //! the steady state only (every shed due at the peak), 1.122–1.143;
 //! everywhere without the learned share, random as now but serving seed
 //! 3 24.72 → 25.51 µs (its steady-state sheds at the peak are a
