@@ -13,6 +13,7 @@ pub(crate) mod run_cover;
 pub(crate) mod shed_learn;
 #[cfg(test)]
 mod shed_learn_tests;
+mod shed_short;
 pub(crate) mod sleep;
 pub(crate) mod state;
 pub(crate) mod stream_order;
