@@ -9,6 +9,7 @@ pub(crate) mod chunk_moves;
 pub(crate) mod chunk_release;
 pub(crate) mod chunks;
 pub(crate) mod place;
+mod place_short;
 pub(crate) mod run_cover;
 pub(crate) mod shed_learn;
 #[cfg(test)]

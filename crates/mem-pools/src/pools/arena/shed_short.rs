@@ -9,10 +9,14 @@
 //! live ones, 19 MiB of headroom): refused wanting 90 new slots with 87
 //! free, while 55 slots of whole idle chunks (a fully mapped 55-slot
 //! hole, too small for the 92-slot slice) stayed mapped — 55 idle of 937
-//! mapped is under the share, so the retry's shed did nothing. The
-//! facade's out-of-memory retry would release them (`cleanup(true)`),
-//! but only after a reclaim that synchronizes streams; here the engine
-//! itself fits the reservation.
+//! mapped is under the share, so the retry's shed did nothing. With
+//! this shed the steps fit with 16 MiB of headroom, the floor for any
+//! allocator there (at 15 a step asks for a slice with 64.7 MiB of live
+//! bytes counted with it); 16–19 MiB were refused before. The facade's
+//! out-of-memory retry would release such chunks too (its
+//! `cleanup(true)`), but only once the engine has refused, after
+//! waiting for the streams whose chunks wait and releasing every
+//! stream's cached memory; an engine used alone has no such retry.
 //!
 //! The chunks go to the cache, so the run maps them before it creates
 //! (`run_cover.rs`) and the cache's bound releases the rest, sparing the
