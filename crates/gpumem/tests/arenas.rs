@@ -210,6 +210,71 @@ fn another_streams_cached_chunks_are_given_back_before_an_arena_reservation_fail
 }
 
 #[test]
+fn an_idle_chunk_under_its_share_is_given_back_before_the_out_of_memory_retry() {
+    let device = Device::host_with_capacity(64 * MIB)
+        .ignore_env()
+        .build()
+        .unwrap();
+    assert!(device.memory_report().virtual_memory.is_some(), "arenas");
+    let s = device.default_stream();
+    let hole = s.reserve(2 * MIB).unwrap(); // chunk 0
+    let mut live = vec![s.reserve(256).unwrap()]; // chunk 1: the hole stays
+    for _ in 0..29 {
+        live.push(s.reserve(2 * MIB).unwrap()); // 62 of 64 MiB held
+    }
+    drop(hole);
+    s.drain();
+    // 4 MiB: not in the hole, and 2 MiB free. The idle chunk (1 of 31
+    // mapped, under the shed share) goes back in the engine's own retry
+    // (mem-pools `shed_short.rs`), so the device-wide retry, which waits
+    // for streams and frees every stream's cache, is not needed.
+    let big = s.reserve(4 * MIB).unwrap();
+    assert_eq!(device.stats().num_alloc_retries, 0);
+    assert_eq!(device.stats().reserved_bytes.current, 64 * MIB);
+    drop((big, live));
+}
+
+#[test]
+fn a_slice_refused_new_chunks_lands_on_idle_slots_instead_of_failing() {
+    const SLOT: u64 = 2 * MIB;
+    let device = Device::host_with_capacity(512 * SLOT)
+        .ignore_env()
+        .build()
+        .unwrap();
+    assert!(device.memory_report().virtual_memory.is_some(), "arenas");
+    let s = device.default_stream();
+    // A 17-slot chunk whose first slot stays live: 16 idle slots that no
+    // cleanup gives back (a chunk goes only whole).
+    let first = s.reserve(17 * SLOT).unwrap();
+    let mut live = vec![s.reserve(SLOT).unwrap()];
+    // Nine holes of 6..=14 slots, their chunks given back: one per size
+    // class from a 6-slot request up, so placement's hot path weighs
+    // only them, never the idle slots.
+    let mut holes = Vec::new();
+    for i in 0..9 {
+        holes.push(s.reserve((6 + i) * SLOT).unwrap());
+        live.push(s.reserve(SLOT).unwrap());
+    }
+    drop(first);
+    s.drain();
+    live.push(s.reserve(SLOT).unwrap());
+    drop(holes);
+    device.reclaim().unwrap();
+    for _ in 0..15 {
+        live.push(s.reserve(32 * SLOT).unwrap()); // 507 of 512 slots held
+    }
+    assert_eq!(device.stats().reserved_bytes.current, 507 * SLOT);
+    // 6 slots: no hole can get new chunks for them and the out-of-memory
+    // retry's reclaim frees nothing (before: `OutOfMemory` with 32 MiB
+    // reserved but unallocated); placed again on the idle slots
+    // (mem-pools `place_short.rs`) they need none, and no retry.
+    let placed = s.reserve(6 * SLOT).unwrap();
+    assert_eq!(device.stats().reserved_bytes.current, 507 * SLOT);
+    assert_eq!(device.stats().num_alloc_retries, 0);
+    drop((placed, live));
+}
+
+#[test]
 fn an_idle_chunk_stays_mapped_until_its_streams_work_completes() {
     let device = host(1);
     let s = device.default_stream();

@@ -116,7 +116,7 @@ impl Arenas {
     // The floor, the pools and the storage, then what the call is about.
     #[allow(clippy::too_many_arguments)]
     #[inline(never)]
-    fn acquire_unmapped<S: ComputeStorage>(
+    pub(crate) fn acquire_unmapped<S: ComputeStorage>(
         &mut self,
         t: &mut Tables,
         pools: &mut [Pool],
@@ -239,12 +239,16 @@ impl Arenas {
                         mem_storage::StorageError::OutOfMemory { .. }
                     ))
                 );
-                if short && !self.learn.is_short() {
+                if short {
                     // Memory is short: shedding pays after all (a learned
-                    // keep or a shed skipped at the live peak). The refused
-                    // run left nothing mapped; shed and try it once more.
-                    self.learn.forget();
-                    self.shed_for_run(t, pools, storage, page, &span, u64::from(len) * g);
+                    // keep, a shed skipped at the live peak, or idle slots
+                    // under their share). The refused run left nothing
+                    // mapped; shed every idle chunk that may go
+                    // (`shed_short.rs`) and try it once more.
+                    if !self.learn.is_short() {
+                        self.learn.forget();
+                    }
+                    self.shed_all_idle(t, pools, storage, page, &span, u64::from(len) * g);
                     mapped = self.map_run(t, pools, storage, page, id, (head, len), spill);
                 }
                 if let Err(err) = mapped {

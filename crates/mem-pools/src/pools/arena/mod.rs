@@ -9,10 +9,12 @@ pub(crate) mod chunk_moves;
 pub(crate) mod chunk_release;
 pub(crate) mod chunks;
 pub(crate) mod place;
+mod place_short;
 pub(crate) mod run_cover;
 pub(crate) mod shed_learn;
 #[cfg(test)]
 mod shed_learn_tests;
+mod shed_short;
 pub(crate) mod sleep;
 pub(crate) mod state;
 pub(crate) mod stream_order;

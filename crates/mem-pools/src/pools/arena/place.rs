@@ -67,7 +67,12 @@ impl Arenas {
         let range = (pool, p.page_size.max(cap));
         let allocate = (size, may_map);
         let found = p.found_or_new_page(t, storage, free, range, allocate)?;
-        let (mut slice, at_end) = self.place_in_arena(t, pools, storage, found, cap, may_map)?;
+        let (mut slice, at_end) = match self.place_in_arena(t, pools, storage, found, cap, may_map)
+        {
+            Ok(placed) => placed,
+            // Memory may be short: placed again (`place_short.rs`).
+            Err(err) => self.place_when_short(t, pools, storage, pool, cap, may_map, err)?,
+        };
         let p = &mut pools[pool as usize];
         if at_end {
             slice = p.split_tail(t, slice, cap)?;
@@ -114,7 +119,7 @@ impl Arenas {
     /// where `cap` bytes touch fewest unmapped chunk slots, and how many
     /// they touch there (0: acquire has nothing to map or check).
     #[inline]
-    fn arena_placement(
+    pub(crate) fn arena_placement(
         &self,
         t: &Tables,
         pools: &[Pool],

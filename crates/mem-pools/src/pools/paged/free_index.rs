@@ -262,6 +262,37 @@ impl FreeIndex {
         }
         best
     }
+
+    /// Visit every free slice in the index, O(free slices + non-empty
+    /// classes): for a caller that must weigh them all, off the hot path
+    /// (an arena's placement when memory is short, `arena/place_short.rs`).
+    pub(crate) fn for_each(&self, slices: &Arena<SliceNode>, mut visit: impl FnMut(u32)) {
+        let mut walk = |mut cursor: u32| {
+            while cursor != NIL {
+                visit(cursor);
+                cursor = slices[cursor].free_next;
+            }
+        };
+        match self {
+            Self::Exact { heads } => heads.values().for_each(|&h| walk(h)),
+            Self::Segregated {
+                fl_bitmap,
+                sl_bitmaps,
+                heads,
+            } => {
+                let mut fl_map = *fl_bitmap;
+                while fl_map != 0 {
+                    let fl = fl_map.trailing_zeros() as usize;
+                    fl_map &= fl_map - 1;
+                    let mut sl_map = u32::from(sl_bitmaps[fl]);
+                    while sl_map != 0 {
+                        walk(heads[fl][sl_map.trailing_zeros() as usize]);
+                        sl_map &= sl_map - 1;
+                    }
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
