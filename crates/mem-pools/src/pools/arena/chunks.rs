@@ -273,9 +273,10 @@ impl Arenas {
     /// segments on average (≤ on 5 of 16) where that held +0.0004 (9 of
     /// 16), the difference all in the first steps, when little is mapped
     /// and the bound is below a run; growth the same either way. Kept for
-    /// every run: a growth loop with 18 MiB left on a 64 MiB device fits
-    /// only so (`shed_learning.rs`; the other refuses a create at any
-    /// headroom where sheds run).
+    /// every run: a growth loop with 16 MiB left on a 64 MiB device fits
+    /// only so (`shed_learning.rs`; sparing only whole-chunk runs refuses
+    /// a create there, even with the short-memory retries of
+    /// `shed_short.rs` and `place_short.rs`).
     fn shed_for_run<S: ComputeStorage>(
         &mut self,
         t: &mut Tables,
