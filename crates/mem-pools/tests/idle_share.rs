@@ -82,8 +82,9 @@ fn a_shed_stops_once_the_cache_covers_the_run_while_idle_is_under_three_shares()
     let after = vm.vm_stats();
     // 32 of 440 granules idle is under three times 1/16: two 4-granule
     // chunks shed cover the five, and the shed stops there. Shedding on to
-    // 2/3 of the share would unmap two more, and the cache's bound (1/32
-    // of the mapped bytes) would release one of them, to be created again.
+    // 3/4 of the share would unmap one more (to 2/3, two), to wait in the
+    // cache, whose bound (1/32 of the mapped bytes) releases the oldest,
+    // to be created again.
     assert_eq!(after.unmaps - before.unmaps, 2, "{after:?}");
     assert_eq!(after.chunks_released, before.chunks_released);
     assert_eq!(after.chunks_created, before.chunks_created);
@@ -123,4 +124,23 @@ fn the_idle_share_trades_physical_memory_for_driver_calls() {
     assert!(kept_calls < shed_calls, "{kept_calls} vs {shed_calls}");
     // 1/8: 32 of 440 is under the share, so nothing is shed either.
     assert_eq!((loose_peak, loose_calls), (kept_peak, kept_calls));
+}
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_shed_for_a_run_the_cache_cannot_cover_stops_at_three_quarters_of_the_share() {
+    let (vm, mut mm) = manager(None);
+    let live = with_four_granule_holes(&mut mm);
+    let before = vm.vm_stats();
+    // 100 granules: more than every idle chunk together, so the shed goes
+    // on until idle slots are under 3/4 of the share (1/16 of the mapped
+    // ones). 32 of 440 idle, then 28 of 436, 24 of 432, 20 of 428: under
+    // 3/4 × 428/16 = 20.06 after three unmaps (at 2/3 it took a fourth).
+    let run = written(&mut mm, 100 * G, 99);
+    let after = vm.vm_stats();
+    assert_eq!(after.unmaps - before.unmaps, 3, "{after:?}");
+    assert!(intact(&mut mm, &run, 99));
+    drop((live, run));
+    mm.cleanup(true);
+    assert!(vm.vm_stats().is_idle(), "{:?}", vm.vm_stats());
 }

@@ -10,9 +10,12 @@
 //! free, while 55 slots of whole idle chunks (a fully mapped 55-slot
 //! hole, too small for the 92-slot slice) stayed mapped — 55 idle of 937
 //! mapped is under the share, so the retry's shed did nothing. With
-//! this shed the steps fit with 16 MiB of headroom, the floor for any
-//! allocator there (at 15 a step asks for a slice with 64.7 MiB of live
-//! bytes counted with it); 16–19 MiB were refused before. The facade's
+//! this shed the steps fit with 17 MiB of headroom, 1 MiB above the
+//! floor for any allocator there (at 15 a step asks for a slice with
+//! 64.7 MiB of live bytes counted with it; 16 fitted before the
+//! learner's horizon went to 128 and the shed's stop to 3/4 of the
+//! share, and is refused since: a matter of layout this close to the
+//! floor); 16–19 MiB were refused before. The facade's
 //! out-of-memory retry would release such chunks too (its
 //! `cleanup(true)`), but only once the engine has refused, after
 //! waiting for the streams whose chunks wait and releasing every
