@@ -10,10 +10,7 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
-use mem_pools::{
-    ManagedMemoryHandle, MemoryConfiguration, MemoryManagement, MemoryManagementOptions,
-    MemoryPoolOptions, PoolType, ServerLogger,
-};
+use mem_pools::{ManagedMemoryHandle, MemoryManagement, MemoryManagementOptions};
 use mem_storage::{
     FaultInjection, FaultPlan, HostResource, HostVirtualMemory, ResourceStorage, VirtualMemory,
 };
@@ -124,21 +121,10 @@ fn faulty_arena() -> (Faulty, Mm) {
     ));
     let storage = ResourceStorage::new(HostResource::new())
         .with_virtual_memory(vm.clone() as Arc<dyn VirtualMemory>);
-    let pool = MemoryPoolOptions {
-        pool_type: PoolType::VirtualArena {
-            max_slice_size: 32 * MIB,
-            range_size: 256 * MIB,
-            release_threshold: u64::MAX,
-        },
-        dealloc_period: None,
-    };
-    let mm = MemoryManagement::from_configuration(
+    let mm = arena_over(
         storage,
-        &props(),
-        MemoryConfiguration::Custom {
-            pool_options: vec![pool],
-        },
-        Arc::new(ServerLogger::default()),
+        32 * MIB,
+        256 * MIB,
         MemoryManagementOptions::default(),
     );
     (vm, mm)

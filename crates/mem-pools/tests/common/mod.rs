@@ -120,6 +120,23 @@ pub fn host_arena(
 ) {
     let vm = Arc::new(HostVirtualMemory::with_granularity(64 * MIB, 64 * KIB).unwrap());
     let storage = ResourceStorage::new(HostResource::new()).with_virtual_memory(vm.clone());
+    let options = MemoryManagementOptions {
+        arena_idle_share: idle_share,
+        ..MemoryManagementOptions::default()
+    };
+    let mm = arena_over(storage, max_slice, range, options);
+    (vm, mm)
+}
+
+/// One virtual-memory arena pool of slices up to `max_slice` bytes in
+/// ranges of `range` bytes over `storage`, nothing released by the pool's
+/// threshold.
+pub fn arena_over(
+    storage: ResourceStorage<HostResource>,
+    max_slice: u64,
+    range: u64,
+    options: MemoryManagementOptions,
+) -> MemoryManagement<ResourceStorage<HostResource>> {
     let pool = MemoryPoolOptions {
         pool_type: PoolType::VirtualArena {
             max_slice_size: max_slice,
@@ -128,17 +145,13 @@ pub fn host_arena(
         },
         dealloc_period: None,
     };
-    let mm = MemoryManagement::from_configuration(
+    MemoryManagement::from_configuration(
         storage,
         &props(),
         MemoryConfiguration::Custom {
             pool_options: vec![pool],
         },
         Arc::new(ServerLogger::default()),
-        MemoryManagementOptions {
-            arena_idle_share: idle_share,
-            ..MemoryManagementOptions::default()
-        },
-    );
-    (vm, mm)
+        options,
+    )
 }
