@@ -13,6 +13,8 @@ mod place_short;
 pub(crate) mod run_cover;
 pub(crate) mod shed_learn;
 #[cfg(test)]
+mod shed_learn_counts_tests;
+#[cfg(test)]
 mod shed_learn_tests;
 mod shed_short;
 pub(crate) mod sleep;
