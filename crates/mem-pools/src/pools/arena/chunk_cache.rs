@@ -1,5 +1,5 @@
 //! Shed chunks kept for reuse: a chunk shed from an idle hole (see
-//! `chunk_moves.rs`) is unmapped but not released. It waits, created and
+//! `shed.rs`) is unmapped but not released. It waits, created and
 //! still counted in its pool's reserved bytes, in the engine's cache of
 //! unmapped chunks, and the next run of empty slots (of any arena pool:
 //! the chunk's bytes move to it) is covered from it before anything is

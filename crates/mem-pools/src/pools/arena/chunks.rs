@@ -12,10 +12,10 @@
 //! - **acquire** (a slice is about to go live): every slot it touches gets
 //!   a chunk. A slot already mapped costs nothing. Each run of empty slots
 //!   is cut into pieces of at most `arena_max_chunk` bytes, with the
-//!   slice's partly covered first and last slot apart (`chunk_moves.rs`);
+//!   slice's partly covered first and last slot apart (`run_cover.rs`);
 //!   a piece maps shed chunks kept for reuse first (`chunk_cache.rs`: one
 //!   map each) and gets one new chunk for the rest (one create, one map).
-//!   Before that, once idle slots (mapped, touched by no live slice) are
+//!   Before that (`shed.rs`), once idle slots (mapped, touched by no live slice) are
 //!   at least the idle share of the mapped ones (1/[`IDLE_SHARE`] by
 //!   default, `arena_idle_share`), whole idle chunks whose stream work is
 //!   complete are shed in one batch (unmapped and cached — the cache's
@@ -48,8 +48,7 @@
 use mem_storage::ComputeStorage;
 
 use crate::error::IoError;
-use crate::pools::arena::chunk_moves::run_pieces;
-use crate::pools::arena::run_cover::Spill;
+use crate::pools::arena::run_cover::{Spill, run_pieces};
 use crate::pools::arena::state::Arenas;
 use crate::pools::paged::pool::Pool;
 use crate::tables::floor::Tables;
@@ -261,34 +260,6 @@ impl Arenas {
             }
         }
         Ok(())
-    }
-
-    /// `shed_idle` before a run of `need` bytes is mapped, with the cache's
-    /// bound sparing those bytes while it runs (`Arenas::shed_for`,
-    /// `chunk_cache.rs`): what it sheds for the run is mapped by the run,
-    /// not released and created again.
-    ///
-    /// Measured against sparing only runs of a whole chunk or more (with
-    /// the short-memory retries and the learner's horizon of 128):
-    /// random over seeds 1–16 holds +0.0033 × live more than expandable
-    /// segments on average (≤ on 5 of 16) where that holds +0.0008 (8 of
-    /// 16), the difference all in the first steps, when little is mapped
-    /// and the bound is below a run; but seed 42 pays 11.47 against 11.49
-    /// µs/op driver time (expandable segments 11.47) and bert-infer 4.00
-    /// against 4.06; growth and serving the same either way. Kept for
-    /// every run: one rule, no threshold, and the better driver time.
-    fn shed_for_run<S: ComputeStorage>(
-        &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
-        page: u32,
-        keep: &std::ops::RangeInclusive<u32>,
-        need: u64,
-    ) {
-        self.shed_for = need;
-        self.shed_idle(t, pools, storage, page, keep, need);
-        self.shed_for = 0;
     }
 
     /// Count a slice at `offset..offset + bytes` on the chunks of arena

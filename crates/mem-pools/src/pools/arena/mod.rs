@@ -11,6 +11,7 @@ pub(crate) mod chunks;
 pub(crate) mod place;
 mod place_short;
 pub(crate) mod run_cover;
+mod shed;
 pub(crate) mod shed_learn;
 #[cfg(test)]
 mod shed_learn_counts_tests;

@@ -182,3 +182,36 @@ impl Arenas {
         Some((head, (chunk, bytes)))
     }
 }
+
+/// The chunks that fill the empty slots `first..=last` of a slice at
+/// `offset..offset + bytes` (slots `span`), as (first slot, slots): one
+/// chunk per `cap` slots of the run, except that the slice's first and
+/// last slot get a chunk of their own where the slice only partly covers
+/// them. A
+/// neighbour may share such a slot, and a chunk is unmapped only whole:
+/// apart, the interior chunk goes idle whole when the slice is freed and
+/// can be shed, instead of staying mapped while a neighbour lives on its
+/// edge slot.
+pub(crate) fn run_pieces(
+    (first, last): (u32, u32),
+    span: &std::ops::RangeInclusive<u32>,
+    (offset, bytes): (u64, u64),
+    g: u64,
+    cap: u32,
+) -> impl Iterator<Item = (u32, u32)> {
+    let head_shared = first == *span.start() && first < last && offset % g != 0;
+    let tail_shared = last == *span.end() && last > first && (offset + bytes) % g != 0;
+    let inner = (first + u32::from(head_shared))..=(last - u32::from(tail_shared));
+    let head = head_shared.then_some((first, 1));
+    let tail = tail_shared.then_some((last, 1));
+    let (istart, iend) = (*inner.start(), *inner.end());
+    let middle = (!inner.is_empty())
+        .then(|| {
+            (istart..=iend)
+                .step_by(cap as usize)
+                .map(move |h| (h, (iend - h + 1).min(cap)))
+        })
+        .into_iter()
+        .flatten();
+    head.into_iter().chain(middle).chain(tail)
+}

@@ -1,6 +1,6 @@
 //! Whether shedding pays, learned from what the engine sees.
 //!
-//! A shed (`chunk_moves.rs`) unmaps idle chunks before physical memory
+//! A shed (`shed.rs`) unmaps idle chunks before physical memory
 //! grows; chunks past what the run lacks wait in the cache, and the
 //! cache's bound (`chunk_cache.rs`) releases the oldest. That trade buys
 //! memory when the released bytes stay released, and costs a release, a

@@ -1,7 +1,7 @@
 //! The shed a refused create runs before it tries once more: every whole
 //! idle chunk that may go, whatever the idle share says.
 //!
-//! Why: the due shed (`chunk_moves.rs`, `shed_idle`) runs only once idle
+//! Why: the due shed (`shed.rs`, `shed_idle`) runs only once idle
 //! slots pass their share (1/16 of the mapped ones) and stops at 2/3 of
 //! it, so below the share a refused create used to retry with every idle
 //! chunk still mapped. Measured (`tests/shed_learning.rs`, a 64 MiB host

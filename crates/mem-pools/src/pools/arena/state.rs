@@ -32,7 +32,7 @@ pub(crate) struct Arenas {
     /// The largest chunk an arena creates, in bytes (`chunks.rs`).
     pub(crate) max_chunk_bytes: u64,
     /// Idle chunks are shed once they pass 1/`idle_share` of the mapped
-    /// ones (0: never; `chunk_moves.rs`).
+    /// ones (0: never; `shed.rs`).
     pub(crate) idle_share: u64,
     /// Whether sheds pay, learned from re-creation (`shed_learn.rs`).
     pub(crate) learn: ShedLearner,
