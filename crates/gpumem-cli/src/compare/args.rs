@@ -41,6 +41,15 @@ pub struct CompareArgs {
     /// driver ns/op under each, and per half of the ops.
     #[arg(long)]
     pub splits: bool,
+    /// Also sweep gpumem's two arena knobs (arena_idle_share 1/4 to 1/32
+    /// and never, times arena_max_chunk 16 to 256 MiB: 35 points), replay
+    /// each point under the three splits, and print what each holds and
+    /// pays against the pytorch and pytorch-expandable rows: whether any
+    /// setting beats both on memory and driver time under every split,
+    /// and which points are on the memory/driver-time frontier. Every
+    /// other GPUMEM_CONF setting is kept.
+    #[arg(long)]
+    pub frontier: bool,
     /// PYTORCH_CUDA_ALLOC_CONF settings for the pytorch rows, in PyTorch's
     /// syntax: max_split_size_mb:N (above 20), roundup_power2_divisions:N
     /// (a power of two), comma-separated. Default: PyTorch's defaults.

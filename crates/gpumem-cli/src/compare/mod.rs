@@ -15,7 +15,9 @@ pub use args::CompareArgs;
 use crate::input::{load_input, write_notes};
 use crate::{CliError, Result};
 use gpumem::storage::units::format_bytes;
-use gpumem_replay::compare::{ALL, CompareBackend, Setup, compare, parse_against, pytorch};
+use gpumem_replay::compare::{
+    ALL, CompareBackend, Setup, compare, parse_against, pytorch, sweep_frontier,
+};
 use gpumem_replay::replay::Program;
 use gpumem_replay::setup::{base_config, device_bytes, host_capacity};
 use gpumem_replay::trace::input_notes;
@@ -72,6 +74,9 @@ pub fn run_compare(args: &CompareArgs, out: &mut dyn Write, err: &mut dyn Write)
 
     let mut comparison = compare(&source, &program, &allocators, &setup)?;
     comparison.input_notes = notes;
+    if args.frontier {
+        comparison.frontier = Some(sweep_frontier(&source, &program, &setup)?);
+    }
     if args.json {
         let text = serde_json::to_string(&comparison).map_err(|e| CliError::Io {
             what: "JSON comparison".to_string(),

@@ -19,6 +19,8 @@
 //! multi-stream trace on gpumem's rows with one thread per stream.
 
 mod allocators;
+mod frontier;
+mod frontier_table;
 mod offset;
 pub mod pytorch;
 mod rows;
@@ -27,6 +29,10 @@ mod table;
 mod threads;
 
 pub use allocators::{ALL, Allocator, parse_against};
+pub use frontier::{
+    Frontier, FrontierPoint, FrontierReference, IDLE_SHARES, MAX_CHUNKS_MIB,
+    sweep as sweep_frontier,
+};
 pub use offset::{OffsetBackend, OffsetToken, UNIT, offset_allocator, units};
 pub use rows::{Row, Setup, paged_max_page, run_row};
 pub use table::Comparison;
@@ -94,5 +100,6 @@ pub fn compare(
         .then_some(program.streams.len()),
         rows,
         input_notes: Vec::new(),
+        frontier: None,
     })
 }

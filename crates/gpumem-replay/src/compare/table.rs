@@ -34,6 +34,9 @@ pub struct Comparison {
     /// printed to stderr); absent when there is nothing to say.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub input_notes: Vec<crate::trace::InputNote>,
+    /// gpumem's arena knobs swept on the trace (`--frontier`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frontier: Option<super::frontier::Frontier>,
 }
 
 impl Comparison {
@@ -192,6 +195,9 @@ impl fmt::Display for Comparison {
                     .collect::<Vec<_>>()
                     .join(" ")
             )?;
+        }
+        if let Some(frontier) = &self.frontier {
+            write!(f, "{frontier}")?;
         }
         Ok(())
     }
