@@ -110,4 +110,6 @@ pub fn run_compare(args: &CompareArgs, out: &mut dyn Write, err: &mut dyn Write)
 }
 
 #[cfg(test)]
+mod frontier_tests;
+#[cfg(test)]
 mod tests;

@@ -54,11 +54,12 @@ fn standing(p: &FrontierPoint) -> String {
 }
 
 fn setting(p: &FrontierPoint) -> String {
-    format!(
-        "{} {}",
-        share(p.idle_share),
-        format_bytes(p.max_chunk).replace(".00", "")
-    )
+    let size = |b: u64| format_bytes(b).replace(".00", "");
+    let ahead = match p.grow_ahead {
+        0 => String::new(),
+        b => format!(" +{}", size(b)),
+    };
+    format!("{} {}{ahead}", share(p.idle_share), size(p.max_chunk))
 }
 
 impl fmt::Display for Frontier {
@@ -66,14 +67,14 @@ impl fmt::Display for Frontier {
         let against: Vec<&str> = self.references.iter().map(|r| r.allocator).collect();
         writeln!(
             f,
-            "\nfrontier: gpumem's arena knobs (arena_idle_share × arena_max_chunk, {} points), \
-             each under the three splits, against {}",
+            "\nfrontier: gpumem's arena knobs (arena_idle_share × arena_max_chunk × \
+             arena_grow_ahead, {} points), each under the three splits, against {}",
             self.points.len(),
             against.join(" and ")
         )?;
         writeln!(
             f,
-            "  {:<18} {:>13} {:>7} {:>8} {:>9} {:>9} {:>9}  {:<5} note",
+            "  {:<25} {:>13} {:>7} {:>8} {:>9} {:>9} {:>9}  {:<5} note",
             "setting",
             "reserved÷live",
             "calls",
@@ -95,7 +96,7 @@ impl fmt::Display for Frontier {
                 note.push("refused allocations");
             }
             let line = format!(
-                "  {:<18} {:>13} {:>7} {:>8} {} {:<5}  {}",
+                "  {:<25} {:>13} {:>7} {:>8} {} {:<5}  {}",
                 setting(p),
                 ratio(p.fragmentation),
                 count(p.driver_calls),
@@ -109,7 +110,7 @@ impl fmt::Display for Frontier {
         for r in &self.references {
             writeln!(
                 f,
-                "  {:<18} {:>13} {:>7} {:>8} {}",
+                "  {:<25} {:>13} {:>7} {:>8} {}",
                 r.allocator,
                 ratio(r.fragmentation),
                 count(r.driver_calls),
@@ -124,6 +125,10 @@ impl fmt::Display for Frontier {
              frontier: no other point is as good on all four and better on one"
         )?;
         let winners: Vec<String> = self.dominating().map(setting).collect();
+        let named = match winners.len() {
+            n if n > 6 => format!("{} … ({n} in all)", winners[..6].join("; ")),
+            _ => winners.join("; "),
+        };
         match winners.is_empty() {
             true => writeln!(
                 f,
@@ -135,7 +140,7 @@ impl fmt::Display for Frontier {
                 f,
                 "  settings at or under {} on memory and under all three splits: {}",
                 against.join(" and "),
-                winners.join("; ")
+                named
             ),
         }
     }

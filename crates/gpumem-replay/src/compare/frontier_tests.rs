@@ -29,6 +29,7 @@ fn at(memory: f64, driver_us: [f64; 3]) -> FrontierPoint {
     FrontierPoint {
         idle_share: 16,
         max_chunk: 64 << 20,
+        grow_ahead: 0,
         default: false,
         fragmentation: Some(memory),
         driver_calls: Some(0),
@@ -113,13 +114,13 @@ fn the_sweep_replays_every_grid_point_under_every_split_and_marks_the_default_on
     let frontier = sweep("devlog", &program, &setup()).unwrap();
     assert_eq!(
         frontier.points.len(),
-        IDLE_SHARES.len() * MAX_CHUNKS_MIB.len()
+        IDLE_SHARES.len() * MAX_CHUNKS_MIB.len() * GROW_AHEADS_MIB.len()
     );
     assert_eq!(frontier.points.iter().filter(|p| p.default).count(), 1);
     let default = frontier.points.iter().find(|p| p.default).unwrap();
     assert_eq!(
-        (default.idle_share, default.max_chunk),
-        (IDLE_SHARE, DEFAULT_MAX_CHUNK)
+        (default.idle_share, default.max_chunk, default.grow_ahead),
+        (IDLE_SHARE, DEFAULT_MAX_CHUNK, 0)
     );
     for p in &frontier.points {
         assert_eq!(p.driver_ns_per_op_by_split.len(), CostSplit::ALL.len());
@@ -146,7 +147,8 @@ fn the_default_point_is_what_the_comparisons_gpumem_row_measures() {
 fn the_table_names_the_default_the_frontier_and_the_verdict() {
     let program = program(Workload::Devlog);
     let text = sweep("devlog", &program, &setup()).unwrap().to_string();
-    assert!(text.contains("35 points"), "{text}");
+    assert!(text.contains("70 points"), "{text}");
+    assert!(text.contains("1/16 64 MiB +20 MiB"), "{text}");
     assert!(text.contains("1/16 64 MiB"), "{text}");
     assert!(text.contains("default"), "{text}");
     assert!(text.contains("never 256 MiB"), "{text}");

@@ -93,14 +93,25 @@ impl Arenas {
         if s == end {
             return Ok(());
         }
-        let bytes = u64::from(end - s) * g;
-        let created = match storage.create_chunk_of(bytes) {
+        // The run's last chunk may grow ahead over the empty slots past it
+        // (`grow_ahead.rs`); refused, it is created at the run's size.
+        let mut last = match spill.after {
+            true => self.grow_ahead_end(t, page, (s, end)),
+            false => end,
+        };
+        let mut created = storage.create_chunk_of(u64::from(last - s) * g);
+        if created.is_err() && last > end {
+            last = end;
+            created = storage.create_chunk_of(u64::from(last - s) * g);
+        }
+        let created = match created {
             Err(_) if self.chunk_cache_bytes > 0 => {
                 self.release_chunk_cache(t, pools, storage, |_| true);
-                storage.create_chunk_of(bytes)
+                storage.create_chunk_of(u64::from(last - s) * g)
             }
             other => other,
         };
+        let bytes = u64::from(last - s) * g;
         let chunk = match created {
             Ok(chunk) => chunk,
             Err(err) => {
@@ -113,7 +124,12 @@ impl Arenas {
         self.on_chunk_bytes(t, pools, pool, bytes, true);
         match storage.map_chunk(id, u64::from(s) * g, chunk) {
             Ok(()) => {
-                t.arena_map(page).set_extent(s, end - s, Some(chunk));
+                let map = t.arena_map(page);
+                map.set_extent(s, last - s, Some(chunk));
+                // Slots grown ahead: mapped, touched by no slice, idle.
+                for ahead in end..last {
+                    map.queue_idle(ahead);
+                }
                 t.stats.chunks.maps += 1;
                 Ok(())
             }

@@ -31,6 +31,9 @@ pub(crate) struct Arenas {
     pub(crate) asleep: Option<Asleep>,
     /// The largest chunk an arena creates, in bytes (`chunks.rs`).
     pub(crate) max_chunk_bytes: u64,
+    /// While live bytes peak, a run's last new chunk is rounded up to a
+    /// multiple of this many bytes (0: off; `grow_ahead.rs`).
+    pub(crate) grow_ahead_bytes: u64,
     /// Idle chunks are shed once they pass 1/`idle_share` of the mapped
     /// ones (0: never; `shed.rs`).
     pub(crate) idle_share: u64,
@@ -49,6 +52,7 @@ impl Default for Arenas {
             chunk_cache_bytes: 0,
             asleep: None,
             max_chunk_bytes: DEFAULT_MAX_CHUNK,
+            grow_ahead_bytes: 0,
             idle_share: IDLE_SHARE,
             learn: ShedLearner::default(),
             shed_for: 0,
