@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use common::*;
 use mem_pools::{MemoryManagement, MemoryManagementOptions};
-use mem_storage::{HostResource, HostVirtualMemory, ResourceStorage, VirtualMemory};
+use mem_storage::{
+    FaultInjection, FaultPlan, HostResource, HostVirtualMemory, ResourceStorage, VirtualMemory,
+};
 
 type Mm = MemoryManagement<ResourceStorage<HostResource>>;
 
@@ -103,4 +105,75 @@ fn off_by_default() {
     let slots = (40 * 40 * KIB).div_ceil(SLOT);
     assert_eq!(vm.vm_stats().physical_bytes, slots * SLOT);
     drop(kept);
+}
+
+/// Each driver call of a grown reservation failed in turn (alone, then
+/// with every call after it): the grown create, its map and access, the
+/// create at the run's own size. A refusal changes no slice, leaves no
+/// more physical memory than before (when one call fails alone) and
+/// loses no live byte; once the
+/// fault passes the reservation fits, and a cleanup gives everything back.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_refused_grown_reservation_changes_nothing_whichever_call_fails() {
+    let faulty = || {
+        let vm = Arc::new(FaultInjection::new(
+            HostVirtualMemory::with_granularity(64 * MIB, SLOT).unwrap(),
+        ));
+        let storage = ResourceStorage::new(HostResource::new())
+            .with_virtual_memory(vm.clone() as Arc<dyn VirtualMemory>);
+        let options = MemoryManagementOptions {
+            arena_grow_ahead: Some(10 * SLOT),
+            ..MemoryManagementOptions::default()
+        };
+        (vm.clone(), arena_over(storage, 16 * MIB, 64 * MIB, options))
+    };
+    let (vm, mut mm) = faulty();
+    let held = written(&mut mm, 40 * SLOT, 0);
+    let start = vm.calls();
+    drop(written(&mut mm, 3 * SLOT, 1));
+    let calls = vm.calls() - start;
+    assert!(calls >= 3, "a create, a map and an access: {calls}");
+    drop(held);
+    for n in 1..=calls {
+        for plan in [FaultPlan::Nth, FaultPlan::FromNth] {
+            let (vm, mut mm) = faulty();
+            let held = written(&mut mm, 40 * SLOT, 0);
+            let (allocated, physical) = (
+                mm.stats().allocated_bytes.current,
+                vm.vm_stats().physical_bytes,
+            );
+            vm.set_plan(plan(vm.calls() + n));
+            let got = mm.reserve(3 * SLOT);
+            vm.disarm();
+            let case = format!("call {n} of {calls}, {:?}", plan(n));
+            match got {
+                Ok(h) => drop(h),
+                Err(err) => {
+                    assert_eq!(
+                        mm.stats().allocated_bytes.current,
+                        allocated,
+                        "{case}: {err}"
+                    );
+                    // Alone, what was created goes back; with every later
+                    // call failing, its release waits for the next flush.
+                    let now = vm.vm_stats().physical_bytes;
+                    let alone = matches!(plan(1), FaultPlan::Nth(_));
+                    assert!(
+                        !alone || now <= physical,
+                        "{case}: {now} > {physical} ({err})"
+                    );
+                    drop(
+                        mm.reserve(3 * SLOT)
+                            .unwrap_or_else(|e| panic!("{case}: {e}")),
+                    );
+                }
+            }
+            mm.drain_drops();
+            assert!(intact(&mut mm, &held, 0), "{case}");
+            drop(held);
+            mm.cleanup(true);
+            assert!(vm.vm_stats().is_idle(), "{case}: {:?}", vm.vm_stats());
+        }
+    }
 }
