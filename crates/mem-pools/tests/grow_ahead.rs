@@ -67,7 +67,7 @@ fn nothing_grows_ahead_while_live_is_under_its_peak() {
     let before = vm.vm_stats().physical_bytes;
     assert_eq!(before, 32 * SLOT, "the freed half given back");
     // Under the 4 MiB peak: a reservation maps only its own slots.
-    let small = written(&mut mm, 3 * SLOT, 2);
+    let small = written(&mut mm, 3 * SLOT - KIB, 2);
     let grew = vm.vm_stats().physical_bytes - before;
     assert_eq!(grew, 3 * SLOT, "{grew} bytes created for 3 slots");
     assert!(intact(&mut mm, &small, 2) && intact(&mut mm, &kept, 0));
@@ -77,10 +77,26 @@ fn nothing_grows_ahead_while_live_is_under_its_peak() {
 fn a_small_workload_grows_ahead_by_at_most_half_of_what_it_holds() {
     let (vm, mut mm) = arena(64 * MIB, Some(64 * SLOT));
     let first = written(&mut mm, 8 * SLOT, 0);
-    let second = written(&mut mm, SLOT, 1);
-    // 8 slots held: the second run may grow by at most 4 past its own.
-    assert!(vm.vm_stats().physical_bytes <= 8 * SLOT + SLOT + 4 * SLOT);
+    let second = written(&mut mm, SLOT / 2, 1);
+    // 8 slots held: the second run grows by half of them past its own.
+    assert_eq!(vm.vm_stats().physical_bytes, 8 * SLOT + SLOT + 4 * SLOT);
     assert!(intact(&mut mm, &first, 0) && intact(&mut mm, &second, 1));
+}
+
+#[test]
+fn a_reservation_of_whole_granules_grows_nothing_ahead() {
+    // A buffer ending on a granule shares no slot with the next one.
+    let (vm, mut mm) = arena(64 * MIB, Some(10 * SLOT));
+    let first = written(&mut mm, 8 * SLOT, 0);
+    let second = written(&mut mm, 3 * SLOT, 1);
+    assert_eq!(vm.vm_stats().physical_bytes, 11 * SLOT);
+    let third = written(&mut mm, 3 * SLOT - KIB, 2);
+    assert!(
+        vm.vm_stats().physical_bytes > 14 * SLOT,
+        "this one ends inside a slot"
+    );
+    assert!(intact(&mut mm, &first, 0) && intact(&mut mm, &second, 1));
+    assert!(intact(&mut mm, &third, 2));
 }
 
 #[test]
@@ -89,8 +105,8 @@ fn a_grown_create_the_device_refuses_is_made_at_the_runs_own_size() {
     // 9 (half of 16 past it) but only 8 are left.
     let (vm, mut mm) = arena(24 * SLOT, Some(10 * SLOT));
     let held = written(&mut mm, 16 * SLOT, 0);
-    let next = mm.reserve(SLOT).expect("the run's own slot fits");
-    mm.write(next.binding(), &pattern(1, SLOT as usize))
+    let next = mm.reserve(SLOT / 2).expect("the run's own slot fits");
+    mm.write(next.binding(), &pattern(1, SLOT as usize / 2))
         .unwrap();
     assert_eq!(vm.vm_stats().physical_bytes, 17 * SLOT);
     assert!(intact(&mut mm, &held, 0) && intact(&mut mm, &next, 1));
@@ -131,7 +147,7 @@ fn a_refused_grown_reservation_changes_nothing_whichever_call_fails() {
     let (vm, mut mm) = faulty();
     let held = written(&mut mm, 40 * SLOT, 0);
     let start = vm.calls();
-    drop(written(&mut mm, 3 * SLOT, 1));
+    drop(written(&mut mm, 3 * SLOT - KIB, 1));
     let calls = vm.calls() - start;
     assert!(calls >= 3, "a create, a map and an access: {calls}");
     drop(held);
@@ -144,7 +160,7 @@ fn a_refused_grown_reservation_changes_nothing_whichever_call_fails() {
                 vm.vm_stats().physical_bytes,
             );
             vm.set_plan(plan(vm.calls() + n));
-            let got = mm.reserve(3 * SLOT);
+            let got = mm.reserve(3 * SLOT - KIB);
             vm.disarm();
             let case = format!("call {n} of {calls}, {:?}", plan(n));
             match got {
@@ -164,7 +180,7 @@ fn a_refused_grown_reservation_changes_nothing_whichever_call_fails() {
                         "{case}: {now} > {physical} ({err})"
                     );
                     drop(
-                        mm.reserve(3 * SLOT)
+                        mm.reserve(3 * SLOT - KIB)
                             .unwrap_or_else(|e| panic!("{case}: {e}")),
                     );
                 }

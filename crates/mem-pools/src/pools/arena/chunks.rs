@@ -227,9 +227,11 @@ impl Arenas {
                 self.shed_for_run(t, pools, storage, page, &span, u64::from(len) * g);
                 // Only the run's outer pieces may spill a cached chunk
                 // onto the empty slots beside the run (`run_cover.rs`).
+                let after = pieces.peek().is_none();
                 let spill = Spill {
                     before: std::mem::take(&mut outer),
-                    after: pieces.peek().is_none(),
+                    after,
+                    grow: after && !(offset + bytes).is_multiple_of(g),
                 };
                 let mut mapped = self.map_run(t, pools, storage, page, id, (head, len), spill);
                 let short = matches!(

@@ -1,13 +1,15 @@
 //! Growing ahead: while a workload touches memory for the first time, the
-//! chunk created at the end of a run is rounded up, so the reservations
-//! that follow land on mapped slots instead of creating their own chunks.
+//! chunk created at the end of a reservation is rounded up, so the
+//! reservations that follow land on mapped slots instead of creating
+//! their own chunks.
 //!
 //! Why: a reservation on empty slots costs a create, a map and a
 //! set-access (three priced driver calls) however small it is; a model's
 //! first step allocates hundreds of tensors one after another, each on
 //! fresh slots. PyTorch's caching allocator takes 20 MiB segments for
 //! such requests and expandable segments grow in 20 MiB pages, so they
-//! pay a call per 20 MiB where gpumem pays three per tensor. Rounding the
+//! pay one call per 20 MiB where gpumem pays three for every run of
+//! fresh granules a tensor lands on. Rounding the
 //! last chunk of a run up to a multiple of `arena_grow_ahead` bytes maps
 //! the empty slots after it at once; they wait idle, and the next
 //! reservations placed there (placement prefers mapped slots) need no
@@ -16,16 +18,20 @@
 //! What it costs: physical memory. At the moment live data peaks, up to
 //! one grow-ahead of idle slots sits past the last reservation, so the
 //! peak can rise by that much — nothing on a large workload, a visible
-//! share on a small one. Three bounds keep it there: it applies only
+//! share on a small one. Four bounds keep it there: it applies only
 //! while live bytes are at their peak (a workload reusing memory it
-//! already had grows nothing ahead), never past half the physical memory
-//! already held (a 40 MiB model does not get 20 MiB extra), and only over
-//! empty slots no slice claims. Off by default: measured on the recorded
-//! traces (docs/benchmarks.md, "The frontier of the arena knobs"), 20 MiB
-//! beats both PyTorch rows on memory and on every driver cost split on
-//! BERT inference and GPT-2 training and generation, but holds more than
-//! the default on others (devlog 1.000 → 1.062 × live, span 1.000 →
-//! 1.002), which the default must not.
+//! already had grows nothing ahead), only after a reservation that ends
+//! inside a granule (the next one begins in that granule; a buffer of
+//! whole granules — devlog's 16 MiB blocks — shares nothing, and growing
+//! ahead after it held devlog at 1.062 × live), never past half the
+//! physical memory already held (a 40 MiB model does not get 20 MiB
+//! extra), and only over empty slots no slice claims. Off by default:
+//! measured on the recorded traces (docs/benchmarks.md, "The frontier
+//! of the arena knobs"), 20 MiB beats both PyTorch rows on memory and on
+//! every driver cost split on BERT inference and GPT-2 training and
+//! generation, but holds more than the default where it is exact (span
+//! 1.000 → 1.0015 × live, past expandable segments) and pays more driver
+//! time on some serving seeds, which the default must not.
 
 use crate::pools::arena::state::Arenas;
 use crate::tables::floor::Tables;

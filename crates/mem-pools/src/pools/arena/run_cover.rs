@@ -24,13 +24,20 @@ use crate::pools::paged::pool::Pool;
 use crate::tables::floor::Tables;
 
 /// Which sides of a run a cached chunk may spill over, onto empty slots
-/// that belong to no other piece of the same reservation.
+/// that belong to no other piece of the same reservation, and whether its
+/// last new chunk may grow ahead past it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Spill {
     /// Slots before the run's first slot.
     pub(crate) before: bool,
     /// Slots after the run's last slot.
     pub(crate) after: bool,
+    /// The run ends the reservation inside its last slot, where the next
+    /// reservation placed after it begins: its last new chunk may grow
+    /// ahead (`grow_ahead.rs`). A reservation ending on a granule (a
+    /// large buffer of whole granules) leaves nothing to share and grows
+    /// nothing ahead.
+    pub(crate) grow: bool,
 }
 
 impl Spill {
@@ -39,6 +46,7 @@ impl Spill {
     pub(crate) const NONE: Spill = Spill {
         before: false,
         after: false,
+        grow: false,
     };
 }
 
@@ -95,7 +103,7 @@ impl Arenas {
         }
         // The run's last chunk may grow ahead over the empty slots past it
         // (`grow_ahead.rs`); refused, it is created at the run's size.
-        let mut last = match spill.after {
+        let mut last = match spill.grow {
             true => self.grow_ahead_end(t, page, (s, end)),
             false => end,
         };
