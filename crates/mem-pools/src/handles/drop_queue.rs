@@ -95,10 +95,17 @@ impl<C> DropQueue<C> {
     /// Move every pending record into `batch`, leaving `batch`'s old buffer
     /// behind for the next pushes: one lock, a swap — or nothing at all
     /// when no record is pending.
+    #[inline]
     pub(crate) fn take_records(&self, batch: &mut Vec<Dropped>) {
-        if !self.any.load(Ordering::Acquire) {
-            return;
+        if self.any.load(Ordering::Acquire) {
+            self.swap_records(batch);
         }
+    }
+
+    /// [`Self::take_records`] with records pending: out of line, so the
+    /// drain's common case (none) is one flag read where it is called.
+    #[inline(never)]
+    fn swap_records(&self, batch: &mut Vec<Dropped>) {
         debug_assert!(batch.is_empty());
         let mut pending = self.records.lock().unwrap_or_else(PoisonError::into_inner);
         self.any.store(false, Ordering::Relaxed);
