@@ -15,9 +15,11 @@
 //! The grid: `arena_idle_share` 1/4, 1/8, 1/12, 1/16, 1/24, 1/32 and
 //! never, times `arena_max_chunk` 16 to 256 MiB, times `arena_grow_ahead`
 //! off and 20 MiB — 70 points, each replayed three times (once per split),
-//! on the simulated or host device the comparison uses. Every other setting (`GPUMEM_CONF`) is kept. Points
-//! replay on as many threads as the machine has cores; driver time,
-//! memory and calls are exact, so the table is the same on any machine.
+//! on the simulated or host device the comparison uses. Every other
+//! setting (`GPUMEM_CONF`) is kept. On the simulator points replay on as
+//! many threads as the machine has cores (on the host backend one at a
+//! time: each holds real memory); driver time, memory and calls are
+//! exact, so the table is the same on any machine.
 
 use std::collections::BTreeMap;
 
@@ -25,6 +27,7 @@ use gpumem::pools::{DEFAULT_MAX_CHUNK, IDLE_SHARE};
 use gpumem::storage::CostSplit;
 use serde::Serialize;
 
+use super::CompareBackend;
 use super::allocators::Allocator;
 use super::rows::{Row, Setup, run_row};
 use super::splits::by_split;
@@ -158,7 +161,13 @@ fn run_points(
     program: &Program,
     setup: &Setup,
 ) -> Result<Vec<FrontierPoint>> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // On the host backend each point holds real memory (up to the
+    // device's capacity, itself capped at half of what the machine has):
+    // one at a time. The simulator holds none.
+    let threads = match setup.backend {
+        CompareBackend::Host => 1,
+        CompareBackend::Sim => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
     let per = grid.len().div_ceil(threads.max(1));
     let batches: Vec<Result<Vec<FrontierPoint>>> = std::thread::scope(|scope| {
         let handles: Vec<_> = grid
