@@ -9,9 +9,7 @@ use std::sync::Arc;
 
 use common::*;
 use mem_pools::{MemoryManagement, MemoryManagementOptions};
-use mem_storage::{
-    FaultInjection, FaultPlan, HostResource, HostVirtualMemory, ResourceStorage, VirtualMemory,
-};
+use mem_storage::{FaultPlan, HostResource, HostVirtualMemory, ResourceStorage, VirtualMemory};
 
 type Mm = MemoryManagement<ResourceStorage<HostResource>>;
 
@@ -133,16 +131,11 @@ fn off_by_default() {
 #[cfg_attr(miri, ignore)]
 fn a_refused_grown_reservation_changes_nothing_whichever_call_fails() {
     let faulty = || {
-        let vm = Arc::new(FaultInjection::new(
-            HostVirtualMemory::with_granularity(64 * MIB, SLOT).unwrap(),
-        ));
-        let storage = ResourceStorage::new(HostResource::new())
-            .with_virtual_memory(vm.clone() as Arc<dyn VirtualMemory>);
         let options = MemoryManagementOptions {
             arena_grow_ahead: Some(10 * SLOT),
             ..MemoryManagementOptions::default()
         };
-        (vm.clone(), arena_over(storage, 16 * MIB, 64 * MIB, options))
+        faulty_host_arena(16 * MIB, 64 * MIB, options)
     };
     let (vm, mut mm) = faulty();
     let held = written(&mut mm, 40 * SLOT, 0);

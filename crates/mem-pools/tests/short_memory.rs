@@ -116,18 +116,7 @@ type Faulty = Arc<FaultInjection<HostVirtualMemory>>;
 
 /// `host_arena` over a virtual memory whose calls can be failed.
 fn faulty_arena() -> (Faulty, Mm) {
-    let vm = Arc::new(FaultInjection::new(
-        HostVirtualMemory::with_granularity(64 * MIB, SLOT).unwrap(),
-    ));
-    let storage = ResourceStorage::new(HostResource::new())
-        .with_virtual_memory(vm.clone() as Arc<dyn VirtualMemory>);
-    let mm = arena_over(
-        storage,
-        32 * MIB,
-        256 * MIB,
-        MemoryManagementOptions::default(),
-    );
-    (vm, mm)
+    faulty_host_arena(32 * MIB, 256 * MIB, MemoryManagementOptions::default())
 }
 
 /// Both scenarios above with each driver call of their last reservation

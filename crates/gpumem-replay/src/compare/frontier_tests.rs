@@ -1,28 +1,6 @@
-use gpumem::config::GpumemConfig;
-use gpumem::storage::units::GIB;
-
 use super::*;
-use crate::compare::{CompareBackend, pytorch};
-use crate::workload::{Workload, WorkloadSpec};
-
-fn program(workload: Workload) -> Program {
-    let spec = WorkloadSpec {
-        seed: 7,
-        scale: 0.2,
-    };
-    Program::compile(&workload.generate(&spec).unwrap()).unwrap()
-}
-
-fn setup() -> Setup {
-    Setup {
-        backend: CompareBackend::Sim,
-        capacity: 80 * GIB,
-        config: GpumemConfig::default(),
-        threads: false,
-        splits: false,
-        pytorch: pytorch::Policy::default(),
-    }
-}
+use crate::compare::splits::tests::{program, setup};
+use crate::workload::Workload;
 
 /// A point with `memory` and the same driver µs/op under every split.
 fn at(memory: f64, driver_us: [f64; 3]) -> FrontierPoint {

@@ -42,4 +42,4 @@ pub(super) fn by_split(
 
 #[cfg(test)]
 #[path = "splits_tests.rs"]
-mod tests;
+pub(crate) mod tests;

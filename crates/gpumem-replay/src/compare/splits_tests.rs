@@ -6,7 +6,8 @@ use super::*;
 use crate::compare::{CompareBackend, compare, pytorch};
 use crate::workload::{Workload, WorkloadSpec};
 
-fn program(workload: Workload) -> Program {
+/// `workload` at seed 7, scale 0.2, compiled (shared with `frontier_tests.rs`).
+pub(crate) fn program(workload: Workload) -> Program {
     let spec = WorkloadSpec {
         seed: 7,
         scale: 0.2,
@@ -14,7 +15,8 @@ fn program(workload: Workload) -> Program {
     Program::compile(&workload.generate(&spec).unwrap()).unwrap()
 }
 
-fn setup() -> Setup {
+/// Sim rows on an 80 GiB device, the facade's defaults, no splits.
+pub(crate) fn setup() -> Setup {
     Setup {
         backend: CompareBackend::Sim,
         capacity: 80 * GIB,

@@ -155,3 +155,22 @@ pub fn arena_over(
         options,
     )
 }
+
+/// A virtual memory of 64 MiB in 64 KiB granules whose calls can be
+/// failed (`FaultInjection`), and one arena over it as [`arena_over`]
+/// builds it.
+pub fn faulty_host_arena(
+    max_slice: u64,
+    range: u64,
+    options: MemoryManagementOptions,
+) -> (
+    Arc<mem_storage::FaultInjection<HostVirtualMemory>>,
+    MemoryManagement<ResourceStorage<HostResource>>,
+) {
+    let vm = Arc::new(mem_storage::FaultInjection::new(
+        HostVirtualMemory::with_granularity(64 * MIB, 64 * KIB).unwrap(),
+    ));
+    let storage = ResourceStorage::new(HostResource::new())
+        .with_virtual_memory(vm.clone() as Arc<dyn mem_storage::VirtualMemory>);
+    (vm, arena_over(storage, max_slice, range, options))
+}
