@@ -9,8 +9,11 @@
 use crate::pool_kind::PoolKind;
 use mem_storage::units::{GIB, KIB};
 
+#[path = "config_options.rs"]
+mod options;
 #[path = "config_sub_slices.rs"]
 mod sub_slices;
+pub use options::MemoryManagementOptions;
 pub(crate) use sub_slices::Growth;
 
 /// What the engine needs to know about the device.
@@ -161,51 +164,6 @@ impl PoolType {
 /// `pools/arena/chunks.rs`); what the cache buys is fewer driver calls. Set a
 /// finite threshold where other processes need the memory back.
 pub const DEFAULT_RELEASE_THRESHOLD: u64 = u64::MAX;
-
-/// Options that are not about the pool layout.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct MemoryManagementOptions {
-    /// A name for logs and reports.
-    pub name: String,
-    /// Pages get ids but no storage memory until first dereferenced
-    /// (`get_storage`, `get_resource`, `write`, `read`): a dry-run replay of a
-    /// workload larger than the device costs nothing.
-    pub lazy_pages: bool,
-    /// The largest physical chunk an arena creates, in bytes (rounded
-    /// down to the storage's granularity, at least one granule): a run of
-    /// empty slots gets one chunk per this many bytes. `None`:
-    /// [`crate::DEFAULT_MAX_CHUNK`]. Larger: fewer driver calls, more
-    /// physical memory over live data (the frontier in docs/pools.md).
-    pub arena_max_chunk: Option<u64>,
-    /// Idle arena chunks (mapped, touched by no live slice) are shed once
-    /// they pass 1/N of the mapped chunk bytes: unmapped and kept for
-    /// reuse, so physical memory stays near live data. `None`:
-    /// [`crate::IDLE_SHARE`] (16); `Some(0)`: never shed (holes keep their
-    /// chunks until a cleanup or the release threshold). Smaller N: fewer
-    /// unmaps and maps (driver time), more physical memory held idle (the
-    /// frontier in docs/pools.md).
-    pub arena_idle_share: Option<u64>,
-    /// While live bytes are at their peak (a workload touching memory for
-    /// the first time), the chunk an arena creates at the end of a
-    /// reservation that ends inside a granule is rounded up to a multiple
-    /// of this many bytes, over the empty slots after it, so the reservations that follow land on mapped memory
-    /// without a driver call. Never past half the physical memory held or
-    /// `arena_max_chunk`. `None` or `Some(0)`: off (the default). Larger:
-    /// fewer creates while memory grows, up to this much more physical
-    /// memory at the peak (the frontier in docs/benchmarks.md; PyTorch's
-    /// segments and expandable pages are 20 MiB).
-    pub arena_grow_ahead: Option<u64>,
-}
-
-impl MemoryManagementOptions {
-    /// Options with a name.
-    pub fn named(name: impl Into<String>) -> Self {
-        Self {
-            name: name.into(),
-            ..Self::default()
-        }
-    }
-}
 
 /// A resolved pool, in routing order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
