@@ -136,6 +136,66 @@ fn pages_are_charged_as_stream_ordered_or_sync_calls() {
     );
 }
 
+/// What a growth of the default pool by `bytes` costs under `costs`:
+/// `cuMemAlloc`'s parts.
+fn growth_ns(costs: &DriverCosts, bytes: u64) -> u64 {
+    [DriverCall::Create, DriverCall::Map, DriverCall::SetAccess]
+        .iter()
+        .map(|&c| costs.ns(c, bytes))
+        .sum()
+}
+
+#[test]
+fn small_stream_ordered_pages_share_one_pool_growth() {
+    let meter = Arc::new(DriverMeter::new(DriverCosts::A100));
+    let pages = DriverCostResource::new(SimulatedResource::new(1 << 30), meter.clone());
+    for _ in 0..38 {
+        pages.allocate(9 * 1024, StreamId::DEFAULT).unwrap();
+    }
+    let costs = DriverCosts::A100;
+    let t = meter.snapshot().tally(DriverCall::AllocAsync);
+    assert_eq!(t.calls, 38);
+    assert_eq!(
+        t.ns,
+        38 * costs.ns(DriverCall::AllocAsync, 9 * 1024) + growth_ns(&costs, 2 * MIB),
+        "one 2 MiB growth serves all 38"
+    );
+    assert_eq!(meter.pool_reserved(), 2 * MIB);
+}
+
+#[test]
+fn the_pool_keeps_freed_pages_until_a_synchronize_trims_it() {
+    for costs in [
+        DriverCosts::A100,
+        DriverCosts::A100_PER_CALL,
+        DriverCosts::A100_PER_BYTE,
+    ] {
+        let meter = Arc::new(DriverMeter::new(costs));
+        let pages = DriverCostResource::new(SimulatedResource::new(1 << 30), meter.clone());
+        let alloc = |meter: &DriverMeter| meter.snapshot().tally(DriverCall::AllocAsync).ns;
+        let ptr = pages.allocate(20 * MIB, StreamId::DEFAULT).unwrap();
+        let first = alloc(&meter);
+        assert_eq!(first, 2_420 + growth_ns(&costs, 20 * MIB));
+        pages.deallocate(ptr, 20 * MIB, StreamId::DEFAULT).unwrap();
+        let ptr = pages.allocate(20 * MIB, StreamId::DEFAULT).unwrap();
+        assert_eq!(alloc(&meter) - first, 2_420, "served by what the pool kept");
+        pages.deallocate(ptr, 20 * MIB, StreamId::DEFAULT).unwrap();
+
+        pages.synchronize(StreamId::DEFAULT).unwrap();
+        let sync = meter.snapshot().tally(DriverCall::StreamSynchronize);
+        let trim = costs.ns(DriverCall::Unmap, 20 * MIB) + costs.ns(DriverCall::Release, 20 * MIB);
+        assert_eq!(
+            (sync.calls, sync.ns),
+            (1, 5_000 + trim),
+            "the trim is the sync's"
+        );
+        assert_eq!(meter.pool_reserved(), 0, "release threshold 0");
+        let before = alloc(&meter);
+        pages.allocate(20 * MIB, StreamId::DEFAULT).unwrap();
+        assert_eq!(alloc(&meter) - before, first, "made again after the trim");
+    }
+}
+
 #[test]
 fn the_zero_table_counts_calls_and_charges_nothing() {
     let meter = Arc::new(DriverMeter::new(DriverCosts::ZERO));

@@ -11,8 +11,8 @@
 //!
 //! | call | charged |
 //! |---|---|
-//! | `allocate` / `deallocate` | `cuMemAllocAsync` / `cuMemFreeAsync` ([`PageCalls::StreamOrdered`], the facade's CUDA default), or `cuMemAlloc` / `cuMemFree` + a device synchronize ([`PageCalls::Sync`]) |
-//! | `synchronize(stream)` | a stream synchronize |
+//! | `allocate` / `deallocate` | `cuMemAllocAsync` / `cuMemFreeAsync` ([`PageCalls::StreamOrdered`], the facade's CUDA default; the default pool's growth is priced where it grows, `DriverMeter::charge_alloc_async`), or `cuMemAlloc` / `cuMemFree` + a device synchronize ([`PageCalls::Sync`]) |
+//! | `synchronize(stream)` | a stream synchronize (and the default pool's trim there) |
 //! | `stream_wait` | an event record (and the stream's wait on it) |
 //! | `reserve_range` / `free_range` | `cuMemAddressReserve` / `cuMemAddressFree` |
 //! | `create_chunk` / `release_chunk` | `cuMemCreate` / `cuMemRelease`, by size |
@@ -89,21 +89,18 @@ impl<R> DriverCostResource<R> {
 
 impl<R: DeviceResource> DeviceResource for DriverCostResource<R> {
     fn allocate(&self, bytes: u64, stream: StreamId) -> Result<DevicePtr, StorageError> {
-        let call = match self.pages {
-            PageCalls::StreamOrdered => DriverCall::AllocAsync,
-            PageCalls::Sync => DriverCall::Alloc,
-        };
-        self.charged(self.inner.allocate(bytes, stream), |_| {
-            self.meter.charge(call, bytes)
+        self.charged(self.inner.allocate(bytes, stream), |_| match self.pages {
+            PageCalls::StreamOrdered => self.meter.charge_alloc_async(bytes),
+            PageCalls::Sync => self.meter.charge(DriverCall::Alloc, bytes),
         })
     }
 
     fn deallocate(&self, ptr: DevicePtr, bytes: u64, stream: StreamId) -> Result<(), StorageError> {
         self.charged(self.inner.deallocate(ptr, bytes, stream), |()| {
             match self.pages {
-                PageCalls::StreamOrdered => self.meter.charge(DriverCall::FreeAsync, bytes),
+                PageCalls::StreamOrdered => self.meter.charge_free_async(bytes),
                 PageCalls::Sync => {
-                    self.meter.charge(DriverCall::DeviceSynchronize, 0);
+                    self.meter.charge_synchronize(DriverCall::DeviceSynchronize);
                     self.meter.charge(DriverCall::Free, bytes);
                 }
             }
@@ -112,7 +109,7 @@ impl<R: DeviceResource> DeviceResource for DriverCostResource<R> {
 
     fn synchronize(&self, stream: StreamId) -> Result<(), StorageError> {
         self.charged(self.inner.synchronize(stream), |()| {
-            self.meter.charge(DriverCall::StreamSynchronize, 0)
+            self.meter.charge_synchronize(DriverCall::StreamSynchronize)
         })
     }
 

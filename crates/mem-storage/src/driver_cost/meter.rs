@@ -7,7 +7,13 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+use crate::driver_cost::pool::PoolLedger;
 use crate::driver_cost::table::{CALL_KINDS, DriverCall, DriverCosts};
+
+/// The calls a pool growth is priced as: what `cuMemAlloc` is made of.
+const ALLOC_PARTS: [DriverCall; 3] = [DriverCall::Create, DriverCall::Map, DriverCall::SetAccess];
+/// The calls a pool trim is priced as: what `cuMemFree` is made of.
+const FREE_PARTS: [DriverCall; 2] = [DriverCall::Unmap, DriverCall::Release];
 
 /// Calls made of one kind and the modeled time they cost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -83,12 +89,15 @@ impl std::ops::AddAssign for DriverTime {
 /// Shared (`Arc`) by the [`crate::DriverCostResource`]s over a device's
 /// resource and its virtual memory, so pages and chunks add up to one
 /// figure. Counters are relaxed atomics: exact per field, read without
-/// blocking a call.
+/// blocking a call. It also keeps the ledger of the device's default
+/// memory pool (`pool.rs`), so `cuMemAllocAsync` pays for physical memory
+/// only when the pool must grow.
 #[derive(Debug)]
 pub struct DriverMeter {
     costs: DriverCosts,
     calls: [AtomicU64; CALL_KINDS],
     ns: [AtomicU64; CALL_KINDS],
+    pool: PoolLedger,
 }
 
 impl DriverMeter {
@@ -98,6 +107,7 @@ impl DriverMeter {
             costs,
             calls: std::array::from_fn(|_| AtomicU64::new(0)),
             ns: std::array::from_fn(|_| AtomicU64::new(0)),
+            pool: PoolLedger::default(),
         }
     }
 
@@ -122,21 +132,64 @@ impl DriverMeter {
             .fixed_ns
             .saturating_mul(count)
             .saturating_add(latency.ns(bytes).saturating_sub(latency.fixed_ns));
+        self.add(call, count, ns);
+    }
+
+    fn add(&self, call: DriverCall, count: u64, ns: u64) {
         let i = call.index();
         self.calls[i].fetch_add(count, Relaxed);
         self.ns[i].fetch_add(ns, Relaxed);
+    }
+
+    /// Charge one `cuMemAllocAsync` of `bytes`: the table's `alloc_async`
+    /// (the pool serving it), plus, when the default pool's reservation
+    /// must grow for it, the growth priced as `cuMemAlloc`'s parts
+    /// (create + map + set-access) of the bytes it grows by.
+    pub fn charge_alloc_async(&self, bytes: u64) {
+        let growth = self.pool.take(bytes);
+        let mut ns = self.costs.ns(DriverCall::AllocAsync, bytes);
+        if growth > 0 {
+            ns = ns.saturating_add(self.composed(growth, &ALLOC_PARTS));
+        }
+        self.add(DriverCall::AllocAsync, 1, ns);
+    }
+
+    /// Charge one `cuMemFreeAsync` of `bytes`, which the pool keeps.
+    pub fn charge_free_async(&self, bytes: u64) {
+        self.pool.give_back(bytes);
+        self.charge(DriverCall::FreeAsync, bytes);
+    }
+
+    /// Charge a synchronize (`call` is [`DriverCall::StreamSynchronize`]
+    /// or [`DriverCall::DeviceSynchronize`]): its latency, plus what the
+    /// default pool trims there (release threshold 0), priced as
+    /// `cuMemFree`'s parts (unmap + release) of the bytes trimmed.
+    pub fn charge_synchronize(&self, call: DriverCall) {
+        let trimmed = self.pool.trim();
+        let mut ns = self.costs.ns(call, 0);
+        if trimmed > 0 {
+            ns = ns.saturating_add(self.composed(trimmed, &FREE_PARTS));
+        }
+        self.add(call, 1, ns);
+    }
+
+    /// The default pool's modeled reservation, in bytes: what it holds
+    /// from the device, in use or kept for the next request.
+    pub fn pool_reserved(&self) -> u64 {
+        self.pool.reserved()
+    }
+
+    fn composed(&self, bytes: u64, parts: &[DriverCall]) -> u64 {
+        parts.iter().fold(0u64, |ns, &part| {
+            ns.saturating_add(self.costs.ns(part, bytes))
+        })
     }
 
     /// Charge one `call` of `bytes` priced as the calls it is composed of
     /// (`cuMemAlloc` as create + map + set-access of the same size), so an
     /// override of a part, or a split of the table, moves the whole.
     pub fn charge_composed(&self, call: DriverCall, bytes: u64, parts: &[DriverCall]) {
-        let ns = parts.iter().fold(0u64, |ns, &part| {
-            ns.saturating_add(self.costs.ns(part, bytes))
-        });
-        let i = call.index();
-        self.calls[i].fetch_add(1, Relaxed);
-        self.ns[i].fetch_add(ns, Relaxed);
+        self.add(call, 1, self.composed(bytes, parts));
     }
 
     /// The calls and time so far.
@@ -149,7 +202,8 @@ impl DriverMeter {
         }
     }
 
-    /// Back to zero (to measure one phase).
+    /// Back to zero (to measure one phase). The pool's ledger stays: the
+    /// memory it holds is still held.
     pub fn reset(&self) {
         for (calls, ns) in self.calls.iter().zip(&self.ns) {
             calls.store(0, Relaxed);

@@ -10,6 +10,9 @@
 //! - [`DriverMeter`] (`meter.rs`): one device's charged calls and modeled
 //!   time per call kind, lock-free; [`DriverTime`] is its snapshot, which
 //!   [`crate::VirtualMemoryStats::driver`] and the facade's statistics carry.
+//!   It keeps the ledger of the device's default memory pool (`pool.rs`):
+//!   `cuMemAllocAsync` pays for physical memory only when the pool grows,
+//!   a synchronize for what the pool trims.
 //! - [`crate::DriverCostResource`] (`adaptors/driver_cost.rs`, with the
 //!   other adaptors): charges every call passing through it, over any
 //!   resource or virtual memory.
@@ -19,6 +22,7 @@
 
 mod meter;
 mod parse;
+mod pool;
 mod splits;
 mod table;
 

@@ -12,11 +12,12 @@
 //! exactly its measured figure. The split applies to every call whose
 //! latency depends on size — the measured create, set-access and unmap,
 //! the estimated release, and the calls composed of them (`cuMemAlloc` =
-//! create + map + set-access, `cuMemFree` = unmap + release, and the
-//! pool growth inside `cuMemAllocAsync`) — so every row of a comparison
-//! that pays those calls moves with it. Calls whose figure is a single
-//! fixed measurement (map, the address calls, the waits, the events, the
-//! pooled `cuMemAllocAsync` path) are the same under every split.
+//! create + map + set-access, `cuMemFree` = unmap + release, and so the
+//! default pool's growth and trim, priced as those parts by the meter) —
+//! so every row of a comparison that pays those calls moves with it. Calls
+//! whose figure is a single fixed measurement (map, the address calls, the
+//! waits, the events, the pooled `cuMemAllocAsync` path) are the same under
+//! every split.
 
 use super::table::{DriverCall, DriverCosts, Latency};
 
@@ -69,10 +70,6 @@ const UNMAP: u64 = 25_630;
 /// An estimate, as unmap.
 const RELEASE: u64 = UNMAP;
 const MAP: u64 = 1_450;
-const ALLOC_ASYNC_POOLED: u64 = 2_420;
-/// The pool growth [`DriverCosts::A100`] charges inside `cuMemAllocAsync`
-/// at 2 MiB: the per-2 MiB parts of create and set-access.
-const ALLOC_ASYNC_GROWTH: u64 = (CREATE + SET_ACCESS) / 2;
 
 impl DriverCosts {
     /// The A100 table with all of each 2 MiB figure charged per call.
@@ -82,11 +79,7 @@ impl DriverCosts {
         .with(DriverCall::Unmap, Latency::fixed(UNMAP))
         .with(DriverCall::Release, Latency::fixed(RELEASE))
         .with(DriverCall::Alloc, Latency::fixed(CREATE + MAP + SET_ACCESS))
-        .with(DriverCall::Free, Latency::fixed(UNMAP + RELEASE))
-        .with(
-            DriverCall::AllocAsync,
-            Latency::fixed(ALLOC_ASYNC_POOLED + ALLOC_ASYNC_GROWTH),
-        );
+        .with(DriverCall::Free, Latency::fixed(UNMAP + RELEASE));
 
     /// The A100 table with all of each 2 MiB figure charged per 2 MiB.
     pub const A100_PER_BYTE: DriverCosts = DriverCosts::A100
@@ -95,11 +88,7 @@ impl DriverCosts {
         .with(DriverCall::Unmap, Latency::sized(0, UNMAP))
         .with(DriverCall::Release, Latency::sized(0, RELEASE))
         .with(DriverCall::Alloc, Latency::sized(MAP, CREATE + SET_ACCESS))
-        .with(DriverCall::Free, Latency::sized(0, UNMAP + RELEASE))
-        .with(
-            DriverCall::AllocAsync,
-            Latency::sized(ALLOC_ASYNC_POOLED, ALLOC_ASYNC_GROWTH),
-        );
+        .with(DriverCall::Free, Latency::sized(0, UNMAP + RELEASE));
 
     /// This table with `call`'s latency replaced (a `const` [`Self::set`]).
     pub const fn with(mut self, call: DriverCall, latency: Latency) -> DriverCosts {

@@ -38,7 +38,8 @@ pub enum DriverCall {
     Alloc,
     /// `cuMemFree` (by size); it also waits for the device.
     Free,
-    /// `cuMemAllocAsync` served by the stream's memory pool.
+    /// `cuMemAllocAsync` served by the device's default memory pool; a
+    /// growth of the pool is priced on top (`DriverMeter::charge_alloc_async`).
     AllocAsync,
     /// `cuMemFreeAsync`.
     FreeAsync,
@@ -202,11 +203,9 @@ impl DriverCosts {
             // apart, as a device synchronize).
             Latency::sized(2 * 12_815, 2 * 12_815),
             // alloc async: 2.42 µs served by the pool (CUDA.jl's pooled
-            // path), plus, conservatively, the pool growing by the whole
-            // allocation (create + set-access per 2 MiB): the default
-            // pool's release threshold is 0, so freed memory goes back to
-            // the device at the next synchronize and must be made again.
-            Latency::sized(2_420, 96_660 + 17_995),
+            // path). When the pool must grow, the meter adds the growth
+            // priced as create + map + set-access of it (`pool.rs`).
+            Latency::fixed(2_420),
             // free async: 1.46 µs (the same measurement).
             Latency::fixed(1_460),
             // stream synchronize of a stream with nothing queued: estimate.
