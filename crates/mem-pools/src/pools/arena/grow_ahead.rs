@@ -47,25 +47,24 @@ impl Arenas {
         if self.grow_ahead_bytes == 0 || live.current < live.peak {
             return end;
         }
+        let (held_bytes, page_bytes) = (t.stats.reserved_bytes.current, t.pages[page].size);
         let map = t.arena_map(page);
         let g = map.granularity;
         let step = (self.grow_ahead_bytes / g).max(1);
         let len = u64::from(end - s);
         let rounded = len.div_ceil(step).saturating_mul(step);
-        let held = t.stats.reserved_bytes.current / 2 / g;
+        let held = held_bytes / 2 / g;
         let largest = (self.max_chunk_bytes / g).max(len);
-        let page_slots = t.pages[page].size / g;
         let want = rounded
             .min(len + held)
             .min(largest)
-            .min(page_slots.saturating_sub(u64::from(s)));
+            .min((page_bytes / g).saturating_sub(u64::from(s)));
         let Ok(want) = u32::try_from(u64::from(s) + want) else {
             return end;
         };
         if want <= end {
             return end;
         }
-        let map = t.arena_map(page);
         map.slot(want - 1);
         let mut last = end;
         while last < want && map.unmapped_in(last..=last) == 1 && !map.is_live(last) {
