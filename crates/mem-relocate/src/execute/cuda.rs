@@ -122,7 +122,10 @@ impl<R: DeviceResource> CopyQueue<ResourceStorage<R>> for CudaCopyQueue {
         let done = self.cuda.record(self.copy_stream)?;
         self.charge(DriverCall::EventRecord, 1);
         done.synchronize()?;
-        self.charge(DriverCall::StreamSynchronize, 1);
+        // A host wait: the device's default pool trims there too.
+        if let Some(meter) = &self.meter {
+            meter.charge_synchronize(DriverCall::StreamSynchronize);
+        }
         self.copies = 0;
         Ok(())
     }
