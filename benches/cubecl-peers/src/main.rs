@@ -14,14 +14,15 @@
 //! it with `cargo xtask bench-cubecl`.
 //!
 //! Usage: `cubecl-peers [--runs N] SOURCE...`, a SOURCE being `random`,
-//! `training`, `serving`, `devlog`, `growth`, `span`, `span:SLOTS`,
+//! `training`, `serving`, `devlog`, `growth`, `span`, `live`, `span:SLOTS`,
 //! `live:N` or a trace file. `span:SLOTS` is 2,000 reserve+free pairs of
 //! one slice of SLOTS × 2 MiB between two live 3 MiB neighbours (they
 //! share its edge slots), freed and reserved again in place: the arena's
 //! cost per chunk slot on its own (the `replay_span` criterion group's
-//! shape). `live:N` holds N small slices (512 B – 64 KiB) live and then
-//! frees one at random and reserves another N times: the cost of an
-//! operation with many live slices per page.
+//! shape). `live:N` is the `live` workload holding N small slices
+//! (512 B – 64 KiB; 20,000 at scale 1) and then freeing one at random and
+//! reserving another N times: the cost of an operation with many live
+//! slices per page.
 
 mod rows;
 mod table;
@@ -33,11 +34,11 @@ use std::process::ExitCode;
 
 use gpumem_replay::replay::Program;
 use gpumem_replay::trace::{Event, TraceFormat, read_trace_file};
-use gpumem_replay::workload::{Workload, WorkloadSpec};
+use gpumem_replay::workload::{LIVE_SLICES, Workload, WorkloadSpec};
 use gpumem_replay::{ReplayError, Result};
 
 /// Every built-in workload `gpumem replay` knows (growth and span included).
-const WORKLOADS: [Workload; 6] = Workload::ALL;
+const WORKLOADS: [Workload; 7] = Workload::ALL;
 
 /// Runs per row when `--runs` is not given.
 const DEFAULT_RUNS: usize = 3;
@@ -96,45 +97,15 @@ fn load(source: &str) -> Result<Program> {
         (None, Some(Ok(slots))) if (1..=16_384).contains(&slots) => span_pairs(slots << 21),
         (None, Some(_)) => return Err(usage(format!("{source}: SLOTS is 1 to 16384"))),
         (None, None) => match source.strip_prefix("live:").map(|n| n.parse::<u64>()) {
-            Some(Ok(n)) if (1..=1_000_000).contains(&n) => many_live(n),
+            Some(Ok(n)) if (1..=1_000_000).contains(&n) => Workload::Live.generate(&WorkloadSpec {
+                scale: n as f64 / LIVE_SLICES as f64,
+                ..WorkloadSpec::default()
+            })?,
             Some(_) => return Err(usage(format!("{source}: N is 1 to 1000000"))),
             None => read_trace_file(Path::new(source), TraceFormat::Auto)?.events,
         },
     };
     Program::compile(&events)
-}
-
-/// `n` slices of 512 B – 64 KiB reserved and held, then `n` times one
-/// freed at random and another reserved (seeded: the same events on every
-/// machine).
-fn many_live(n: u64) -> Vec<Event> {
-    const SIZES: [u64; 5] = [512, 1 << 10, 4 << 10, 16 << 10, 64 << 10];
-    let mut state = 0x9E37_79B9_7F4A_7C15_u64;
-    let mut next = move || {
-        // xorshift64: enough to scatter sizes and victims.
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
-    let mut events = Vec::new();
-    let mut live = Vec::new();
-    for id in 0..2 * n {
-        if id >= n {
-            let victim = (next() % live.len() as u64) as usize;
-            events.push(Event::Free {
-                id: live.swap_remove(victim),
-            });
-        }
-        let size = SIZES[(next() % SIZES.len() as u64) as usize];
-        events.push(Event::Alloc {
-            id,
-            size,
-            stream: 0,
-        });
-        live.push(id);
-    }
-    events
 }
 
 /// 2,000 reserve+free pairs of one slice of `bytes` between two live

@@ -7,13 +7,14 @@ use gpumem_replay::replay::Program;
 use gpumem_replay::trace::{Event, Mode};
 use gpumem_replay::workload::{Workload, WorkloadSpec};
 
-const ALL: [Workload; 6] = [
+const ALL: [Workload; 7] = [
     Workload::Random,
     Workload::Training,
     Workload::Serving,
     Workload::Devlog,
     Workload::Growth,
     Workload::Span,
+    Workload::Live,
 ];
 
 fn generate(w: Workload, seed: u64, scale: f64) -> Vec<Event> {
@@ -63,6 +64,7 @@ fn different_seeds_give_different_events_where_the_workload_is_random() {
         Workload::Training,
         Workload::Serving,
         Workload::Growth,
+        Workload::Live,
     ] {
         assert_ne!(generate(w, 1, 0.2), generate(w, 2, 0.2), "{}", w.name());
     }
@@ -247,4 +249,25 @@ fn span_frees_and_asks_again_one_8_gib_slice_between_two_live_neighbours() {
         assert!(matches!(pair, [Event::Free { .. }, Event::Alloc { .. }]));
     }
     assert_eq!(generate(Workload::Span, 42, 0.5).len(), 3 + 2 * 1_000);
+}
+
+#[test]
+fn live_holds_twenty_thousand_small_slices_and_turns_them_over_one_at_a_time() {
+    let events = generate(Workload::Live, 42, 1.0);
+    let sizes = alloc_sizes(&events);
+    assert_eq!(sizes.len(), 40_000, "20,000 held, then 20,000 turned over");
+    assert!(sizes.iter().all(|s| (512..=64 << 10).contains(s)));
+    // Held first, then every free is followed by the reservation that
+    // replaces it: 20,000 slices stay live through the turnover.
+    assert!(
+        events[..20_000]
+            .iter()
+            .all(|e| matches!(e, Event::Alloc { .. }))
+    );
+    for pair in events[20_000..60_000].chunks(2) {
+        assert!(matches!(pair, [Event::Free { .. }, Event::Alloc { .. }]));
+    }
+    let peak = peak_live(&events);
+    assert!((100 * MIB..=700 * MIB).contains(&peak), "peak {peak}");
+    assert_eq!(generate(Workload::Live, 42, 0.5).len(), 3 * 10_000 + 10_000);
 }

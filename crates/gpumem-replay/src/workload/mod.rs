@@ -9,11 +9,14 @@
 
 mod devlog;
 mod growth;
+mod live;
 mod random;
 mod recorder;
 mod serving;
 mod span;
 mod training;
+
+pub use live::LIVE_SLICES;
 
 use crate::error::{ReplayError, Result};
 use crate::trace::{Event, Trace};
@@ -37,6 +40,8 @@ pub enum Workload {
     Growth,
     /// One 8 GiB slice freed and reserved again in place (host cost per granule).
     Span,
+    /// 20,000 small slices live while one is freed and another reserved (host cost per live slice).
+    Live,
 }
 
 /// Parameters shared by every generator.
@@ -78,13 +83,14 @@ impl WorkloadSpec {
 
 impl Workload {
     /// Every built-in workload, in the order the command lists them.
-    pub const ALL: [Workload; 6] = [
+    pub const ALL: [Workload; 7] = [
         Workload::Random,
         Workload::Training,
         Workload::Serving,
         Workload::Devlog,
         Workload::Growth,
         Workload::Span,
+        Workload::Live,
     ];
 
     /// The name used on the command line and in reports.
@@ -96,6 +102,7 @@ impl Workload {
             Workload::Devlog => "devlog",
             Workload::Growth => "growth",
             Workload::Span => "span",
+            Workload::Live => "live",
         }
     }
 
@@ -115,6 +122,7 @@ impl Workload {
             Workload::Devlog => devlog::generate(spec),
             Workload::Growth => growth::generate(spec),
             Workload::Span => span::generate(spec),
+            Workload::Live => live::generate(spec),
         })
     }
 }
