@@ -97,10 +97,12 @@ fn load(source: &str) -> Result<Program> {
         (None, Some(Ok(slots))) if (1..=16_384).contains(&slots) => span_pairs(slots << 21),
         (None, Some(_)) => return Err(usage(format!("{source}: SLOTS is 1 to 16384"))),
         (None, None) => match source.strip_prefix("live:").map(|n| n.parse::<u64>()) {
-            Some(Ok(n)) if (1..=1_000_000).contains(&n) => Workload::Live.generate(&WorkloadSpec {
-                scale: n as f64 / LIVE_SLICES as f64,
-                ..WorkloadSpec::default()
-            })?,
+            Some(Ok(n)) if (1..=1_000_000).contains(&n) => {
+                Workload::Live.generate(&WorkloadSpec {
+                    scale: n as f64 / LIVE_SLICES as f64,
+                    ..WorkloadSpec::default()
+                })?
+            }
             Some(_) => return Err(usage(format!("{source}: N is 1 to 1000000"))),
             None => read_trace_file(Path::new(source), TraceFormat::Auto)?.events,
         },
