@@ -124,7 +124,7 @@ impl<R: DeviceResource> CopyQueue<ResourceStorage<R>> for CudaCopyQueue {
         done.synchronize()?;
         // A host wait: the device's default pool trims there too.
         if let Some(meter) = &self.meter {
-            meter.charge_synchronize(DriverCall::StreamSynchronize);
+            meter.charge_stream_synchronize();
         }
         self.copies = 0;
         Ok(())

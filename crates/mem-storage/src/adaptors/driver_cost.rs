@@ -100,7 +100,7 @@ impl<R: DeviceResource> DeviceResource for DriverCostResource<R> {
             match self.pages {
                 PageCalls::StreamOrdered => self.meter.charge_free_async(bytes),
                 PageCalls::Sync => {
-                    self.meter.charge_synchronize(DriverCall::DeviceSynchronize);
+                    self.meter.charge_device_synchronize();
                     self.meter.charge(DriverCall::Free, bytes);
                 }
             }
@@ -109,7 +109,7 @@ impl<R: DeviceResource> DeviceResource for DriverCostResource<R> {
 
     fn synchronize(&self, stream: StreamId) -> Result<(), StorageError> {
         self.charged(self.inner.synchronize(stream), |()| {
-            self.meter.charge_synchronize(DriverCall::StreamSynchronize)
+            self.meter.charge_stream_synchronize()
         })
     }
 

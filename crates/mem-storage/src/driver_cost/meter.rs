@@ -160,11 +160,21 @@ impl DriverMeter {
         self.charge(DriverCall::FreeAsync, bytes);
     }
 
-    /// Charge a synchronize (`call` is [`DriverCall::StreamSynchronize`]
-    /// or [`DriverCall::DeviceSynchronize`]): its latency, plus what the
-    /// default pool trims there (release threshold 0), priced as
-    /// `cuMemFree`'s parts (unmap + release) of the bytes trimmed.
-    pub fn charge_synchronize(&self, call: DriverCall) {
+    /// Charge a host wait for one stream (`cuStreamSynchronize`, or an
+    /// event synchronize): its latency, plus what the default pool trims
+    /// there (release threshold 0), priced as `cuMemFree`'s parts
+    /// (unmap + release) of the bytes trimmed.
+    pub fn charge_stream_synchronize(&self) {
+        self.charge_wait(DriverCall::StreamSynchronize);
+    }
+
+    /// Charge a host wait for the whole device (`cuCtxSynchronize`), with
+    /// the pool's trim as [`Self::charge_stream_synchronize`] does.
+    pub fn charge_device_synchronize(&self) {
+        self.charge_wait(DriverCall::DeviceSynchronize);
+    }
+
+    fn charge_wait(&self, call: DriverCall) {
         let trimmed = self.pool.trim();
         let mut ns = self.costs.ns(call, 0);
         if trimmed > 0 {
