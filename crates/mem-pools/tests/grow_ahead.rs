@@ -148,36 +148,8 @@ fn a_refused_grown_reservation_changes_nothing_whichever_call_fails() {
         for plan in [FaultPlan::Nth, FaultPlan::FromNth] {
             let (vm, mut mm) = faulty();
             let held = written(&mut mm, 40 * SLOT, 0);
-            let (allocated, physical) = (
-                mm.stats().allocated_bytes.current,
-                vm.vm_stats().physical_bytes,
-            );
-            vm.set_plan(plan(vm.calls() + n));
-            let got = mm.reserve(3 * SLOT - KIB);
-            vm.disarm();
             let case = format!("call {n} of {calls}, {:?}", plan(n));
-            match got {
-                Ok(h) => drop(h),
-                Err(err) => {
-                    assert_eq!(
-                        mm.stats().allocated_bytes.current,
-                        allocated,
-                        "{case}: {err}"
-                    );
-                    // Alone, what was created goes back; with every later
-                    // call failing, its release waits for the next flush.
-                    let now = vm.vm_stats().physical_bytes;
-                    let alone = matches!(plan(1), FaultPlan::Nth(_));
-                    assert!(
-                        !alone || now <= physical,
-                        "{case}: {now} > {physical} ({err})"
-                    );
-                    drop(
-                        mm.reserve(3 * SLOT - KIB)
-                            .unwrap_or_else(|e| panic!("{case}: {e}")),
-                    );
-                }
-            }
+            reserve_through_a_fault(&vm, &mut mm, (plan, n), 3 * SLOT - KIB, &case);
             mm.drain_drops();
             assert!(intact(&mut mm, &held, 0), "{case}");
             drop(held);

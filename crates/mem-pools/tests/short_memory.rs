@@ -142,33 +142,8 @@ fn a_refusal_while_memory_is_short_changes_nothing_whichever_call_fails() {
             for plan in [FaultPlan::Nth, FaultPlan::FromNth] {
                 let (vm, mut mm) = faulty_arena();
                 let (live, request) = setup(&mut mm);
-                let (allocated, physical) = (
-                    mm.stats().allocated_bytes.current,
-                    vm.vm_stats().physical_bytes,
-                );
-                let alone = matches!(plan(1), FaultPlan::Nth(_));
-                vm.set_plan(plan(vm.calls() + n));
-                let got = mm.reserve(request);
-                vm.disarm();
-                let case = format!("scenario {which}, call {n} of {calls}, alone {alone}");
-                match got {
-                    Ok(h) => drop(h),
-                    Err(err) => {
-                        assert_eq!(
-                            mm.stats().allocated_bytes.current,
-                            allocated,
-                            "{case}: {err}"
-                        );
-                        if alone {
-                            let now = vm.vm_stats().physical_bytes;
-                            assert!(now <= physical, "{case}: {now} > {physical} ({err})");
-                        }
-                        let h = mm
-                            .reserve(request)
-                            .unwrap_or_else(|e| panic!("{case}: {e}"));
-                        drop(h);
-                    }
-                }
+                let case = format!("scenario {which}, call {n} of {calls}, {:?}", plan(n));
+                reserve_through_a_fault(&vm, &mut mm, (plan, n), request, &case);
                 mm.drain_drops();
                 assert!(all_intact(&mut mm, &live), "{case}");
                 drop(live);

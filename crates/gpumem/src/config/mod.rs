@@ -207,8 +207,9 @@ pub struct GpumemConfig {
     /// (docs/pools.md, the frontier).
     pub arena_idle_share: Option<u64>,
     /// While live bytes are at their peak, an arena's new chunk at the end
-    /// of a reservation that ends inside a granule is rounded up to a multiple of this many bytes, so the
-    /// reservations that follow map nothing; `None`: off (the default).
+    /// of a reservation that ends inside a granule is rounded up to a
+    /// multiple of this many bytes, so the reservations that follow map
+    /// nothing; `None`: off (the default).
     /// Larger: fewer driver calls while memory grows, up to this much more
     /// physical memory at the peak (docs/benchmarks.md, the frontier).
     pub arena_grow_ahead: Option<u64>,

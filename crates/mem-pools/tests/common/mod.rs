@@ -174,3 +174,42 @@ pub fn faulty_host_arena(
         .with_virtual_memory(vm.clone() as Arc<dyn mem_storage::VirtualMemory>);
     (vm, arena_over(storage, max_slice, range, options))
 }
+
+/// Reserve `bytes` on `mm` with driver call `n` (counted from now) failed
+/// by `plan`: alone (`FaultPlan::Nth`) or with every call after it
+/// (`FaultPlan::FromNth`). A refusal must leave no slice more and, when
+/// only one call failed, no more physical memory (what was created goes
+/// back; with every later call failing, its release waits for the next
+/// flush); once the fault has passed, the same reservation fits. `case`
+/// names the run in a failure.
+pub fn reserve_through_a_fault(
+    vm: &mem_storage::FaultInjection<HostVirtualMemory>,
+    mm: &mut MemoryManagement<ResourceStorage<HostResource>>,
+    (plan, n): (fn(u64) -> mem_storage::FaultPlan, u64),
+    bytes: u64,
+    case: &str,
+) {
+    use mem_storage::VirtualMemory;
+    let (allocated, physical) = (
+        mm.stats().allocated_bytes.current,
+        vm.vm_stats().physical_bytes,
+    );
+    vm.set_plan(plan(vm.calls() + n));
+    let got = mm.reserve(bytes);
+    vm.disarm();
+    let Err(err) = got else {
+        return;
+    };
+    assert_eq!(
+        mm.stats().allocated_bytes.current,
+        allocated,
+        "{case}: {err}"
+    );
+    let now = vm.vm_stats().physical_bytes;
+    let alone = matches!(plan(1), mem_storage::FaultPlan::Nth(_));
+    assert!(
+        !alone || now <= physical,
+        "{case}: {now} > {physical} ({err})"
+    );
+    drop(mm.reserve(bytes).unwrap_or_else(|e| panic!("{case}: {e}")));
+}
