@@ -10,9 +10,7 @@
 
 use std::sync::Arc;
 
-use mem_storage::{
-    ChunkId, DevicePtr, MemInfo, RangeId, StorageError, VaRange, VirtualMemory, VirtualMemoryStats,
-};
+use mem_storage::{ChunkId, MemInfo, StorageError, VirtualMemory};
 
 use crate::global_handle::Shared;
 
@@ -31,30 +29,6 @@ impl BudgetedVirtualMemory {
 }
 
 impl VirtualMemory for BudgetedVirtualMemory {
-    fn backend(&self) -> &'static str {
-        self.upstream.backend()
-    }
-
-    fn granularity(&self) -> u64 {
-        self.upstream.granularity()
-    }
-
-    fn holds_memory(&self) -> bool {
-        self.upstream.holds_memory()
-    }
-
-    fn reserve_range(&self, bytes: u64) -> Result<VaRange, StorageError> {
-        self.upstream.reserve_range(bytes)
-    }
-
-    fn free_range(&self, range: RangeId) -> Result<(), StorageError> {
-        self.upstream.free_range(range)
-    }
-
-    fn range_info(&self, range: RangeId) -> Result<VaRange, StorageError> {
-        self.upstream.range_info(range)
-    }
-
     fn create_chunk(&self, bytes: u64) -> Result<ChunkId, StorageError> {
         self.shared
             .charge(bytes, || self.upstream.create_chunk(bytes))
@@ -66,18 +40,6 @@ impl VirtualMemory for BudgetedVirtualMemory {
         self.shared.refund(bytes, released, || chunk.to_string())
     }
 
-    fn chunk_bytes(&self, chunk: ChunkId) -> Result<u64, StorageError> {
-        self.upstream.chunk_bytes(chunk)
-    }
-
-    fn map(&self, range: RangeId, offset: u64, chunk: ChunkId) -> Result<DevicePtr, StorageError> {
-        self.upstream.map(range, offset, chunk)
-    }
-
-    fn unmap(&self, range: RangeId, offset: u64, bytes: u64) -> Result<Vec<ChunkId>, StorageError> {
-        self.upstream.unmap(range, offset, bytes)
-    }
-
     fn physical_info(&self) -> Result<MemInfo, StorageError> {
         let below = self.upstream.physical_info()?;
         let ledger = &self.shared.ledger;
@@ -87,23 +49,8 @@ impl VirtualMemory for BudgetedVirtualMemory {
         })
     }
 
-    fn vm_stats(&self) -> VirtualMemoryStats {
-        self.upstream.vm_stats()
-    }
-
-    fn write_mapped(&self, dst: DevicePtr, data: &[u8]) -> Result<(), StorageError> {
-        self.upstream.write_mapped(dst, data)
-    }
-
-    fn read_mapped(&self, src: DevicePtr, out: &mut [u8]) -> Result<(), StorageError> {
-        self.upstream.read_mapped(src, out)
-    }
-
-    fn fill_mapped(&self, dst: DevicePtr, value: u8, bytes: u64) -> Result<(), StorageError> {
-        self.upstream.fill_mapped(dst, value, bytes)
-    }
-
-    fn copy_mapped(&self, src: DevicePtr, dst: DevicePtr, bytes: u64) -> Result<(), StorageError> {
-        self.upstream.copy_mapped(src, dst, bytes)
-    }
+    mem_storage::forward_virtual_memory!(
+        upstream: backend, granularity, holds_memory, reserve_range, free_range, range_info,
+        chunk_bytes, map, unmap, vm_stats, write_mapped, read_mapped, fill_mapped, copy_mapped
+    );
 }

@@ -173,34 +173,8 @@ impl<V: VirtualMemory> VirtualMemory for DriverCostResource<V> {
         }
     }
 
-    fn backend(&self) -> &'static str {
-        self.inner.backend()
-    }
-    fn granularity(&self) -> u64 {
-        self.inner.granularity()
-    }
-    fn holds_memory(&self) -> bool {
-        self.inner.holds_memory()
-    }
-    fn range_info(&self, range: RangeId) -> Result<VaRange, StorageError> {
-        self.inner.range_info(range)
-    }
-    fn chunk_bytes(&self, chunk: ChunkId) -> Result<u64, StorageError> {
-        self.inner.chunk_bytes(chunk)
-    }
-    fn physical_info(&self) -> Result<crate::MemInfo, StorageError> {
-        self.inner.physical_info()
-    }
-    fn write_mapped(&self, dst: DevicePtr, data: &[u8]) -> Result<(), StorageError> {
-        self.inner.write_mapped(dst, data)
-    }
-    fn read_mapped(&self, src: DevicePtr, out: &mut [u8]) -> Result<(), StorageError> {
-        self.inner.read_mapped(src, out)
-    }
-    fn fill_mapped(&self, dst: DevicePtr, value: u8, bytes: u64) -> Result<(), StorageError> {
-        self.inner.fill_mapped(dst, value, bytes)
-    }
-    fn copy_mapped(&self, src: DevicePtr, dst: DevicePtr, bytes: u64) -> Result<(), StorageError> {
-        self.inner.copy_mapped(src, dst, bytes)
-    }
+    crate::forward_virtual_memory!(
+        inner: backend, granularity, holds_memory, range_info, chunk_bytes, physical_info,
+        write_mapped, read_mapped, fill_mapped, copy_mapped
+    );
 }

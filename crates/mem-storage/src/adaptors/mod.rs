@@ -9,5 +9,3 @@ mod forward_vm;
 pub(crate) mod logging;
 pub(crate) mod stats;
 pub(crate) mod tracking;
-
-pub(crate) use forward_vm::forward_vm_to_inner;

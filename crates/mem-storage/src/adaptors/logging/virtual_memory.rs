@@ -178,5 +178,5 @@ impl<V: VirtualMemory> VirtualMemory for LoggingResource<V> {
         result
     }
 
-    crate::adaptors::forward_vm_to_inner!();
+    crate::forward_virtual_memory!(inner);
 }

@@ -145,5 +145,5 @@ impl<V: VirtualMemory> VirtualMemory for StatsResource<V> {
         })
     }
 
-    crate::adaptors::forward_vm_to_inner!();
+    crate::forward_virtual_memory!(inner);
 }

@@ -176,5 +176,5 @@ impl<V: VirtualMemory> VirtualMemory for TrackingResource<V> {
         Ok(chunks)
     }
 
-    crate::adaptors::forward_vm_to_inner!();
+    crate::forward_virtual_memory!(inner);
 }
