@@ -33,12 +33,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// (at most every live slice of the sliced pools' current pages).
     pub(crate) fn compaction_plan(&mut self) -> RelocationPlan {
         self.drain();
-        let mut plan = RelocationPlan {
-            manager: self.id,
-            moves: Vec::new(),
-            pages: 0,
-            compacted: Vec::new(),
-        };
+        let mut plan = RelocationPlan::empty(self.id);
         if self.capture.is_some() {
             return plan;
         }

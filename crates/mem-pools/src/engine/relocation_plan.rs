@@ -47,12 +47,7 @@ impl<S: ComputeStorage> MemoryManagement<S> {
     /// plan loses nothing.
     pub(crate) fn outdated_plan(&mut self, room: TargetRoom) -> RelocationPlan {
         self.drain();
-        let mut plan = RelocationPlan {
-            manager: self.id,
-            moves: Vec::new(),
-            pages: 0,
-            compacted: Vec::new(),
-        };
+        let mut plan = RelocationPlan::empty(self.id);
         if self.capture.is_some() {
             return plan;
         }

@@ -120,6 +120,17 @@ pub struct RelocationPlan {
 }
 
 impl RelocationPlan {
+    /// A plan of `manager` that moves nothing yet: what the planners start
+    /// from, and what they return during a capture.
+    pub(crate) fn empty(manager: u64) -> RelocationPlan {
+        RelocationPlan {
+            manager,
+            moves: Vec::new(),
+            pages: 0,
+            compacted: Vec::new(),
+        }
+    }
+
     /// Slices to move.
     pub fn moves(&self) -> usize {
         self.moves.len()
