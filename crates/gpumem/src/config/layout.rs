@@ -122,21 +122,38 @@ fn max_size(pool: &MemoryPoolOptions) -> u64 {
     }
 }
 
+/// The layouts a word names, in the order [`LAYOUT_WORDS`] lists them.
+const NAMED_LAYOUTS: [PoolLayout; 5] = [
+    PoolLayout::Auto,
+    PoolLayout::Arenas,
+    PoolLayout::SubSlices,
+    PoolLayout::ExclusivePages,
+    DEFAULT_SLICED,
+];
+
 /// The words that name a whole layout ([`PoolLayout::name`] of each named
 /// layout), as [`parse_layout`] reads them; a typo's suggestion
 /// (`gpumem replay --config`) is looked up here.
-pub const LAYOUT_WORDS: [&str; 5] = ["auto", "arenas", "sub_slices", "exclusive", "sliced"];
+pub const LAYOUT_WORDS: [&str; 5] = [
+    NAMED_LAYOUTS[0].name(),
+    NAMED_LAYOUTS[1].name(),
+    NAMED_LAYOUTS[2].name(),
+    NAMED_LAYOUTS[3].name(),
+    NAMED_LAYOUTS[4].name(),
+];
 
 /// The layout a word names (any case, older spellings included), if any.
 fn named(word: &str) -> Option<PoolLayout> {
-    Some(match word.to_ascii_lowercase().as_str() {
-        "auto" => PoolLayout::Auto,
-        "arenas" | "virtual_arenas" => PoolLayout::Arenas,
-        "sub_slices" | "sub-slices" => PoolLayout::SubSlices,
-        "exclusive" | "exclusive_pages" | "exclusive-pages" => PoolLayout::ExclusivePages,
-        "sliced" => DEFAULT_SLICED,
-        _ => return None,
-    })
+    let word = word.to_ascii_lowercase();
+    let word = match word.as_str() {
+        "virtual_arenas" => "arenas",
+        "sub-slices" => "sub_slices",
+        "exclusive_pages" | "exclusive-pages" => "exclusive",
+        word => word,
+    };
+    NAMED_LAYOUTS
+        .into_iter()
+        .find(|layout| layout.name() == word)
 }
 
 /// Parses a pool layout written as the module docs describe.

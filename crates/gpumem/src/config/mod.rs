@@ -83,7 +83,7 @@ pub enum PoolLayout {
 
 impl PoolLayout {
     /// The `pools:` name of this layout in `GPUMEM_CONF`.
-    pub fn name(&self) -> &'static str {
+    pub const fn name(&self) -> &'static str {
         match self {
             PoolLayout::Auto => "auto",
             PoolLayout::Arenas => "arenas",
