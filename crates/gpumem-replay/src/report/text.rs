@@ -89,14 +89,9 @@ impl fmt::Display for ReplayReport {
             let w = &d.waits;
             writeln!(
                 f,
-                "  device-wide waits  {:>14}   ({} synchronize, {} sleep, {} relocation, {} OOM retry, \
-                 {} backend); {} stream waits",
+                "  device-wide waits  {:>14}   ({}); {} stream waits",
                 w.device_waits,
-                w.synchronize,
-                w.sleep,
-                w.relocation,
-                w.oom_retry,
-                w.backend,
+                w.sources(),
                 w.stream_waits
             )?;
         }

@@ -99,20 +99,13 @@ impl fmt::Display for DeviceReport {
             (None, Some(reason)) => writeln!(f, "arenas: off, paged pools instead ({reason})")?,
             (None, None) => {}
         }
-        let (d, w) = (&self.stats.driver, &self.stats.waits);
+        let d = &self.stats.driver;
         writeln!(
             f,
-            "driver: {} calls, {:.3} ms modeled; waits: {} device-wide ({} synchronize, {} sleep, \
-             {} relocation, {} OOM retry, {} backend), {} stream",
+            "driver: {} calls, {:.3} ms modeled; waits: {}",
             d.total_calls(),
             d.total_ns() as f64 / 1e6,
-            w.device_waits,
-            w.synchronize,
-            w.sleep,
-            w.relocation,
-            w.oom_retry,
-            w.backend,
-            w.stream_waits
+            self.stats.waits
         )?;
         let s = &self.stats;
         for (name, stat) in [

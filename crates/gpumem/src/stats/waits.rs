@@ -11,6 +11,7 @@
 //! come from the meter: a "finish every stream" is one device-wide wait
 //! here and one stream wait per stream there.
 
+use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use mem_storage::DriverTime;
@@ -88,4 +89,57 @@ pub struct WaitStats {
     /// CUDA unmap waits for nothing: arenas unmap only chunks whose
     /// stream work is complete).
     pub backend: u64,
+}
+
+impl WaitStats {
+    /// The device-wide waits by source, as both reports print them:
+    /// `2 synchronize, 0 sleep, 1 relocation, 0 OOM retry, 0 backend`.
+    ///
+    /// ```
+    /// let waits = gpumem::stats::WaitStats { device_waits: 3, synchronize: 2, relocation: 1, ..Default::default() };
+    /// assert_eq!(
+    ///     waits.sources().to_string(),
+    ///     "2 synchronize, 0 sleep, 1 relocation, 0 OOM retry, 0 backend"
+    /// );
+    /// ```
+    pub fn sources(&self) -> impl fmt::Display + '_ {
+        Sources(self)
+    }
+}
+
+/// [`WaitStats::sources`]'s text.
+struct Sources<'a>(&'a WaitStats);
+
+impl fmt::Display for Sources<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let w = self.0;
+        write!(
+            f,
+            "{} synchronize, {} sleep, {} relocation, {} OOM retry, {} backend",
+            w.synchronize, w.sleep, w.relocation, w.oom_retry, w.backend
+        )
+    }
+}
+
+/// `3 device-wide (2 synchronize, 0 sleep, 1 relocation, 0 OOM retry, 0
+/// backend), 4 stream`: the device-wide waits with their sources, then the
+/// stream waits.
+///
+/// ```
+/// let waits = gpumem::stats::WaitStats { device_waits: 1, sleep: 1, stream_waits: 4, ..Default::default() };
+/// assert_eq!(
+///     waits.to_string(),
+///     "1 device-wide (0 synchronize, 1 sleep, 0 relocation, 0 OOM retry, 0 backend), 4 stream"
+/// );
+/// ```
+impl fmt::Display for WaitStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} device-wide ({}), {} stream",
+            self.device_waits,
+            self.sources(),
+            self.stream_waits
+        )
+    }
 }
