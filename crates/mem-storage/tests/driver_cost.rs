@@ -247,6 +247,18 @@ fn latencies_parse_with_any_size_unit() {
 }
 
 #[test]
+fn a_latency_reads_its_size_as_every_byte_size_is_read() {
+    // The one byte parser: any case, decimal counts; a bare unit is one of it.
+    let per_2mib = Some(Latency::sized(20_000, 86_000));
+    assert_eq!(Latency::parse("20us+86us/2mib"), per_2mib);
+    assert_eq!(Latency::parse("20us+43us/MiB"), per_2mib);
+    assert_eq!(Latency::parse("20us+64.5us/1.5MiB"), per_2mib);
+    assert_eq!(Latency::parse("20us+86us/2097152"), per_2mib);
+    assert_eq!(Latency::parse("20us+86us/"), None);
+    assert_eq!(Latency::parse("20us+86us/2 parsecs"), None);
+}
+
+#[test]
 fn a_bad_entry_says_what_is_valid_and_changes_nothing() {
     let mut costs = DriverCosts::A100;
     let err = costs.apply_entries("map=2us,crate=1us").unwrap_err();

@@ -4,6 +4,7 @@
 
 use crate::driver_cost::table::{COST_GRANULE, DriverCall, DriverCosts, Latency};
 use crate::error::StorageError;
+use crate::units::parse_bytes;
 
 /// What a latency or a table entry accepts, for error messages.
 pub const LATENCY_GRAMMAR: &str = "a time per call with an optional part per size, \
@@ -31,24 +32,17 @@ fn parse_time(text: &str) -> Option<u64> {
     (value.is_finite() && value >= 0.0 && ns <= u64::MAX as f64).then_some(ns as u64)
 }
 
-/// `2MiB`, `MiB`, `4096B`: a positive size in bytes.
+/// `2MiB`, `MiB` (one of it), `4096B`: a positive size in bytes, read by
+/// the one byte parser.
 fn parse_size(text: &str) -> Option<u64> {
     let text = text.trim();
-    let units = [
-        ("GiB", 1u64 << 30),
-        ("MiB", 1 << 20),
-        ("KiB", 1 << 10),
-        ("B", 1),
-    ];
-    let (number, unit) = units
-        .iter()
-        .find_map(|&(suffix, unit)| text.strip_suffix(suffix).map(|n| (n.trim(), unit)))?;
-    let count: u64 = if number.is_empty() {
-        1
-    } else {
-        number.parse().ok()?
+    let bytes = match text.chars().next() {
+        None => None,
+        Some(c) if c.is_ascii_digit() || c == '.' => parse_bytes(text),
+        // A bare unit, as in `86us/MiB`: one of it.
+        Some(_) => parse_bytes(&format!("1{text}")),
     };
-    count.checked_mul(unit).filter(|&b| b > 0)
+    bytes.filter(|&b| b > 0)
 }
 
 impl Latency {
