@@ -13,7 +13,7 @@
 //! - system: `malloc` on host memory, whose own overhead the replay cannot
 //!   see; reserved equals live, as for a `cudaMalloc` per request.
 
-use gpumem_replay::replay::AllocBackend;
+use gpumem_replay::replay::{AllocBackend, SystemBackend};
 use gpumem_replay::{ReplayError, Result};
 
 pub use gpumem_replay::compare::{OffsetBackend, OffsetToken};
@@ -29,22 +29,30 @@ fn backend_error(backend: &'static str, err: BenchError) -> ReplayError {
     }
 }
 
-/// `malloc`/`free` on host memory, as a replay backend.
+/// `malloc`/`free` on host memory, as a replay backend: the `gpumem`
+/// command's `system` peer ([`SystemBackend`], which keeps the counts) with
+/// a real block behind each reservation, so its host time is measured.
 ///
 /// Workload sizes reach GiBs; `malloc` maps them lazily, so only the pages
 /// it writes its own headers into are touched. A refused allocation is an
 /// ordinary failed reservation, counted by the replay.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct MallocBackend {
-    live: u64,
-    peak: u64,
-    allocs: u64,
+    counts: SystemBackend,
 }
 
 impl MallocBackend {
     /// No blocks yet.
     pub fn new() -> Self {
-        Self::default()
+        MallocBackend {
+            counts: SystemBackend::new(u64::MAX),
+        }
+    }
+}
+
+impl Default for MallocBackend {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
@@ -52,37 +60,33 @@ impl AllocBackend for MallocBackend {
     type Token = (Block, u64);
 
     fn name(&self) -> &'static str {
-        "system"
+        self.counts.name()
     }
 
-    fn reserve(&mut self, size: u64, _stream: u64) -> Result<(Block, u64)> {
+    fn reserve(&mut self, size: u64, stream: u64) -> Result<(Block, u64)> {
         let block = system_alloc(size).map_err(|e| backend_error("system", e))?;
-        self.live += size;
-        self.peak = self.peak.max(self.live);
-        self.allocs += 1;
-        Ok((block, size))
+        Ok((block, self.counts.reserve(size, stream)?))
     }
 
     fn free(&mut self, (block, size): (Block, u64)) -> Result<()> {
         drop(block);
-        self.live -= size;
-        Ok(())
+        self.counts.free(size)
     }
 
     fn live_bytes(&self) -> u64 {
-        self.live
+        self.counts.live_bytes()
     }
 
     fn reserved_bytes(&self) -> u64 {
-        self.live
+        self.counts.reserved_bytes()
     }
 
     fn peak_reserved_bytes(&self) -> u64 {
-        self.peak
+        self.counts.peak_reserved_bytes()
     }
 
     fn storage_allocs(&self) -> u64 {
-        self.allocs
+        self.counts.storage_allocs()
     }
 }
 
