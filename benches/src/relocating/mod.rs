@@ -12,7 +12,6 @@
 
 use gpumem::prelude::*;
 use gpumem_replay::replay::{AllocBackend, DeviceBackend, DeviceToken, Program};
-use gpumem_replay::report::PoolLine;
 use gpumem_replay::trace::Mode;
 use gpumem_replay::{ReplayError, Result};
 use mem_pools::CompactionState;
@@ -162,7 +161,7 @@ impl AllocBackend for RelocatingBackend {
         self.inner.storage_allocs()
     }
 
-    fn pool_lines(&self) -> Vec<PoolLine> {
+    fn pool_lines(&self) -> Vec<mem_pools::PoolReport> {
         self.inner.pool_lines()
     }
 

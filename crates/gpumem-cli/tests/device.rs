@@ -125,7 +125,7 @@ fn the_default_replay_is_the_device_default_arenas_on_the_simulated_device() {
         .arenas
         .clone()
         .expect("arenas report their chunk calls");
-    assert!(arenas.chunk_maps > 0, "{report}");
+    assert!(arenas.chunks.maps > 0, "{report}");
     assert!(report.pools.iter().any(|p| p.pool.starts_with("arena(")));
 }
 

@@ -84,9 +84,15 @@ fn relocation_lets_a_pool_out_of_page_sizes_grow_again_and_reports_what_moved() 
     let on = replay(BackendKind::Sim, 80 * GIB, true, &events);
     assert_eq!(on.failed_allocs, 0, "{:?}", on.first_failure);
     let r = on.relocation.clone().expect("counters with --relocate");
-    assert!(r.relocations > 0 && r.moved_slices > 0, "{r:?}");
-    assert!(r.moved_bytes >= r.moved_slices * 256 * 1024, "{r:?}");
-    assert!(r.pages_freed > 0 && r.bytes_freed > 0, "{r:?}");
+    assert!(r.relocations > 0 && r.summed.moved_slices > 0, "{r:?}");
+    assert!(
+        r.summed.moved_bytes >= r.summed.moved_slices as u64 * 256 * 1024,
+        "{r:?}"
+    );
+    assert!(
+        r.summed.pages_freed > 0 && r.summed.bytes_freed > 0,
+        "{r:?}"
+    );
     assert_eq!((r.failed, r.last_error.clone()), (0, None));
     // After the final reclaim, the long-lived allocations share one page.
     let mid = &on.pools[1];
@@ -133,7 +139,10 @@ fn a_reclaim_compacts_sparse_current_pages_and_never_raises_the_peak() {
     assert_eq!(on.final_live_bytes, 8 * MIB);
     let r = on.relocation.clone().expect("counters with --relocate");
     // Nothing is outdated: what moved, the reclaim's compaction moved.
-    assert!(r.moved_slices > 0 && r.pages_freed > 0, "{r:?}");
+    assert!(
+        r.summed.moved_slices > 0 && r.summed.pages_freed > 0,
+        "{r:?}"
+    );
     assert!(
         on.final_reserved_bytes < off.final_reserved_bytes,
         "on {} off {}",
@@ -165,7 +174,10 @@ fn on_a_tight_device_pressure_compacts_before_a_reservation_that_needs_pages() {
     assert_eq!(off.failed_allocs, 0, "{:?}", off.first_failure);
     assert_eq!(on.failed_allocs, 0, "{:?}", on.first_failure);
     let r = on.relocation.expect("counters with --relocate");
-    assert!(r.moved_slices > 0 && r.pages_freed > 0, "{r:?}");
+    assert!(
+        r.summed.moved_slices > 0 && r.summed.pages_freed > 0,
+        "{r:?}"
+    );
 }
 
 #[test]
@@ -173,7 +185,7 @@ fn compacted_patterns_read_back_on_host_memory() {
     // Allocations live at the end are checked after the final reclaim.
     let on = replay(BackendKind::Host, GIB, true, &sparse_trace(true));
     let r = on.relocation.expect("counters with --relocate");
-    assert!(r.moved_slices > 0, "{r:?}");
+    assert!(r.summed.moved_slices > 0, "{r:?}");
     assert_eq!(on.failed_allocs, 0, "{:?}", on.first_failure);
 }
 
@@ -185,7 +197,7 @@ fn patterns_written_before_a_relocation_read_back_after_it_on_host_memory() {
     let events = growth_trace(7, true);
     let on = replay(BackendKind::Host, GIB, true, &events);
     let r = on.relocation.expect("counters with --relocate");
-    assert!(r.moved_slices > 0, "{r:?}");
+    assert!(r.summed.moved_slices > 0, "{r:?}");
     assert_eq!(on.failed_allocs, 0, "{:?}", on.first_failure);
 }
 
@@ -258,7 +270,7 @@ fn under_memory_pressure_the_trigger_relocates_before_a_reservation_not_only_at_
     );
     assert_eq!(off_last - on_last, 62 * MIB, "the 2..32 MiB outdated pages");
     assert_eq!(on.failed_allocs + off.failed_allocs, 0);
-    assert!(on.relocation.unwrap().moved_slices >= 5);
+    assert!(on.relocation.unwrap().summed.moved_slices >= 5);
 }
 
 #[test]

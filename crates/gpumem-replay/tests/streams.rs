@@ -188,7 +188,10 @@ fn relocation_runs_in_every_streams_memory_and_keeps_patterns_on_host() {
     let on = run(BackendKind::Host, StreamMode::PerTrace, true, &events).report;
     assert_eq!(on.failed_allocs, 0, "{:?}", on.first_failure);
     let r = on.relocation.clone().unwrap();
-    assert!(r.moved_slices >= 2 && r.pages_freed >= 2, "{r:?}");
+    assert!(
+        r.summed.moved_slices >= 2 && r.summed.pages_freed >= 2,
+        "{r:?}"
+    );
     for line in &on.streams {
         assert_eq!(line.final_live_bytes, 8 * 256 * 1024, "{line:?}");
         // Each memory's long-lived data now shares one current page, the

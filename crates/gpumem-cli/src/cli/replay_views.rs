@@ -123,7 +123,7 @@ fn bands(run: &ReplayRun, trace: &Trace, program: &Program, x: XAxis) -> Vec<Cur
         .iter()
         .enumerate()
         .map(|(i, line)| Curve {
-            name: line.pool.clone(),
+            name: line.kind.to_string(),
             points: run
                 .pool_timeline
                 .iter()

@@ -36,7 +36,7 @@ fn write_text(plan: &Plan, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(
             out,
             "  {}: peak in use {}, peak reserved {}",
-            line.pool,
+            line.kind,
             format_bytes(line.peak_bytes_in_use),
             format_bytes(line.peak_bytes_reserved)
         )?;

@@ -261,8 +261,9 @@ fn device_calls(backend: &DeviceBackend, report: &ReplayReport) -> u64 {
         .settled
         .as_ref()
         .map_or(0, |settled| settled.stats.storage_frees);
-    let chunks = report.arenas.as_ref().map_or(0, |a| {
-        a.chunk_creates + a.chunk_maps + a.chunk_unmaps + a.chunk_releases
-    });
+    let chunks = report
+        .arenas
+        .as_ref()
+        .map_or(0, |a| a.chunks.driver_calls());
     report.storage_allocs + frees + chunks
 }

@@ -4,8 +4,10 @@
 //! backend: the timed loop pays no dynamic dispatch, and a new allocator is
 //! compared by implementing nine methods (the rest have defaults).
 
+use gpumem::pools::PoolReport;
+
 use crate::error::Result;
-use crate::report::{ArenaSummary, DriverSummary, PoolLine, RelocationSummary, StreamLine};
+use crate::report::{ArenaSummary, DriverSummary, Relocations, StreamLine};
 use crate::trace::Mode;
 
 /// An allocator under replay.
@@ -57,7 +59,7 @@ pub trait AllocBackend {
     fn settle(&mut self) {}
 
     /// Per-pool lines for the report (none for backends without pools).
-    fn pool_lines(&self) -> Vec<PoolLine> {
+    fn pool_lines(&self) -> Vec<PoolReport> {
         Vec::new()
     }
 
@@ -69,7 +71,7 @@ pub trait AllocBackend {
     }
 
     /// What relocation did, for backends that relocate (read after `settle`).
-    fn relocation(&self) -> Option<RelocationSummary> {
+    fn relocation(&self) -> Option<Relocations> {
         None
     }
 

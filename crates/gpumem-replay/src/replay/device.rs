@@ -15,15 +15,14 @@
 //! - **Patterns** (the host backend): every reservation carries an edge
 //!   pattern checked before its free, wherever relocation moved it since.
 
-use gpumem::pools::{ManagedMemoryHandle, MemoryAllocationMode};
+use gpumem::pools::{ManagedMemoryHandle, MemoryAllocationMode, PoolReport};
 use gpumem::stats::DeviceReport;
 use gpumem::{Device, Stream};
 
 use super::pattern::Patterns;
-use super::pool_lines::merged_pool_lines;
-use super::relocations::RelocationTally;
+use super::pool_lines::merged_pools;
 use crate::error::{ReplayError, Result};
-use crate::report::{ArenaSummary, PoolLine, StreamLine};
+use crate::report::{ArenaSummary, Relocations, StreamLine};
 use crate::trace::Mode;
 
 /// A live reservation: the handle, its pattern's tag (0 when patterns are
@@ -42,7 +41,7 @@ pub struct DeviceBackend {
     pub(crate) streams: Vec<Stream>,
     pub(crate) name: &'static str,
     pub(crate) relocate: bool,
-    pub(crate) relocation: RelocationTally,
+    pub(crate) relocation: Relocations,
     pub(crate) check_patterns: bool,
     pub(crate) next_tag: u64,
     pub(crate) patterns: Patterns,
@@ -63,7 +62,7 @@ impl DeviceBackend {
             streams,
             name,
             relocate: false,
-            relocation: RelocationTally::default(),
+            relocation: Relocations::default(),
             check_patterns: false,
             next_tag: 0,
             patterns: Patterns::default(),
@@ -152,10 +151,9 @@ impl DeviceBackend {
         checked.map_err(|message| self.error(message))
     }
 
-    pub(crate) fn pool_lines_now(&self) -> Vec<PoolLine> {
+    pub(crate) fn pool_lines_now(&self) -> Vec<PoolReport> {
         self.settled.as_ref().map_or_else(Vec::new, |report| {
-            let pools: Vec<_> = report.streams.iter().map(|s| s.pools.clone()).collect();
-            merged_pool_lines(&pools)
+            merged_pools(report.streams.iter().map(|s| &s.pools))
         })
     }
 
@@ -186,17 +184,10 @@ impl DeviceBackend {
     pub(crate) fn arena_summary(&self, ops: u64) -> Option<ArenaSummary> {
         let report = self.settled.as_ref()?;
         report.virtual_memory.as_ref()?;
-        let c = report.stats.chunks;
+        let chunks = report.stats.chunks;
         Some(ArenaSummary {
-            virtual_bytes: c.virtual_bytes,
-            cached_bytes: c.cached_bytes,
-            chunk_creates: c.creates,
-            chunk_maps: c.maps,
-            chunk_unmaps: c.unmaps,
-            chunk_releases: c.releases,
-            recreated_bytes: c.recreated_bytes,
-            sheds_skipped: c.sheds_skipped,
-            driver_calls_per_100_ops: c.driver_calls() as f64 * 100.0 / ops.max(1) as f64,
+            chunks,
+            driver_calls_per_100_ops: chunks.driver_calls() as f64 * 100.0 / ops.max(1) as f64,
         })
     }
 }

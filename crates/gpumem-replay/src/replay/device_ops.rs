@@ -1,10 +1,12 @@
 //! The replay's calls on [`DeviceBackend`]: reserve, free, mode, cleanup,
 //! and the figures the report reads, all through `gpumem::Device`.
 
+use gpumem::pools::PoolReport;
+
 use super::backend::AllocBackend;
 use super::device::{DeviceBackend, DeviceToken, engine_mode};
 use crate::error::Result;
-use crate::report::{ArenaSummary, DriverSummary, PoolLine, RelocationSummary, StreamLine};
+use crate::report::{ArenaSummary, DriverSummary, Relocations, StreamLine};
 use crate::trace::Mode;
 use gpumem::storage::units::format_bytes;
 
@@ -143,7 +145,7 @@ impl AllocBackend for DeviceBackend {
         self.settled = Some(self.device.memory_report());
     }
 
-    fn pool_lines(&self) -> Vec<PoolLine> {
+    fn pool_lines(&self) -> Vec<PoolReport> {
         self.pool_lines_now()
     }
 
@@ -160,8 +162,8 @@ impl AllocBackend for DeviceBackend {
         sums
     }
 
-    fn relocation(&self) -> Option<RelocationSummary> {
-        self.relocate.then(|| self.relocation.summary())
+    fn relocation(&self) -> Option<Relocations> {
+        self.relocate.then(|| self.relocation.clone())
     }
 
     fn arenas(&self, ops: u64) -> Option<ArenaSummary> {

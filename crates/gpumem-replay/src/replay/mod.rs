@@ -18,7 +18,6 @@ mod timeline;
 pub use backend::AllocBackend;
 pub use device::{DeviceBackend, DeviceToken};
 pub use pattern::PATTERN_WINDOW;
-pub use pool_lines::pool_lines;
 pub use program::{Op, Program};
 pub use run::{ReplayOptions, ReplayRun, replay};
 pub(crate) use streams::device_streams;

@@ -1,74 +1,35 @@
-//! The report's pool lines, from one memory's report or summed over the
-//! memories of several streams (which share one layout).
+//! The report's pool lines summed over the memories of several streams
+//! (which share one layout).
 
-use gpumem::pools::{MemoryReport, PoolReportKind};
+use gpumem::pools::PoolReport;
 
-use crate::report::PoolLine;
-use gpumem::storage::units::format_bytes;
-
-fn pool_name(kind: &PoolReportKind) -> String {
-    let name = kind.kind().name();
-    match *kind {
-        PoolReportKind::Sliced {
-            page_size,
-            max_slice_size,
-            ..
-        } => format!(
-            "{name}({} pages, slices ≤ {})",
-            format_bytes(page_size),
-            format_bytes(max_slice_size)
-        ),
-        PoolReportKind::Exclusive { max_alloc_size } => {
-            format!("{name}(≤ {})", format_bytes(max_alloc_size))
-        }
-        PoolReportKind::Persistent => name.to_string(),
-        PoolReportKind::Arena {
-            max_slice_size,
-            range_size,
-            ..
-        } => format!(
-            "{name}({} range, slices ≤ {})",
-            format_bytes(range_size),
-            format_bytes(max_slice_size)
-        ),
-    }
-}
-
-/// A report line for one pool of a memory report.
-pub fn pool_lines(report: &MemoryReport) -> Vec<PoolLine> {
-    report
-        .pools
-        .iter()
-        .map(|p| PoolLine {
-            pool: pool_name(&p.kind),
-            pages: p.pages,
-            pages_with_live_data: p.pages_with_live_data,
-            bytes_in_use: p.bytes_in_use,
-            bytes_reserved: p.bytes_reserved,
-            peak_bytes_in_use: p.peak_bytes_in_use,
-            peak_bytes_reserved: p.peak_bytes_reserved,
-        })
-        .collect()
-}
-
-/// Pool lines of several memories with one layout, summed pool by pool
-/// (peaks are the sum of each memory's peak: an upper bound of the pool's).
-pub(crate) fn merged_pool_lines(reports: &[MemoryReport]) -> Vec<PoolLine> {
-    let mut lines: Vec<PoolLine> = Vec::new();
+/// The pools of several memories with one layout, summed pool by pool
+/// (peaks are the sum of each memory's peak: an upper bound of the pool's;
+/// the largest allocation and free block are the largest of any memory's).
+pub(crate) fn merged_pools<'a>(
+    reports: impl IntoIterator<Item = &'a gpumem::pools::MemoryReport>,
+) -> Vec<PoolReport> {
+    let mut pools: Vec<PoolReport> = Vec::new();
     for report in reports {
-        for (i, line) in pool_lines(report).into_iter().enumerate() {
-            match lines.get_mut(i) {
+        for (i, pool) in report.pools.iter().enumerate() {
+            match pools.get_mut(i) {
                 Some(sum) => {
-                    sum.pages += line.pages;
-                    sum.pages_with_live_data += line.pages_with_live_data;
-                    sum.bytes_in_use += line.bytes_in_use;
-                    sum.bytes_reserved += line.bytes_reserved;
-                    sum.peak_bytes_in_use += line.peak_bytes_in_use;
-                    sum.peak_bytes_reserved += line.peak_bytes_reserved;
+                    sum.pages += pool.pages;
+                    sum.pages_unmapped += pool.pages_unmapped;
+                    sum.pages_with_live_data += pool.pages_with_live_data;
+                    sum.slices += pool.slices;
+                    sum.bytes_in_use += pool.bytes_in_use;
+                    sum.bytes_padding += pool.bytes_padding;
+                    sum.bytes_reserved += pool.bytes_reserved;
+                    sum.peak_bytes_in_use += pool.peak_bytes_in_use;
+                    sum.peak_bytes_reserved += pool.peak_bytes_reserved;
+                    sum.peak_pages += pool.peak_pages;
+                    sum.largest_alloc = sum.largest_alloc.max(pool.largest_alloc);
+                    sum.largest_free_block = sum.largest_free_block.max(pool.largest_free_block);
                 }
-                None => lines.push(line),
+                None => pools.push(*pool),
             }
         }
     }
-    lines
+    pools
 }

@@ -11,6 +11,8 @@ mod text;
 
 pub use driver::{DriverCallLine, DriverHalves, DriverSummary};
 
+use gpumem::pools::{ChunkStats, PoolReport};
+use gpumem::relocate::RelocationSummary;
 use serde::Serialize;
 
 use crate::attribution::Attribution;
@@ -35,25 +37,6 @@ impl Fragmentation {
             end: ratio(final_reserved, final_live),
         }
     }
-}
-
-/// One pool's line in the report (pool backends only).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct PoolLine {
-    /// Pool kind and shape, e.g. `sliced 256 MiB pages, slices ≤ 128 MiB`.
-    pub pool: String,
-    /// Pages held at the end.
-    pub pages: u64,
-    /// Of those, pages holding at least one live allocation.
-    pub pages_with_live_data: u64,
-    /// Bytes in use at the end.
-    pub bytes_in_use: u64,
-    /// Bytes reserved at the end.
-    pub bytes_reserved: u64,
-    /// High-water mark of bytes in use.
-    pub peak_bytes_in_use: u64,
-    /// High-water mark of bytes reserved.
-    pub peak_bytes_reserved: u64,
 }
 
 /// Everything a replay measured.
@@ -97,10 +80,11 @@ pub struct ReplayReport {
     pub failed_allocs: u64,
     /// The first refusal: `op N: SIZE bytes: reason` (ops counted from 1).
     pub first_failure: Option<String>,
-    /// Per-pool lines (pool backends only; summed over streams).
-    pub pools: Vec<PoolLine>,
+    /// Per-pool reports (pool backends only; summed over streams), each
+    /// serialized as its pool line (mem-pools' `PoolReport`).
+    pub pools: Vec<PoolReport>,
     /// What relocation did (`None` when the replay ran without `--relocate`).
-    pub relocation: Option<RelocationSummary>,
+    pub relocation: Option<Relocations>,
     /// What arena pools did with virtual memory (absent without arenas).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arenas: Option<ArenaSummary>,
@@ -131,25 +115,12 @@ pub struct ReplayReport {
 /// `peak_reserved_bytes` is peak *physical* memory (mapped chunks).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ArenaSummary {
-    /// Bytes of virtual address space the arenas reserve at the end.
-    pub virtual_bytes: u64,
-    /// Bytes of mapped chunks no live slice touches at the end (cached).
-    pub cached_bytes: u64,
-    /// Physical chunks created.
-    pub chunk_creates: u64,
-    /// Chunk mappings made (new chunks and idle ones moved from a hole).
-    pub chunk_maps: u64,
-    /// Chunk mappings removed.
-    pub chunk_unmaps: u64,
-    /// Chunks released.
-    pub chunk_releases: u64,
-    /// Bytes of chunks created that the cache's bound had released
-    /// shortly before: what shedding cost for nothing.
-    pub recreated_bytes: u64,
-    /// Sheds the engine skipped because what they released was created
-    /// again (it learns this online; docs/pools.md).
-    pub sheds_skipped: u64,
-    /// Driver calls (the four chunk counts above) per 100 trace ops.
+    /// The device's chunk counts at the end (mem-pools' `ChunkStats`:
+    /// virtual and cached bytes, chunk creates, maps, unmaps, releases,
+    /// recreated bytes, sheds skipped), in the object itself.
+    #[serde(flatten)]
+    pub chunks: ChunkStats,
+    /// Driver calls (`ChunkStats::driver_calls`) per 100 trace ops.
     pub driver_calls_per_100_ops: f64,
 }
 
@@ -158,19 +129,15 @@ pub struct ArenaSummary {
 /// `Device::reclaim` at cleanups and at the end). Compactions are moves
 /// here, as the facade reports them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct RelocationSummary {
+pub struct Relocations {
     /// Calls that moved an allocation or gave a page back.
     pub relocations: u64,
     /// Calls that failed (see `last_error`).
     pub failed: u64,
-    /// Allocations moved (off outdated pages, or out of sparse current pages).
-    pub moved_slices: u64,
-    /// Their capacity bytes.
-    pub moved_bytes: u64,
-    /// Pages given back by those calls (a reclaim's cleanup included).
-    pub pages_freed: u64,
-    /// Their bytes.
-    pub bytes_freed: u64,
+    /// What the calls that succeeded moved and gave back, summed, in the
+    /// object itself.
+    #[serde(flatten)]
+    pub summed: RelocationSummary,
     /// The last failure's message.
     pub last_error: Option<String>,
 }

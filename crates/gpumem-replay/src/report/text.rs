@@ -109,20 +109,21 @@ impl fmt::Display for ReplayReport {
             }
         }
         if let Some(a) = &self.arenas {
+            let c = &a.chunks;
             writeln!(
                 f,
                 "  arenas             {:>14}   virtual; {} cached at the end (peak reserved is peak physical)",
-                format_bytes(a.virtual_bytes),
-                format_bytes(a.cached_bytes)
+                format_bytes(c.virtual_bytes),
+                format_bytes(c.cached_bytes)
             )?;
             writeln!(
                 f,
                 "  chunk calls        {:>14}   ({} creates, {} maps, {} unmaps, {} releases; {:.2} per 100 ops)",
-                a.chunk_creates + a.chunk_maps + a.chunk_unmaps + a.chunk_releases,
-                a.chunk_creates,
-                a.chunk_maps,
-                a.chunk_unmaps,
-                a.chunk_releases,
+                c.driver_calls(),
+                c.creates,
+                c.maps,
+                c.unmaps,
+                c.releases,
                 a.driver_calls_per_100_ops
             )?;
         }
@@ -132,17 +133,18 @@ impl fmt::Display for ReplayReport {
                 "  relocations        {:>14}   ({} failed; final reserved is after a reclaim)",
                 r.relocations, r.failed
             )?;
+            let sum = &r.summed;
             writeln!(
                 f,
                 "  moved              {:>14}   ({} allocations)",
-                format_bytes(r.moved_bytes),
-                r.moved_slices
+                format_bytes(sum.moved_bytes),
+                sum.moved_slices
             )?;
             writeln!(
                 f,
                 "  pages freed        {:>14}   ({})",
-                r.pages_freed,
-                format_bytes(r.bytes_freed)
+                sum.pages_freed,
+                format_bytes(sum.bytes_freed)
             )?;
             if let Some(err) = &r.last_error {
                 writeln!(f, "    last failure: {err}")?;
@@ -165,7 +167,7 @@ impl fmt::Display for ReplayReport {
             writeln!(
                 f,
                 "  pool {}: {} pages, in use {} (peak {}), reserved {} (peak {})",
-                pool.pool,
+                pool.kind,
                 pool.pages,
                 format_bytes(pool.bytes_in_use),
                 format_bytes(pool.peak_bytes_in_use),

@@ -7,6 +7,7 @@
 
 /// One quantity: current value, high-water mark, and cumulative totals.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Stat {
     /// Value now.
     pub current: u64,
@@ -39,6 +40,7 @@ impl Stat {
 
 /// Statistics of one manager, in PyTorch's vocabulary.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct PoolStats {
     /// Bytes of live slices (capacity, i.e. requested + alignment padding).
     pub allocated_bytes: Stat,
@@ -68,7 +70,13 @@ pub struct PoolStats {
 }
 
 /// What arena pools did with physical chunks and virtual addresses.
+///
+/// Serialized (feature `serde`) as the `arenas` object of `gpumem replay
+/// --json` names them: the four driver counts as `chunk_creates`,
+/// `chunk_maps`, `chunk_unmaps`, `chunk_releases`; `reuses` is left out
+/// (it is part of `maps`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct ChunkStats {
     /// Bytes of virtual address space the arenas' ranges reserve.
     pub virtual_bytes: u64,
@@ -76,15 +84,20 @@ pub struct ChunkStats {
     /// each pool's release threshold); part of `reserved_bytes`.
     pub cached_bytes: u64,
     /// Chunks created.
+    #[cfg_attr(feature = "serde", serde(rename = "chunk_creates"))]
     pub creates: u64,
     /// Chunk mappings made (one per chunk, however many granules).
+    #[cfg_attr(feature = "serde", serde(rename = "chunk_maps"))]
     pub maps: u64,
     /// Of `maps`, those of a shed chunk kept unmapped and mapped again
     /// for a later run instead of a new create.
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub reuses: u64,
     /// Chunks unmapped.
+    #[cfg_attr(feature = "serde", serde(rename = "chunk_unmaps"))]
     pub unmaps: u64,
     /// Chunks released.
+    #[cfg_attr(feature = "serde", serde(rename = "chunk_releases"))]
     pub releases: u64,
     /// Bytes of chunks created that the cache's bound had released
     /// shortly before: what shedding cost for nothing (the arenas' shed

@@ -12,6 +12,7 @@ use mem_storage::units::format_bytes;
 
 /// Usage summed over every pool.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct MemoryUsage {
     /// Live allocations.
     pub number_allocs: u64,

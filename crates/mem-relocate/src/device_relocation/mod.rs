@@ -46,6 +46,7 @@ pub(crate) mod retry;
 
 /// What a relocation did, summed over the streams it visited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct RelocationSummary {
     /// Allocations now living on current pages (moved off outdated pages
     /// or out of sparse current pages by a compaction).
