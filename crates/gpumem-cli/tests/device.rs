@@ -126,7 +126,12 @@ fn the_default_replay_is_the_device_default_arenas_on_the_simulated_device() {
         .clone()
         .expect("arenas report their chunk calls");
     assert!(arenas.chunks.maps > 0, "{report}");
-    assert!(report.pools.iter().any(|p| p.pool.starts_with("arena(")));
+    assert!(
+        report
+            .pools
+            .iter()
+            .any(|p| p.kind.to_string().starts_with("arena("))
+    );
 }
 
 fn gpumem(args: &[&str], conf: Option<&str>) -> Output {

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use gpumem::Device;
 use gpumem::config::{GpumemConfig, PoolLayout};
+use gpumem::pools::PoolReportKind;
 use gpumem::storage::units::{GIB, MIB};
 use gpumem_replay::replay::{DeviceBackend, Program, ReplayOptions, ReplayRun, StreamMode, replay};
 use gpumem_replay::setup::{BackendKind, PoolSettings, replay_on};
@@ -154,7 +155,11 @@ fn a_stream_first_used_inside_a_persistent_window_allocates_persistently() {
         alloc(3, 5 * MIB, 9),
     ];
     let r = run(BackendKind::Sim, StreamMode::PerTrace, false, &events).report;
-    let persistent = r.pools.iter().find(|p| p.pool == "persistent").unwrap();
+    let persistent = r
+        .pools
+        .iter()
+        .find(|p| p.kind == PoolReportKind::Persistent)
+        .unwrap();
     assert_eq!(persistent.bytes_in_use, 5 * MIB, "{r}");
 }
 
