@@ -60,134 +60,85 @@ macro_rules! forward_virtual_memory {
         $( $crate::forward_virtual_memory!(@one $field $method); )+
     };
     (@one $f:ident backend) => {
-        fn backend(&self) -> &'static str {
-            self.$f.backend()
-        }
+        $crate::forward_virtual_memory!(@fn $f backend() -> &'static str);
     };
     (@one $f:ident granularity) => {
-        fn granularity(&self) -> u64 {
-            self.$f.granularity()
-        }
+        $crate::forward_virtual_memory!(@fn $f granularity() -> u64);
     };
     (@one $f:ident holds_memory) => {
-        fn holds_memory(&self) -> bool {
-            self.$f.holds_memory()
-        }
+        $crate::forward_virtual_memory!(@fn $f holds_memory() -> bool);
     };
     (@one $f:ident reserve_range) => {
-        fn reserve_range(
-            &self,
-            bytes: u64,
-        ) -> ::core::result::Result<$crate::VaRange, $crate::StorageError> {
-            self.$f.reserve_range(bytes)
-        }
+        $crate::forward_virtual_memory!(@fn $f reserve_range(
+            bytes: u64
+        ) -> ::core::result::Result<$crate::VaRange, $crate::StorageError>);
     };
     (@one $f:ident free_range) => {
-        fn free_range(
-            &self,
-            range: $crate::RangeId,
-        ) -> ::core::result::Result<(), $crate::StorageError> {
-            self.$f.free_range(range)
-        }
+        $crate::forward_virtual_memory!(@fn $f free_range(
+            range: $crate::RangeId
+        ) -> ::core::result::Result<(), $crate::StorageError>);
     };
     (@one $f:ident range_info) => {
-        fn range_info(
-            &self,
-            range: $crate::RangeId,
-        ) -> ::core::result::Result<$crate::VaRange, $crate::StorageError> {
-            self.$f.range_info(range)
-        }
+        $crate::forward_virtual_memory!(@fn $f range_info(
+            range: $crate::RangeId
+        ) -> ::core::result::Result<$crate::VaRange, $crate::StorageError>);
     };
     (@one $f:ident create_chunk) => {
-        fn create_chunk(
-            &self,
-            bytes: u64,
-        ) -> ::core::result::Result<$crate::ChunkId, $crate::StorageError> {
-            self.$f.create_chunk(bytes)
-        }
+        $crate::forward_virtual_memory!(@fn $f create_chunk(
+            bytes: u64
+        ) -> ::core::result::Result<$crate::ChunkId, $crate::StorageError>);
     };
     (@one $f:ident release_chunk) => {
-        fn release_chunk(
-            &self,
-            chunk: $crate::ChunkId,
-        ) -> ::core::result::Result<(), $crate::StorageError> {
-            self.$f.release_chunk(chunk)
-        }
+        $crate::forward_virtual_memory!(@fn $f release_chunk(
+            chunk: $crate::ChunkId
+        ) -> ::core::result::Result<(), $crate::StorageError>);
     };
     (@one $f:ident chunk_bytes) => {
-        fn chunk_bytes(
-            &self,
-            chunk: $crate::ChunkId,
-        ) -> ::core::result::Result<u64, $crate::StorageError> {
-            self.$f.chunk_bytes(chunk)
-        }
+        $crate::forward_virtual_memory!(@fn $f chunk_bytes(
+            chunk: $crate::ChunkId
+        ) -> ::core::result::Result<u64, $crate::StorageError>);
     };
     (@one $f:ident map) => {
-        fn map(
-            &self,
-            range: $crate::RangeId,
-            offset: u64,
-            chunk: $crate::ChunkId,
-        ) -> ::core::result::Result<$crate::DevicePtr, $crate::StorageError> {
-            self.$f.map(range, offset, chunk)
-        }
+        $crate::forward_virtual_memory!(@fn $f map(
+            range: $crate::RangeId, offset: u64, chunk: $crate::ChunkId
+        ) -> ::core::result::Result<$crate::DevicePtr, $crate::StorageError>);
     };
     (@one $f:ident unmap) => {
-        fn unmap(
-            &self,
-            range: $crate::RangeId,
-            offset: u64,
-            bytes: u64,
-        ) -> ::core::result::Result<::std::vec::Vec<$crate::ChunkId>, $crate::StorageError> {
-            self.$f.unmap(range, offset, bytes)
-        }
+        $crate::forward_virtual_memory!(@fn $f unmap(
+            range: $crate::RangeId, offset: u64, bytes: u64
+        ) -> ::core::result::Result<::std::vec::Vec<$crate::ChunkId>, $crate::StorageError>);
     };
     (@one $f:ident physical_info) => {
-        fn physical_info(&self) -> ::core::result::Result<$crate::MemInfo, $crate::StorageError> {
-            self.$f.physical_info()
-        }
+        $crate::forward_virtual_memory!(@fn $f physical_info(
+
+        ) -> ::core::result::Result<$crate::MemInfo, $crate::StorageError>);
     };
     (@one $f:ident vm_stats) => {
-        fn vm_stats(&self) -> $crate::VirtualMemoryStats {
-            self.$f.vm_stats()
-        }
+        $crate::forward_virtual_memory!(@fn $f vm_stats() -> $crate::VirtualMemoryStats);
     };
     (@one $f:ident write_mapped) => {
-        fn write_mapped(
-            &self,
-            dst: $crate::DevicePtr,
-            data: &[u8],
-        ) -> ::core::result::Result<(), $crate::StorageError> {
-            self.$f.write_mapped(dst, data)
-        }
+        $crate::forward_virtual_memory!(@fn $f write_mapped(
+            dst: $crate::DevicePtr, data: &[u8]
+        ) -> ::core::result::Result<(), $crate::StorageError>);
     };
     (@one $f:ident read_mapped) => {
-        fn read_mapped(
-            &self,
-            src: $crate::DevicePtr,
-            out: &mut [u8],
-        ) -> ::core::result::Result<(), $crate::StorageError> {
-            self.$f.read_mapped(src, out)
-        }
+        $crate::forward_virtual_memory!(@fn $f read_mapped(
+            src: $crate::DevicePtr, out: &mut [u8]
+        ) -> ::core::result::Result<(), $crate::StorageError>);
     };
     (@one $f:ident fill_mapped) => {
-        fn fill_mapped(
-            &self,
-            dst: $crate::DevicePtr,
-            value: u8,
-            bytes: u64,
-        ) -> ::core::result::Result<(), $crate::StorageError> {
-            self.$f.fill_mapped(dst, value, bytes)
-        }
+        $crate::forward_virtual_memory!(@fn $f fill_mapped(
+            dst: $crate::DevicePtr, value: u8, bytes: u64
+        ) -> ::core::result::Result<(), $crate::StorageError>);
     };
     (@one $f:ident copy_mapped) => {
-        fn copy_mapped(
-            &self,
-            src: $crate::DevicePtr,
-            dst: $crate::DevicePtr,
-            bytes: u64,
-        ) -> ::core::result::Result<(), $crate::StorageError> {
-            self.$f.copy_mapped(src, dst, bytes)
+        $crate::forward_virtual_memory!(@fn $f copy_mapped(
+            src: $crate::DevicePtr, dst: $crate::DevicePtr, bytes: u64
+        ) -> ::core::result::Result<(), $crate::StorageError>);
+    };
+    (@fn $f:ident $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+        fn $name(&self, $($arg: $ty),*) -> $ret {
+            self.$f.$name($($arg),*)
         }
     };
 }
