@@ -13,11 +13,12 @@
 //! table measures the default, arenas.
 
 use gpumem_replay::replay::{AllocBackend, Program, ReplayOptions, ReplayReport, replay};
+use gpumem_replay::report::Relocations;
 use gpumem_replay::setup::{BackendKind, PoolSettings, replay_on};
 use gpumem_replay::workload::{Workload, WorkloadSpec};
 
 use crate::device_peer::paged_config;
-use crate::relocating::{Policy, RelocatingBackend, RelocationTally};
+use crate::relocating::{Policy, RelocatingBackend};
 use crate::replay_peers::OffsetBackend;
 use crate::{BenchError, DEVICE_BYTES, Result};
 
@@ -68,7 +69,7 @@ pub struct FragRow {
     /// The replay's report (bytes, ratios, allocations).
     pub report: ReplayReport,
     /// What relocation did (`None` for peers that cannot relocate).
-    pub relocation: Option<RelocationTally>,
+    pub relocation: Option<Relocations>,
 }
 
 pub(crate) fn run<B: AllocBackend>(
@@ -117,12 +118,7 @@ pub fn workload_rows(workload: Workload, spec: &WorkloadSpec) -> Result<Vec<Frag
         &options,
     )?;
     let report = report.report;
-    let relocation = report.relocation.as_ref().map(|s| RelocationTally {
-        runs: s.relocations,
-        moved_slices: s.moved_slices,
-        moved_bytes: s.moved_bytes,
-        pages_freed: s.pages_freed,
-    });
+    let relocation = report.relocation.clone();
     rows.push(FragRow {
         workload: workload.name(),
         backend: COMMAND_RELOCATE.into(),
@@ -236,8 +232,8 @@ mod tests {
             .iter()
             .find(|r| r.backend == variant_name(Policy::Eager, true))
             .unwrap();
-        let tally = compact.relocation.unwrap();
-        assert!(tally.pages_freed > 0, "{tally:?}");
+        let tally = compact.relocation.as_ref().unwrap();
+        assert!(tally.summed.pages_freed > 0, "{tally:?}");
         assert_eq!(compact.report.failed_allocs, 0);
         assert_eq!(
             compact.report.peak_live_bytes,

@@ -47,12 +47,12 @@ pub fn fragmentation_table(rows: &[FragRow]) -> String {
     .labels(2);
     for row in rows {
         let r = &row.report;
-        let moved = match row.relocation {
-            Some(t) if t.runs > 0 => format!(
+        let moved = match &row.relocation {
+            Some(t) if t.relocations > 0 => format!(
                 "{} runs, {} moved, {} pages freed",
-                t.runs,
-                crate::table::human_approx(t.moved_bytes),
-                t.pages_freed
+                t.relocations,
+                crate::table::human_approx(t.summed.moved_bytes),
+                t.summed.pages_freed
             ),
             Some(_) => "nothing".into(),
             None => "n/a".into(),

@@ -9,10 +9,11 @@
 //! unless the trace's largest allocation needs more.
 
 use gpumem_replay::replay::ReplayReport;
+use gpumem_replay::report::Relocations;
 use gpumem_replay::workload::WorkloadSpec;
 
 use crate::fragmentation::{program, run, workloads};
-use crate::relocating::{Policy, RelocatingBackend, RelocationTally};
+use crate::relocating::{Policy, RelocatingBackend};
 use crate::table::{Table, human_approx, ratio};
 use crate::{DEVICE_BYTES, Result};
 
@@ -28,7 +29,7 @@ pub struct TightRow {
     /// The replay's report.
     pub report: ReplayReport,
     /// What relocation did.
-    pub relocation: RelocationTally,
+    pub relocation: Relocations,
 }
 
 /// Every workload on a device of `factor` × its peak live bytes.
@@ -73,8 +74,8 @@ pub fn tight_table(rows: &[TightRow]) -> String {
             r.policy.name().to_string(),
             r.report.failed_allocs.to_string(),
             ratio(r.report.fragmentation.peak),
-            human_approx(r.relocation.moved_bytes),
-            r.relocation.pages_freed.to_string(),
+            human_approx(r.relocation.summed.moved_bytes),
+            r.relocation.summed.pages_freed.to_string(),
         ]);
     }
     t.render()
@@ -99,7 +100,7 @@ mod tests {
                 r.workload
             );
             if r.policy == Policy::Off {
-                assert_eq!(r.relocation, RelocationTally::default());
+                assert_eq!(r.relocation, Relocations::default());
             }
         }
         assert!(tight_table(&rows).lines().count() == rows.len() + 2);

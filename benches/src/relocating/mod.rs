@@ -12,6 +12,7 @@
 
 use gpumem::prelude::*;
 use gpumem_replay::replay::{AllocBackend, DeviceBackend, DeviceToken, Program};
+use gpumem_replay::report::Relocations;
 use gpumem_replay::trace::Mode;
 use gpumem_replay::{ReplayError, Result};
 use mem_pools::CompactionState;
@@ -21,7 +22,7 @@ use crate::device_peer::paged_device;
 
 mod policy;
 
-pub use policy::{Policy, RelocationTally};
+pub use policy::Policy;
 
 /// The shape a fruitless eager relocation saw (not retried until it changes).
 type Shape = (mem_pools::RelocationShape, CompactionState);
@@ -32,7 +33,7 @@ pub struct RelocatingBackend {
     inner: DeviceBackend,
     stream: Stream,
     policy: Policy,
-    tally: RelocationTally,
+    tally: Relocations,
     reclaim_at_end: bool,
     settle_error: Option<String>,
     stalled: Option<Shape>,
@@ -58,7 +59,7 @@ impl RelocatingBackend {
             inner,
             stream,
             policy,
-            tally: RelocationTally::default(),
+            tally: Relocations::default(),
             reclaim_at_end: false,
             settle_error: None,
             stalled: None,
@@ -79,8 +80,8 @@ impl RelocatingBackend {
     }
 
     /// What relocation did so far.
-    pub fn tally(&self) -> RelocationTally {
-        self.tally
+    pub fn tally(&self) -> Relocations {
+        self.tally.clone()
     }
 
     fn after_op(&mut self) -> Result<()> {
@@ -106,7 +107,7 @@ impl RelocatingBackend {
             .relocate(RelocationReason::Explicit)
             .map_err(|e| failed(&e))?;
         self.stalled = (done.moved_slices == 0 && done.pages_freed == 0).then_some(shape);
-        self.tally.record(done);
+        self.tally.record(Ok(done));
         Ok(())
     }
 }
@@ -125,7 +126,7 @@ impl AllocBackend for RelocatingBackend {
     fn reserve(&mut self, size: u64, stream: u64) -> Result<DeviceToken> {
         if self.policy == Policy::Trigger {
             let done = self.stream.relocate_when_wanted().map_err(|e| failed(&e))?;
-            self.tally.record(done);
+            self.tally.record(Ok(done));
         }
         let token = self.inner.reserve(size, stream)?;
         self.after_op()?;
@@ -171,7 +172,7 @@ impl AllocBackend for RelocatingBackend {
             match self.policy {
                 Policy::Off => self.stream.cleanup(),
                 _ => match self.inner.device().reclaim() {
-                    Ok(done) => self.tally.record(done),
+                    Ok(done) => self.tally.record(Ok(done)),
                     Err(err) => self.settle_error = Some(err.to_string()),
                 },
             }

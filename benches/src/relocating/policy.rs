@@ -1,5 +1,5 @@
-//! The relocation policies of [`super::RelocatingBackend`] and what a
-//! replay's relocations did.
+//! The relocation policies of [`super::RelocatingBackend`] (what a
+//! replay's relocations did is gpumem-replay's `report::Relocations`).
 
 /// When the backend relocates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,31 +25,5 @@ impl Policy {
             Policy::Trigger => "trigger",
             Policy::Eager => "eager (with compaction)",
         }
-    }
-}
-
-/// What the relocations of one replay did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RelocationTally {
-    /// Relocation calls that moved something or freed a page.
-    pub runs: u64,
-    /// Slices moved.
-    pub moved_slices: u64,
-    /// Bytes moved.
-    pub moved_bytes: u64,
-    /// Pages given back (outdated pages, current pages a compaction
-    /// emptied, and a final reclaim's empty pages).
-    pub pages_freed: u64,
-}
-
-impl RelocationTally {
-    /// Counts one facade relocation call's outcome.
-    pub fn record(&mut self, done: gpumem::relocate::RelocationSummary) {
-        if done.moved_slices > 0 || done.pages_freed > 0 {
-            self.runs += 1;
-        }
-        self.moved_slices += done.moved_slices as u64;
-        self.moved_bytes += done.moved_bytes;
-        self.pages_freed += done.pages_freed;
     }
 }

@@ -10,8 +10,18 @@ use gpumem::relocate::RelocationSummary;
 use crate::report::Relocations;
 
 impl Relocations {
-    /// Counts one call's outcome.
-    pub(crate) fn record(&mut self, outcome: gpumem::error::Result<RelocationSummary>) {
+    /// Counts one relocation call's outcome.
+    ///
+    /// ```
+    /// use gpumem::relocate::RelocationSummary;
+    /// use gpumem_replay::report::Relocations;
+    ///
+    /// let mut sum = Relocations::default();
+    /// sum.record(Ok(RelocationSummary { moved_slices: 2, moved_bytes: 512, ..Default::default() }));
+    /// sum.record(Ok(RelocationSummary::default()));
+    /// assert_eq!((sum.relocations, sum.summed.moved_bytes, sum.failed), (1, 512, 0));
+    /// ```
+    pub fn record(&mut self, outcome: gpumem::error::Result<RelocationSummary>) {
         match outcome {
             Ok(done) => {
                 if done.moved_slices > 0 || done.pages_freed > 0 {
