@@ -20,6 +20,8 @@
 /// - `forward_virtual_memory!(inner: granularity, map, vm_stats)`: the
 ///   methods listed (any method of the trait), for an adaptor that watches
 ///   others.
+/// - `*` in place of the field forwards to `**self`, for a pointer to a
+///   virtual memory (mem-storage's own `Arc`, `Box` and `&` impls).
 ///
 /// ```
 /// use mem_storage::{ChunkId, SimulatedVirtualMemory, StorageError, VirtualMemory};
@@ -50,91 +52,96 @@
 /// ```
 #[macro_export]
 macro_rules! forward_virtual_memory {
-    ($field:ident) => {
+    ($field:tt) => {
         $crate::forward_virtual_memory!(
             $field: backend, granularity, holds_memory, range_info, chunk_bytes, physical_info,
             vm_stats, write_mapped, read_mapped, fill_mapped, copy_mapped
         );
     };
-    ($field:ident : $($method:ident),+ $(,)?) => {
+    ($field:tt : $($method:ident),+ $(,)?) => {
         $( $crate::forward_virtual_memory!(@one $field $method); )+
     };
-    (@one $f:ident backend) => {
+    (@one $f:tt backend) => {
         $crate::forward_virtual_memory!(@fn $f backend() -> &'static str);
     };
-    (@one $f:ident granularity) => {
+    (@one $f:tt granularity) => {
         $crate::forward_virtual_memory!(@fn $f granularity() -> u64);
     };
-    (@one $f:ident holds_memory) => {
+    (@one $f:tt holds_memory) => {
         $crate::forward_virtual_memory!(@fn $f holds_memory() -> bool);
     };
-    (@one $f:ident reserve_range) => {
+    (@one $f:tt reserve_range) => {
         $crate::forward_virtual_memory!(@fn $f reserve_range(
             bytes: u64
         ) -> ::core::result::Result<$crate::VaRange, $crate::StorageError>);
     };
-    (@one $f:ident free_range) => {
+    (@one $f:tt free_range) => {
         $crate::forward_virtual_memory!(@fn $f free_range(
             range: $crate::RangeId
         ) -> ::core::result::Result<(), $crate::StorageError>);
     };
-    (@one $f:ident range_info) => {
+    (@one $f:tt range_info) => {
         $crate::forward_virtual_memory!(@fn $f range_info(
             range: $crate::RangeId
         ) -> ::core::result::Result<$crate::VaRange, $crate::StorageError>);
     };
-    (@one $f:ident create_chunk) => {
+    (@one $f:tt create_chunk) => {
         $crate::forward_virtual_memory!(@fn $f create_chunk(
             bytes: u64
         ) -> ::core::result::Result<$crate::ChunkId, $crate::StorageError>);
     };
-    (@one $f:ident release_chunk) => {
+    (@one $f:tt release_chunk) => {
         $crate::forward_virtual_memory!(@fn $f release_chunk(
             chunk: $crate::ChunkId
         ) -> ::core::result::Result<(), $crate::StorageError>);
     };
-    (@one $f:ident chunk_bytes) => {
+    (@one $f:tt chunk_bytes) => {
         $crate::forward_virtual_memory!(@fn $f chunk_bytes(
             chunk: $crate::ChunkId
         ) -> ::core::result::Result<u64, $crate::StorageError>);
     };
-    (@one $f:ident map) => {
+    (@one $f:tt map) => {
         $crate::forward_virtual_memory!(@fn $f map(
             range: $crate::RangeId, offset: u64, chunk: $crate::ChunkId
         ) -> ::core::result::Result<$crate::DevicePtr, $crate::StorageError>);
     };
-    (@one $f:ident unmap) => {
+    (@one $f:tt unmap) => {
         $crate::forward_virtual_memory!(@fn $f unmap(
             range: $crate::RangeId, offset: u64, bytes: u64
         ) -> ::core::result::Result<::std::vec::Vec<$crate::ChunkId>, $crate::StorageError>);
     };
-    (@one $f:ident physical_info) => {
+    (@one $f:tt physical_info) => {
         $crate::forward_virtual_memory!(@fn $f physical_info(
 
         ) -> ::core::result::Result<$crate::MemInfo, $crate::StorageError>);
     };
-    (@one $f:ident vm_stats) => {
+    (@one $f:tt vm_stats) => {
         $crate::forward_virtual_memory!(@fn $f vm_stats() -> $crate::VirtualMemoryStats);
     };
-    (@one $f:ident write_mapped) => {
+    (@one $f:tt write_mapped) => {
         $crate::forward_virtual_memory!(@fn $f write_mapped(
             dst: $crate::DevicePtr, data: &[u8]
         ) -> ::core::result::Result<(), $crate::StorageError>);
     };
-    (@one $f:ident read_mapped) => {
+    (@one $f:tt read_mapped) => {
         $crate::forward_virtual_memory!(@fn $f read_mapped(
             src: $crate::DevicePtr, out: &mut [u8]
         ) -> ::core::result::Result<(), $crate::StorageError>);
     };
-    (@one $f:ident fill_mapped) => {
+    (@one $f:tt fill_mapped) => {
         $crate::forward_virtual_memory!(@fn $f fill_mapped(
             dst: $crate::DevicePtr, value: u8, bytes: u64
         ) -> ::core::result::Result<(), $crate::StorageError>);
     };
-    (@one $f:ident copy_mapped) => {
+    (@one $f:tt copy_mapped) => {
         $crate::forward_virtual_memory!(@fn $f copy_mapped(
             src: $crate::DevicePtr, dst: $crate::DevicePtr, bytes: u64
         ) -> ::core::result::Result<(), $crate::StorageError>);
+    };
+    (@fn * $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+        fn $name(&self, $($arg: $ty),*) -> $ret {
+            (**self).$name($($arg),*)
+        }
     };
     (@fn $f:ident $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty) => {
         fn $name(&self, $($arg: $ty),*) -> $ret {
