@@ -15,9 +15,10 @@
 /// - `forward_device_resource!(inner)`: every method except `allocate` and
 ///   `deallocate` (what an adaptor that watches allocation writes itself).
 /// - `forward_device_resource!(inner: backend, alignment, write)`: the
-///   methods listed (any of `backend`, `alignment`, `mem_info`,
-///   `holds_memory`, `write`, `read`, `fill`, `copy`, `synchronize`,
-///   `stream_wait`), for an adaptor that watches more.
+///   methods listed (any method of the trait), for an adaptor that watches
+///   more.
+/// - `*` in place of the field forwards to `**self`, for a pointer to a
+///   resource (mem-storage's own `Arc`, `Box` and `&` impls).
 ///
 /// ```
 /// use mem_storage::{DevicePtr, DeviceResource, HostResource, StorageError, StreamId};
@@ -47,92 +48,77 @@
 /// ```
 #[macro_export]
 macro_rules! forward_device_resource {
-    ($field:ident) => {
+    ($field:tt) => {
         $crate::forward_device_resource!(
             $field: backend, alignment, mem_info, holds_memory, write, read, fill, copy,
             synchronize, stream_wait
         );
     };
-    ($field:ident : $($method:ident),+ $(,)?) => {
+    ($field:tt : $($method:ident),+ $(,)?) => {
         $( $crate::forward_device_resource!(@one $field $method); )+
     };
-    (@one $f:ident backend) => {
-        fn backend(&self) -> &'static str {
-            self.$f.backend()
+    (@one $f:tt backend) => {
+        $crate::forward_device_resource!(@fn $f backend() -> &'static str);
+    };
+    (@one $f:tt allocate) => {
+        $crate::forward_device_resource!(@fn $f allocate(
+            bytes: u64, stream: $crate::StreamId
+        ) -> ::core::result::Result<$crate::DevicePtr, $crate::StorageError>);
+    };
+    (@one $f:tt deallocate) => {
+        $crate::forward_device_resource!(@fn $f deallocate(
+            ptr: $crate::DevicePtr, bytes: u64, stream: $crate::StreamId
+        ) -> ::core::result::Result<(), $crate::StorageError>);
+    };
+    (@one $f:tt alignment) => {
+        $crate::forward_device_resource!(@fn $f alignment() -> u64);
+    };
+    (@one $f:tt mem_info) => {
+        $crate::forward_device_resource!(@fn $f mem_info(
+
+        ) -> ::core::result::Result<$crate::MemInfo, $crate::StorageError>);
+    };
+    (@one $f:tt holds_memory) => {
+        $crate::forward_device_resource!(@fn $f holds_memory() -> bool);
+    };
+    (@one $f:tt write) => {
+        $crate::forward_device_resource!(@fn $f write(
+            dst: $crate::DevicePtr, data: &[u8], stream: $crate::StreamId
+        ) -> ::core::result::Result<(), $crate::StorageError>);
+    };
+    (@one $f:tt read) => {
+        $crate::forward_device_resource!(@fn $f read(
+            src: $crate::DevicePtr, out: &mut [u8], stream: $crate::StreamId
+        ) -> ::core::result::Result<(), $crate::StorageError>);
+    };
+    (@one $f:tt fill) => {
+        $crate::forward_device_resource!(@fn $f fill(
+            dst: $crate::DevicePtr, value: u8, bytes: u64, stream: $crate::StreamId
+        ) -> ::core::result::Result<(), $crate::StorageError>);
+    };
+    (@one $f:tt copy) => {
+        $crate::forward_device_resource!(@fn $f copy(
+            src: $crate::DevicePtr, dst: $crate::DevicePtr, bytes: u64, stream: $crate::StreamId
+        ) -> ::core::result::Result<(), $crate::StorageError>);
+    };
+    (@one $f:tt synchronize) => {
+        $crate::forward_device_resource!(@fn $f synchronize(
+            stream: $crate::StreamId
+        ) -> ::core::result::Result<(), $crate::StorageError>);
+    };
+    (@one $f:tt stream_wait) => {
+        $crate::forward_device_resource!(@fn $f stream_wait(
+            waiter: $crate::StreamId, waited: $crate::StreamId
+        ) -> ::core::result::Result<(), $crate::StorageError>);
+    };
+    (@fn * $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+        fn $name(&self, $($arg: $ty),*) -> $ret {
+            (**self).$name($($arg),*)
         }
     };
-    (@one $f:ident alignment) => {
-        fn alignment(&self) -> u64 {
-            self.$f.alignment()
-        }
-    };
-    (@one $f:ident mem_info) => {
-        fn mem_info(&self) -> ::core::result::Result<$crate::MemInfo, $crate::StorageError> {
-            self.$f.mem_info()
-        }
-    };
-    (@one $f:ident holds_memory) => {
-        fn holds_memory(&self) -> bool {
-            self.$f.holds_memory()
-        }
-    };
-    (@one $f:ident write) => {
-        fn write(
-            &self,
-            dst: $crate::DevicePtr,
-            data: &[u8],
-            stream: $crate::StreamId,
-        ) -> ::core::result::Result<(), $crate::StorageError> {
-            self.$f.write(dst, data, stream)
-        }
-    };
-    (@one $f:ident read) => {
-        fn read(
-            &self,
-            src: $crate::DevicePtr,
-            out: &mut [u8],
-            stream: $crate::StreamId,
-        ) -> ::core::result::Result<(), $crate::StorageError> {
-            self.$f.read(src, out, stream)
-        }
-    };
-    (@one $f:ident fill) => {
-        fn fill(
-            &self,
-            dst: $crate::DevicePtr,
-            value: u8,
-            bytes: u64,
-            stream: $crate::StreamId,
-        ) -> ::core::result::Result<(), $crate::StorageError> {
-            self.$f.fill(dst, value, bytes, stream)
-        }
-    };
-    (@one $f:ident copy) => {
-        fn copy(
-            &self,
-            src: $crate::DevicePtr,
-            dst: $crate::DevicePtr,
-            bytes: u64,
-            stream: $crate::StreamId,
-        ) -> ::core::result::Result<(), $crate::StorageError> {
-            self.$f.copy(src, dst, bytes, stream)
-        }
-    };
-    (@one $f:ident synchronize) => {
-        fn synchronize(
-            &self,
-            stream: $crate::StreamId,
-        ) -> ::core::result::Result<(), $crate::StorageError> {
-            self.$f.synchronize(stream)
-        }
-    };
-    (@one $f:ident stream_wait) => {
-        fn stream_wait(
-            &self,
-            waiter: $crate::StreamId,
-            waited: $crate::StreamId,
-        ) -> ::core::result::Result<(), $crate::StorageError> {
-            self.$f.stream_wait(waiter, waited)
+    (@fn $f:ident $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+        fn $name(&self, $($arg: $ty),*) -> $ret {
+            self.$f.$name($($arg),*)
         }
     };
 }

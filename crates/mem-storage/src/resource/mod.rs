@@ -135,69 +135,8 @@ pub trait DeviceResource: Send + Sync + fmt::Debug {
 macro_rules! forward_resource {
     ($ty:ty) => {
         impl<R: DeviceResource + ?Sized> DeviceResource for $ty {
-            fn backend(&self) -> &'static str {
-                (**self).backend()
-            }
-            fn allocate(&self, bytes: u64, stream: StreamId) -> Result<DevicePtr, StorageError> {
-                (**self).allocate(bytes, stream)
-            }
-            fn deallocate(
-                &self,
-                ptr: DevicePtr,
-                bytes: u64,
-                stream: StreamId,
-            ) -> Result<(), StorageError> {
-                (**self).deallocate(ptr, bytes, stream)
-            }
-            fn alignment(&self) -> u64 {
-                (**self).alignment()
-            }
-            fn mem_info(&self) -> Result<MemInfo, StorageError> {
-                (**self).mem_info()
-            }
-            fn holds_memory(&self) -> bool {
-                (**self).holds_memory()
-            }
-            fn write(
-                &self,
-                dst: DevicePtr,
-                data: &[u8],
-                stream: StreamId,
-            ) -> Result<(), StorageError> {
-                (**self).write(dst, data, stream)
-            }
-            fn read(
-                &self,
-                src: DevicePtr,
-                out: &mut [u8],
-                stream: StreamId,
-            ) -> Result<(), StorageError> {
-                (**self).read(src, out, stream)
-            }
-            fn fill(
-                &self,
-                dst: DevicePtr,
-                value: u8,
-                bytes: u64,
-                stream: StreamId,
-            ) -> Result<(), StorageError> {
-                (**self).fill(dst, value, bytes, stream)
-            }
-            fn copy(
-                &self,
-                src: DevicePtr,
-                dst: DevicePtr,
-                bytes: u64,
-                stream: StreamId,
-            ) -> Result<(), StorageError> {
-                (**self).copy(src, dst, bytes, stream)
-            }
-            fn synchronize(&self, stream: StreamId) -> Result<(), StorageError> {
-                (**self).synchronize(stream)
-            }
-            fn stream_wait(&self, waiter: StreamId, waited: StreamId) -> Result<(), StorageError> {
-                (**self).stream_wait(waiter, waited)
-            }
+            crate::forward_device_resource!(*: allocate, deallocate);
+            crate::forward_device_resource!(*);
         }
     };
 }
