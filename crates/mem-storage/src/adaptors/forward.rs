@@ -58,65 +58,75 @@ macro_rules! forward_device_resource {
         $( $crate::forward_device_resource!(@one $field $method); )+
     };
     (@one $f:tt backend) => {
-        $crate::forward_device_resource!(@fn $f backend() -> &'static str);
+        $crate::__forward_fn!($f backend() -> &'static str);
     };
     (@one $f:tt allocate) => {
-        $crate::forward_device_resource!(@fn $f allocate(
+        $crate::__forward_fn!($f allocate(
             bytes: u64, stream: $crate::StreamId
         ) -> ::core::result::Result<$crate::DevicePtr, $crate::StorageError>);
     };
     (@one $f:tt deallocate) => {
-        $crate::forward_device_resource!(@fn $f deallocate(
+        $crate::__forward_fn!($f deallocate(
             ptr: $crate::DevicePtr, bytes: u64, stream: $crate::StreamId
         ) -> ::core::result::Result<(), $crate::StorageError>);
     };
     (@one $f:tt alignment) => {
-        $crate::forward_device_resource!(@fn $f alignment() -> u64);
+        $crate::__forward_fn!($f alignment() -> u64);
     };
     (@one $f:tt mem_info) => {
-        $crate::forward_device_resource!(@fn $f mem_info(
+        $crate::__forward_fn!($f mem_info(
 
         ) -> ::core::result::Result<$crate::MemInfo, $crate::StorageError>);
     };
     (@one $f:tt holds_memory) => {
-        $crate::forward_device_resource!(@fn $f holds_memory() -> bool);
+        $crate::__forward_fn!($f holds_memory() -> bool);
     };
     (@one $f:tt write) => {
-        $crate::forward_device_resource!(@fn $f write(
+        $crate::__forward_fn!($f write(
             dst: $crate::DevicePtr, data: &[u8], stream: $crate::StreamId
         ) -> ::core::result::Result<(), $crate::StorageError>);
     };
     (@one $f:tt read) => {
-        $crate::forward_device_resource!(@fn $f read(
+        $crate::__forward_fn!($f read(
             src: $crate::DevicePtr, out: &mut [u8], stream: $crate::StreamId
         ) -> ::core::result::Result<(), $crate::StorageError>);
     };
     (@one $f:tt fill) => {
-        $crate::forward_device_resource!(@fn $f fill(
+        $crate::__forward_fn!($f fill(
             dst: $crate::DevicePtr, value: u8, bytes: u64, stream: $crate::StreamId
         ) -> ::core::result::Result<(), $crate::StorageError>);
     };
     (@one $f:tt copy) => {
-        $crate::forward_device_resource!(@fn $f copy(
+        $crate::__forward_fn!($f copy(
             src: $crate::DevicePtr, dst: $crate::DevicePtr, bytes: u64, stream: $crate::StreamId
         ) -> ::core::result::Result<(), $crate::StorageError>);
     };
     (@one $f:tt synchronize) => {
-        $crate::forward_device_resource!(@fn $f synchronize(
+        $crate::__forward_fn!($f synchronize(
             stream: $crate::StreamId
         ) -> ::core::result::Result<(), $crate::StorageError>);
     };
     (@one $f:tt stream_wait) => {
-        $crate::forward_device_resource!(@fn $f stream_wait(
+        $crate::__forward_fn!($f stream_wait(
             waiter: $crate::StreamId, waited: $crate::StreamId
         ) -> ::core::result::Result<(), $crate::StorageError>);
     };
-    (@fn * $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+}
+
+/// One forwarding method of
+/// [`forward_device_resource!`](crate::forward_device_resource) and
+/// [`forward_virtual_memory!`](crate::forward_virtual_memory): `fn NAME(&self,
+/// ARGS) -> RET` calling the same method on `self.FIELD`, or on `**self`
+/// for `*`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __forward_fn {
+    (* $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty) => {
         fn $name(&self, $($arg: $ty),*) -> $ret {
             (**self).$name($($arg),*)
         }
     };
-    (@fn $f:ident $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+    ($f:ident $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty) => {
         fn $name(&self, $($arg: $ty),*) -> $ret {
             self.$f.$name($($arg),*)
         }

@@ -62,90 +62,80 @@ macro_rules! forward_virtual_memory {
         $( $crate::forward_virtual_memory!(@one $field $method); )+
     };
     (@one $f:tt backend) => {
-        $crate::forward_virtual_memory!(@fn $f backend() -> &'static str);
+        $crate::__forward_fn!($f backend() -> &'static str);
     };
     (@one $f:tt granularity) => {
-        $crate::forward_virtual_memory!(@fn $f granularity() -> u64);
+        $crate::__forward_fn!($f granularity() -> u64);
     };
     (@one $f:tt holds_memory) => {
-        $crate::forward_virtual_memory!(@fn $f holds_memory() -> bool);
+        $crate::__forward_fn!($f holds_memory() -> bool);
     };
     (@one $f:tt reserve_range) => {
-        $crate::forward_virtual_memory!(@fn $f reserve_range(
+        $crate::__forward_fn!($f reserve_range(
             bytes: u64
         ) -> ::core::result::Result<$crate::VaRange, $crate::StorageError>);
     };
     (@one $f:tt free_range) => {
-        $crate::forward_virtual_memory!(@fn $f free_range(
+        $crate::__forward_fn!($f free_range(
             range: $crate::RangeId
         ) -> ::core::result::Result<(), $crate::StorageError>);
     };
     (@one $f:tt range_info) => {
-        $crate::forward_virtual_memory!(@fn $f range_info(
+        $crate::__forward_fn!($f range_info(
             range: $crate::RangeId
         ) -> ::core::result::Result<$crate::VaRange, $crate::StorageError>);
     };
     (@one $f:tt create_chunk) => {
-        $crate::forward_virtual_memory!(@fn $f create_chunk(
+        $crate::__forward_fn!($f create_chunk(
             bytes: u64
         ) -> ::core::result::Result<$crate::ChunkId, $crate::StorageError>);
     };
     (@one $f:tt release_chunk) => {
-        $crate::forward_virtual_memory!(@fn $f release_chunk(
+        $crate::__forward_fn!($f release_chunk(
             chunk: $crate::ChunkId
         ) -> ::core::result::Result<(), $crate::StorageError>);
     };
     (@one $f:tt chunk_bytes) => {
-        $crate::forward_virtual_memory!(@fn $f chunk_bytes(
+        $crate::__forward_fn!($f chunk_bytes(
             chunk: $crate::ChunkId
         ) -> ::core::result::Result<u64, $crate::StorageError>);
     };
     (@one $f:tt map) => {
-        $crate::forward_virtual_memory!(@fn $f map(
+        $crate::__forward_fn!($f map(
             range: $crate::RangeId, offset: u64, chunk: $crate::ChunkId
         ) -> ::core::result::Result<$crate::DevicePtr, $crate::StorageError>);
     };
     (@one $f:tt unmap) => {
-        $crate::forward_virtual_memory!(@fn $f unmap(
+        $crate::__forward_fn!($f unmap(
             range: $crate::RangeId, offset: u64, bytes: u64
         ) -> ::core::result::Result<::std::vec::Vec<$crate::ChunkId>, $crate::StorageError>);
     };
     (@one $f:tt physical_info) => {
-        $crate::forward_virtual_memory!(@fn $f physical_info(
+        $crate::__forward_fn!($f physical_info(
 
         ) -> ::core::result::Result<$crate::MemInfo, $crate::StorageError>);
     };
     (@one $f:tt vm_stats) => {
-        $crate::forward_virtual_memory!(@fn $f vm_stats() -> $crate::VirtualMemoryStats);
+        $crate::__forward_fn!($f vm_stats() -> $crate::VirtualMemoryStats);
     };
     (@one $f:tt write_mapped) => {
-        $crate::forward_virtual_memory!(@fn $f write_mapped(
+        $crate::__forward_fn!($f write_mapped(
             dst: $crate::DevicePtr, data: &[u8]
         ) -> ::core::result::Result<(), $crate::StorageError>);
     };
     (@one $f:tt read_mapped) => {
-        $crate::forward_virtual_memory!(@fn $f read_mapped(
+        $crate::__forward_fn!($f read_mapped(
             src: $crate::DevicePtr, out: &mut [u8]
         ) -> ::core::result::Result<(), $crate::StorageError>);
     };
     (@one $f:tt fill_mapped) => {
-        $crate::forward_virtual_memory!(@fn $f fill_mapped(
+        $crate::__forward_fn!($f fill_mapped(
             dst: $crate::DevicePtr, value: u8, bytes: u64
         ) -> ::core::result::Result<(), $crate::StorageError>);
     };
     (@one $f:tt copy_mapped) => {
-        $crate::forward_virtual_memory!(@fn $f copy_mapped(
+        $crate::__forward_fn!($f copy_mapped(
             src: $crate::DevicePtr, dst: $crate::DevicePtr, bytes: u64
         ) -> ::core::result::Result<(), $crate::StorageError>);
-    };
-    (@fn * $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty) => {
-        fn $name(&self, $($arg: $ty),*) -> $ret {
-            (**self).$name($($arg),*)
-        }
-    };
-    (@fn $f:ident $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty) => {
-        fn $name(&self, $($arg: $ty),*) -> $ret {
-            self.$f.$name($($arg),*)
-        }
     };
 }
