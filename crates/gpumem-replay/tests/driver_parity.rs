@@ -73,7 +73,11 @@ fn replayed(
         .report
         .driver
         .expect("a device backend reports its driver calls");
-    let charged = driver.calls.iter().map(|l| (l.call, l.calls)).collect();
+    let charged = driver
+        .calls
+        .nonzero()
+        .map(|(call, t)| (call.driver_function(), t.calls))
+        .collect();
     let counted = DriverCall::ALL
         .iter()
         .map(|c| {

@@ -12,17 +12,6 @@ use gpumem::stats::WaitStats;
 use gpumem::storage::DriverTime;
 use serde::Serialize;
 
-/// One driver function's calls and modeled time.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct DriverCallLine {
-    /// The driver function (`cuMemCreate`, …).
-    pub call: &'static str,
-    /// Calls made.
-    pub calls: u64,
-    /// Their modeled time, ns.
-    pub ns: u64,
-}
-
 /// The modeled driver time of a replay.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DriverSummary {
@@ -34,8 +23,9 @@ pub struct DriverSummary {
     pub modeled_ns_per_op: f64,
     /// Driver calls of every kind.
     pub driver_calls: u64,
-    /// Per driver function with at least one call, in table order.
-    pub calls: Vec<DriverCallLine>,
+    /// Calls and modeled time per driver function (serialized as the
+    /// functions with at least one call, in table order).
+    pub calls: DriverTime,
     /// Where the host waited.
     pub waits: WaitStats,
     /// The driver time of the first and the second half of the ops apart
@@ -106,14 +96,7 @@ impl DriverSummary {
             driver_ns_per_op,
             modeled_ns_per_op: host_ns_per_op + driver_ns_per_op,
             driver_calls: driver.total_calls(),
-            calls: driver
-                .nonzero()
-                .map(|(call, t)| DriverCallLine {
-                    call: call.driver_function(),
-                    calls: t.calls,
-                    ns: t.ns,
-                })
-                .collect(),
+            calls: *driver,
             waits,
             halves: None,
         }

@@ -9,7 +9,7 @@
 mod driver;
 mod text;
 
-pub use driver::{DriverCallLine, DriverHalves, DriverSummary};
+pub use driver::{DriverHalves, DriverSummary};
 
 use gpumem::pools::{ChunkStats, PoolReport};
 use gpumem::relocate::RelocationSummary;

@@ -77,8 +77,8 @@ impl fmt::Display for ReplayReport {
             }
             let calls: Vec<String> = d
                 .calls
-                .iter()
-                .map(|c| format!("{} {}", c.calls, c.call))
+                .nonzero()
+                .map(|(call, t)| format!("{} {}", t.calls, call.driver_function()))
                 .collect();
             writeln!(
                 f,

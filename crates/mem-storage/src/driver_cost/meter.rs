@@ -74,6 +74,30 @@ impl DriverTime {
     }
 }
 
+/// Serialized (feature `serde`) as the list of the calls made, in table
+/// order, each `{"call": "cuMemCreate", "calls": 3, "ns": 290000}`; kinds
+/// never called are left out (the `calls` of `gpumem replay --json`).
+#[cfg(feature = "serde")]
+impl serde::Serialize for DriverTime {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        /// One call kind's line.
+        struct Line(DriverCall, CallTally);
+
+        impl serde::Serialize for Line {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeStruct;
+                let mut line = serializer.serialize_struct("DriverCall", 3)?;
+                line.serialize_field("call", self.0.driver_function())?;
+                line.serialize_field("calls", &self.1.calls)?;
+                line.serialize_field("ns", &self.1.ns)?;
+                line.end()
+            }
+        }
+
+        serializer.collect_seq(self.nonzero().map(|(call, tally)| Line(call, tally)))
+    }
+}
+
 impl std::ops::AddAssign for DriverTime {
     /// Sum two devices' (or phases') figures.
     fn add_assign(&mut self, other: Self) {
