@@ -154,8 +154,8 @@ pub use handles::raw_pin::RawPin;
 pub use logger::ServerLogger;
 pub use pool_kind::PoolKind;
 pub use pools::arena::chunk_cache::CACHE_SHARE;
-pub use pools::arena::chunks::{DEFAULT_MAX_CHUNK, IDLE_SHARE};
 pub use pools::arena::sleep::{SleepContents, SleepReport};
+pub use pools::arena::state::{DEFAULT_MAX_CHUNK, IDLE_SHARE};
 pub use pools::paged::pool::MAX_PAGE_SIZES;
 pub use relocation::{
     CompactionState, CopyQueue, Landed, RelocationOutcome, RelocationPlan, RelocationShape,

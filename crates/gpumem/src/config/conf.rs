@@ -62,12 +62,6 @@ pub const CONF_KEYS: &[(&str, &str, &str)] = &[
          (smaller or never: less driver time, more memory)",
     ),
     (
-        "arena_grow_ahead",
-        "bytes (20MiB) | off",
-        "while memory grows, round an arena's new chunk up to this (fewer driver calls, \
-         up to this much more memory at the peak)",
-    ),
-    (
         "relocate",
         "auto | manual",
         "relocate outdated pages when the trigger asks",
@@ -143,12 +137,6 @@ impl GpumemConfig {
                 "lazy_pages" => next.lazy_pages = parse_bool(key, value)?,
                 "arena_max_chunk" => next.arena_max_chunk = Some(parse_size(key, value)?),
                 "arena_idle_share" => next.arena_idle_share = Some(parse_idle_share(value)?),
-                "arena_grow_ahead" => {
-                    next.arena_grow_ahead = match value.eq_ignore_ascii_case("off") {
-                        true => None,
-                        false => Some(parse_size(key, value)?),
-                    }
-                }
                 "poison" => next.poison = parse_poison(value)?,
                 "relocate" => {
                     next.auto_relocate = match value.to_ascii_lowercase().as_str() {

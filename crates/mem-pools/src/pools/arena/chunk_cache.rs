@@ -19,7 +19,7 @@
 
 use mem_storage::{ChunkId, ComputeStorage};
 
-use crate::pools::arena::state::Arenas;
+use crate::pools::arena::state::{ArenaCtx, Arenas, CachedChunk};
 use crate::pools::paged::pool::Pool;
 use crate::tables::floor::Tables;
 
@@ -27,14 +27,6 @@ use crate::tables::floor::Tables;
 /// bytes (all arena pages of the engine); past it the oldest cached
 /// chunks are released. The frontier is in docs/pools.md.
 pub const CACHE_SHARE: u64 = 32;
-
-/// One shed chunk, unmapped and held.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct CachedChunk {
-    pub(crate) chunk: ChunkId,
-    pub(crate) bytes: u64,
-    pub(crate) pool: u32,
-}
 
 impl Arenas {
     /// Keep the unmapped chunk `chunk` of `bytes` of `pool` for reuse,
@@ -56,9 +48,7 @@ impl Arenas {
     /// 1.127 before either change), seed 5 11.86 → 11.76 at 1.123 → 1.122.
     pub(crate) fn cache_chunk<S: ComputeStorage>(
         &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
+        cx: &mut ArenaCtx<'_, S>,
         pool: u32,
         chunk: ChunkId,
         bytes: u64,
@@ -66,7 +56,7 @@ impl Arenas {
         self.chunk_cache
             .push_back(CachedChunk { chunk, bytes, pool });
         self.chunk_cache_bytes += bytes;
-        let mapped = self.mapped_chunk_bytes(t, pools);
+        let mapped = self.mapped_chunk_bytes(cx.t, cx.pools);
         // What the run being shed for will map stays: released here, it
         // would be created again a moment later.
         while self.chunk_cache_bytes.saturating_mul(CACHE_SHARE) > mapped
@@ -77,7 +67,7 @@ impl Arenas {
             };
             self.learn
                 .on_release(oldest.bytes, mapped + self.chunk_cache_bytes);
-            self.release_cached(t, pools, storage, oldest);
+            self.release_cached(cx, oldest);
         }
     }
 
@@ -129,9 +119,7 @@ impl Arenas {
     /// leave the pool); returns the bytes released.
     pub(crate) fn release_chunk_cache<S: ComputeStorage>(
         &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
+        cx: &mut ArenaCtx<'_, S>,
         which: impl Fn(u32) -> bool,
     ) -> u64 {
         let mut go = Vec::new();
@@ -145,7 +133,7 @@ impl Arenas {
         let mut released = 0;
         for cached in go {
             released += cached.bytes;
-            self.release_cached(t, pools, storage, cached);
+            self.release_cached(cx, cached);
         }
         released
     }
@@ -154,9 +142,7 @@ impl Arenas {
     /// `keep_bytes` of its chunks stay cached; returns the bytes left.
     pub(crate) fn trim_chunk_cache<S: ComputeStorage>(
         &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
+        cx: &mut ArenaCtx<'_, S>,
         pool: u32,
         keep_bytes: u64,
     ) -> u64 {
@@ -169,20 +155,14 @@ impl Arenas {
                 break;
             };
             cached -= oldest.bytes;
-            self.release_cached(t, pools, storage, oldest);
+            self.release_cached(cx, oldest);
         }
         cached
     }
 
-    fn release_cached<S: ComputeStorage>(
-        &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
-        cached: CachedChunk,
-    ) {
+    fn release_cached<S: ComputeStorage>(&mut self, cx: &mut ArenaCtx<'_, S>, cached: CachedChunk) {
         self.chunk_cache_bytes = self.chunk_cache_bytes.saturating_sub(cached.bytes);
-        self.drop_chunk(t, pools, storage, cached.pool, cached.chunk, cached.bytes);
+        self.drop_chunk(cx, cached.pool, cached.chunk, cached.bytes);
     }
 
     /// Bytes of chunks mapped under every arena page of the engine.

@@ -8,7 +8,6 @@ pub(crate) mod chunk_cache;
 pub(crate) mod chunk_moves;
 pub(crate) mod chunk_release;
 pub(crate) mod chunks;
-mod grow_ahead;
 pub(crate) mod place;
 mod place_short;
 pub(crate) mod run_cover;

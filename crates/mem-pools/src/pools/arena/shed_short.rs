@@ -28,10 +28,8 @@
 
 use mem_storage::ComputeStorage;
 
-use crate::pools::arena::state::Arenas;
-use crate::pools::paged::pool::Pool;
+use crate::pools::arena::state::{ArenaCtx, Arenas};
 use crate::tables::chunk_map::NONE;
-use crate::tables::floor::Tables;
 
 impl Arenas {
     /// Unmap every whole idle chunk whose stream work is complete, of
@@ -43,33 +41,31 @@ impl Arenas {
     #[inline(never)]
     pub(crate) fn shed_all_idle<S: ComputeStorage>(
         &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
+        cx: &mut ArenaCtx<'_, S>,
         page: u32,
         keep: &std::ops::RangeInclusive<u32>,
         need: u64,
     ) {
-        let others = pools.iter().flat_map(|p| &p.current).copied();
+        let others = cx.pools.iter().flat_map(|p| &p.current).copied();
         let pages: Vec<u32> = std::iter::once(page)
             .chain(others.filter(|&pg| pg != page))
-            .filter(|&pg| t.pages[pg].chunks.is_some())
+            .filter(|&pg| cx.t.pages[pg].chunks.is_some())
             .collect();
         self.shed_for = need;
         for pg in pages {
-            let Some(id) = t.page_storage(pg) else {
+            let Some(id) = cx.t.page_storage(pg) else {
                 continue;
             };
             let keep_here = if pg == page { keep.clone() } else { NONE };
             loop {
-                let map = t.arena_map(pg);
+                let map = cx.t.arena_map(pg);
                 // Each idle slot walked at most once a chunk: the walk
                 // moves a slot it cannot shed behind the others.
                 let limit = usize::try_from(map.idle_count).unwrap_or(usize::MAX);
                 let Some((head, len)) = map.take_idle_extent(&keep_here, true, limit) else {
                     break;
                 };
-                if !self.unmap_extent(t, pools, storage, pg, id, head, len, true) {
+                if !self.unmap_extent(cx, pg, id, head, len, true) {
                     break;
                 }
             }
