@@ -19,7 +19,7 @@
 //! candidate, low end first; the first fully mapped one ends the search).
 //! Measured (docs/benchmarks.md, "Arenas: chunk calls, placement and
 //! per-slot cost"; the frontier in docs/pools.md): with moves taken from
-//! the edges of stripped regions (`chunk_idle.rs`), 25–54 % fewer calls
+//! the edges of stripped regions (`chunk_map/idle.rs`), 25–54 % fewer calls
 //! on the workloads that move chunks (random, serving, bert-infer), peak
 //! physical within −0.006…+0.007 × live of before.
 //!

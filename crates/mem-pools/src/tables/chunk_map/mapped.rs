@@ -4,15 +4,15 @@
 //! unmapped slots (`pools/arena/chunks.rs`), neither slot by slot. The
 //! bits themselves are kept by [`ChunkMap::set_extent`].
 
-use crate::tables::chunk_bits;
 use crate::tables::chunk_map::ChunkMap;
+use crate::tables::chunk_map::bits;
 
 impl ChunkMap {
     /// The first slot of `from..=last` that has a chunk (`mapped`) or has
     /// none (`!mapped`), or `last + 1`: a span's runs of unmapped slots
     /// found a mapped-bit word at a time (`chunks.rs`).
     pub(crate) fn next_slot(&self, mapped: bool, from: u32, last: u32) -> u32 {
-        chunk_bits::next(&self.mapped_bits, mapped, from, last)
+        bits::next(&self.mapped_bits, mapped, from, last)
     }
 
     /// Slots of `span` with no chunk (slots past the map's end included).

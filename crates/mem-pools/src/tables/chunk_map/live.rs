@@ -43,7 +43,8 @@ impl ChunkMap {
     /// The live slices touching slot `s` (tests: the model's counts).
     #[cfg(test)]
     pub(crate) fn live_count(&self, s: u32) -> u32 {
-        self.live[s as usize] + u32::from(crate::tables::chunk_bits::get(&self.covered_bits, s))
+        self.live[s as usize]
+            + u32::from(crate::tables::chunk_map::bits::get(&self.covered_bits, s))
     }
 
     /// Whether a live slice touches any slot of `first..=last` (all within
