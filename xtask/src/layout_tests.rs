@@ -64,18 +64,18 @@ fn use_trees_code_paths_super_and_root_reexports_are_all_seen() {
 fn a_use_binds_its_last_segment_its_alias_or_its_folded_self() {
     let known: BTreeSet<Vec<String>> = [names(&["t"]), names(&["t", "event"])].into();
     let text = "use super::frames::{self, Frame as F, Group as _};\npub use event::Trace;\n";
-    let found: Vec<(String, Option<String>, bool)> = absolute_paths(text, &names(&["t"]), &known)
+    let found: Vec<(String, Option<String>)> = absolute_paths(text, &names(&["t"]), &known)
         .into_iter()
-        .map(|n| (n.path.join("::"), n.binds, n.reexport))
+        .map(|n| (n.path.join("::"), n.binds))
         .collect();
     let some = |s: &str| Some(s.to_string());
     assert_eq!(
         found,
         [
-            ("frames".to_string(), some("frames"), false),
-            ("frames::Frame".to_string(), some("F"), false),
-            ("frames::Group".to_string(), None, false),
-            ("t::event::Trace".to_string(), some("Trace"), true),
+            ("frames".to_string(), some("frames")),
+            ("frames::Frame".to_string(), some("F")),
+            ("frames::Group".to_string(), None),
+            ("t::event::Trace".to_string(), some("Trace")),
         ]
     );
 }

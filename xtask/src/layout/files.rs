@@ -6,9 +6,8 @@
 //! an item that b defines. A name is followed to where it is defined: a
 //! path into a module whose file only re-exports the item (`use x::Item;`,
 //! `pub use`) continues through that import, so `super::Item` reaches the
-//! sibling that holds `Item`, not the folder's `mod.rs`. A `pub use` is a
-//! re-export, not a dependency: it adds no edge of its own. The crate root
-//! and test files stay out of the graph, as in the module graph; an edge
+//! sibling that holds `Item`, not the folder's `mod.rs`. A `use`, `pub` or
+//! not, is an edge of its own file too. The crate root and test files stay out of the graph, as in the module graph; an edge
 //! joins two files of the same top-level module (a longer circle would
 //! cross a module circle, which the module graph reports).
 //!
@@ -97,7 +96,7 @@ pub fn file_circles(sources: &[Source]) -> Vec<FileCircle> {
         if !in_graph(from) {
             continue;
         }
-        for n in names.iter().filter(|n| !n.reexport) {
+        for n in names {
             let Some(to) = locate(&n.path) else { continue };
             let (a, b) = (&sources[from].module, &sources[to].module);
             if to != from && in_graph(to) && a[0] == b[0] && !b.starts_with(a) {

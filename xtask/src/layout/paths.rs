@@ -108,19 +108,6 @@ fn use_tree(tokens: &[Token], i: usize, prefix: &[String], out: &mut Vec<UsePath
     i
 }
 
-/// Whether the `use` at `i` is a re-export (`pub use`, `pub(crate) use`).
-fn is_pub_use(tokens: &[Token], i: usize) -> bool {
-    let pub_at = |j: usize| tokens.get(j) == Some(&Token::Ident("pub".into()));
-    match i.checked_sub(1).map(|j| &tokens[j]) {
-        Some(Token::Ident(kw)) if kw == "pub" => true,
-        Some(Token::Punct(')')) => {
-            let open = tokens[..i].iter().rposition(|t| *t == Token::Punct('('));
-            open.is_some_and(|o| o > 0 && pub_at(o - 1))
-        }
-        _ => false,
-    }
-}
-
 /// A path a file names, made absolute (from the crate root).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Named {
@@ -128,8 +115,6 @@ pub struct Named {
     pub path: Vec<String>,
     /// The name a `use` binds with it; none for a path in code.
     pub binds: Option<String>,
-    /// Whether it comes from a `pub use` (a re-export, not a dependency).
-    pub reexport: bool,
 }
 
 /// The paths a file names, each made absolute (from the crate root), with
@@ -175,12 +160,10 @@ pub fn absolute_paths(
                 let mut paths = Vec::new();
                 let next = use_tree(&tokens, i + 1, &[], &mut paths);
                 let module = here();
-                let reexport = is_pub_use(&tokens, i);
                 out.extend(paths.into_iter().filter_map(|p| {
                     Some(Named {
                         path: resolve(&p.path, &module, known)?,
                         binds: p.binds,
-                        reexport,
                     })
                 }));
                 i = next.max(i + 1);
@@ -193,11 +176,7 @@ pub fn absolute_paths(
                 if starts_path && !preceded_by_colons && colons(&tokens, i + 1) {
                     let (path, next) = read_path(&tokens, i);
                     if let Some(path) = resolve(&path, &here(), known) {
-                        out.push(Named {
-                            path,
-                            binds: None,
-                            reexport: false,
-                        });
+                        out.push(Named { path, binds: None });
                     }
                     i = next;
                     continue;
