@@ -2,20 +2,20 @@
 //!
 //! The module graph sees `pools` as one node; inside it, `arena/state.rs`
 //! may name `arena/chunks.rs` while `chunks.rs` names `state.rs`. Here each
-//! file is a node, with an edge a → b when a's code or a `use` in it names
-//! an item that b defines. A name is followed to where it is defined: a
-//! path into a module whose file only re-exports the item (`use x::Item;`,
-//! `pub use`) continues through that import, so `super::Item` reaches the
-//! sibling that holds `Item`, not the folder's `mod.rs`. A `use`, `pub` or
-//! not, is an edge of its own file too. The crate root and test files stay out of the graph, as in the module graph; an edge
-//! joins two files of the same top-level module (a longer circle would
-//! cross a module circle, which the module graph reports).
+//! file is a node, with an edge a → b when a's code or a `use` in it (`pub`
+//! or not) names an item that b defines. A name is followed to where it is
+//! defined: a path into a module whose file only imports or re-exports the
+//! item continues through that import, so `super::Item` reaches the
+//! sibling that holds `Item`, not the folder's `mod.rs`. The crate root and
+//! test files stay out of the graph, as in the module graph; an edge joins
+//! two files of the same top-level module (a longer circle would cross a
+//! module circle, which the module graph reports).
 //!
 //! The file that declares a folder's modules (`DIR/mod.rs`, or `DIR.rs`
-//! beside `DIR/`) is that folder's root, as `lib.rs` is the crate's: its edges down
-//! into its own folder are the folder's declarations and its front door,
-//! and do not count. Its children's edges up to it do (the types a folder
-//! shares live there), and so do its edges to anywhere else.
+//! beside `DIR/`) is that folder's root, as `lib.rs` is the crate's: its
+//! edges down into its own folder are the folder's declarations and its
+//! front door, and do not count. Its children's edges up to it do (the
+//! types a folder shares live there), and so do its edges to anywhere else.
 
 use super::graph::strongly_connected;
 use super::paths::{Named, absolute_paths};
