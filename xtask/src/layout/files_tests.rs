@@ -127,15 +127,32 @@ fn a_folder_root_naming_its_own_children_closes_no_circle() {
 }
 
 #[test]
-fn imports_from_test_files_close_no_circle() {
-    // Tests sit above the code they test: b's test file naming a is no edge.
-    let found = circles(&[
-        ("m/mod.rs", "mod a;\nmod b;"),
-        ("m/a.rs", "use super::b::B;"),
-        ("m/b.rs", "pub struct B;"),
-        ("m/b_tests.rs", "use crate::m::a::A;\nuse super::*;"),
-    ]);
-    assert!(found.is_empty(), "{found:?}");
+fn a_file_that_holds_only_tests_closes_no_circle() {
+    // Tests sit above the code they test: the same two files make a
+    // circle when c.rs is code, and none when it holds only tests.
+    let crate_files = [
+        ("lib.rs", "mod m;"),
+        ("m/mod.rs", "mod a;\nmod c;"),
+        ("m/a.rs", "use super::c::fixture;\npub struct A;"),
+        ("m/c.rs", "use crate::m::a::A;\npub fn fixture() {}"),
+    ];
+    let with = |test_file: bool| -> Vec<Vec<String>> {
+        let sources: Vec<Source> = crate_files
+            .iter()
+            .map(|(path, code)| Source {
+                module: super::super::paths::module_path(std::path::Path::new(path)),
+                file: path,
+                code,
+                test: test_file && *path == "m/c.rs",
+            })
+            .collect();
+        file_circles(&sources)
+            .into_iter()
+            .map(|c| c.files)
+            .collect()
+    };
+    assert_eq!(with(false), [files(&["m/a.rs", "m/c.rs"])]);
+    assert!(with(true).is_empty());
 }
 
 #[test]
