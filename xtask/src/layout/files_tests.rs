@@ -129,7 +129,7 @@ fn a_folder_root_naming_its_own_children_closes_no_circle() {
 #[test]
 fn a_file_that_holds_only_tests_closes_no_circle() {
     // Tests sit above the code they test: the same two files make a
-    // circle when c.rs is code, and none when it holds only tests.
+    // circle when the second is code, and none when it holds only tests.
     let crate_files = [
         ("lib.rs", "mod m;"),
         ("m/mod.rs", "mod a;\nmod c;"),
