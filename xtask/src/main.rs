@@ -12,12 +12,15 @@
 //!   (`skips.rs`); `test` ends the same way.
 //! - `doc` — `cargo doc --no-deps --workspace` with warnings denied.
 //! - `doc-paths` — every file name and relative link in docs/*.md, README.md
-//!   and CONTRIBUTING.md reaches a file (`doc_paths.rs`); `ci` runs it.
+//!   and CONTRIBUTING.md, and every file name in the comments of the `.rs`
+//!   files, reaches a file (`doc_paths.rs`); `ci` runs it.
 //! - `package` — `cargo package` of every publishable crate, lowest layer
 //!   first (`publish.rs`).
 //! - `msrv` — the declared `rust-version` against the compiler in use.
-//! - `layout [--deny]` — files over 300 lines and import circles between a
-//!   crate's modules (`layout.rs`); `--deny` fails on any.
+//! - `layout [--deny]` — files over 300 lines of code (blank and comment
+//!   lines not counted), and import circles between a crate's top-level
+//!   modules and between the files of one (`layout.rs`); `--deny` fails on
+//!   any.
 //! - `miri`   — miri over the host paths (needs nightly with miri).
 //! - `loom`   — the ledger's loom model (`RUSTFLAGS=--cfg loom`).
 //! - `fault-sweep` — every reliability scenario with each device call failed.

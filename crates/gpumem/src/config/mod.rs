@@ -8,6 +8,7 @@
 
 pub mod conf;
 mod conf_items;
+mod conf_keys;
 mod conf_values;
 pub mod layout;
 
