@@ -44,6 +44,8 @@
 //! stay behind, idle, for the threshold to trim later. A chunk whose
 //! release is refused stays with the storage and its release is retried
 //! at the engine's next flush.
+//!
+//! [`IDLE_SHARE`]: crate::IDLE_SHARE
 
 use mem_storage::ComputeStorage;
 
