@@ -37,15 +37,14 @@ impl Arenas {
     /// cached chunks before it creates (`run_cover.rs`). With the bound alone,
     /// a run larger than 1/32 of the mapped bytes (early on, or a GiB slice)
     /// never saw the cache hold it: each chunk shed was released at once, the
-    /// shed went on to 2/3 of the idle share, and the run created its bytes
-    /// anew — unmap, release and create where an unmap and a map move the
-    /// memory (growth seed 4: one shed released 6.1 GiB and the run created
-    /// 4.9 GiB right after). Measured (with the learner's change, `a100`
-    /// driver µs per op, reserved ÷ live): growth seed 5 1.337 → 1.305 × live
-    /// (expandable segments 1.314), bert-infer 4.14 → 4.07 µs, random seed 1
-    /// 11.43 → 11.92 µs at 1.121 → 1.130 (an early chunk no longer released
-    /// and created again, so its learner no longer stops shedding: 11.73 at
-    /// 1.127 before either change), seed 5 11.86 → 11.76 at 1.123 → 1.122.
+    /// shed went on to `SHED_TO_PERCENT` % of the idle share (`shed.rs`), and
+    /// the run created its bytes anew — unmap, release and create where an
+    /// unmap and a map move the memory. A workload whose buffers grow by
+    /// reallocation into GiB sizes paid that on every step. The trade-off:
+    /// where an early chunk released and created again happened to stop the
+    /// learner's sheds (`shed_learn.rs`) on a workload better off without
+    /// them, sparing it lets those sheds run. The numbers are in
+    /// docs/pools.md and docs/benchmarks.md.
     pub(crate) fn cache_chunk<S: ComputeStorage>(
         &mut self,
         cx: &mut ArenaCtx<'_, S>,

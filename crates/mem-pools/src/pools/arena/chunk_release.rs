@@ -16,8 +16,8 @@ impl Arenas {
     /// Uncount a freed slice at `offset..offset + bytes` of arena page
     /// `page`; slots it leaves untouched become idle, and beyond the pool's
     /// threshold (when `release`) the oldest idle chunks go back. Inlined:
-    /// it is on every arena free (the free path's split between the pool
-    /// and the arena left it a call, +1 % instructions on training).
+    /// it is on every arena free, and the split of the free path between
+    /// the pool and the arena must not add a call to it.
     #[inline]
     pub(crate) fn release_chunks<S: ComputeStorage>(
         &mut self,

@@ -44,6 +44,8 @@
 //! stay behind, idle, for the threshold to trim later. A chunk whose
 //! release is refused stays with the storage and its release is retried
 //! at the engine's next flush.
+//!
+//! [`IDLE_SHARE`]: crate::IDLE_SHARE
 
 use mem_storage::ComputeStorage;
 
@@ -56,10 +58,12 @@ use crate::tables::floor::Tables;
 /// 1/`SLICE_CHUNKS` of its size instead: an 8 GiB slice is 8 creates and
 /// 8 maps, not 128 of each. A slice that large is freed whole far more
 /// often than it is reused in part, and the chunks beside a partial reuse
-/// are shed whole as before. Measured (docs/benchmarks.md, `a100` driver
-/// µs per op): growth 46.0 → 31.2 (GiB buffers), training 65.93 → 65.73,
-/// every other trace unchanged (no slice past 512 MiB); at 1/4 serving
-/// rose from 1.032 to 1.078 × live.
+/// are shed whole as before. Only slices past 512 MiB at the default
+/// chunk size are touched. Why not fewer, larger chunks: a chunk is
+/// unmapped only whole, so the larger it is the more physical memory a
+/// slice reused in part keeps mapped; at 1/4 of the slice serving goes
+/// past its memory bound. The numbers are in docs/benchmarks.md (1/4 in
+/// CHANGELOG.md).
 pub(crate) const SLICE_CHUNKS: u64 = 8;
 
 impl Arenas {
@@ -167,7 +171,8 @@ impl Arenas {
         }
         // The map holds the span (as mapping it will need); its runs of
         // unmapped slots are found by mapped-bit words, not slot by slot
-        // (a slot-by-slot walk was ~3 % of training's instructions).
+        // (a word answers for 64 slots, where a walk pays for every slot
+        // of the span, mapped or not).
         cx.t.arena_map(page).slot(last);
         let mut created = Vec::new();
         loop {
@@ -188,8 +193,8 @@ impl Arenas {
             }
             let chunk = self.max_chunk_bytes.max(bytes / SLICE_CHUNKS);
             let cap = u32::try_from(chunk / g).map_or(u32::MAX, |c| c.max(1));
-            // Walked, not collected: a run is a few pieces, and an
-            // allocation per run was ~400 instructions.
+            // Walked, not collected: a run is a few pieces, and collecting
+            // them would cost a heap allocation per run on the reserve path.
             let mut pieces = run_pieces((first, s - 1), &span, (offset, bytes), g, cap).peekable();
             let mut outer = true;
             while let Some((head, len)) = pieces.next() {

@@ -17,11 +17,11 @@
 //! classes are weighed, each at its low and its high end, and the request
 //! goes where it touches fewest unmapped slots (ties: the earlier
 //! candidate, low end first; the first fully mapped one ends the search).
-//! Measured (docs/benchmarks.md, "Arenas: chunk calls, placement and
-//! per-slot cost"; the frontier in docs/pools.md): with moves taken from
-//! the edges of stripped regions (`chunk_map/idle.rs`), 25–54 % fewer calls
-//! on the workloads that move chunks (random, serving, bert-infer), peak
-//! physical within −0.006…+0.007 × live of before.
+//! With sheds taken from the edges of stripped regions
+//! (`tables/chunk_map/idle.rs`), this is what cuts the calls of the
+//! workloads that move chunks (random, serving, bert-infer) for the same
+//! peak physical memory: whole mapped holes stay whole and the next
+//! reservations land on them. The numbers are in docs/pools.md.
 //!
 //! Cost: at most 2 × (`PLACEMENT_PROBE` + `PLACEMENT_CLASSES`) counts of
 //! unmapped slots, each a popcount over the chunk map's mapped bits (64

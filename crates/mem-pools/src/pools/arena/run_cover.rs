@@ -1,10 +1,10 @@
 //! Covering a run of empty slots with physical memory: chunks kept for
 //! reuse first, a new chunk only for what they leave.
 //!
-//! Why reuse comes first: the driver prices physical memory by the byte
-//! (docs/storage.md: `cuMemCreate` 96.66 µs + 96.66 µs per 2 MiB), while
-//! mapping a chunk that exists costs map + set-access (19.45 µs + 18 µs
-//! per 2 MiB). A run maps, in this order:
+//! Why reuse comes first: creating physical memory is priced by the byte
+//! and costs several times what mapping a chunk that exists does (map +
+//! set-access), per call and per byte; the cost model's prices are in
+//! docs/storage.md. A run maps, in this order:
 //! 1. cached chunks no larger than what is left of it, largest first
 //!    (exact cover, one map each);
 //! 2. else the smallest cached chunk larger than what is left, mapped over

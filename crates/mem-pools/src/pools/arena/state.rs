@@ -45,7 +45,7 @@ pub(crate) struct CachedChunk {
 /// The state between `sleep` and `wake`.
 #[derive(Debug, Default)]
 pub(crate) struct Asleep {
-    /// (arena page, slot) → the chunk's bytes, when preserved.
+    /// The chunk's bytes by (arena page, slot), when preserved.
     pub(crate) saved: HashMap<(u32, u32), Vec<u8>>,
 }
 

@@ -4,10 +4,9 @@
 //!
 //! A doubly linked list threaded through the slots themselves: queueing,
 //! taking and a slot going live again are each O(1), with no allocation
-//! and nothing stale left behind. (It was a queue of slot numbers with
-//! lazy deletion, compacted once stale entries outnumbered idle slots: a
-//! 3 GiB slice freed and reused pushed 1536 entries and ran the compaction
-//! check per slot — 12.5 % of the instructions of a `training` replay.)
+//! and nothing stale left behind. (A queue of slot numbers with lazy
+//! deletion would push an entry per slot of a large slice freed and
+//! reused, and check per slot whether to compact the stale ones.)
 //! Whole spans are claimed in `claim.rs` and released in
 //! `release.rs`.
 
@@ -125,8 +124,7 @@ impl ChunkMap {
     /// range's unused end) wins, else the first found: stripping the edge
     /// of a region already stripped leaves the fully mapped holes whole,
     /// and placement (`pools/arena/place.rs`) lands the next reservations there
-    /// for no call (measured with one-granule chunks: random's calls
-    /// 45.5 k → 36.3 k at the same peak, serving 36.2 k → 34.2 k).
+    /// for no call, at the same peak (docs/pools.md).
     pub(crate) fn take_idle_extent(
         &mut self,
         keep: &RangeInclusive<u32>,

@@ -188,9 +188,9 @@ impl ChunkMap {
     }
 
     /// Grow the slots to at least `n`, doubling: a reservation at the
-    /// frontier walks its span slot by slot (`chunks.rs`), and growing by
-    /// one slot each time was ~0.5 M of training's 20.7 M instructions at
-    /// scale 0.2. Slots past the last one touched read as absent ones do:
+    /// frontier reaches its span's slots one by one (`chunks.rs`), and
+    /// growing by one slot each time would resize the vector per slot.
+    /// Slots past the last one touched read as absent ones do:
     /// no chunk, not live, not idle. Whole bit words of slots: a word's
     /// counts are one slice of 64 (`live.rs`).
     #[cold]

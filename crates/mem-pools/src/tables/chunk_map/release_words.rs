@@ -24,7 +24,7 @@ impl ChunkMap {
                 inner.is_empty() || !self.any_live(fw as u32 * 64 + 64, lw as u32 * 64 - 1)
             );
             // Two words and none between (most spans over several): no
-            // fill, whose `memset` call costs ~15 instructions even empty.
+            // fill, whose `memset` call has its fixed cost even when empty.
             if !inner.is_empty() {
                 self.covered_bits[inner].fill(u64::MAX);
             }
