@@ -1,6 +1,6 @@
 //! [`MemoryManagementOptions`]: what a manager is built with beside its
 //! pool layout — a name, lazy pages, and the arenas' knobs (largest
-//! chunk, idle share, grow-ahead), each documented with what it costs.
+//! chunk, idle share), each documented with what it costs.
 
 /// Options that are not about the pool layout.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
