@@ -19,9 +19,11 @@
 //! what it checks and what only a GPU can.
 //!
 //! - `types.rs`: the driver's C types and codes; `sync.rs`: locks and the
-//!   violation record; `driver.rs`: the handles' registries;
-//! - `buffer.rs`, `memory.rs`, `pool.rs`, `vmm.rs`: memory, its tables, the
-//!   one physical capacity and the VMM rules;
+//!   violation record; `driver.rs`: the handles' registries; `device.rs`:
+//!   the devices, their contexts and peer links;
+//! - `buffer.rs`, `memory.rs`, `pool.rs`, `vmm.rs`: memory, its tables,
+//!   each device's physical capacity and the VMM rules; `memfd.rs`,
+//!   `share.rs`: chunks shared between processes (export, import);
 //! - `work.rs`, `exec.rs`, `stream.rs`, `event.rs`: work, its checked
 //!   execution, asynchronous streams, events;
 //! - `capture.rs`, `graph.rs`: capture and its legal calls, graphs;
@@ -34,13 +36,16 @@
 
 mod buffer;
 mod capture;
+mod device;
 mod driver;
 mod event;
 mod exec;
 mod graph;
+mod memfd;
 mod memory;
 mod module;
 mod pool;
+mod share;
 mod stream;
 mod sync;
 mod types;
@@ -53,6 +58,8 @@ mod api {
     pub mod graph;
     pub mod memory;
     pub mod module;
+    pub mod peer;
+    pub mod share;
     pub mod standin;
     pub mod stream;
     pub mod stubs;
