@@ -44,6 +44,21 @@ pub fn standin() -> Option<Standin> {
 }
 
 impl Standin {
+    /// Device 1's context, or `None` after printing why the test skips
+    /// (`cargo xtask cuda-standin` runs these tests with two devices).
+    pub fn second(&self) -> Option<Arc<CudaContext>> {
+        let mut count = 0;
+        // SAFETY: a live out-parameter.
+        assert_eq!(unsafe { sys::cuDeviceGetCount(&mut count) }, OK);
+        if count < 2 {
+            println!("skipping: one device (GPUMEM_STANDIN_DEVICES=2 makes two)");
+            return None;
+        }
+        let ctx = CudaContext::new(1).expect("device 1");
+        self.ctx.bind_to_thread().unwrap();
+        Some(ctx)
+    }
+
     pub fn violations(&self) -> u64 {
         symbol::<extern "C" fn() -> u64>(b"gpumem_standin_violations\0").expect("the stand-in")()
     }
@@ -96,13 +111,33 @@ pub fn prop() -> sys::CUmemAllocationProp {
     p
 }
 
+/// As [`prop`], shareable as a POSIX file descriptor.
+pub fn shareable() -> sys::CUmemAllocationProp {
+    let mut p = prop();
+    p.requestedHandleTypes =
+        sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    p
+}
+
 pub fn access() -> sys::CUmemAccessDesc {
+    access_for(0, true)
+}
+
+/// Read-write access for device `dev` (`grant`), or none (a revoke).
+pub fn access_for(dev: i32, grant: bool) -> sys::CUmemAccessDesc {
+    use sys::CUmemAccess_flags::{
+        CU_MEM_ACCESS_FLAGS_PROT_NONE, CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+    };
     sys::CUmemAccessDesc {
         location: sys::CUmemLocation {
             type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
-            id: 0,
+            id: dev,
         },
-        flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        flags: if grant {
+            CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+        } else {
+            CU_MEM_ACCESS_FLAGS_PROT_NONE
+        },
     }
 }
 
