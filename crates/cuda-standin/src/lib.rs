@@ -10,10 +10,14 @@
 //! It is strict where a GPU is strict and reports what a GPU would only
 //! show as a crash: the calls that break the driver API's contract
 //! (granularity, mapping only reserved and unmapped addresses, unmapping
-//! whole mappings, access only after `cuMemSetAccess`, no allocation in a
-//! stream capture) are refused with the driver's error code, and any work
-//! that finds its memory freed, unmapped or without access when it runs on
-//! its stream is a contract violation. Violations are counted and kept
+//! whole mappings, access only after `cuMemSetAccess` and only for the
+//! devices it named, no work after a `cuMemFreeAsync`, exports only of
+//! chunks made shareable, imports only of exported chunks, no allocation in
+//! a stream capture) are refused with the driver's error code, and any
+//! work that finds its memory freed, unmapped or without access when it
+//! runs on its stream is a contract violation. Several devices
+//! (`GPUMEM_STANDIN_DEVICES`) share one address space; chunks shareable as
+//! POSIX file descriptors are memfds, so two processes really share bytes. Violations are counted and kept
 //! (`gpumem_standin_violations`, `gpumem_standin_violation_message`), and
 //! abort the process under `GPUMEM_STANDIN_ABORT=1`. docs/cuda.md says
 //! what it checks and what only a GPU can.

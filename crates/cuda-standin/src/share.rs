@@ -13,7 +13,7 @@ use std::os::fd::{BorrowedFd, OwnedFd};
 
 use crate::buffer::Buffer;
 use crate::memfd::ChunkFile;
-use crate::memory::{Handle, MemState, Refusal};
+use crate::memory::{Handle, Mapping, MemState, Refusal};
 use crate::types::{DevPtr, HANDLE_POSIX_FD, INVALID_DEVICE, INVALID_VALUE, NOT_FOUND};
 
 impl MemState {
@@ -72,9 +72,11 @@ impl MemState {
     /// The handle of the chunk mapped at `addr`, with one more reference
     /// (released with `cuMemRelease`).
     pub fn retain(&mut self, addr: DevPtr) -> Result<u64, Refusal> {
-        let (_, handle) = self
+        let handle = self
             .mapping_at(addr)
-            .ok_or_else(|| (INVALID_VALUE, format!("{addr:#x} is not mapped")))?;
+            .ok_or_else(|| (INVALID_VALUE, format!("{addr:#x} is not mapped")))?
+            .1
+            .handle;
         let h = self
             .handles
             .get_mut(&handle)
@@ -90,17 +92,25 @@ impl MemState {
         {
             return Ok((base, a.len));
         }
-        let (range, _) = self
+        let (at, m) = self
             .mapping_at(addr)
             .ok_or_else(|| (NOT_FOUND, format!("{addr:#x} is no allocation")))?;
-        Ok(range)
+        Ok((at, m.len))
     }
 
-    /// The mapping holding `addr`: `((base, len), chunk handle)`.
-    fn mapping_at(&self, addr: DevPtr) -> Option<((DevPtr, u64), u64)> {
+    /// Whether device `dev` may access the mapping holding `addr`.
+    pub fn access_of(&self, addr: DevPtr, dev: usize) -> Result<bool, Refusal> {
+        let (_, m) = self
+            .mapping_at(addr)
+            .ok_or_else(|| (INVALID_VALUE, format!("{addr:#x} is not mapped")))?;
+        Ok(self.reaches(m.owner, dev) == Some(true))
+    }
+
+    /// The mapping holding `addr`, and its address.
+    fn mapping_at(&self, addr: DevPtr) -> Option<(DevPtr, &Mapping)> {
         let (_, r) = self.reservations.range(..=addr).next_back()?;
         let (&at, m) = r.maps.range(..=addr).next_back()?;
-        (addr < at + m.len).then_some(((at, m.len), m.handle))
+        (addr < at + m.len).then_some((at, m))
     }
 }
 

@@ -72,7 +72,9 @@ fn a_device_reaches_another_devices_memory_only_when_given_access() {
     m.set_access(at, G, 0, true).unwrap();
     let why = m.resolve(at, 16, 1).unwrap_err();
     assert!(why.contains("device 1"), "{why}");
+    assert_eq!(m.access_of(at + 5, 1), Ok(false));
     m.set_access(at, G, 1, true).unwrap();
+    assert_eq!(m.access_of(at + 5, 1), Ok(true));
     let segs = m.resolve(at, 16, 1).unwrap();
     m.set_access(at, G, 1, false).unwrap();
     assert!(m.check_live(&segs).is_err(), "revoked under resolved work");

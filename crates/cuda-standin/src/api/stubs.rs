@@ -54,7 +54,6 @@ unsupported!(
     cuMemsetD32Async,
     cuMemsetD16_v2,
     cuMemsetD32_v2,
-    cuMemGetAccess,
     cuModuleGetGlobal_v2,
     cuModuleLoad,
     cuOccupancyAvailableDynamicSMemPerBlock,

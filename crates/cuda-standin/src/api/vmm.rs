@@ -153,3 +153,17 @@ entry! { fn cuMemSetAccess(ptr: DevPtr, size: usize, desc: *const AccessDesc, co
     }
     Ok(())
 }}
+
+entry! { fn cuMemGetAccess(flags: *mut u64, location: *const MemLocation, ptr: DevPtr) {
+    ready()?;
+    // SAFETY: the caller's in-parameter.
+    let loc = unsafe { get(location) }?;
+    if loc.kind != LOCATION_DEVICE {
+        return Err(INVALID_VALUE);
+    }
+    let dev = crate::device::valid(loc.id)?;
+    let granted = lock(&MEM).access_of(ptr, dev).map_err(refused("cuMemGetAccess"))?;
+    let value = u64::from(if granted { ACCESS_READWRITE } else { ACCESS_NONE });
+    // SAFETY: the caller's out-parameter (a `unsigned long long`).
+    unsafe { put(flags, value) }
+}}

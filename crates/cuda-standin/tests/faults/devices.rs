@@ -7,6 +7,16 @@ use cudarc::driver::sys::{self, cudaError_enum as E};
 
 use crate::standin::{G, OK, access_for, mapped, standin, unmapped};
 
+/// `cuMemGetAccess` of `at` for device `dev`.
+fn access_of(at: u64, dev: i32) -> u64 {
+    let location = access_for(dev, true).location;
+    let mut flags = 9;
+    // SAFETY: live in- and out-parameters.
+    let got = unsafe { sys::cuMemGetAccess(&mut flags, &location, at) };
+    assert_eq!(got, OK);
+    flags
+}
+
 /// Copy `len` bytes from `src` to the host on `stream`, and wait.
 fn read(stream: &cudarc::driver::CudaStream, src: u64, len: usize) -> Result<Vec<u8>, E> {
     let mut back = vec![0u8; len];
@@ -48,6 +58,11 @@ fn device_1_reads_a_device_0_mapping_only_while_cu_mem_set_access_grants_it() {
         OK
     );
     assert_eq!(read(&s1, at, 64), Ok(vec![0x5A; 64]), "granted");
+    assert_eq!(
+        (access_of(at, 0), access_of(at + 4096, 1)),
+        (3, 3),
+        "both read-write"
+    );
     // A kernel of device 1 queued while granted, revoked before it runs.
     assert_eq!(d.kernel(&s1, at, 4096, 200, 1), OK);
     assert_eq!(
@@ -56,6 +71,11 @@ fn device_1_reads_a_device_0_mapping_only_while_cu_mem_set_access_grants_it() {
         OK
     );
     s1.synchronize().unwrap();
+    assert_eq!(
+        (access_of(at, 0), access_of(at, 1)),
+        (3, 0),
+        "device 1 revoked"
+    );
     assert_eq!(
         read(&s1, at, 64),
         Err(E::CUDA_ERROR_INVALID_VALUE),
