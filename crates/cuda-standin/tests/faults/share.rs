@@ -7,7 +7,6 @@ use std::io::{IoSlice, IoSliceMut, Read, Write};
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::process::Command;
 
 use cudarc::driver::sys::{self, CUmemAllocationHandleType as T, cudaError_enum as E};
 use rustix::net::{
@@ -15,7 +14,7 @@ use rustix::net::{
     SendAncillaryMessage, SendFlags, recvmsg, sendmsg,
 };
 
-use crate::standin::{G, OK, access, prop, shareable, standin};
+use crate::standin::{G, OK, access, expect_violation, prop, rerun, shareable, standin};
 
 const FD: T = T::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 /// Set in the second process: the socket it connects to.
@@ -134,20 +133,9 @@ fn a_second_process_imports_an_exported_chunk_and_outlives_the_exporters_release
     let path = std::env::temp_dir().join(format!("gpumem-standin-{}.sock", std::process::id()));
     let _ = std::fs::remove_file(&path);
     let listener = UnixListener::bind(&path).unwrap();
-    // libtest names a test by its path inside the test crate.
-    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
-    let name = format!(
-        "{module}::a_second_process_imports_an_exported_chunk_and_outlives_the_exporters_release"
-    );
-    // Its output goes to stderr: its own `test result:` line is not this
-    // run's (`cargo xtask` counts those on stdout).
-    let stderr = std::io::stderr().as_fd().try_clone_to_owned().unwrap();
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", &name, "--nocapture", "--test-threads=1"])
-        .env(IMPORTER, &path)
-        .stdout(stderr)
-        .spawn()
-        .unwrap();
+    let name = "a_second_process_imports_an_exported_chunk_and_outlives_the_exporters_release";
+    let path_text = path.to_str().unwrap();
+    let mut child = rerun(module_path!(), name, &[(IMPORTER, path_text)]);
     let (mut sock, _) = listener.accept().unwrap();
     send_fd(&sock, fd.as_fd(), 2 * G as u64);
     drop(fd);
@@ -307,4 +295,37 @@ fn retain_properties_and_address_range_describe_a_mapped_chunk() {
     assert_eq!((base, size), (at, 2 * G));
     unmap(at, h, 2 * G);
     assert_eq!(d.since(before), Vec::<String>::new());
+}
+
+/// Set in the second process of the next test: whether it announces the
+/// bad import it makes (`1`) or not (`0`), under `GPUMEM_STANDIN_ABORT=1`.
+const ANNOUNCE: &str = "GPUMEM_STANDIN_TEST_ANNOUNCE";
+
+#[test]
+fn an_announced_bad_import_is_recorded_without_aborting_and_an_unannounced_one_aborts() {
+    if let Ok(announce) = std::env::var(ANNOUNCE) {
+        let d = standin().expect("the second process runs on the stand-in");
+        if announce == "1" {
+            expect_violation("not a stand-in chunk");
+        }
+        let fd = rustix::fs::memfd_create("not-a-chunk", rustix::fs::MemfdFlags::CLOEXEC).unwrap();
+        rustix::fs::ftruncate(&fd, 3 * 4096).unwrap();
+        let (before, mut h) = (d.violations(), 0);
+        let os_handle = fd.as_raw_fd() as usize as *mut c_void;
+        assert_eq!(
+            // SAFETY: a live out-parameter; the descriptor is the fault.
+            unsafe { sys::cuMemImportFromShareableHandle(&mut h, os_handle, FD) },
+            E::CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(d.violations(), before + 1, "recorded all the same");
+        return;
+    }
+    let Some(_d) = standin() else { return };
+    let name = "an_announced_bad_import_is_recorded_without_aborting_and_an_unannounced_one_aborts";
+    let run = |announce| {
+        let env = [(ANNOUNCE, announce), ("GPUMEM_STANDIN_ABORT", "1")];
+        rerun(module_path!(), name, &env).wait().unwrap()
+    };
+    assert!(run("1").success(), "announced: recorded, no abort");
+    assert!(!run("0").success(), "not announced: the abort");
 }

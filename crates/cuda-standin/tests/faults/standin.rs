@@ -97,6 +97,33 @@ impl Standin {
     }
 }
 
+/// Run the test `name` of module `module` (`module_path!()`) again in a
+/// new process of this test binary, with `env` set; its output goes to
+/// stderr (its own `test result:` line is not this run's, and `cargo
+/// xtask` counts those on stdout).
+pub fn rerun(module: &str, name: &str, env: &[(&str, &str)]) -> std::process::Child {
+    use std::os::fd::AsFd;
+    // libtest names a test by its path inside the test crate.
+    let module = module.split_once("::").map_or("", |(_, m)| m);
+    let stderr = std::io::stderr().as_fd().try_clone_to_owned().unwrap();
+    std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", &format!("{module}::{name}"), "--nocapture"])
+        .envs(env.iter().copied())
+        .stdout(stderr)
+        .spawn()
+        .unwrap()
+}
+
+/// Announce a violation whose message contains `text`, so that it does
+/// not abort under `GPUMEM_STANDIN_ABORT=1`.
+pub fn expect_violation(text: &str) {
+    type F = unsafe extern "C" fn(*const std::ffi::c_char);
+    let f = symbol::<F>(b"gpumem_standin_expect_violation\0").expect("the stand-in");
+    let text = std::ffi::CString::new(text).unwrap();
+    // SAFETY: a NUL-terminated string, read during the call.
+    unsafe { f(text.as_ptr()) }
+}
+
 pub const OK: CUresult = cudaError_enum::CUDA_SUCCESS;
 pub const G: usize = 2 << 20;
 
