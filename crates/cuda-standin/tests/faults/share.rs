@@ -96,6 +96,26 @@ fn recv_fd(sock: &UnixStream) -> (OwnedFd, u64) {
     (fd, u64::from_le_bytes(bytes))
 }
 
+/// The importer's connection; a panic, not a hang, if it exits first.
+fn accept(listener: &UnixListener, child: &mut std::process::Child) -> UnixStream {
+    listener.set_nonblocking(true).unwrap();
+    loop {
+        match listener.accept() {
+            Ok((sock, _)) => {
+                sock.set_nonblocking(false).unwrap();
+                return sock;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if let Some(status) = child.try_wait().unwrap() {
+                    panic!("the importer exited before it connected: {status}");
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(e) => panic!("accept: {e}"),
+        }
+    }
+}
+
 fn expect(sock: &mut UnixStream, step: u8) {
     let mut got = [0u8];
     sock.read_exact(&mut got).expect("the other process's step");
@@ -136,7 +156,7 @@ fn a_second_process_imports_an_exported_chunk_and_outlives_the_exporters_release
     let name = "a_second_process_imports_an_exported_chunk_and_outlives_the_exporters_release";
     let path_text = path.to_str().unwrap();
     let mut child = rerun(module_path!(), name, &[(IMPORTER, path_text)]);
-    let (mut sock, _) = listener.accept().unwrap();
+    let mut sock = accept(&listener, &mut child);
     send_fd(&sock, fd.as_fd(), 2 * G as u64);
     drop(fd);
 
