@@ -102,6 +102,24 @@ pub fn current_device() -> Result<usize, CuResult> {
     }
 }
 
+/// Calls a test asked to fail (`gpumem_standin_fail_call`): the entry
+/// point's name, how many calls of it to let through first, the code.
+pub static FAILS: Mutex<Vec<(String, u64, CuResult)>> = Mutex::new(Vec::new());
+
+/// `Err(code)` when this call of `name` is one a test asked to fail: it
+/// then fails before doing anything, as a driver refusing it would.
+pub fn injected(name: &str) -> Outcome {
+    let mut fails = lock(&FAILS);
+    let Some(i) = fails.iter().position(|(n, _, _)| n == name) else {
+        return Ok(());
+    };
+    if fails[i].1 > 0 {
+        fails[i].1 -= 1;
+        return Ok(());
+    }
+    Err(fails.remove(i).2)
+}
+
 /// An entry point's result: counted under its name when it succeeded.
 pub fn finish(name: &'static str, outcome: Outcome) -> CuResult {
     match outcome {
@@ -125,7 +143,8 @@ macro_rules! entry {
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name($($arg: $ty),*) -> $crate::types::CuResult {
             let run = || -> $crate::types::Outcome { $body };
-            $crate::driver::finish(stringify!($name), run())
+            let name = stringify!($name);
+            $crate::driver::finish(name, $crate::driver::injected(name).and_then(|()| run()))
         }
     };
 }

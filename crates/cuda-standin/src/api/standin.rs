@@ -8,7 +8,7 @@ use crate::types::*;
 use crate::work::Raw;
 
 /// The stand-in's interface version (present only in the stand-in); 2:
-/// several devices, shared chunks, announced violations.
+/// several devices, shared chunks, announced violations, failed calls.
 #[unsafe(no_mangle)]
 pub extern "C" fn gpumem_standin_version() -> u32 {
     2
@@ -92,6 +92,26 @@ pub unsafe extern "C" fn gpumem_standin_expect_violation(text: *const c_char) {
         .to_string_lossy()
         .into_owned();
     lock(&crate::sync::EXPECTED).push(text);
+}
+
+/// Make a later call of entry point `name` (a NUL-terminated string, e.g.
+/// `cuMemExportToShareableHandle`) fail with `code` before it does
+/// anything: the calls of it after `skip` more go through. For tests of
+/// how gpumem takes a driver's refusal of any call (nothing mapped,
+/// charged or leaked); a failed call is not a violation.
+///
+/// # Safety
+/// `name` is null or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn gpumem_standin_fail_call(name: *const c_char, skip: u64, code: u32) {
+    if name.is_null() || code == SUCCESS {
+        return;
+    }
+    // SAFETY: a NUL-terminated string (the contract).
+    let name = unsafe { CStr::from_ptr(name) }
+        .to_string_lossy()
+        .into_owned();
+    lock(&crate::driver::FAILS).push((name, skip, code));
 }
 
 /// Forget the call counts (violations are never forgotten).

@@ -5,6 +5,7 @@
 //! the loader path): on a real GPU these faults would fault the device, so
 //! there they print `skipping:` and return.
 
+mod calls;
 mod devices;
 mod share;
 mod standin;

@@ -114,6 +114,16 @@ pub fn rerun(module: &str, name: &str, env: &[(&str, &str)]) -> std::process::Ch
         .unwrap()
 }
 
+/// Make a later call of entry point `name` fail with `code` (after `skip`
+/// more go through).
+pub fn fail_call(name: &str, skip: u64, code: CUresult) {
+    type F = unsafe extern "C" fn(*const std::ffi::c_char, u64, u32);
+    let f = symbol::<F>(b"gpumem_standin_fail_call\0").expect("the stand-in");
+    let name = std::ffi::CString::new(name).unwrap();
+    // SAFETY: a NUL-terminated string, read during the call.
+    unsafe { f(name.as_ptr(), skip, code as u32) }
+}
+
 /// Announce a violation whose message contains `text`, so that it does
 /// not abort under `GPUMEM_STANDIN_ABORT=1`.
 pub fn expect_violation(text: &str) {
