@@ -10,7 +10,8 @@
 //! - the paged stress run again on a device without memory pools
 //!   (`GPUMEM_STANDIN_MEMORY_POOLS=0`: synchronous allocation);
 //! - the stand-in's seeded faults (`crates/cuda-standin/tests/`), which
-//!   commit violations on purpose and check each is caught;
+//!   commit violations on purpose and check each is caught, on two devices
+//!   (`GPUMEM_STANDIN_DEVICES=2`, for the peer-access faults);
 //! - the CUDA examples ([`EXAMPLES`]).
 //!
 //! A test that says it skipped fails the step: on the stand-in every one
@@ -83,8 +84,10 @@ const WITHOUT_POOLS: (&str, &str, &[&str]) = (
     &["four_threads_on_four_streams_of_cuda_paged_pools_never_reuse_memory_under_unfinished_work"],
 );
 
-/// The stand-in's own tests: seeded faults, run without the abort switch.
+/// The stand-in's own tests: seeded faults, run without the abort switch,
+/// on two devices.
 const FAULTS: (&str, &str) = ("cuda-standin", "faults");
+const FAULT_DEVICES: (&str, &str) = ("GPUMEM_STANDIN_DEVICES", "2");
 
 /// (package, example): run, and must not say it skipped.
 const EXAMPLES: &[(&str, &str)] = &[("gpumem", "cudarc_runtime")];
@@ -173,7 +176,7 @@ pub fn cuda_standin(_args: &[String]) -> Result<String, String> {
     let (p, s) = test_with(&dir, WITHOUT_POOLS, true, &no_pools)?;
     passed += p;
     skipped.extend(s);
-    let (p, s) = test(&dir, FAULTS.0, FAULTS.1, &[], false)?;
+    let (p, s) = test_with(&dir, (FAULTS.0, FAULTS.1, &[]), false, &[FAULT_DEVICES])?;
     passed += p;
     skipped.extend(s);
     for (package, example) in EXAMPLES {
