@@ -183,6 +183,29 @@ fn a_communication_threads_allocation_neither_ends_nor_joins_a_pass() {
     assert_eq!(roles.role_of(2), Some(Role::Gradient));
 }
 
+/// A Python hook the engine's thread runs between two nodes (FSDP's,
+/// `register_hook`'s): Python frames above the engine, no node.
+fn hook() -> String {
+    format!(r#"[{{"filename":"/p/hooks.py","line":5,"name":"on_grad"}},{ENGINE}]"#)
+}
+
+#[test]
+fn a_hook_on_the_engines_thread_stays_inside_the_pass() {
+    let lines = [
+        alloc(1, 4, &node("MmBackward0", "mm")),
+        alloc(2, 1, &hook()),
+        alloc(3, 16, &node("MmBackward0", "mm")),
+        free(1),
+        free(2),
+        alloc(4, 2, &python(90)),
+    ];
+    let t = trace(&lines);
+    let roles = BackwardRoles::of(&t);
+    assert_eq!(roles.role_of(0), Some(Role::Temporary), "freed in the pass");
+    assert_eq!(roles.role_of(1), None, "named by its Python line");
+    assert_eq!(roles.role_of(2), Some(Role::Gradient));
+}
+
 #[test]
 fn a_recording_that_ends_inside_the_pass_leaves_what_it_did_not_free_undetermined() {
     let lines = [

@@ -9,7 +9,8 @@
 //! Lifetimes do say:
 //!
 //! - a **pass** is a run of allocations whose stack runs an autograd node
-//!   ([`PassSide::Inside`]), with the frees among them. It ends at the next
+//!   or the autograd engine ([`PassSide::Inside`]: a Python hook on the
+//!   engine's thread stays inside), with the frees among them. It ends at the next
 //!   allocation made outside it on the thread that ran it
 //!   ([`PassSide::After`]: the optimizer step, the next forward). An
 //!   allocation on a library's own thread (a communication thread's) or

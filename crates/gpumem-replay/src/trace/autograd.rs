@@ -58,6 +58,16 @@ fn node_of(name: &str) -> Option<&str> {
     (!is_engine).then_some(node)
 }
 
+/// Whether a frame is the autograd engine's own (`Engine::thread_main`,
+/// `Engine::evaluate_function`, `PythonEngine::thread_init`): a stack
+/// through it runs inside a backward pass even without a node frame (a
+/// hook, the engine summing two incoming gradients).
+pub(crate) fn is_engine(name: &str) -> bool {
+    name.strip_prefix("torch::autograd::").is_some_and(|rest| {
+        rest.starts_with("Engine::") || rest.starts_with("python::PythonEngine::")
+    })
+}
+
 /// The op of an `at::_ops::NAME::call(…)` frame: `NAME`.
 fn op_of(name: &str) -> Option<&str> {
     let rest = name.strip_prefix("at::_ops::")?;
@@ -152,6 +162,22 @@ mod tests {
             f("start_thread"),
         ];
         assert_eq!(backward(stack), None);
+    }
+
+    #[test]
+    fn the_engines_frames_are_told_from_a_node_and_from_other_torch_code() {
+        assert!(is_engine(
+            "torch::autograd::Engine::evaluate_function(std::shared_ptr<torch::autograd::GraphTask>&)"
+        ));
+        assert!(is_engine(
+            "torch::autograd::python::PythonEngine::thread_init(int, bool)"
+        ));
+        assert!(!is_engine(
+            "torch::autograd::generated::MmBackward0::apply(std::vector<at::Tensor>&&)"
+        ));
+        assert!(!is_engine(
+            "torch::autograd::InputBuffer::add(unsigned long)"
+        ));
     }
 
     #[test]

@@ -23,7 +23,8 @@ use super::frames::{self, Frame, GroupBy};
 /// Where an allocation made from a stack stands to a backward pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PassSide {
-    /// A frame runs an autograd node: the allocation is the pass's.
+    /// A frame runs an autograd node or is the autograd engine's: the
+    /// allocation is the pass's.
     Inside,
     /// No node, on the thread that ran the pass (a Python frame, or no
     /// thread's entry frame: the main thread): it ends a pass.
@@ -163,7 +164,8 @@ impl Stacks {
     /// Where an allocation from stack `stack` stands to a backward pass.
     pub fn pass_side(&self, stack: u32) -> PassSide {
         let frames = self.frames_of(self.stack(stack));
-        if autograd::backward(frames.iter().map(|f| f.name)).is_some() {
+        let engine = frames.iter().any(|f| autograd::is_engine(f.name));
+        if engine || autograd::backward(frames.iter().map(|f| f.name)).is_some() {
             PassSide::Inside
         } else if frames.iter().any(frames::is_python)
             || !frames.iter().any(|f| frames::is_thread_entry(f.name))
