@@ -21,6 +21,7 @@ pub const NAMES: &[&str] = &[
     "burn-client",
     "gpu-bundle",
     "gpu-bench",
+    "gpu-bundle-standin",
     "html-check",
     "cuda-standin",
     "doc",
@@ -50,6 +51,7 @@ pub fn dispatch(task: &str, args: &[String]) -> Result<(), String> {
         "burn-client" => crate::burn_client::burn_client(args).map(drop),
         "gpu-bundle" => crate::gpu::gpu_bundle(args),
         "gpu-bench" => crate::gpu::gpu_bench(args),
+        "gpu-bundle-standin" => crate::gpu::gpu_bundle_on_standin(args).map(drop),
         "html-check" => crate::html_check::html_check(args).map(drop),
         "cuda-standin" => crate::cuda_standin::cuda_standin(args).map(drop),
         "doc" => crate::publish::doc(args),
@@ -126,6 +128,11 @@ fn ci() -> Result<(), String> {
     let standin = crate::cuda_standin::cuda_standin(&[])?;
     steps.passed("CUDA on the stand-in driver");
     steps.note(format!("CUDA on the stand-in driver: {standin}"));
+    // The GPU bundle's script, gpu-bench and bench-quick on the same
+    // stand-in, small: the first GPU run executes nothing that never ran.
+    let bundle = crate::gpu::gpu_bundle_on_standin(&[])?;
+    steps.passed("GPU bundle on the stand-in driver");
+    steps.note(format!("GPU bundle on the stand-in driver: {bundle}"));
     // The loom models: cheap (small crates in release), and the only proof
     // that no interleaving breaks the ledger, the handle cells or the peaks.
     loom()?;
