@@ -68,7 +68,21 @@ pub fn dispatch(task: &str, args: &[String]) -> Result<(), String> {
 
 /// Every test (and the benches once, in test mode), then the doc tests;
 /// returns the tests that skipped themselves (see `skips`).
+///
+/// The examples are built first, as plain programs in the test profile
+/// (its dependencies are the tests'): the tests that run them
+/// (`examples_output.rs` of mem-storage and gpumem) read
+/// `target/debug/examples/NAME`, which `cargo test --all-targets` does not
+/// write (it builds each example as a test harness under a hashed name),
+/// so on a fresh clone they would skip.
 fn run_tests() -> Result<Vec<Skip>, String> {
+    run(&mut cargo(&[
+        "build",
+        "--workspace",
+        "--examples",
+        "--profile",
+        "test",
+    ]))?;
     let mut skips =
         run_counting_skips(&mut cargo(&["test", "--workspace", "--all-targets", "--"]))?;
     skips.extend(run_counting_skips(&mut cargo(&[
