@@ -23,14 +23,13 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
-use gpumem::config::GpumemConfig;
-use gpumem_replay::compare::pytorch::Policy;
-use gpumem_replay::compare::{Allocator, CompareBackend, Setup, compare};
+use gpumem_replay::compare::{Allocator, compare};
 use gpumem_replay::replay::{Op, Program};
 use gpumem_replay::trace::{TraceFormat, read_trace_file};
 use gpumem_replay::workload::WorkloadSpec;
 use mem_storage::DEFAULT_GRANULARITY;
 
+use crate::device_peer::compare_setup;
 use crate::fragmentation::{program, workloads};
 use crate::{BenchError, DEVICE_BYTES, Result};
 
@@ -155,14 +154,7 @@ pub fn floor(program: &Program, chunk: u64) -> u64 {
 /// library behind the command: `sub_slices`, the default, and
 /// offset-allocator, on the simulated device), with the floor beside them.
 pub fn row(name: &str, program: &Program) -> Result<ArenaRow> {
-    let setup = Setup {
-        backend: CompareBackend::Sim,
-        capacity: DEVICE_BYTES,
-        config: GpumemConfig::default(),
-        threads: false,
-        pytorch: Policy::default(),
-        splits: false,
-    };
+    let setup = compare_setup(DEVICE_BYTES);
     let against = [
         Allocator::SubSlices,
         Allocator::Gpumem,

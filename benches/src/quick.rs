@@ -8,14 +8,13 @@
 
 use std::time::Instant;
 
-use gpumem::config::GpumemConfig;
-use gpumem_replay::compare::pytorch::Policy;
-use gpumem_replay::compare::{Allocator, CompareBackend, Setup, run_row};
+use gpumem_replay::compare::{Allocator, run_row};
 use gpumem_replay::replay::{Program, ReplayOptions, replay};
 use gpumem_replay::workload::WorkloadSpec;
 
 use crate::churn::{ChurnPeer, Steps, churn, pairs, prepare};
 use crate::churn::{OffsetPeer, PoolsPeer, SystemPeer};
+use crate::device_peer::compare_setup;
 use crate::fragmentation::{program, workloads};
 use crate::replay_peers::MallocBackend;
 use crate::sizes::{ChurnPlan, SIZE_CLASSES, SizeMix};
@@ -156,14 +155,7 @@ pub fn size_rows(config: &QuickConfig) -> Result<Vec<QuickRow>> {
 /// Median ns per op of `gpumem compare`'s row for `allocator` (its
 /// library, on the simulated device).
 fn compare_ns(program: &Program, runs: usize, allocator: Allocator) -> Result<f64> {
-    let setup = Setup {
-        backend: CompareBackend::Sim,
-        capacity: DEVICE_BYTES,
-        config: GpumemConfig::default(),
-        threads: false,
-        pytorch: Policy::default(),
-        splits: false,
-    };
+    let setup = compare_setup(DEVICE_BYTES);
     let mut samples = Vec::with_capacity(runs.max(1));
     for _ in 0..runs.max(1) {
         samples.push(run_row(allocator, "quick", program, &setup)?.ns_per_op);
