@@ -95,7 +95,9 @@ const EXAMPLES: &[(&str, &str)] = &[("gpumem", "cudarc_runtime")];
 /// Where the loader finds the stand-in.
 const LIB_DIR: &str = "target/cuda-standin";
 
-fn install() -> Result<PathBuf, String> {
+/// Builds the stand-in and puts it where the loader finds it; returns
+/// the folder.
+pub(crate) fn install() -> Result<PathBuf, String> {
     // The test profile, as `cargo test` builds (nothing is built twice in
     // `ci`, whose test step came first).
     crate::run(&mut cargo(&[
@@ -115,7 +117,9 @@ fn install() -> Result<PathBuf, String> {
     std::fs::canonicalize(dir).map_err(|e| format!("{LIB_DIR}: {e}"))
 }
 
-fn on_standin(cmd: &mut Command, dir: &Path, abort: bool) {
+/// Puts the stand-in folder `dir` first on `cmd`'s loader path;
+/// contract violations abort under `abort`.
+pub(crate) fn on_standin(cmd: &mut Command, dir: &Path, abort: bool) {
     let path = match std::env::var("LD_LIBRARY_PATH") {
         Ok(old) if !old.is_empty() => format!("{}:{old}", dir.display()),
         _ => dir.display().to_string(),

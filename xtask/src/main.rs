@@ -46,8 +46,13 @@
 //!   (`burn_client/`); `--trace PATH` records the transformer's training
 //!   on gpumem, every run where PATH holds `{run}`; skips with a reason
 //!   without Vulkan. `ci` runs it after `cubecl-client`.
-//! - `gpu-bundle` — release test and bench binaries + `run.sh` in `./gpu-bundle`.
-//! - `gpu-bench` — the CUDA measurements (skips with a reason without a GPU).
+//! - `gpu-bundle [--smoke]` — release test and bench binaries + `run.sh` in
+//!   `./gpu-bundle` (`--smoke`: the small bundle of the stand-in run).
+//! - `gpu-bench [--quick|--smoke]` — the CUDA measurements (skips with a
+//!   reason without a GPU).
+//! - `gpu-bundle-standin` — the smoke bundle built and its script run on
+//!   the stand-in CUDA driver, results checked (`gpu/on_standin.rs`); `ci`
+//!   runs it after `cuda-standin`. Its timings are the stand-in's.
 //! - `cuda-standin` — every CUDA test and example on the stand-in CUDA
 //!   driver (`crates/cuda-standin`, loaded as libcuda from
 //!   `target/cuda-standin`), violations fatal, no test skipped
