@@ -9,10 +9,9 @@
 //! spanning 1, 16, 512 or 4096 chunk slots of 2 MiB (2 MiB … 8 GiB: the
 //! `growth` workload's buffers) freed and reserved again in place, its
 //! chunks mapped (no driver call), between live 3 MiB neighbours sharing
-//! its edge slots (`cubecl-peers`' `span:SLOTS`). Per op at 4096 slots
-//! this was ~12 instructions a slot with one record per slot, ~4 with the
-//! idle runs as bits (docs/benchmarks.md); the goal, a cost that does not
-//! grow with the slots (CubeCL's ~105 ns at any size), is not reached.
+//! its edge slots (`cubecl-peers`' `span:SLOTS`). The goal is a cost that
+//! does not grow with the slots, as CubeCL's does not; where it stands is
+//! in docs/benchmarks.md ("Scaling").
 
 use std::time::Duration;
 

@@ -11,24 +11,27 @@
 //! 2 MiB chunks it is near 1.00 for large tensors and higher where small
 //! allocations scatter over many chunks.
 //!
-//! Every row replays the same compiled program with one stream (trace
-//! streams share one address space, as the floor and the peer do), on the
-//! simulated 80 GiB device, so the figures mean what they would on a GPU
-//! with 2 MiB granularity. gpumem's figures are `gpumem::Device`'s: its
-//! default (arenas) and the paged default (see [`crate::device_peer`]).
+//! Every row but the floor is `gpumem compare`'s (its library,
+//! [`gpumem_replay::compare`]): the same compiled program on the simulated
+//! 80 GiB device, so the figures mean what they would on a GPU with 2 MiB
+//! granularity and match `gpumem compare --against
+//! sub_slices,gpumem,offset-allocator`. gpumem's figures are
+//! `gpumem::Device`'s: its default (arenas) and the paged default; the
+//! chunk-call column is the default row's storage calls (allocations,
+//! frees and chunk driver calls) per 100 ops.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
-use gpumem_replay::replay::{Op, Program, ReplayReport};
+use gpumem_replay::compare::{Allocator, compare};
+use gpumem_replay::replay::{Op, Program};
 use gpumem_replay::trace::{TraceFormat, read_trace_file};
 use gpumem_replay::workload::WorkloadSpec;
 use mem_storage::DEFAULT_GRANULARITY;
 
-use crate::device_peer::{default_device, paged_device, uses_arenas};
-use crate::fragmentation::{program, run, workloads};
-use crate::replay_peers::OffsetBackend;
-use crate::{DEVICE_BYTES, Result};
+use crate::device_peer::compare_setup;
+use crate::fragmentation::{program, workloads};
+use crate::{BenchError, DEVICE_BYTES, Result};
 
 /// The engine's alignment on the simulated device.
 pub const ALIGNMENT: u64 = 256;
@@ -50,7 +53,7 @@ pub struct ArenaRow {
     pub arenas: u64,
     /// Arenas: ns per op (the facade's locks and statistics included).
     pub arenas_ns: f64,
-    /// Arenas: chunk driver calls per 100 ops.
+    /// Arenas: storage calls (chunk driver calls included) per 100 ops.
     pub calls_per_100: f64,
     /// offset-allocator's heap extent, rounded up to whole chunks.
     pub offset_extent: u64,
@@ -147,33 +150,37 @@ pub fn floor(program: &Program, chunk: u64) -> u64 {
     peak * chunk
 }
 
-/// The row of one compiled program.
+/// The row of one compiled program: `gpumem compare`'s own rows (the
+/// library behind the command: `sub_slices`, the default, and
+/// offset-allocator, on the simulated device), with the floor beside them.
 pub fn row(name: &str, program: &Program) -> Result<ArenaRow> {
-    let paged: ReplayReport = run(name, program, &mut paged_device(program, DEVICE_BYTES)?)?;
-    let mut facade = default_device(program, DEVICE_BYTES)?;
-    if !uses_arenas(&facade) {
-        return Err(crate::BenchError::Check(
+    let setup = compare_setup(DEVICE_BYTES);
+    let against = [
+        Allocator::SubSlices,
+        Allocator::Gpumem,
+        Allocator::OffsetAllocator,
+    ];
+    let table = compare(name, program, &against, &setup)?;
+    let [paged, arenas, offset] = &table.rows[..] else {
+        return Err(BenchError::Check(format!(
+            "{name}: compare returned {} rows for 3 allocators",
+            table.rows.len()
+        )));
+    };
+    if arenas.reserved_means != Allocator::Gpumem.reserved_means(true) {
+        return Err(BenchError::Check(
             "the default simulated device did not choose arenas".into(),
         ));
     }
-    let arenas = run(name, program, &mut facade)?;
-    let offset = run(
-        name,
-        program,
-        &mut OffsetBackend::new(DEVICE_BYTES, program.slots),
-    )?;
     Ok(ArenaRow {
         workload: name.to_string(),
-        ops: arenas.ops,
+        ops: table.ops,
         peak_live: arenas.peak_live_bytes,
         paged: paged.peak_reserved_bytes,
         paged_ns: paged.ns_per_op,
         arenas: arenas.peak_reserved_bytes,
         arenas_ns: arenas.ns_per_op,
-        calls_per_100: arenas
-            .arenas
-            .as_ref()
-            .map_or(0.0, |a| a.driver_calls_per_100_ops),
+        calls_per_100: arenas.storage_calls as f64 * 100.0 / table.ops.max(1) as f64,
         offset_extent: round_up(offset.peak_reserved_bytes, DEFAULT_GRANULARITY),
         floor: floor(program, DEFAULT_GRANULARITY),
     })
@@ -208,7 +215,7 @@ pub fn arena_rows(spec: &WorkloadSpec, traces: &Path) -> Result<Vec<ArenaRow>> {
 /// The rows as a Markdown table.
 pub fn markdown(rows: &[ArenaRow]) -> String {
     let mut out = String::from(
-        "| workload | ops | peak live | paged ÷ live | arenas (`Device` default) ÷ live | floor ÷ live | offset extent ÷ live | arenas ÷ floor | chunk calls / 100 ops | ns/op paged | ns/op arenas |\n\
+        "| workload | ops | peak live | paged ÷ live | arenas (`Device` default) ÷ live | floor ÷ live | offset extent ÷ live | arenas ÷ floor | storage calls / 100 ops | ns/op paged | ns/op arenas |\n\
          |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for r in rows {

@@ -11,6 +11,8 @@
 
 use gpumem::Device;
 use gpumem::config::{GpumemConfig, PoolLayout};
+use gpumem_replay::compare::pytorch::Policy;
+use gpumem_replay::compare::{CompareBackend, Setup};
 use gpumem_replay::plan::max_page_for;
 use gpumem_replay::replay::{DeviceBackend, Program, StreamMode};
 use gpumem_replay::setup::PoolSettings;
@@ -59,4 +61,18 @@ pub fn paged_device(program: &Program, capacity: u64) -> Result<DeviceBackend> {
 /// Whether a device runs on arenas (its report says so).
 pub fn uses_arenas(backend: &DeviceBackend) -> bool {
     backend.device().memory_report().virtual_memory.is_some()
+}
+
+/// `gpumem compare`'s setup as the tables run it: the simulated device of
+/// `capacity` bytes, the facade's defaults (`GPUMEM_CONF` ignored), one
+/// thread, no splits.
+pub fn compare_setup(capacity: u64) -> Setup {
+    Setup {
+        backend: CompareBackend::Sim,
+        capacity,
+        config: GpumemConfig::default(),
+        threads: false,
+        pytorch: Policy::default(),
+        splits: false,
+    }
 }

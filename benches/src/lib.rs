@@ -4,9 +4,9 @@
 //! deterministic table (`bench-quick`, run by `cargo xtask bench`) and the
 //! GPU measurements (`gpu-bench`, run by `cargo xtask gpu-bench`).
 //!
-//! - [`arenas`]: the arena table — physical memory against live data for
-//!   `Device` on paged pools and on its default (arenas), offset-allocator's
-//!   extent and the floor.
+//! - [`arenas`]: the arena table — `gpumem compare`'s rows (its library)
+//!   for `Device` on paged pools and on its default (arenas) and
+//!   offset-allocator's extent, beside the floor, which only this table has.
 //! - [`device_peer`]: gpumem as every table measures it — `gpumem::Device`
 //!   through the `gpumem` command's own replay backend, with its defaults
 //!   or on paged pools: the figures a user of the facade gets.
@@ -27,7 +27,7 @@
 //! - [`tight`]: relocation on a device sized just above each workload's
 //!   peak (where the trigger policy acts), counting failed allocations.
 //! - [`quick`], [`summary`], [`table`]: the quick suite and its printed
-//!   tables and goals.
+//!   tables and goals (its replay rows time `gpumem compare`'s rows).
 //! - [`gpu`]: measurements that need a CUDA device (skipped with a printed
 //!   reason when [`mem_storage::cuda_available`] is false).
 //!

@@ -8,14 +8,15 @@
 
 use std::time::Instant;
 
-use gpumem_replay::replay::{AllocBackend, Program, ReplayOptions, replay};
+use gpumem_replay::compare::{Allocator, run_row};
+use gpumem_replay::replay::{Program, ReplayOptions, replay};
 use gpumem_replay::workload::WorkloadSpec;
 
 use crate::churn::{ChurnPeer, Steps, churn, pairs, prepare};
 use crate::churn::{OffsetPeer, PoolsPeer, SystemPeer};
-use crate::device_peer::default_device;
+use crate::device_peer::compare_setup;
 use crate::fragmentation::{program, workloads};
-use crate::replay_peers::{MallocBackend, OffsetBackend};
+use crate::replay_peers::MallocBackend;
 use crate::sizes::{ChurnPlan, SIZE_CLASSES, SizeMix};
 use crate::table::{count, human};
 use crate::{DEVICE_BYTES, Result};
@@ -151,34 +152,40 @@ pub fn size_rows(config: &QuickConfig) -> Result<Vec<QuickRow>> {
     Ok(rows)
 }
 
-fn replay_ns<B: AllocBackend>(
-    program: &Program,
-    runs: usize,
-    mut backend: impl FnMut() -> Result<B>,
-) -> Result<f64> {
-    median_ns_per_op(runs, || {
-        let report = replay("quick", program, &mut backend()?, &ReplayOptions::default())?.report;
-        Ok((report.wall_ns, report.ops))
-    })
+/// Median ns per op of `gpumem compare`'s row for `allocator` (its
+/// library, on the simulated device).
+fn compare_ns(program: &Program, runs: usize, allocator: Allocator) -> Result<f64> {
+    let setup = compare_setup(DEVICE_BYTES);
+    let mut samples = Vec::with_capacity(runs.max(1));
+    for _ in 0..runs.max(1) {
+        samples.push(run_row(allocator, "quick", program, &setup)?.ns_per_op);
+    }
+    samples.sort_by(f64::total_cmp);
+    Ok(samples[samples.len() / 2])
 }
 
-/// The replay rows: every built-in workload through every peer.
+/// The replay rows: every built-in workload through `gpumem compare`'s
+/// rows for gpumem's default and offset-allocator, and the system
+/// allocator on host memory (compare's `system` row only counts).
 pub fn replay_rows(config: &QuickConfig) -> Result<Vec<QuickRow>> {
     let mut rows = Vec::new();
     for &workload in workloads() {
         let program = program(workload, &config.spec)?;
         let runs = config.runs;
+        let system = median_ns_per_op(runs, || {
+            let options = ReplayOptions::default();
+            let report = replay("quick", &program, &mut MallocBackend::new(), &options)?.report;
+            Ok((report.wall_ns, report.ops))
+        })?;
         rows.push(QuickRow {
             name: format!(
                 "replay `{}` ({} ops)",
                 workload.name(),
                 count(program.ops.len())
             ),
-            gpumem: replay_ns(&program, runs, || default_device(&program, DEVICE_BYTES))?,
-            offset: Some(replay_ns(&program, runs, || {
-                Ok(OffsetBackend::new(DEVICE_BYTES, program.slots))
-            })?),
-            system: Some(replay_ns(&program, runs, || Ok(MallocBackend::new()))?),
+            gpumem: compare_ns(&program, runs, Allocator::Gpumem)?,
+            offset: Some(compare_ns(&program, runs, Allocator::OffsetAllocator)?),
+            system: Some(system),
         });
     }
     Ok(rows)

@@ -10,7 +10,8 @@
 //! - the paged stress run again on a device without memory pools
 //!   (`GPUMEM_STANDIN_MEMORY_POOLS=0`: synchronous allocation);
 //! - the stand-in's seeded faults (`crates/cuda-standin/tests/`), which
-//!   commit violations on purpose and check each is caught;
+//!   commit violations on purpose and check each is caught, on two devices
+//!   (`GPUMEM_STANDIN_DEVICES=2`, for the peer-access faults);
 //! - the CUDA examples ([`EXAMPLES`]).
 //!
 //! A test that says it skipped fails the step: on the stand-in every one
@@ -83,8 +84,10 @@ const WITHOUT_POOLS: (&str, &str, &[&str]) = (
     &["four_threads_on_four_streams_of_cuda_paged_pools_never_reuse_memory_under_unfinished_work"],
 );
 
-/// The stand-in's own tests: seeded faults, run without the abort switch.
+/// The stand-in's own tests: seeded faults, run without the abort switch,
+/// on two devices.
 const FAULTS: (&str, &str) = ("cuda-standin", "faults");
+const FAULT_DEVICES: (&str, &str) = ("GPUMEM_STANDIN_DEVICES", "2");
 
 /// (package, example): run, and must not say it skipped.
 const EXAMPLES: &[(&str, &str)] = &[("gpumem", "cudarc_runtime")];
@@ -92,7 +95,9 @@ const EXAMPLES: &[(&str, &str)] = &[("gpumem", "cudarc_runtime")];
 /// Where the loader finds the stand-in.
 const LIB_DIR: &str = "target/cuda-standin";
 
-fn install() -> Result<PathBuf, String> {
+/// Builds the stand-in and puts it where the loader finds it; returns
+/// the folder.
+pub(crate) fn install() -> Result<PathBuf, String> {
     // The test profile, as `cargo test` builds (nothing is built twice in
     // `ci`, whose test step came first).
     crate::run(&mut cargo(&[
@@ -112,7 +117,9 @@ fn install() -> Result<PathBuf, String> {
     std::fs::canonicalize(dir).map_err(|e| format!("{LIB_DIR}: {e}"))
 }
 
-fn on_standin(cmd: &mut Command, dir: &Path, abort: bool) {
+/// Puts the stand-in folder `dir` first on `cmd`'s loader path;
+/// contract violations abort under `abort`.
+pub(crate) fn on_standin(cmd: &mut Command, dir: &Path, abort: bool) {
     let path = match std::env::var("LD_LIBRARY_PATH") {
         Ok(old) if !old.is_empty() => format!("{}:{old}", dir.display()),
         _ => dir.display().to_string(),
@@ -173,7 +180,7 @@ pub fn cuda_standin(_args: &[String]) -> Result<String, String> {
     let (p, s) = test_with(&dir, WITHOUT_POOLS, true, &no_pools)?;
     passed += p;
     skipped.extend(s);
-    let (p, s) = test(&dir, FAULTS.0, FAULTS.1, &[], false)?;
+    let (p, s) = test_with(&dir, (FAULTS.0, FAULTS.1, &[]), false, &[FAULT_DEVICES])?;
     passed += p;
     skipped.extend(s);
     for (package, example) in EXAMPLES {

@@ -1,6 +1,6 @@
 //! `cargo xtask doc-paths`: every source file the prose names exists.
 //!
-//! docs/*.md, README.md and CONTRIBUTING.md name files (`engine/core.rs`,
+//! docs/*.md, README.md and CONTRIBUTING.md name files (`pools/core.rs`,
 //! `crates/gpumem/tests/stress.rs`); a file that moved or was split leaves
 //! such a name pointing at nothing, and nothing else checks prose. Every
 //! `.rs` name must be a repository file or the tail of one's path
@@ -10,8 +10,14 @@
 //! `NAME_tests.rs`), and files of other projects the docs talk about,
 //! listed in [`EXTERNAL`] with whose they are. The list cannot rot: an
 //! entry the docs no longer name, or one the repository now has, fails the
-//! check too. Rustdoc's names are intra-doc links that `cargo xtask doc`
-//! checks.
+//! check too.
+//!
+//! The comments of the workspace's `.rs` files are prose too: every comment
+//! line (`//!`, `///`, `//`) is read for `.rs` names the same way, resolved
+//! the same lenient way (a repository file or the tail of one's path, so a
+//! name relative to the crate's `src/` or to the file's folder resolves).
+//! Their Markdown links are not read: rustdoc's are intra-doc links that
+//! `cargo xtask doc` checks.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -59,6 +65,13 @@ pub fn doc_paths(args: &[String]) -> Result<(), String> {
         checked += found.0;
         broken.extend(found.1);
     }
+    for source in source_files(&files) {
+        let text = std::fs::read_to_string(root.join(&source))
+            .map_err(|e| format!("reading {source}: {e}"))?;
+        let found = check_comments(&source, &text, &files, &mut external_seen);
+        checked += found.0;
+        broken.extend(found.1);
+    }
     let mut stale = Vec::new();
     for (name, whose) in EXTERNAL {
         if !external_seen.contains(name) {
@@ -72,7 +85,7 @@ pub fn doc_paths(args: &[String]) -> Result<(), String> {
         }
     }
     eprintln!(
-        "doc-paths: {checked} file names and links checked, {} broken",
+        "doc-paths: {checked} file names and links checked (docs and comments in .rs files), {} broken",
         broken.len()
     );
     for b in &broken {
@@ -88,7 +101,7 @@ pub fn doc_paths(args: &[String]) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "{} name(s) in the docs point at nothing (fix the name, or list another project's file in xtask/src/doc_paths.rs EXTERNAL), {} stale EXTERNAL entr(ies)",
+            "{} name(s) in the docs or comments point at nothing (fix the name, or list another project's file in xtask/src/doc_paths.rs EXTERNAL), {} stale EXTERNAL entr(ies)",
             broken.len(),
             stale.len()
         ))
@@ -108,6 +121,61 @@ fn prose_files(files: &BTreeSet<String>) -> Vec<String> {
         .collect()
 }
 
+/// The Rust sources whose comments are checked: every `.rs` file of the
+/// repository (build output and scratch folders are not in `files`).
+fn source_files(files: &BTreeSet<String>) -> Vec<String> {
+    files
+        .iter()
+        .filter(|f| f.ends_with(".rs"))
+        .cloned()
+        .collect()
+}
+
+/// Check one Rust source's comment lines (`//!`, `///`, `//`): returns how
+/// many names it checked and the broken ones.
+fn check_comments(
+    source: &str,
+    text: &str,
+    files: &BTreeSet<String>,
+    external_seen: &mut BTreeSet<&'static str>,
+) -> (usize, Vec<Broken>) {
+    let mut checked = 0;
+    let mut broken = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let Some(comment) = line.trim_start().strip_prefix("//") else {
+            continue;
+        };
+        let place = format!("{source}:{}", n + 1);
+        checked += check_names(&place, comment, files, external_seen, &mut broken);
+    }
+    (checked, broken)
+}
+
+/// Check the `.rs` names of one line; returns how many it checked.
+fn check_names(
+    place: &str,
+    line: &str,
+    files: &BTreeSet<String>,
+    external_seen: &mut BTreeSet<&'static str>,
+    broken: &mut Vec<Broken>,
+) -> usize {
+    let names = rs_names(line);
+    for name in &names {
+        if let Some((ext, _)) = EXTERNAL.iter().find(|(e, _)| e == name) {
+            external_seen.insert(ext);
+            continue;
+        }
+        if is_template(name) || resolves(name, files) {
+            continue;
+        }
+        broken.push(Broken {
+            place: place.to_string(),
+            name: name.clone(),
+        });
+    }
+    names.len()
+}
+
 /// Check one document: returns how many names it checked and the broken ones.
 fn check_text(
     doc: &str,
@@ -120,20 +188,7 @@ fn check_text(
     let mut broken = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let place = format!("{doc}:{}", n + 1);
-        for name in rs_names(line) {
-            checked += 1;
-            if let Some((ext, _)) = EXTERNAL.iter().find(|(e, _)| *e == name) {
-                external_seen.insert(ext);
-                continue;
-            }
-            if is_template(&name) || resolves(&name, files) {
-                continue;
-            }
-            broken.push(Broken {
-                place: place.clone(),
-                name,
-            });
-        }
+        checked += check_names(&place, line, files, external_seen, &mut broken);
         for target in link_targets(line) {
             checked += 1;
             let joined = normalize(&dir.join(&target));
@@ -148,10 +203,15 @@ fn check_text(
     (checked, broken)
 }
 
-/// The `.rs` names in a line: runs of path characters ending in `.rs`.
+/// The `.rs` names in a line: runs of path characters ending in `.rs`. A
+/// glob (`*_tests.rs`, `crates/*/src/lib.rs`) names a kind of file, not a
+/// file, and is left out; Markdown's bold around a name is not a glob.
 fn rs_names(line: &str) -> Vec<String> {
-    let path_char = |c: char| c.is_ascii_alphanumeric() || "_./-".contains(c);
+    let path_char = |c: char| c.is_ascii_alphanumeric() || "_./-*".contains(c);
     line.split(|c: char| !path_char(c))
+        .map(|t| t.trim_end_matches('*'))
+        .map(|t| t.strip_prefix("**").unwrap_or(t))
+        .filter(|t| !t.contains('*'))
         .map(|t| t.trim_start_matches("./").trim_end_matches('.'))
         .filter(|t| t.ends_with(".rs") && t.len() > 3 && !t.contains("://"))
         .filter(|t| !t.starts_with('/') && !t.starts_with(".."))

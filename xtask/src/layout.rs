@@ -2,19 +2,25 @@
 //!
 //! Reports, for every crate of the workspace (`crates/*`, `xtask`,
 //! `benches`):
-//! - files under `src/` over [`MAX_LINES`] lines of code and comments
-//!   (rustdoc — `///` and `//!` lines — is not counted: a type's public API
-//!   lives in one file with its docs and a runnable example per method, and
-//!   those should not push the file apart; tests in `*_tests.rs`
-//!   files beside the code are exempt);
+//! - files under `src/` over [`MAX_LINES`] lines of code: a line counts
+//!   when it holds code; blank lines and comment lines (rustdoc `///`,
+//!   `//!`, plain `//`, a `/* … */` block) do not. A type's public API lives
+//!   in one file with its docs and a runnable example per method, and a
+//!   comment says why the code is so: neither should push a file apart.
+//!   Tests in `*_tests.rs` files beside the code are exempt;
 //! - import circles between a crate's modules: the module graph at the
-//!   granularity of top-level modules (a file `src/x.rs` or a folder `src/x/`),
+//!   granularity of top-level modules (a file `src/NAME.rs` or a folder `src/NAME/`),
 //!   with an edge x → y when code in x names `crate::y…` (or reaches y
 //!   through `super::`, or names an item the crate root re-exports from y),
-//!   and its strongly connected components (Tarjan) of more than one module.
-//!   Test files (`*_tests.rs`, `tests.rs`, `*_loom.rs`) and a file's inline
-//!   `#[cfg(test)] mod tests` are left out of the graph: a test may reach
-//!   any module of its crate, as `tests/` does.
+//!   and its strongly connected components (Tarjan) of more than one module;
+//! - import circles between the files of one top-level module: the same
+//!   graph with a file per node, each name followed to the file that
+//!   defines it (`layout/files.rs`).
+//!
+//! Test files (`*_tests.rs`, `tests.rs`, `*_loom.rs`) and a file's inline
+//! `#[cfg(test)] mod tests` are left out of both graphs: a test sits above
+//! the code it tests and may reach any module of its crate, as `tests/`
+//! does, so its imports never close a circle.
 //!
 //! The crate root (`lib.rs`, `main.rs`) is left out of the graph: it declares
 //! and re-exports every module, so every module "depends" on it. Binaries in
@@ -24,11 +30,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+mod files;
 mod graph;
 mod lex;
 mod paths;
 
-/// The longest a source file may be, in lines that are not rustdoc.
+/// The longest a source file may be, in lines of code (neither blank nor
+/// only a comment).
 pub const MAX_LINES: usize = 300;
 
 /// What the check found in one crate.
@@ -41,6 +49,8 @@ pub struct CrateLayout {
     /// Import circles: each a set of top-level modules, with one file that
     /// names the next module for every edge inside it.
     pub circles: Vec<Circle>,
+    /// Import circles between the files of one top-level module.
+    pub file_circles: Vec<files::FileCircle>,
 }
 
 /// One strongly connected component of the module graph.
@@ -72,21 +82,32 @@ pub fn report(root: &Path) -> Result<usize, String> {
     let mut findings = 0;
     for dir in crate_dirs(root)? {
         let found = check_crate(root, &dir)?;
-        let n = found.long_files.len() + found.circles.len();
+        let n = found.long_files.len() + found.circles.len() + found.file_circles.len();
         findings += n;
         eprintln!(
-            "layout {}: {} file(s) over {MAX_LINES} lines, {} import circle(s)",
+            "layout {}: {} file(s) over {MAX_LINES} lines of code (blank and comment lines not counted), {} import circle(s) between modules, {} between files",
             found.dir,
             found.long_files.len(),
-            found.circles.len()
+            found.circles.len(),
+            found.file_circles.len()
         );
         for (file, lines) in &found.long_files {
-            eprintln!("  {file}: {lines} lines");
+            eprintln!("  {file}: {lines} lines of code");
         }
         for circle in &found.circles {
             eprintln!("  circle {{{}}}", circle.modules.join(", "));
             for (from, to, file) in &circle.edges {
                 eprintln!("    {from} → {to} ({file})");
+            }
+        }
+        for circle in &found.file_circles {
+            eprintln!(
+                "  file circle in {}: {{{}}}",
+                circle.module,
+                circle.files.join(", ")
+            );
+            for (from, to, name) in &circle.edges {
+                eprintln!("    {from} → {to} ({name})");
             }
         }
     }
@@ -129,12 +150,22 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Lines of `text` that are not rustdoc (`///`, `//!`).
+/// Lines of `text` that hold code: neither blank nor only a comment
+/// (`//`, `///`, `//!`, or inside a `/* … */` block that opens a line).
 fn counted_lines(text: &str) -> usize {
+    let mut in_block = false;
     text.lines()
         .filter(|line| {
-            let line = line.trim_start();
-            !(line.starts_with("///") || line.starts_with("//!"))
+            let line = line.trim();
+            if in_block {
+                in_block = !line.contains("*/");
+                return false;
+            }
+            if line.starts_with("/*") {
+                in_block = !line.contains("*/");
+                return false;
+            }
+            !(line.is_empty() || line.starts_with("//"))
         })
         .count()
 }
@@ -238,6 +269,16 @@ pub fn check_crate(root: &Path, dir: &Path) -> Result<CrateLayout, String> {
         });
     }
     found.circles.sort_by(|a, b| a.modules.cmp(&b.modules));
+    let in_files: Vec<files::Source> = sources
+        .iter()
+        .map(|(inside, file, text)| files::Source {
+            module: paths::module_path(inside),
+            file,
+            code: without_inline_tests(text),
+            test: is_test_file(inside),
+        })
+        .collect();
+    found.file_circles = files::file_circles(&in_files);
     Ok(found)
 }
 

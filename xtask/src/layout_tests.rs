@@ -1,5 +1,5 @@
 use super::graph::strongly_connected;
-use super::paths::{module_path, referenced_modules, root_reexports};
+use super::paths::{absolute_paths, module_path, referenced_modules, root_reexports};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -61,6 +61,26 @@ fn use_trees_code_paths_super_and_root_reexports_are_all_seen() {
 }
 
 #[test]
+fn a_use_binds_its_last_segment_its_alias_or_its_folded_self() {
+    let known: BTreeSet<Vec<String>> = [names(&["t"]), names(&["t", "event"])].into();
+    let text = "use super::frames::{self, Frame as F, Group as _};\npub use event::Trace;\n";
+    let found: Vec<(String, Option<String>)> = absolute_paths(text, &names(&["t"]), &known)
+        .into_iter()
+        .map(|n| (n.path.join("::"), n.binds))
+        .collect();
+    let some = |s: &str| Some(s.to_string());
+    assert_eq!(
+        found,
+        [
+            ("frames".to_string(), some("frames")),
+            ("frames::Frame".to_string(), some("F")),
+            ("frames::Group".to_string(), None),
+            ("t::event::Trace".to_string(), some("Trace")),
+        ]
+    );
+}
+
+#[test]
 fn the_check_reports_a_long_file_and_a_circle_in_a_scratch_crate() {
     let root = std::env::temp_dir().join(format!("xtask-layout-{}", std::process::id()));
     let src = root.join("crates/demo/src");
@@ -71,7 +91,8 @@ fn the_check_reports_a_long_file_and_a_circle_in_a_scratch_crate() {
     std::fs::write(src.join("b/mod.rs"), "pub struct B;\nmod inner;\n").unwrap();
     std::fs::write(src.join("b/inner.rs"), "use crate::a;\n").unwrap();
     std::fs::write(src.join("a_tests.rs"), "x\n".repeat(400)).unwrap();
-    std::fs::write(src.join("long.rs"), "\n".repeat(301)).unwrap();
+    std::fs::write(src.join("long.rs"), "x\n".repeat(301)).unwrap();
+    std::fs::write(src.join("short.rs"), "x\n\n// why\n".repeat(300)).unwrap();
     let found = super::check_crate(&root, &root.join("crates/demo")).unwrap();
     std::fs::remove_dir_all(&root).unwrap();
     assert_eq!(
@@ -81,6 +102,53 @@ fn the_check_reports_a_long_file_and_a_circle_in_a_scratch_crate() {
     assert_eq!(found.circles.len(), 1);
     assert_eq!(found.circles[0].modules, names(&["a", "b"]));
     assert_eq!(found.circles[0].edges.len(), 2);
+    assert!(found.file_circles.is_empty());
+}
+
+#[test]
+fn a_file_circle_is_reported_but_a_tests_import_closes_none() {
+    let root = std::env::temp_dir().join(format!("xtask-files-{}", std::process::id()));
+    let src = root.join("crates/demo/src");
+    std::fs::create_dir_all(src.join("p")).unwrap();
+    std::fs::write(root.join("crates/demo/Cargo.toml"), "").unwrap();
+    std::fs::write(src.join("lib.rs"), "mod p;\n").unwrap();
+    std::fs::write(src.join("p/mod.rs"), "mod a;\nmod b;\nmod c;\n").unwrap();
+    // a → b → a; c → a, and back from c only in tests.
+    std::fs::write(src.join("p/a.rs"), "use super::b::B;\npub struct A;\n").unwrap();
+    let b = "pub struct B;\nfn f() { crate::p::a::A; }\n#[cfg(test)]\nmod tests {\n    use crate::p::c::C;\n}\n";
+    std::fs::write(src.join("p/b.rs"), b).unwrap();
+    std::fs::write(src.join("p/c.rs"), "use super::a::A;\npub struct C;\n").unwrap();
+    std::fs::write(src.join("p/c_tests.rs"), "use crate::p::b::B;\n").unwrap();
+    let found = super::check_crate(&root, &root.join("crates/demo")).unwrap();
+    std::fs::remove_dir_all(&root).unwrap();
+    assert!(found.circles.is_empty());
+    assert_eq!(found.file_circles.len(), 1);
+    let circle = &found.file_circles[0];
+    assert_eq!(circle.module, "p");
+    assert_eq!(
+        circle.files,
+        ["crates/demo/src/p/a.rs", "crates/demo/src/p/b.rs"]
+    );
+    let edges: Vec<(&str, &str, &str)> = circle
+        .edges
+        .iter()
+        .map(|(a, b, name)| (a.as_str(), b.as_str(), name.as_str()))
+        .collect();
+    assert_eq!(
+        edges,
+        [
+            (
+                "crates/demo/src/p/a.rs",
+                "crates/demo/src/p/b.rs",
+                "crate::p::b::B"
+            ),
+            (
+                "crates/demo/src/p/b.rs",
+                "crates/demo/src/p/a.rs",
+                "crate::p::a::A"
+            ),
+        ]
+    );
 }
 
 #[test]
@@ -92,7 +160,7 @@ fn an_inline_test_module_is_left_out_of_the_import_graph() {
 }
 
 #[test]
-fn rustdoc_lines_do_not_count_toward_a_files_length() {
-    let text = "//! Module docs.\n/// An item's docs.\n///\n/// ```\n/// example();\n/// ```\nfn item() {}\n// a plain comment\n";
+fn only_lines_of_code_count_toward_a_files_length() {
+    let text = "//! Module docs.\n/// An item's docs.\n///\n/// ```\n/// example();\n/// ```\nfn item() {}\n\n    // a plain comment\n/* a block\n   comment */\nlet s = \"// not a comment\"; // but this is\n";
     assert_eq!(super::counted_lines(text), 2);
 }

@@ -12,12 +12,15 @@
 //!   (`skips.rs`); `test` ends the same way.
 //! - `doc` — `cargo doc --no-deps --workspace` with warnings denied.
 //! - `doc-paths` — every file name and relative link in docs/*.md, README.md
-//!   and CONTRIBUTING.md reaches a file (`doc_paths.rs`); `ci` runs it.
+//!   and CONTRIBUTING.md, and every file name in the comments of the `.rs`
+//!   files, reaches a file (`doc_paths.rs`); `ci` runs it.
 //! - `package` — `cargo package` of every publishable crate, lowest layer
 //!   first (`publish.rs`).
 //! - `msrv` — the declared `rust-version` against the compiler in use.
-//! - `layout [--deny]` — files over 300 lines and import circles between a
-//!   crate's modules (`layout.rs`); `--deny` fails on any.
+//! - `layout [--deny]` — files over 300 lines of code (blank and comment
+//!   lines not counted), and import circles between a crate's top-level
+//!   modules and between the files of one (`layout.rs`); `--deny` fails on
+//!   any.
 //! - `miri`   — miri over the host paths (needs nightly with miri).
 //! - `loom`   — the ledger's loom model (`RUSTFLAGS=--cfg loom`).
 //! - `fault-sweep` — every reliability scenario with each device call failed.
@@ -43,8 +46,13 @@
 //!   (`burn_client/`); `--trace PATH` records the transformer's training
 //!   on gpumem, every run where PATH holds `{run}`; skips with a reason
 //!   without Vulkan. `ci` runs it after `cubecl-client`.
-//! - `gpu-bundle` — release test and bench binaries + `run.sh` in `./gpu-bundle`.
-//! - `gpu-bench` — the CUDA measurements (skips with a reason without a GPU).
+//! - `gpu-bundle [--smoke]` — release test and bench binaries + `run.sh` in
+//!   `./gpu-bundle` (`--smoke`: the small bundle of the stand-in run).
+//! - `gpu-bench [--quick|--smoke]` — the CUDA measurements (skips with a
+//!   reason without a GPU).
+//! - `gpu-bundle-standin` — the smoke bundle built and its script run on
+//!   the stand-in CUDA driver, results checked (`gpu/on_standin.rs`); `ci`
+//!   runs it after `cuda-standin`. Its timings are the stand-in's.
 //! - `cuda-standin` — every CUDA test and example on the stand-in CUDA
 //!   driver (`crates/cuda-standin`, loaded as libcuda from
 //!   `target/cuda-standin`), violations fatal, no test skipped

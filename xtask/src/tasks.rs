@@ -21,6 +21,7 @@ pub const NAMES: &[&str] = &[
     "burn-client",
     "gpu-bundle",
     "gpu-bench",
+    "gpu-bundle-standin",
     "html-check",
     "cuda-standin",
     "doc",
@@ -50,6 +51,7 @@ pub fn dispatch(task: &str, args: &[String]) -> Result<(), String> {
         "burn-client" => crate::burn_client::burn_client(args).map(drop),
         "gpu-bundle" => crate::gpu::gpu_bundle(args),
         "gpu-bench" => crate::gpu::gpu_bench(args),
+        "gpu-bundle-standin" => crate::gpu::gpu_bundle_on_standin(args).map(drop),
         "html-check" => crate::html_check::html_check(args).map(drop),
         "cuda-standin" => crate::cuda_standin::cuda_standin(args).map(drop),
         "doc" => crate::publish::doc(args),
@@ -66,7 +68,21 @@ pub fn dispatch(task: &str, args: &[String]) -> Result<(), String> {
 
 /// Every test (and the benches once, in test mode), then the doc tests;
 /// returns the tests that skipped themselves (see `skips`).
+///
+/// The examples are built first, as plain programs in the test profile
+/// (its dependencies are the tests'): the tests that run them
+/// (`examples_output.rs` of mem-storage and gpumem) read
+/// `target/debug/examples/NAME`, which `cargo test --all-targets` does not
+/// write (it builds each example as a test harness under a hashed name),
+/// so on a fresh clone they would skip.
 fn run_tests() -> Result<Vec<Skip>, String> {
+    run(&mut cargo(&[
+        "build",
+        "--workspace",
+        "--examples",
+        "--profile",
+        "test",
+    ]))?;
     let mut skips =
         run_counting_skips(&mut cargo(&["test", "--workspace", "--all-targets", "--"]))?;
     skips.extend(run_counting_skips(&mut cargo(&[
@@ -126,6 +142,11 @@ fn ci() -> Result<(), String> {
     let standin = crate::cuda_standin::cuda_standin(&[])?;
     steps.passed("CUDA on the stand-in driver");
     steps.note(format!("CUDA on the stand-in driver: {standin}"));
+    // The GPU bundle's script, gpu-bench and bench-quick on the same
+    // stand-in, small: the first GPU run executes nothing that never ran.
+    let bundle = crate::gpu::gpu_bundle_on_standin(&[])?;
+    steps.passed("GPU bundle on the stand-in driver");
+    steps.note(format!("GPU bundle on the stand-in driver: {bundle}"));
     // The loom models: cheap (small crates in release), and the only proof
     // that no interleaving breaks the ledger, the handle cells or the peaks.
     loom()?;

@@ -1,7 +1,8 @@
 //! `arena-table`: physical memory held against live data on every built-in
 //! workload and every recorded trace in `traces/` — paged pools, arenas,
-//! offset-allocator's extent in whole chunks, and the floor — with chunk
-//! driver calls and ns per op (see `gpumem_benches::arenas`). Run in
+//! offset-allocator's extent in whole chunks (`gpumem compare`'s rows),
+//! and the floor — with storage calls and ns per op (see
+//! `gpumem_benches::arenas`). Run in
 //! release: `cargo run --release -p gpumem-benches --bin arena-table
 //! [-- TRACES_DIR]`.
 

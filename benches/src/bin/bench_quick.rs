@@ -6,7 +6,9 @@
 //! every built-in workload (relocation off, trigger, eager), and the goals
 //! read off both, then relocation on a device just above each workload's
 //! peak. `--depths 1000,100000` changes the live-set sizes;
-//! `--runs N` the runs per row; `--ops N` the timed ops per run.
+//! `--runs N` the runs per row; `--ops N` the timed ops per run;
+//! `--smoke` the tiny suite of the tests (every line runs in seconds: the
+//! GPU bundle's script on the stand-in driver in CI).
 
 use std::process::ExitCode;
 
@@ -22,6 +24,10 @@ use gpumem_benches::table::count;
 fn parse(args: &[String], config: &mut QuickConfig) -> Result<(), String> {
     let mut it = args.iter();
     while let Some(flag) = it.next() {
+        if flag == "--smoke" {
+            *config = QuickConfig::tiny();
+            continue;
+        }
         let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
         let bad = |e: std::num::ParseIntError| format!("{flag} {value}: {e}");
         match flag.as_str() {
@@ -38,7 +44,7 @@ fn parse(args: &[String], config: &mut QuickConfig) -> Result<(), String> {
             "--ops" => config.ops = value.parse().map_err(bad)?,
             other => {
                 return Err(format!(
-                    "unknown option `{other}`; options: --depths N,N,.. --runs N --ops N"
+                    "unknown option `{other}`; options: --depths N,N,.. --runs N --ops N --smoke"
                 ));
             }
         }

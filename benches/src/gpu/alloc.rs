@@ -16,6 +16,7 @@ use std::time::Instant;
 use mem_pools::{MemoryConfiguration, MemoryManagement, MemoryManagementOptions, ServerLogger};
 use mem_storage::{CudaAllocMode, CudaResource, DeviceResource, ResourceStorage, StreamId};
 
+use super::Scale;
 use crate::table::human;
 use crate::table::{Table, divide, ns, ratio};
 use crate::{BenchError, GIB, KIB, MIB, Result};
@@ -36,9 +37,8 @@ pub struct AllocRow {
     pub driver_sync: f64,
 }
 
-fn iterations(size: u64, quick: bool) -> u64 {
-    let base = if size >= 256 * MIB { 200 } else { 2_000 };
-    if quick { base / 10 } else { base }
+fn iterations(size: u64, scale: Scale) -> u64 {
+    scale.count(if size >= 256 * MIB { 200 } else { 2_000 })
 }
 
 fn pool_hit(cuda: &Arc<CudaResource>, size: u64, iters: u64) -> Result<f64> {
@@ -88,14 +88,16 @@ fn driver_pairs(cuda: &CudaResource, size: u64, iters: u64) -> Result<f64> {
     Ok(start.elapsed().as_nanos() as f64 / iters as f64)
 }
 
-/// Measures every size of [`SIZES`] (fewer iterations when `quick`).
-pub fn measure(quick: bool) -> Result<Vec<AllocRow>> {
+/// Measures every size of [`SIZES`] up to the scale's largest (fewer
+/// iterations below [`Scale::Full`]).
+pub fn measure(scale: Scale) -> Result<Vec<AllocRow>> {
     let stream_ordered = super::device(CudaAllocMode::StreamOrdered)?;
     let sync = super::device(CudaAllocMode::Sync)?;
     SIZES
         .iter()
+        .filter(|&&size| size <= scale.max_bytes())
         .map(|&size| {
-            let iters = iterations(size, quick);
+            let iters = iterations(size, scale);
             Ok(AllocRow {
                 size,
                 pool_hit: pool_hit(&stream_ordered, size, iters)?,

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use mem_storage::{DevicePtr, DeviceResource, StreamId};
 
+use super::Scale;
 use super::relocation::{Scenario, manager, relocate_outdated};
 use crate::table::human;
 use crate::table::{Table, divide, ratio};
@@ -67,15 +68,24 @@ pub fn gbps(bytes: u64, ns: u64) -> Option<f64> {
     (ns > 0).then(|| bytes as f64 / ns as f64)
 }
 
-/// On device 0: the scenario with 64 MiB slices (1 GiB, or 256 MiB when
-/// `quick`), then the plain copies of the same bytes.
-pub fn cuda_table(quick: bool) -> Result<String> {
+/// On device 0: the scenario with 64 MiB slices (1 GiB, or 256 MiB at
+/// [`Scale::Quick`]; eight 2 MiB slices on 8 MiB pages at
+/// [`Scale::Smoke`]),
+/// then the plain copies of the same bytes.
+pub fn cuda_table(scale: Scale) -> Result<String> {
     use mem_relocate::CudaCopyQueue;
     let cuda = super::device(mem_storage::CudaAllocMode::StreamOrdered)?;
-    let scenario = Scenario {
-        page: 256 * MIB,
-        slice: 64 * MIB,
-        slices: if quick { 4 } else { 16 },
+    let scenario = match scale {
+        Scale::Full | Scale::Quick => Scenario {
+            page: 256 * MIB,
+            slice: 64 * MIB,
+            slices: if scale == Scale::Full { 16 } else { 4 },
+        },
+        Scale::Smoke => Scenario {
+            page: 8 * MIB,
+            slice: 2 * MIB,
+            slices: 8,
+        },
     };
     let mut memory = manager(cuda.clone(), &scenario);
     let mut queue = CudaCopyQueue::new(cuda.clone())?;

@@ -29,6 +29,7 @@ use mem_storage::{
     ComputeStorage, CudaAllocMode, CudaResource, DeviceResource, ResourceStorage, StatsResource,
 };
 
+use super::Scale;
 use crate::table::Table;
 use crate::{BenchError, MIB, Result};
 
@@ -65,9 +66,13 @@ fn copy(
 }
 
 /// Records and replays the graph; returns the Markdown report.
-pub fn cuda_report(quick: bool) -> Result<String> {
-    let bytes = if quick { 16 * MIB } else { 256 * MIB };
-    let replays: u64 = if quick { 20 } else { 200 };
+pub fn cuda_report(scale: Scale) -> Result<String> {
+    let bytes = match scale {
+        Scale::Full => 256 * MIB,
+        Scale::Quick => 16 * MIB,
+        Scale::Smoke => MIB,
+    };
+    let replays = scale.count(200);
     let cuda = super::device(CudaAllocMode::StreamOrdered)?;
     let stats = Arc::new(StatsResource::new(cuda.clone()));
     let stream_id = cuda.create_stream()?;

@@ -18,6 +18,7 @@ use cudarc::driver::sys::{self, CUdeviceptr, CUmemGenericAllocationHandle};
 use cudarc::driver::{CudaContext, DriverError, result};
 use mem_storage::{COST_GRANULE, DriverCall, DriverCosts, Latency};
 
+use super::Scale;
 use crate::table::Table;
 use crate::{BenchError, MIB, Result};
 
@@ -154,8 +155,10 @@ fn alloc_at(size: u64, n: usize) -> Result<(f64, f64)> {
     Ok((alloc, free))
 }
 
-/// Time every call of the table on device 0; `quick` shrinks the counts.
-pub fn measure(quick: bool) -> Result<(DriverCosts, Table)> {
+/// Time every call of the table on device 0; below [`Scale::Full`] the
+/// counts shrink, and [`Scale::Smoke`] times only the sizes up to its
+/// largest.
+pub fn measure(scale: Scale) -> Result<(DriverCosts, Table)> {
     let ctx: Arc<CudaContext> = CudaContext::new(0).map_err(driver("opening device 0"))?;
     ctx.bind_to_thread()
         .map_err(driver("binding the context"))?;
@@ -164,8 +167,12 @@ pub fn measure(quick: bool) -> Result<(DriverCosts, Table)> {
     let mut costs = DriverCosts::A100;
     let mut points: [Vec<(u64, f64)>; 6] = Default::default();
     let (mut map, mut reserve, mut free) = (Vec::new(), Vec::new(), Vec::new());
-    for size in SIZES {
-        let n = ((256 * MIB / size) as usize).clamp(4, 64) / if quick { 4 } else { 1 };
+    for size in SIZES.into_iter().filter(|&s| s <= scale.max_bytes()) {
+        let n = match scale {
+            Scale::Full => ((256 * MIB / size) as usize).clamp(4, 64),
+            Scale::Quick => ((256 * MIB / size) as usize).clamp(4, 64) / 4,
+            Scale::Smoke => 2,
+        };
         let [r, create, m, set_access, unmap, release, f] = vmm_at(device, size, n.max(1))?;
         let (alloc, free_sync) = alloc_at(size, n.max(1))?;
         for (slot, ns) in [create, set_access, unmap, release, alloc, free_sync]
@@ -211,7 +218,7 @@ pub fn measure(quick: bool) -> Result<(DriverCosts, Table)> {
         DriverCall::AddressFree,
         Latency::fixed(mean(&free).round() as u64),
     );
-    let reps = if quick { 100 } else { 1_000 };
+    let reps = scale.count(1_000) as usize;
     for (call, ns) in crate::gpu::driver_waits::measure(&ctx, reps)? {
         costs.set(call, Latency::fixed(ns.round() as u64));
         table.row(vec![call.driver_function().into(), "-".into(), us(ns)]);
@@ -225,8 +232,8 @@ fn us(ns: f64) -> String {
 
 /// The section `gpu-bench` prints: the measured table, then the line that
 /// sets it.
-pub fn report(quick: bool) -> Result<String> {
-    let (costs, table) = measure(quick)?;
+pub fn report(scale: Scale) -> Result<String> {
+    let (costs, table) = measure(scale)?;
     Ok(format!(
         "{}\nfitted (fixed + per 2 MiB), the table's form:\n\ndriver_cost:{costs}\n",
         table.render()

@@ -12,11 +12,21 @@ use std::collections::BTreeMap;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-/// Zeroed host bytes.
+use crate::memfd::ChunkFile;
+
+/// Zeroed host bytes: heap memory, or a chunk file that other processes
+/// may map too.
 #[derive(Debug)]
 pub struct Buffer {
     ptr: NonNull<u8>,
-    layout: Layout,
+    len: usize,
+    backing: Backing,
+}
+
+#[derive(Debug)]
+enum Backing {
+    Heap(Layout),
+    File(ChunkFile),
 }
 
 // SAFETY: the buffer owns its allocation; concurrent access to its bytes
@@ -34,12 +44,33 @@ impl Buffer {
         let layout = Layout::from_size_align(len.max(1), 16).ok()?;
         // SAFETY: the layout has a non-zero size.
         let ptr = NonNull::new(unsafe { alloc_zeroed(layout) })?;
-        Some(Arc::new(Buffer { ptr, layout }))
+        Some(Arc::new(Buffer {
+            ptr,
+            len,
+            backing: Backing::Heap(layout),
+        }))
+    }
+
+    /// The bytes of a chunk file.
+    pub fn file(file: ChunkFile) -> Arc<Self> {
+        Arc::new(Buffer {
+            ptr: file.data(),
+            len: file.size(),
+            backing: Backing::File(file),
+        })
+    }
+
+    /// The chunk file under it, if it is one.
+    pub fn chunk_file(&self) -> Option<&ChunkFile> {
+        match &self.backing {
+            Backing::File(f) => Some(f),
+            Backing::Heap(_) => None,
+        }
     }
 
     /// The bytes from `offset` (which must be within the buffer).
     pub fn at(&self, offset: usize) -> *mut u8 {
-        assert!(offset <= self.layout.size(), "offset past the buffer");
+        assert!(offset <= self.len, "offset past the buffer");
         // SAFETY: in bounds of the allocation (checked just above).
         unsafe { self.ptr.as_ptr().add(offset) }
     }
@@ -47,8 +78,11 @@ impl Buffer {
 
 impl Drop for Buffer {
     fn drop(&mut self) {
-        // SAFETY: allocated in `zeroed` with this layout, freed once here.
-        unsafe { dealloc(self.ptr.as_ptr(), self.layout) }
+        if let Backing::Heap(layout) = self.backing {
+            // SAFETY: allocated in `zeroed` with this layout, freed once
+            // here (a chunk file unmaps itself).
+            unsafe { dealloc(self.ptr.as_ptr(), layout) }
+        }
     }
 }
 
@@ -57,6 +91,8 @@ impl Drop for Buffer {
 #[derive(Debug, Clone)]
 pub struct Segment {
     pub owner: u64,
+    /// The device whose work touches it.
+    pub device: usize,
     pub buf: Arc<Buffer>,
     pub offset: usize,
     pub len: usize,

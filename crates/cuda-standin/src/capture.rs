@@ -56,12 +56,13 @@ impl Capture {
         self.invalidated.store(true, Ordering::Release);
     }
 
-    /// Record `raw` as a node after checking its addresses.
-    pub fn record(&mut self, raw: Raw, what: &str) -> Outcome {
+    /// Record `raw` as a node after checking its addresses (as device
+    /// `dev`, the capturing stream's, touches them).
+    pub fn record(&mut self, raw: Raw, what: &str, dev: usize) -> Outcome {
         if self.is_invalidated() {
             return Err(STREAM_CAPTURE_INVALIDATED);
         }
-        match resolve(&raw, what) {
+        match resolve(&raw, what, dev) {
             Ok(_) => {
                 self.nodes.push(raw);
                 Ok(())

@@ -11,14 +11,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 
+use crate::device::{MAX_DEVICES, of_context};
 use crate::event::Event;
 use crate::graph::Graphs;
 use crate::stream::Stream;
 pub use crate::sync::{lock, violation};
 use crate::types::{CuResult, INVALID_CONTEXT, INVALID_HANDLE, NOT_INITIALIZED, Outcome, SUCCESS};
-
-/// The primary context's handle (one device, one context).
-pub const CONTEXT: u64 = 0xc0_0000;
 
 pub struct Driver {
     pub streams: Mutex<HashMap<u64, Arc<Stream>>>,
@@ -26,7 +24,8 @@ pub struct Driver {
     pub graphs: Mutex<Graphs>,
     pub calls: Mutex<BTreeMap<&'static str, u64>>,
     pub initialized: AtomicBool,
-    pub context_refs: AtomicI64,
+    /// Each device's primary context's references.
+    pub context_refs: [AtomicI64; MAX_DEVICES],
     next_handle: AtomicU64,
 }
 
@@ -36,7 +35,7 @@ pub static DRIVER: LazyLock<Driver> = LazyLock::new(|| Driver {
     graphs: Mutex::new(Graphs::default()),
     calls: Mutex::new(BTreeMap::new()),
     initialized: AtomicBool::new(false),
-    context_refs: AtomicI64::new(0),
+    context_refs: [const { AtomicI64::new(0) }; MAX_DEVICES],
     next_handle: AtomicU64::new(1),
 });
 
@@ -55,14 +54,18 @@ impl Driver {
         0x5_0000_0000 + (self.next_handle.fetch_add(1, Ordering::Relaxed) << 4)
     }
 
-    /// The stream named by `handle` (0, 1 and 2 are the default stream).
+    /// The stream named by `handle` (0, 1 and 2 are the default stream
+    /// of the current context's device, kept under the device's number).
     pub fn stream(&self, handle: u64) -> Result<Arc<Stream>, CuResult> {
-        let key = if handle <= 2 { 0 } else { handle };
         let mut streams = lock(&self.streams);
-        if key == 0 {
-            return Ok(streams.entry(0).or_insert_with(|| Stream::spawn(0)).clone());
+        if handle <= 2 {
+            let dev = current_device()?;
+            let s = streams
+                .entry(dev as u64)
+                .or_insert_with(|| Stream::spawn(0, dev));
+            return Ok(s.clone());
         }
-        streams.get(&key).cloned().ok_or(INVALID_HANDLE)
+        streams.get(&handle).cloned().ok_or(INVALID_HANDLE)
     }
 
     pub fn event(&self, handle: u64) -> Result<Arc<Event>, CuResult> {
@@ -72,21 +75,49 @@ impl Driver {
             .ok_or(INVALID_HANDLE)
     }
 
-    /// Every stream, the default one included if it was ever used.
-    pub fn all_streams(&self) -> Vec<Arc<Stream>> {
-        lock(&self.streams).values().cloned().collect()
+    /// Every stream of device `dev`.
+    pub fn streams_of(&self, dev: usize) -> Vec<Arc<Stream>> {
+        let streams = lock(&self.streams);
+        streams
+            .values()
+            .filter(|s| s.device == dev)
+            .cloned()
+            .collect()
     }
 }
 
-/// The driver is initialized and this thread has the live context current.
+/// The driver is initialized and this thread has a live context current.
 pub fn ready() -> Outcome {
+    current_device().map(drop)
+}
+
+/// The device of the live context current on this thread.
+pub fn current_device() -> Result<usize, CuResult> {
     if !DRIVER.initialized.load(Ordering::Acquire) {
         return Err(NOT_INITIALIZED);
     }
-    if CURRENT.get() != CONTEXT || DRIVER.context_refs.load(Ordering::Acquire) <= 0 {
-        return Err(INVALID_CONTEXT);
+    match of_context(CURRENT.get()) {
+        Some(dev) if DRIVER.context_refs[dev].load(Ordering::Acquire) > 0 => Ok(dev),
+        _ => Err(INVALID_CONTEXT),
     }
-    Ok(())
+}
+
+/// Calls a test asked to fail (`gpumem_standin_fail_call`): the entry
+/// point's name, how many calls of it to let through first, the code.
+pub static FAILS: Mutex<Vec<(String, u64, CuResult)>> = Mutex::new(Vec::new());
+
+/// `Err(code)` when this call of `name` is one a test asked to fail: it
+/// then fails before doing anything, as a driver refusing it would.
+pub fn injected(name: &str) -> Outcome {
+    let mut fails = lock(&FAILS);
+    let Some(i) = fails.iter().position(|(n, _, _)| n == name) else {
+        return Ok(());
+    };
+    if fails[i].1 > 0 {
+        fails[i].1 -= 1;
+        return Ok(());
+    }
+    Err(fails.remove(i).2)
 }
 
 /// An entry point's result: counted under its name when it succeeded.
@@ -112,7 +143,8 @@ macro_rules! entry {
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name($($arg: $ty),*) -> $crate::types::CuResult {
             let run = || -> $crate::types::Outcome { $body };
-            $crate::driver::finish(stringify!($name), run())
+            let name = stringify!($name);
+            $crate::driver::finish(name, $crate::driver::injected(name).and_then(|()| run()))
         }
     };
 }

@@ -30,15 +30,19 @@ pub struct StreamState {
 
 pub struct Stream {
     pub handle: u64,
+    /// The device whose context made it: its work touches memory as
+    /// that device.
+    pub device: usize,
     pub state: Mutex<StreamState>,
     pub cv: Condvar,
 }
 
 impl Stream {
-    /// A stream and its worker.
-    pub fn spawn(handle: u64) -> Arc<Stream> {
+    /// A stream of device `device` and its worker.
+    pub fn spawn(handle: u64, device: usize) -> Arc<Stream> {
         let stream = Arc::new(Stream {
             handle,
+            device,
             state: Mutex::new(StreamState::default()),
             cv: Condvar::new(),
         });
@@ -83,9 +87,9 @@ impl Stream {
     pub fn submit(&self, raw: Raw, what: String) -> Outcome {
         let mut st = lock(&self.state);
         if let Some(capture) = st.capture.as_mut() {
-            return capture.record(raw, &what);
+            return capture.record(raw, &what, self.device);
         }
-        let work = resolve(&raw, &what)?;
+        let work = resolve(&raw, &what, self.device)?;
         self.push(&mut st, work, what);
         Ok(())
     }

@@ -19,6 +19,7 @@ pub const OUT_OF_MEMORY: CuResult = 2;
 pub const NOT_INITIALIZED: CuResult = 3;
 pub const INVALID_DEVICE: CuResult = 101;
 pub const INVALID_IMAGE: CuResult = 200;
+pub const PEER_ACCESS_UNSUPPORTED: CuResult = 217;
 pub const INVALID_CONTEXT: CuResult = 201;
 pub const ALREADY_MAPPED: CuResult = 208;
 pub const NOT_MAPPED: CuResult = 211;
@@ -26,6 +27,8 @@ pub const INVALID_HANDLE: CuResult = 400;
 pub const NOT_FOUND: CuResult = 500;
 pub const NOT_READY: CuResult = 600;
 pub const ILLEGAL_ADDRESS: CuResult = 700;
+pub const PEER_ACCESS_ALREADY_ENABLED: CuResult = 704;
+pub const PEER_ACCESS_NOT_ENABLED: CuResult = 705;
 pub const NOT_SUPPORTED: CuResult = 801;
 pub const STREAM_CAPTURE_UNSUPPORTED: CuResult = 900;
 pub const STREAM_CAPTURE_INVALIDATED: CuResult = 901;
@@ -65,6 +68,11 @@ pub const ERRORS: &[(CuResult, &str, &str)] = &[
         "invalid device context\0",
     ),
     (
+        PEER_ACCESS_UNSUPPORTED,
+        "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED\0",
+        "peer access is not supported between these two devices\0",
+    ),
+    (
         ALREADY_MAPPED,
         "CUDA_ERROR_ALREADY_MAPPED\0",
         "resource already mapped\0",
@@ -89,6 +97,16 @@ pub const ERRORS: &[(CuResult, &str, &str)] = &[
         ILLEGAL_ADDRESS,
         "CUDA_ERROR_ILLEGAL_ADDRESS\0",
         "an illegal memory access was encountered\0",
+    ),
+    (
+        PEER_ACCESS_ALREADY_ENABLED,
+        "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED\0",
+        "peer access is already enabled\0",
+    ),
+    (
+        PEER_ACCESS_NOT_ENABLED,
+        "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED\0",
+        "peer access has not been enabled\0",
     ),
     (
         NOT_SUPPORTED,
@@ -140,6 +158,11 @@ pub struct AccessDesc {
 }
 
 pub const LOCATION_DEVICE: u32 = 1;
+/// `CUmemAllocationHandleType` bits.
+pub const HANDLE_POSIX_FD: u32 = 0x1;
+pub const HANDLE_WIN32: u32 = 0x2;
+pub const HANDLE_WIN32_KMT: u32 = 0x4;
+pub const HANDLE_FABRIC: u32 = 0x8;
 pub const ALLOCATION_PINNED: u32 = 1;
 pub const ACCESS_NONE: u32 = 0;
 pub const ACCESS_READWRITE: u32 = 3;

@@ -4,8 +4,9 @@
 //! - sizes, addresses and offsets are multiples of the granularity;
 //! - a map lies inside one reservation, over nothing mapped, and within
 //!   its chunk (`offset + size <= chunk size`);
-//! - `cuMemSetAccess` covers whole mappings; until it is called a mapping
-//!   is not accessible;
+//! - `cuMemSetAccess` covers whole mappings and sets access for the
+//!   devices it names (the others keep theirs); until it names a device, a
+//!   mapping is not accessible to it, the chunk's own device included;
 //! - an unmap covers exactly whole mappings;
 //! - a released chunk that is still mapped is freed at its last unmap;
 //! - an address range is freed whole, with nothing mapped in it.
@@ -13,9 +14,12 @@
 use std::collections::BTreeMap;
 
 use crate::buffer::Buffer;
-use crate::memory::{GRANULARITY, Handle, Mapping, MemState, Refusal, Reservation};
+use crate::memfd::ChunkFile;
+use crate::memory::{Access, GRANULARITY, Handle, Mapping, MemState, Refusal, Reservation};
+use crate::types::HANDLE_POSIX_FD;
 use crate::types::{
-    ALREADY_MAPPED, DevPtr, INVALID_HANDLE, INVALID_VALUE, NOT_MAPPED, OUT_OF_MEMORY,
+    ALREADY_MAPPED, DevPtr, INVALID_DEVICE, INVALID_HANDLE, INVALID_VALUE, NOT_MAPPED,
+    OUT_OF_MEMORY,
 };
 
 fn granular(what: &str, value: u64) -> Result<(), Refusal> {
@@ -83,34 +87,41 @@ impl MemState {
         Ok(())
     }
 
-    pub fn create(&mut self, size: u64) -> Result<u64, Refusal> {
+    /// A chunk of `size` on `dev`; one asked shareable as a POSIX file
+    /// descriptor is a memfd (`memfd.rs`), so its export is the file.
+    pub fn create(
+        &mut self,
+        size: u64,
+        dev: usize,
+        types: u32,
+        rdma: bool,
+    ) -> Result<u64, Refusal> {
         positive("chunk size", size)?;
-        if self.in_use() + size > self.total {
-            self.pool.reserved = self.pool.used;
-            if self.in_use() + size > self.total {
-                let (free, total) = self.info();
-                return Err((
-                    OUT_OF_MEMORY,
-                    format!("{size} B asked, {free} of {total} B free"),
-                ));
-            }
-        }
-        let buf = usize::try_from(size)
-            .ok()
-            .and_then(Buffer::zeroed)
-            .ok_or((OUT_OF_MEMORY, format!("the host has no {size} B")))?;
-        self.handle_bytes += size;
+        self.devices[dev].room(size)?;
+        let no_host = || (OUT_OF_MEMORY, format!("the host has no {size} B"));
+        let len = usize::try_from(size).map_err(|_| no_host())?;
+        let buf = if types & HANDLE_POSIX_FD != 0 {
+            Buffer::file(ChunkFile::create(len, dev, types, rdma).map_err(|_| no_host())?)
+        } else {
+            Buffer::zeroed(len).ok_or_else(no_host)?
+        };
+        self.devices[dev].handle_bytes += size;
+        Ok(self.add_handle(Handle {
+            size,
+            buf,
+            mappings: 0,
+            refs: 1,
+            device: dev,
+            types,
+            rdma,
+            imported: false,
+        }))
+    }
+
+    pub(crate) fn add_handle(&mut self, handle: Handle) -> u64 {
         let id = self.id();
-        self.handles.insert(
-            id,
-            Handle {
-                size,
-                buf,
-                mappings: 0,
-                released: false,
-            },
-        );
-        Ok(id)
+        self.handles.insert(id, handle);
+        id
     }
 
     pub fn release(&mut self, handle: u64) -> Result<(), Refusal> {
@@ -120,22 +131,24 @@ impl MemState {
                 format!("{handle:#x} is no live allocation handle"),
             ));
         };
-        if h.released {
+        if h.refs == 0 {
             return Err((
                 INVALID_VALUE,
                 format!("handle {handle:#x} was already released"),
             ));
         }
-        h.released = true;
-        if h.mappings == 0 {
+        h.refs -= 1;
+        if h.refs == 0 && h.mappings == 0 {
             self.drop_handle(handle);
         }
         Ok(())
     }
 
     fn drop_handle(&mut self, handle: u64) {
-        if let Some(h) = self.handles.remove(&handle) {
-            self.handle_bytes -= h.size;
+        if let Some(h) = self.handles.remove(&handle)
+            && !h.imported
+        {
+            self.devices[h.device].handle_bytes -= h.size;
         }
     }
 
@@ -144,7 +157,7 @@ impl MemState {
         granular("map address", ptr)?;
         granular("map offset", offset)?;
         let h = match self.handles.get(&handle) {
-            Some(h) if !h.released => h,
+            Some(h) if h.refs > 0 => h,
             _ => {
                 return Err((
                     INVALID_HANDLE,
@@ -161,6 +174,7 @@ impl MemState {
                 ),
             ));
         }
+        let device = h.device;
         let end = ptr
             .checked_add(size)
             .ok_or((INVALID_VALUE, "address overflow".to_string()))?;
@@ -194,7 +208,7 @@ impl MemState {
                 handle_offset: offset,
             },
         );
-        self.live.insert(owner, false);
+        self.live.insert(owner, Access::Map { device, mask: 0 });
         if let Some(h) = self.handles.get_mut(&handle) {
             h.mappings += 1;
         }
@@ -228,12 +242,45 @@ impl MemState {
         Ok((base, found))
     }
 
-    pub fn set_access(&mut self, ptr: DevPtr, size: u64, access: bool) -> Result<(), Refusal> {
+    /// The owners of the whole mappings covering `ptr..+size`, each of
+    /// which device `dev` can be given access to.
+    pub fn check_access(&self, ptr: DevPtr, size: u64, dev: usize) -> Result<Vec<u64>, Refusal> {
         positive("access size", size)?;
         let (base, maps) = self.covering(ptr, size)?;
-        for at in maps {
-            let owner = self.reservations[&base].maps[&at].owner;
-            self.live.insert(owner, access);
+        let owners: Vec<u64> = maps
+            .iter()
+            .map(|at| self.reservations[&base].maps[at].owner)
+            .collect();
+        for owner in &owners {
+            if let Some(Access::Map { device, .. }) = self.live.get(owner)
+                && !crate::device::can_reach(dev, *device)
+            {
+                return Err((
+                    INVALID_DEVICE,
+                    format!("device {dev} cannot reach device {device}'s memory (no peer link)"),
+                ));
+            }
+        }
+        Ok(owners)
+    }
+
+    /// Grant (or revoke) device `dev`'s access to whole mappings; the
+    /// other devices keep theirs.
+    pub fn set_access(
+        &mut self,
+        ptr: DevPtr,
+        size: u64,
+        dev: usize,
+        grant: bool,
+    ) -> Result<(), Refusal> {
+        for owner in self.check_access(ptr, size, dev)? {
+            if let Some(Access::Map { mask, .. }) = self.live.get_mut(&owner) {
+                if grant {
+                    *mask |= 1 << dev;
+                } else {
+                    *mask &= !(1 << dev);
+                }
+            }
         }
         Ok(())
     }
@@ -252,7 +299,7 @@ impl MemState {
             self.live.remove(&m.owner);
             let last = self.handles.get_mut(&m.handle).map(|h| {
                 h.mappings -= 1;
-                h.mappings == 0 && h.released
+                h.mappings == 0 && h.refs == 0
             });
             if last == Some(true) {
                 self.drop_handle(m.handle);

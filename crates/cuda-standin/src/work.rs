@@ -21,7 +21,11 @@ pub type HostFn = unsafe extern "C" fn(*mut std::ffi::c_void);
 /// One end of a copy, before resolution.
 #[derive(Debug, Clone, Copy)]
 pub enum RawPlace {
+    /// A device address, touched by the device of the stream the work runs on.
     Device(DevPtr),
+    /// A device address touched by the device named (a peer copy's end,
+    /// which names each end's context).
+    On(DevPtr, usize),
     /// A host address, as an integer (the program keeps it valid).
     Host(usize),
 }
@@ -117,18 +121,21 @@ pub enum Work {
     Marker,
 }
 
-/// Resolve `raw`; an address that is not live, accessible memory is
-/// refused (and is a violation: gpumem checks its ranges before calling).
-pub fn resolve(raw: &Raw, what: &str) -> Result<Work, CuResult> {
+/// Resolve `raw` for work on device `dev`; an address that is not live
+/// memory that device may touch is refused (and is a violation: gpumem
+/// checks its ranges before calling).
+pub fn resolve(raw: &Raw, what: &str, dev: usize) -> Result<Work, CuResult> {
     let mem = lock(&MEM);
-    let device = |addr: DevPtr, len: u64| {
-        mem.resolve(addr, len).map_err(|why| {
+    let on = |addr: DevPtr, len: u64, dev: usize| {
+        mem.resolve(addr, len, dev).map_err(|why| {
             violation(format!("{what}: {why}"));
             INVALID_VALUE
         })
     };
+    let device = |addr: DevPtr, len: u64| on(addr, len, dev);
     let place = |p: RawPlace, len: u64| match p {
         RawPlace::Device(addr) => device(addr, len).map(Place::Device),
+        RawPlace::On(addr, dev) => on(addr, len, dev).map(Place::Device),
         RawPlace::Host(ptr) => Ok(Place::Host(ptr)),
     };
     Ok(match *raw {

@@ -128,7 +128,9 @@ fn the_report_sets_gradients_apart_from_the_backward_passs_temporaries() {
     let out = gpumem(&["replay", SNAPSHOT]);
     let stdout = text(&out.stdout);
     assert!(
-        stdout.contains("of which the backward pass 56.00 MiB in 4: gradients (AccumulateGrad) 32.00 MiB in 2, temporaries 24.00 MiB in 2"),
+        stdout.contains(
+            "    of which the backward pass 56.00 MiB in 4:\n      gradients      32.00 MiB in 2, produced by AccumulateGrad (2)\n      temporaries    24.00 MiB in 2, freed before the pass ended\n"
+        ),
         "{stdout}"
     );
     // A snapshot without a backward pass has no share.

@@ -110,12 +110,10 @@ fn a_recorded_workload_replays_from_its_file() {
 
 #[test]
 fn the_rmm_fixture_reports_its_unknown_free_and_the_snapshot_its_pre_existing_block() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let out = gpumem(&[
-        "replay",
-        dir.join("rmm_log.csv").to_str().unwrap(),
-        "--json",
-    ]);
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let rmm_log = manifest.join("../gpumem-replay/tests/data/rmm_log.csv");
+    let dir = manifest.join("tests/fixtures");
+    let out = gpumem(&["replay", rmm_log.to_str().unwrap(), "--json"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["unknown_frees"], 1);
@@ -236,4 +234,13 @@ fn plan_text_names_the_default_and_says_to_keep_it_when_the_plan_reserves_more()
     let v = text(&out.stdout);
     assert!(v.contains("less than the default at its peak"), "{v}");
     assert!(!v.contains("keep the default"), "{v}");
+}
+
+#[test]
+fn the_workloads_the_command_takes_are_the_librarys_list_in_its_order() {
+    use gpumem_replay::workload::Workload;
+    assert_eq!(
+        <Workload as clap::ValueEnum>::value_variants(),
+        &Workload::ALL
+    );
 }

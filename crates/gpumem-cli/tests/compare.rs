@@ -79,7 +79,10 @@ fn an_unknown_allocator_exits_1_naming_the_valid_ones() {
 
 #[test]
 fn threads_run_an_rmm_log_with_two_streams_on_two_threads() {
-    let log = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/rmm_log.csv");
+    let log = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../gpumem-replay/tests/data/rmm_log.csv"
+    );
     let out = gpumem(&[log, "--threads", "--json", "--against", "gpumem,system"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -1,4 +1,4 @@
-//! Messages a new user met on a fresh clone (issue 23, section 5): each
+//! Messages a new user met on a fresh clone: each
 //! names what refused and what was meant.
 
 mod common;

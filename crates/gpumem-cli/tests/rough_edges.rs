@@ -1,4 +1,4 @@
-//! The `gpumem` binary's exit codes and messages at the edges (issue 14):
+//! The `gpumem` binary's exit codes and messages at the edges:
 //! failed allocations, closed pipes, empty input, file names given to
 //! `--config`, fractional device sizes, and how ops and streams are named.
 

@@ -29,11 +29,12 @@
 //!                             (and `MemoryManagement` dropped from its cubecl_server import)
 //! ```
 //!
-//! Checked 2026-12-01 on Mesa's lavapipe with that patch: cubecl-wgpu's
-//! `tests/graph.rs` 18/18, `tests/relocation.rs` 1/1, `device_poisoned` 1/1,
-//! `discarded_launch_profiling` 1/1 pass with gpumem as the main memory,
-//! and its unit tests (cubecl-core's and cubecl-std's exported runtime
-//! tests) 678 passed, 0 failed, 11 ignored by CubeCL itself. One more,
+//! On Mesa's lavapipe with that patch, cubecl-wgpu's `tests/graph.rs`,
+//! `tests/relocation.rs`, `device_poisoned` and
+//! `discarded_launch_profiling` pass with gpumem as the main memory, and
+//! so do its unit tests (cubecl-core's and cubecl-std's exported runtime
+//! tests) but those CubeCL itself ignores; `cargo xtask cubecl-client`
+//! runs them and docs/cubecl.md has the table. One more,
 //! `i64_ty::unary_int::test_reverse_bits`, aborts the process inside
 //! lavapipe's LLVM ("Cannot emit physreg copy instruction") with CubeCL's
 //! own engine too: a driver bug, skipped.

@@ -9,7 +9,7 @@
 //!   logging-adaptor CSV, PyTorch memory snapshots with their pickle
 //!   machine, each plain or gzipped) and the JSONL writer.
 //! - [`workload`]: built-in seeded workloads (`random`, `training`,
-//!   `serving`, `devlog`).
+//!   `serving`, `devlog`, `growth`, `span`, `live`).
 //! - [`replay`]: the [`replay::AllocBackend`] port and the timed loop;
 //!   gpumem is replayed through `gpumem::Device` (one `gpumem::Stream` per
 //!   trace stream, the facade's defaults and statistics), and relocates as

@@ -9,7 +9,7 @@ fn every_key_sets_its_setting() {
     let config = GpumemConfig::from_conf(
         "pools:sliced, page_size:1MiB, max_slice:32MiB, max_page:512MiB, budget:8GiB, \
          streams:4, lazy_pages:true, relocate:auto, poison:0xAB, bypass_caching:on, \
-         arena_max_chunk:32MiB, arena_idle_share:1/8, arena_grow_ahead:20MiB",
+         arena_max_chunk:32MiB, arena_idle_share:1/8",
     )
     .unwrap();
     assert_eq!(
@@ -28,7 +28,6 @@ fn every_key_sets_its_setting() {
             bypass_caching: true,
             arena_max_chunk: Some(32 * MIB),
             arena_idle_share: Some(8),
-            arena_grow_ahead: Some(20 * MIB),
             driver_costs: gpumem::storage::DriverCosts::A100,
         }
     );
@@ -57,30 +56,6 @@ fn an_idle_share_is_one_in_n_or_never() {
                 share(bad),
                 Err(GpuMemError::BadConfValue {
                     key: "arena_idle_share",
-                    ..
-                })
-            ),
-            "{bad}"
-        );
-    }
-}
-
-#[test]
-fn a_grow_ahead_is_a_size_or_off() {
-    let ahead = |s: &str| GpumemConfig::from_conf(&format!("arena_grow_ahead:{s}"));
-    assert_eq!(ahead("20MiB").unwrap().arena_grow_ahead, Some(20 * MIB));
-    assert_eq!(ahead("off").unwrap().arena_grow_ahead, None);
-    assert_eq!(
-        GpumemConfig::default().arena_grow_ahead,
-        None,
-        "off by default"
-    );
-    for bad in ["0", "-1MiB", "lots", "1/4"] {
-        assert!(
-            matches!(
-                ahead(bad),
-                Err(GpuMemError::BadConfValue {
-                    key: "arena_grow_ahead",
                     ..
                 })
             ),

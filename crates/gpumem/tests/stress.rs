@@ -10,11 +10,11 @@
 //!   is remembered (owner stream, view, user stream, operation); every new
 //!   reservation's view must miss every remembered region whose operation
 //!   the user stream has not completed (see `Oracle` for the race
-//!   direction). This catches issue 17's `bind`, which freed memory
+//!   direction). This catches a `bind` that freed memory
 //!   another stream's work used.
 //! - **No memory under unfinished work moves.** While a recorded use of a
 //!   buffer is unfinished, only its holder's bind may change its view
-//!   (`Run::check_unmoved`). This catches issue 17's reclaim, which
+//!   (`Run::check_unmoved`). This catches a reclaim that
 //!   compacted without finishing every stream's work: the pages it empties
 //!   go back to the device and page ids are never reused, so the first
 //!   oracle did not see that half in five 20 s runs.

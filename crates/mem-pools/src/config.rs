@@ -69,8 +69,7 @@ pub enum MemoryConfiguration {
     /// of addresses with physical chunks only under live data. One arena,
     /// not PyTorch's small/large split: physical memory follows live data
     /// whatever the sizes, and apart they strand partly used chunks in two
-    /// places (measured on recorded model traces: 1.033 vs 1.074 ×
-    /// live on BERT inference, 1.012 vs 1.090 on GPT-2 generation).
+    /// places.
     VirtualArenas,
     /// An explicit list of pools, in routing order.
     Custom {

@@ -1,6 +1,6 @@
 //! [`MemoryManagementOptions`]: what a manager is built with beside its
 //! pool layout — a name, lazy pages, and the arenas' knobs (largest
-//! chunk, idle share, grow-ahead), each documented with what it costs.
+//! chunk, idle share), each documented with what it costs.
 
 /// Options that are not about the pool layout.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -25,17 +25,6 @@ pub struct MemoryManagementOptions {
     /// unmaps and maps (driver time), more physical memory held idle (the
     /// frontier in docs/pools.md).
     pub arena_idle_share: Option<u64>,
-    /// While live bytes are at their peak (a workload touching memory for
-    /// the first time), the chunk an arena creates at the end of a
-    /// reservation that ends inside a granule is rounded up to a multiple
-    /// of this many bytes, over the empty slots after it, so the
-    /// reservations that follow land on mapped memory without a driver
-    /// call. Never past half the physical memory held or
-    /// `arena_max_chunk`. `None` or `Some(0)`: off (the default). Larger:
-    /// fewer creates while memory grows, up to this much more physical
-    /// memory at the peak (the frontier in docs/benchmarks.md; PyTorch's
-    /// segments and expandable pages are 20 MiB).
-    pub arena_grow_ahead: Option<u64>,
 }
 
 impl MemoryManagementOptions {

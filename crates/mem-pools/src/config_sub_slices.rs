@@ -1,28 +1,25 @@
 //! The paged default, [`SubSlices`](crate::MemoryConfiguration::SubSlices), resolved for a
 //! device, and the growth rule its growable pool uses.
 //!
-//! The layout, and why (peak reserved ÷ peak live on the simulated 80 GiB
-//! device, before → after, in docs/pools.md):
+//! The layout, and why (what each rule holds on the project's traces is
+//! in docs/pools.md, "SubSlices"):
 //! - A small sliced pool ([`SMALL_PAGE`] pages, slices up to 64 KiB) keeps
 //!   metadata churn off the big pages. Its pages are 2 MiB, not CubeCL's
-//!   8 MiB: small slices rarely fill 8 MiB, so the first page was mostly a
-//!   fixed 6 MiB overhead (a Burn transformer's training on wgpu, at most
-//!   2.7 MiB of slices up to 64 KiB live: 54.32 → 50.32 MiB; every trace of
-//!   docs/pools.md held the same or 6 MiB less, with the same storage
-//!   calls).
+//!   8 MiB: small slices rarely fill 8 MiB, so a larger first page is
+//!   mostly a fixed overhead (a Burn transformer's training on wgpu has at
+//!   most 2.7 MiB of slices up to 64 KiB live).
 //! - A growable sliced pool takes everything else up to
 //!   [`SLICED_LIMIT`] (or the device's largest page, when smaller). Its pages
 //!   grow to *fit* ([`Growth::Fit`]): the smallest whole number of MiB
 //!   strictly larger than the allocation that outgrew them, not the next
-//!   power of two. Doubling sized ResNet-18 training's pages at 32 MiB
-//!   for a largest tensor of 24.5 MiB (1.488 × live); fitting sizes them at
-//!   25 MiB (1.140). "Strictly larger" leaves room beside the largest tensor
-//!   (GPT-2 training's 32 MiB tensors on 33 MiB pages: 1.087 → 1.034).
+//!   power of two. Doubling would size ResNet-18 training's pages at 32 MiB
+//!   for a largest tensor of 24.5 MiB, leaving 7.5 MiB a page that its
+//!   mid-size tensors fill badly. "Strictly larger" leaves room beside the
+//!   largest tensor (GPT-2 training's 32 MiB tensors get 33 MiB pages).
 //! - Exclusive pages above that, up to the device's largest page, only
 //!   when the device allows pages larger than [`SLICED_LIMIT`]. Routing up to
-//!   a quarter of the largest page instead sent serving's 256 MiB–1 GiB
-//!   buffers to exclusive pages reused within a factor of two (1.179 × live;
-//!   sliced: 1.089).
+//!   a quarter of the largest page instead would send serving's 256 MiB–1 GiB
+//!   buffers to exclusive pages, reused only within a factor of two.
 
 use mem_storage::units::{GIB, KIB, MIB};
 

@@ -108,14 +108,16 @@
 //!   `&mut Tables` — carving and the free path, pages, page-size growth,
 //!   a known extent — and the free index);
 //!   `arena/` (virtual-memory arenas: `Arenas`, their shared state, and
-//!   its methods — taking the floor and the pools — a file per concern:
+//!   its methods — taking `ArenaCtx`, the floor, the pools and the
+//!   storage borrowed together — a file per concern:
 //!   the reserve path and placement on mapped chunks, chunks, moves, the
 //!   cache, release, stream-ordered reclamation, the arena's side of
 //!   sleep).
 //! - `tables/` (the floor, knowing no pool kind): `Tables` (`floor.rs`,
 //!   the floor in one value, with a slice's pin and cursor counts), the
 //!   slot table, the slice and page tables, `bind`'s cursors, and the
-//!   per-page indexes (slice starts, the chunk map and its idle queue).
+//!   per-page indexes (slice starts; the chunk map, `chunk_map/`, a file
+//!   per question it answers).
 //! - `handles/`: handles and bindings, slot keys and drop records, the
 //!   counted cells and their pool, the drop queue, [`RawPin`].
 //! - `config.rs`, `pool_kind.rs` (the one table of pool-kind names),
@@ -154,8 +156,8 @@ pub use handles::raw_pin::RawPin;
 pub use logger::ServerLogger;
 pub use pool_kind::PoolKind;
 pub use pools::arena::chunk_cache::CACHE_SHARE;
-pub use pools::arena::chunks::{DEFAULT_MAX_CHUNK, IDLE_SHARE};
 pub use pools::arena::sleep::{SleepContents, SleepReport};
+pub use pools::arena::state::{DEFAULT_MAX_CHUNK, IDLE_SHARE};
 pub use pools::paged::pool::MAX_PAGE_SIZES;
 pub use relocation::{
     CompactionState, CopyQueue, Landed, RelocationOutcome, RelocationPlan, RelocationShape,

@@ -1,5 +1,5 @@
 //! Arena placement: a reservation goes where chunks are already mapped
-//! (`arena_place.rs`), so reused holes cost no driver call.
+//! (`pools/arena/place.rs`), so reused holes cost no driver call.
 //!
 //! The holes here are shaped with the release threshold: freeing past it
 //! unmaps the *oldest* idle chunks, which leaves a hole mapped at one end

@@ -83,7 +83,7 @@ fn cuda_streams_relocate_live_bytes_through_a_copy_stream_ordered_after_every_st
     set.reclaim().unwrap();
 }
 
-/// Issue 17: a relocation copy reads only after every stream's queued work.
+/// A relocation copy reads only after every stream's queued work.
 /// Stream `s` queues many large fills of the source, the last one 0x5A;
 /// the copy queue then copies the source without any host wait in between.
 /// Were the copy not ordered after `s`'s work it would read an earlier fill.

@@ -19,11 +19,11 @@ pub(super) const LIMIT: u64 = 60 << 20;
 /// The archive's name inside the bundle folder.
 pub(super) const ARCHIVE: &str = "bundle.tar.xz";
 
-/// Pack folder `name` of `parent` into `archive` (`tar` with `xz -6`, all
-/// cores) and return its size; refused past [`LIMIT`].
-pub(super) fn pack(parent: &Path, name: &str, archive: &Path) -> Result<u64, String> {
+/// Pack folder `name` of `parent` into `archive` (`tar` with `xz -LEVEL`,
+/// all cores) and return its size; refused past [`LIMIT`].
+pub(super) fn pack(parent: &Path, name: &str, archive: &Path, level: u8) -> Result<u64, String> {
     let mut cmd = Command::new("tar");
-    cmd.env("XZ_OPT", "-6 -T0")
+    cmd.env("XZ_OPT", format!("-{level} -T0"))
         .arg("-C")
         .arg(parent)
         .arg("-cJf")
@@ -97,7 +97,7 @@ mod tests {
         fs::create_dir_all(dir.join("bundle")).unwrap();
         fs::write(dir.join("bundle/run.sh"), "echo hi\n").unwrap();
         let archive = dir.join(ARCHIVE);
-        let bytes = pack(&dir, "bundle", &archive).unwrap();
+        let bytes = pack(&dir, "bundle", &archive, 1).unwrap();
         assert!(bytes > 0 && bytes <= LIMIT);
         fs::remove_dir_all(&dir).unwrap();
     }

@@ -2,7 +2,7 @@
 //!
 //! - `gpu-bench [ARGS…]`: the `gpu-bench` binary of `gpumem-benches` in
 //!   release; on a machine without CUDA it prints why it skips and exits 0.
-//! - `gpu-bundle [--exclude CRATE …]`: builds, here, every release test binary of the
+//! - `gpu-bundle [--smoke] [--exclude CRATE …]`: builds, here, every release test binary of the
 //!   workspace, the criterion bench binaries and the `gpu-bench` and
 //!   `bench-quick` binaries, strips them with a `run.sh` that prints the
 //!   driver and device (`nvidia-smi`) and runs everything, and packs them
@@ -11,7 +11,12 @@
 //!   it and runs it. A GPU machine needs no toolchain: carry `gpu-bundle`,
 //!   run `gpu-bundle/run.sh` from the repository root (some tests read
 //!   files next to their crate); `gpu-bundle/run.sh --dry-run` unpacks and
-//!   lists every test without running one.
+//!   lists every test without running one. `--smoke` builds the small
+//!   bundle CI runs on the stand-in driver ([`Kind::Smoke`]).
+//! - `gpu-bundle-standin`: the smoke bundle built and its script run on
+//!   the stand-in driver, artifacts checked (`on_standin.rs`); `ci` runs
+//!   it. Every line a GPU run executes runs there; its timings are the
+//!   stand-in's and are not claimed anywhere.
 //!
 //! Executables are found from cargo's own JSON messages
 //! (`--message-format=json`, the `executable` field), not by guessing
@@ -26,7 +31,10 @@ use crate::{cargo, run};
 
 mod archive;
 mod artifacts;
+mod on_standin;
 mod run_script;
+
+pub use on_standin::gpu_bundle_on_standin;
 
 use artifacts::{Artifact, Keep, executables};
 use run_script::run_script;
@@ -82,23 +90,87 @@ fn copy_into(dir: &Path, artifacts: &[Artifact]) -> Result<Vec<String>, String> 
     Ok(names)
 }
 
-/// Builds the bundle into `./gpu-bundle`. Extra arguments go to the test
-/// and bench builds (e.g. `--exclude some-crate` while it does not build).
+/// What goes into a bundle and how it is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// For a GPU machine: every test binary of the workspace and the
+    /// criterion benches in release, packed at `xz -6`.
+    Release,
+    /// For the stand-in driver in CI ([`SMOKE_TESTS`]): a few CUDA test
+    /// binaries, the benches and binaries in the test profile (what CI's
+    /// test step already built), packed at `xz -1`. The script is the same.
+    Smoke,
+}
+
+/// (package, test target): the test binaries of a smoke bundle, CUDA
+/// tests of four layers that each take seconds on the stand-in.
+pub(crate) const SMOKE_TESTS: &[(&str, &str)] = &[
+    ("mem-storage", "conformance"),
+    ("mem-capture", "cuda"),
+    ("gpumem", "adoption"),
+    ("gpumem-replay", "driver_parity"),
+];
+
+/// Builds the bundle into `./gpu-bundle`: `--smoke` builds the stand-in's
+/// ([`Kind::Smoke`]); other arguments go to the test and bench builds
+/// (e.g. `--exclude some-crate` while it does not build).
 pub fn gpu_bundle(args: &[String]) -> Result<(), String> {
+    let smoke = args.iter().any(|a| a == "--smoke");
+    let rest: Vec<String> = args.iter().filter(|a| *a != "--smoke").cloned().collect();
+    let kind = if smoke { Kind::Smoke } else { Kind::Release };
+    build_bundle(kind, &rest).map(drop)
+}
+
+/// What [`build_bundle`] put in the bundle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Built {
+    /// File names of the test binaries (`bundle/tests/`).
+    pub(crate) tests: Vec<String>,
+    /// File names of the criterion bench binaries (`bundle/benches/`).
+    pub(crate) benches: Vec<String>,
+}
+
+/// Builds the bundle of `kind` into `./gpu-bundle`; `args` go to the test
+/// and bench builds.
+pub(crate) fn build_bundle(kind: Kind, args: &[String]) -> Result<Built, String> {
     // Diagnostics rendered to stderr as usual; only artifacts come as JSON.
     let json = "--message-format=json-render-diagnostics";
     let extra: Vec<&str> = args.iter().map(String::as_str).collect();
     let with = |base: &[&'static str]| -> Vec<&str> {
         base.iter().copied().chain(extra.iter().copied()).collect()
     };
-    let test = ["test", "--workspace", "--release", "--no-run", json];
-    let tests = build(&with(&test), Keep::Tests)?;
-    let bench = ["bench", "--workspace", "--no-run", json];
-    let benches = build(&with(&bench), Keep::Benches)?;
+    let (tests, benches, profile) = match kind {
+        Kind::Release => {
+            let test = ["test", "--workspace", "--release", "--no-run", json];
+            let bench = ["bench", "--workspace", "--no-run", json];
+            (
+                build(&with(&test), Keep::Tests)?,
+                build(&with(&bench), Keep::Benches)?,
+                "release",
+            )
+        }
+        Kind::Smoke => {
+            let mut tests = Vec::new();
+            for (package, target) in SMOKE_TESTS {
+                let test = ["test", "--no-run", "-p", package, "--test", target, json];
+                tests.extend(build(&with(&test), Keep::Tests)?);
+            }
+            let bench = [
+                "test",
+                "--no-run",
+                "-p",
+                "gpumem-benches",
+                "--benches",
+                json,
+            ];
+            (tests, build(&with(&bench), Keep::Benches)?, "test")
+        }
+    };
     let bins = build(
         &[
             "build",
-            "--release",
+            "--profile",
+            profile,
             "-p",
             "gpumem-benches",
             "--bin",
@@ -136,7 +208,11 @@ pub fn gpu_bundle(args: &[String]) -> Result<(), String> {
         fs::remove_dir_all(out).map_err(|e| format!("clearing {BUNDLE}: {e}"))?;
     }
     fs::create_dir_all(out).map_err(|e| format!("creating {BUNDLE}: {e}"))?;
-    let bytes = archive::pack(staging, "bundle", &out.join(archive::ARCHIVE))?;
+    let level = match kind {
+        Kind::Release => 6,
+        Kind::Smoke => 1,
+    };
+    let bytes = archive::pack(staging, "bundle", &out.join(archive::ARCHIVE), level)?;
     let unpack = out.join("run.sh");
     fs::write(&unpack, archive::unpack_script())
         .map_err(|e| format!("writing {}: {e}", unpack.display()))?;
@@ -150,7 +226,7 @@ pub fn gpu_bundle(args: &[String]) -> Result<(), String> {
         tests.len(),
         benches.len()
     );
-    Ok(())
+    Ok(Built { tests, benches })
 }
 
 /// Strips symbols when `strip` exists (smaller bundles travel faster);

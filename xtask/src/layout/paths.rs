@@ -10,9 +10,10 @@ use super::lex::{Token, lex};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// A file's module path inside the crate: `src/a/b.rs` → `[a, b]`,
-/// `src/a/mod.rs` → `[a]`, `src/lib.rs` → `[]`, and a test file beside its
-/// module (`src/a/b_tests.rs`, included as `#[path] mod tests`) → `[a, b, tests]`.
+/// A file's module path inside the crate: `src/DIR/FILE.rs` → `[DIR, FILE]`,
+/// `src/DIR/mod.rs` → `[DIR]`, `src/lib.rs` → `[]`, and a test file beside
+/// its module (`src/DIR/FILE_tests.rs`, included as `#[path] mod tests`) →
+/// `[DIR, FILE, tests]`.
 pub fn module_path(inside_src: &Path) -> Vec<String> {
     let mut parts: Vec<String> = inside_src
         .iter()
@@ -53,8 +54,18 @@ fn read_path(tokens: &[Token], mut i: usize) -> (Vec<String>, usize) {
     (path, i)
 }
 
+/// One path a `use` tree names, with the name it binds in the file (its
+/// last segment, or its `as` alias; none for a glob or `as _`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsePath {
+    /// The path as written (`super::frames`, `{self}` folded into its prefix).
+    pub path: Vec<String>,
+    /// The name it binds.
+    pub binds: Option<String>,
+}
+
 /// Expands a `use` tree starting at `i` with `prefix`; pushes each full path.
-fn use_tree(tokens: &[Token], i: usize, prefix: &[String], out: &mut Vec<Vec<String>>) -> usize {
+fn use_tree(tokens: &[Token], i: usize, prefix: &[String], out: &mut Vec<UsePath>) -> usize {
     let (path, mut i) = read_path(tokens, i);
     let mut full = prefix.to_vec();
     full.extend(path);
@@ -64,21 +75,57 @@ fn use_tree(tokens: &[Token], i: usize, prefix: &[String], out: &mut Vec<Vec<Str
             match tokens.get(i) {
                 Some(Token::Punct('}')) | None => return i + 1,
                 Some(Token::Punct(',')) => i += 1,
-                Some(Token::Punct('*')) => i += 1,
+                Some(Token::Punct('*')) => {
+                    out.push(UsePath {
+                        path: full.clone(),
+                        binds: None,
+                    });
+                    i += 1;
+                }
                 _ => i = use_tree(tokens, i, &full, out),
             }
         }
     }
     if colons(tokens, i) && tokens.get(i + 2) == Some(&Token::Punct('*')) {
-        i += 3;
+        out.push(UsePath {
+            path: full,
+            binds: None,
+        });
+        return i + 3;
     }
-    out.push(full);
+    if full.len() > 1 && full.last().is_some_and(|s| s == "self") {
+        full.pop();
+    }
+    let mut binds = full.last().cloned();
+    if tokens.get(i) == Some(&Token::Ident("as".into())) {
+        binds = match tokens.get(i + 1) {
+            Some(Token::Ident(alias)) if alias != "_" => Some(alias.clone()),
+            _ => None,
+        };
+        i += 2;
+    }
+    out.push(UsePath { path: full, binds });
     i
 }
 
+/// A path a file names, made absolute (from the crate root).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Named {
+    /// The absolute path.
+    pub path: Vec<String>,
+    /// The name a `use` binds with it; none for a path in code.
+    pub binds: Option<String>,
+}
+
 /// The paths a file names, each made absolute (from the crate root), with
-/// the module each sits in. `file_module` is the file's module path.
-fn absolute_paths(text: &str, file_module: &[String]) -> Vec<Vec<String>> {
+/// the module each sits in. `file_module` is the file's module path;
+/// `known` the crate's module paths, so that a path starting with a child
+/// module's name (`use event::Trace;` in `trace/mod.rs`) resolves too.
+pub fn absolute_paths(
+    text: &str,
+    file_module: &[String],
+    known: &BTreeSet<Vec<String>>,
+) -> Vec<Named> {
     let tokens = lex(text);
     let mut out = Vec::new();
     // Inline modules: (name, brace depth inside them).
@@ -113,16 +160,23 @@ fn absolute_paths(text: &str, file_module: &[String]) -> Vec<Vec<String>> {
                 let mut paths = Vec::new();
                 let next = use_tree(&tokens, i + 1, &[], &mut paths);
                 let module = here();
-                out.extend(paths.iter().filter_map(|p| resolve(p, &module)));
+                out.extend(paths.into_iter().filter_map(|p| {
+                    Some(Named {
+                        path: resolve(&p.path, &module, known)?,
+                        binds: p.binds,
+                    })
+                }));
                 i = next.max(i + 1);
                 continue;
             }
-            Token::Ident(start) if matches!(start.as_str(), "crate" | "super" | "self") => {
+            Token::Ident(start) => {
                 let preceded_by_colons = i >= 2 && colons(&tokens, i - 2);
-                if !preceded_by_colons && colons(&tokens, i + 1) {
+                let starts_path = matches!(start.as_str(), "crate" | "super" | "self")
+                    || is_child(start, &here(), known);
+                if starts_path && !preceded_by_colons && colons(&tokens, i + 1) {
                     let (path, next) = read_path(&tokens, i);
-                    if let Some(p) = resolve(&path, &here()) {
-                        out.push(p);
+                    if let Some(path) = resolve(&path, &here(), known) {
+                        out.push(Named { path, binds: None });
                     }
                     i = next;
                     continue;
@@ -135,10 +189,21 @@ fn absolute_paths(text: &str, file_module: &[String]) -> Vec<Vec<String>> {
     out
 }
 
-/// `path` (starting with `crate`, `super` or `self`) made absolute against
-/// `module`; `None` for a path that starts elsewhere (another crate, or a
-/// child module named without `self::`).
-fn resolve(path: &[String], module: &[String]) -> Option<Vec<String>> {
+/// Whether `name` is a child module of `module` (a file of the crate).
+fn is_child(name: &str, module: &[String], known: &BTreeSet<Vec<String>>) -> bool {
+    let mut child = module.to_vec();
+    child.push(name.to_string());
+    known.contains(&child)
+}
+
+/// `path` (starting with `crate`, `super`, `self` or the name of one of
+/// `module`'s child modules in `known`) made absolute against `module`;
+/// `None` for a path that starts elsewhere (another crate, a local name).
+fn resolve(
+    path: &[String],
+    module: &[String],
+    known: &BTreeSet<Vec<String>>,
+) -> Option<Vec<String>> {
     let mut rest = path.iter().peekable();
     let mut base: Vec<String> = match rest.peek().map(|s| s.as_str()) {
         Some("crate") => {
@@ -146,6 +211,7 @@ fn resolve(path: &[String], module: &[String]) -> Option<Vec<String>> {
             Vec::new()
         }
         Some("super" | "self") => module.to_vec(),
+        Some(first) if is_child(first, module, known) => module.to_vec(),
         _ => return None,
     };
     while let Some(seg) = rest.peek() {
@@ -172,8 +238,8 @@ pub fn root_reexports(text: &str, modules: &BTreeSet<String>) -> Vec<(String, St
         if tokens[i] == Token::Ident("use".into()) {
             let mut paths = Vec::new();
             i = use_tree(&tokens, i + 1, &[], &mut paths);
-            for path in paths {
-                let path = resolve(&path, &[]).unwrap_or(path);
+            for UsePath { path, .. } in paths {
+                let path = resolve(&path, &[], &BTreeSet::new()).unwrap_or(path);
                 if let (Some(first), Some(last)) = (path.first(), path.last())
                     && path.len() >= 2
                     && modules.contains(first)
@@ -195,9 +261,9 @@ pub fn referenced_modules(
     modules: &BTreeSet<String>,
     reexports: &BTreeMap<String, String>,
 ) -> BTreeSet<String> {
-    absolute_paths(text, file_module)
+    absolute_paths(text, file_module, &BTreeSet::new())
         .into_iter()
-        .filter_map(|path| {
+        .filter_map(|Named { path, .. }| {
             let first = path.first()?;
             if modules.contains(first) {
                 Some(first.clone())

@@ -1,9 +1,11 @@
-//! Initialization, the one device, its primary context, error strings.
+//! Initialization, the devices (`device.rs`), their primary contexts,
+//! error strings.
 
 use std::ffi::c_char;
 use std::sync::atomic::Ordering;
 
-use crate::driver::{CONTEXT, CURRENT, DRIVER, entry, lock, ready};
+use crate::device::{self, context, of_context};
+use crate::driver::{CURRENT, DRIVER, current_device, entry, lock};
 use crate::memory::MEM;
 use crate::types::*;
 
@@ -26,19 +28,20 @@ fn attribute(attr: u32) -> Option<i32> {
         75 => 8,        // compute capability major
         76 => 0,        // compute capability minor
         102 => 1,       // virtual memory management
+        103 => 1,       // POSIX file descriptor handles
+        104 | 105 => 0, // Win32 handles
+        110 => 1,       // GPUDirect RDMA with VMM allocations
+        128 => 0,       // fabric handles (no NVLink fabric: callers fall back)
         115 => i32::from(crate::driver::MEMORY_POOLS.load(Ordering::Acquire)), // memory pools
         _ => return None,
     })
 }
 
-fn device(dev: i32) -> Outcome {
+fn device(dev: i32) -> Result<usize, CuResult> {
     if !DRIVER.initialized.load(Ordering::Acquire) {
         return Err(NOT_INITIALIZED);
     }
-    if dev != 0 {
-        return Err(INVALID_DEVICE);
-    }
-    Ok(())
+    device::valid(dev)
 }
 
 entry! { fn cuInit(flags: u32) {
@@ -62,13 +65,13 @@ entry! { fn cuDeviceGetCount(count: *mut i32) {
         return Err(NOT_INITIALIZED);
     }
     // SAFETY: the caller's out-parameter.
-    unsafe { put(count, 1) }
+    unsafe { put(count, device::count()) }
 }}
 
 entry! { fn cuDeviceGet(dev: *mut i32, ordinal: i32) {
     device(ordinal)?;
     // SAFETY: the caller's out-parameter.
-    unsafe { put(dev, 0) }
+    unsafe { put(dev, ordinal) }
 }}
 
 entry! { fn cuDeviceGetName(name: *mut c_char, len: i32, dev: i32) {
@@ -87,8 +90,8 @@ entry! { fn cuDeviceGetName(name: *mut c_char, len: i32, dev: i32) {
 }}
 
 entry! { fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: i32) {
-    device(dev)?;
-    let total = lock(&MEM).total as usize;
+    let dev = device(dev)?;
+    let total = lock(&MEM).devices[dev].total as usize;
     // SAFETY: the caller's out-parameter.
     unsafe { put(bytes, total) }
 }}
@@ -101,17 +104,18 @@ entry! { fn cuDeviceGetAttribute(value: *mut i32, attr: u32, dev: i32) {
 }}
 
 entry! { fn cuDevicePrimaryCtxRetain(ctx: *mut u64, dev: i32) {
-    device(dev)?;
-    DRIVER.context_refs.fetch_add(1, Ordering::AcqRel);
+    let dev = device(dev)?;
+    DRIVER.context_refs[dev].fetch_add(1, Ordering::AcqRel);
     // SAFETY: the caller's out-parameter (a CUcontext, pointer-sized).
-    unsafe { put(ctx, CONTEXT) }
+    unsafe { put(ctx, context(dev)) }
 }}
 
 entry! { fn cuDevicePrimaryCtxRelease_v2(dev: i32) {
-    device(dev)?;
-    let before = DRIVER.context_refs.fetch_sub(1, Ordering::AcqRel);
+    let dev = device(dev)?;
+    let refs = &DRIVER.context_refs[dev];
+    let before = refs.fetch_sub(1, Ordering::AcqRel);
     if before <= 0 {
-        DRIVER.context_refs.fetch_add(1, Ordering::AcqRel);
+        refs.fetch_add(1, Ordering::AcqRel);
         return Err(INVALID_CONTEXT);
     }
     Ok(())
@@ -121,7 +125,7 @@ entry! { fn cuCtxSetCurrent(ctx: u64) {
     if !DRIVER.initialized.load(Ordering::Acquire) {
         return Err(NOT_INITIALIZED);
     }
-    if ctx != 0 && ctx != CONTEXT {
+    if ctx != 0 && of_context(ctx).is_none() {
         return Err(INVALID_CONTEXT);
     }
     CURRENT.set(ctx);
@@ -137,15 +141,15 @@ entry! { fn cuCtxGetCurrent(ctx: *mut u64) {
 }}
 
 entry! { fn cuCtxGetDevice(dev: *mut i32) {
-    ready()?;
+    let current = current_device()?;
     // SAFETY: the caller's out-parameter.
-    unsafe { put(dev, 0) }
+    unsafe { put(dev, current as i32) }
 }}
 
 entry! { fn cuCtxSynchronize() {
-    ready()?;
+    let dev = current_device()?;
     crate::capture::forbid("cuCtxSynchronize")?;
-    for stream in DRIVER.all_streams() {
+    for stream in DRIVER.streams_of(dev) {
         stream.drain();
     }
     lock(&MEM).release_pool_cache();

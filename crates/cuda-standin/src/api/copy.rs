@@ -9,13 +9,13 @@ use crate::driver::{DRIVER, entry, ready};
 use crate::types::*;
 use crate::work::{Raw, RawPlace};
 
-fn submit(stream: u64, raw: Raw, what: String) -> Outcome {
+pub(crate) fn submit(stream: u64, raw: Raw, what: String) -> Outcome {
     ready()?;
     DRIVER.stream(stream)?.submit(raw, what)
 }
 
 /// A synchronous call: on the default stream, then wait for it.
-fn blocking(raw: Raw, what: String) -> Outcome {
+pub(crate) fn blocking(raw: Raw, what: String) -> Outcome {
     ready()?;
     forbid(&what)?;
     let s = DRIVER.stream(0)?;

@@ -135,7 +135,7 @@ entry! { fn cuGraphLaunch(exec: u64, stream: u64) {
         let what = format!("node {i} of graph {exec:#x} launched on stream {stream:#x}");
         // A node over memory gone since the capture (recorded by
         // `resolve`): on a GPU the launch would fault.
-        let work = resolve(raw, &what).map_err(|_| ILLEGAL_ADDRESS)?;
+        let work = resolve(raw, &what, s.device).map_err(|_| ILLEGAL_ADDRESS)?;
         works.push((work, what));
     }
     for (work, what) in works {

@@ -5,17 +5,29 @@
 //! (the cost model charges it a device synchronize). `cuMemFreeAsync`
 //! frees in stream order: the memory goes when the stream reaches the
 //! free, and work that runs after that and still uses it is a violation.
+//! So is work queued after the `cuMemFreeAsync` call on any stream (a
+//! synchronous copy included): it is either after the free or unordered
+//! against it.
+//!
+//! Each device has its own default pool (`POOL + device`) and capacity.
 
 use std::ffi::c_void;
 
 use crate::capture::forbid;
-use crate::driver::{DRIVER, entry, lock, ready, violation};
+use crate::driver::{DRIVER, current_device, entry, lock, ready, violation};
 use crate::memory::{AllocKind, MEM};
 use crate::types::*;
 use crate::work::{Raw, Work};
 
-/// The default pool's handle.
+/// Device 0's default pool's handle; device `d`'s is `POOL + d`.
 pub const POOL: u64 = 0xc0_1000;
+
+/// The device whose default pool `pool` is.
+fn pool_device(pool: u64) -> Result<usize, CuResult> {
+    pool.checked_sub(POOL)
+        .and_then(|d| crate::device::valid(i32::try_from(d).ok()?).ok())
+        .ok_or(INVALID_HANDLE)
+}
 
 fn refuse((code, why): (CuResult, String), what: &str) -> CuResult {
     if code != OUT_OF_MEMORY {
@@ -25,20 +37,20 @@ fn refuse((code, why): (CuResult, String), what: &str) -> CuResult {
 }
 
 entry! { fn cuMemAlloc_v2(ptr: *mut DevPtr, bytes: usize) {
-    ready()?;
+    let dev = current_device()?;
     forbid("cuMemAlloc")?;
     if bytes == 0 {
         return Err(INVALID_VALUE);
     }
-    let base = lock(&MEM).alloc(bytes as u64, AllocKind::Sync).map_err(|r| refuse(r, "cuMemAlloc"))?;
+    let base = lock(&MEM).alloc(bytes as u64, AllocKind::Sync, dev).map_err(|r| refuse(r, "cuMemAlloc"))?;
     // SAFETY: the caller's out-parameter.
     unsafe { put(ptr, base) }
 }}
 
 entry! { fn cuMemFree_v2(ptr: DevPtr) {
-    ready()?;
+    let dev = current_device()?;
     forbid("cuMemFree")?;
-    for stream in DRIVER.all_streams() {
+    for stream in DRIVER.streams_of(dev) {
         stream.drain();
     }
     let mut mem = lock(&MEM);
@@ -63,12 +75,12 @@ entry! { fn cuMemAllocAsync(ptr: *mut DevPtr, bytes: usize, stream: u64) {
         }
         // A memory node: the graph's memory, made now so that later nodes
         // can use it.
-        let base = lock(&MEM).alloc(bytes as u64, AllocKind::Graph).map_err(|r| refuse(r, "cuMemAllocAsync (capture)"))?;
+        let base = lock(&MEM).alloc(bytes as u64, AllocKind::Graph, s.device).map_err(|r| refuse(r, "cuMemAllocAsync (capture)"))?;
         capture.allocs.push(base);
         capture.nodes.push(Raw::Marker(node::MEM_ALLOC));
         base
     } else {
-        lock(&MEM).alloc(bytes as u64, AllocKind::Pool).map_err(|r| refuse(r, "cuMemAllocAsync"))?
+        lock(&MEM).alloc(bytes as u64, AllocKind::Pool, s.device).map_err(|r| refuse(r, "cuMemAllocAsync"))?
     };
     // SAFETY: the caller's out-parameter.
     unsafe { put(ptr, base) }
@@ -86,8 +98,15 @@ entry! { fn cuMemFreeAsync(ptr: DevPtr, stream: u64) {
         capture.nodes.push(Raw::Marker(node::MEM_FREE));
         return Ok(());
     }
-    let owner = match lock(&MEM).allocation(ptr) {
-        Some(a) if a.kind != AllocKind::Graph => a.owner,
+    let owner = match lock(&MEM).allocs.get_mut(&ptr) {
+        Some(a) if a.kind != AllocKind::Graph && a.freeing.is_none() => {
+            a.freeing = Some(stream);
+            a.owner
+        }
+        Some(a) if a.freeing.is_some() => {
+            violation(format!("cuMemFreeAsync of {ptr:#x}: already freed on a stream"));
+            return Err(INVALID_VALUE);
+        }
         _ => {
             violation(format!("cuMemFreeAsync of {ptr:#x}: not the base of a live allocation"));
             return Err(INVALID_VALUE);
@@ -99,8 +118,8 @@ entry! { fn cuMemFreeAsync(ptr: DevPtr, stream: u64) {
 }}
 
 entry! { fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) {
-    ready()?;
-    let (f, t) = lock(&MEM).info();
+    let dev = current_device()?;
+    let (f, t) = lock(&MEM).devices[dev].info();
     // SAFETY: the caller's out-parameters.
     unsafe {
         put(free, f as usize)?;
@@ -110,19 +129,15 @@ entry! { fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) {
 
 entry! { fn cuDeviceGetDefaultMemPool(pool: *mut u64, dev: i32) {
     ready()?;
-    if dev != 0 {
-        return Err(INVALID_DEVICE);
-    }
+    let dev = crate::device::valid(dev)?;
     // SAFETY: the caller's out-parameter (a CUmemoryPool).
-    unsafe { put(pool, POOL) }
+    unsafe { put(pool, POOL + dev as u64) }
 }}
 
 entry! { fn cuMemPoolGetAttribute(pool: u64, attr: u32, value: *mut c_void) {
     ready()?;
-    if pool != POOL {
-        return Err(INVALID_HANDLE);
-    }
-    let p = lock(&MEM).pool;
+    let dev = pool_device(pool)?;
+    let p = lock(&MEM).devices[dev].pool;
     let v = match attr {
         4 => p.threshold,
         5 => p.reserved,
@@ -137,16 +152,15 @@ entry! { fn cuMemPoolGetAttribute(pool: u64, attr: u32, value: *mut c_void) {
 
 entry! { fn cuMemPoolSetAttribute(pool: u64, attr: u32, value: *mut c_void) {
     ready()?;
-    if pool != POOL {
-        return Err(INVALID_HANDLE);
-    }
+    let dev = pool_device(pool)?;
     // SAFETY: these attributes are `cuuint64_t`, which `value` points to.
     let v = unsafe { get(value.cast::<u64>().cast_const()) }?;
     let mut mem = lock(&MEM);
+    let p = &mut mem.devices[dev].pool;
     match attr {
-        4 => mem.pool.threshold = v,
-        6 if v == 0 => mem.pool.reserved_high = mem.pool.reserved,
-        8 if v == 0 => mem.pool.used_high = mem.pool.used,
+        4 => p.threshold = v,
+        6 if v == 0 => p.reserved_high = p.reserved,
+        8 if v == 0 => p.used_high = p.used,
         _ => return Err(NOT_SUPPORTED),
     }
     Ok(())
@@ -154,11 +168,9 @@ entry! { fn cuMemPoolSetAttribute(pool: u64, attr: u32, value: *mut c_void) {
 
 entry! { fn cuMemPoolTrimTo(pool: u64, keep: usize) {
     ready()?;
-    if pool != POOL {
-        return Err(INVALID_HANDLE);
-    }
+    let dev = pool_device(pool)?;
     let mut mem = lock(&MEM);
-    let p = &mut mem.pool;
+    let p = &mut mem.devices[dev].pool;
     p.reserved = p.used.max(p.reserved.min(keep as u64));
     Ok(())
 }}

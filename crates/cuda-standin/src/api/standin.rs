@@ -7,10 +7,11 @@ use crate::driver::{DRIVER, entry, lock, ready};
 use crate::types::*;
 use crate::work::Raw;
 
-/// The stand-in's interface version (present only in the stand-in).
+/// The stand-in's interface version (present only in the stand-in); 2:
+/// several devices, shared chunks, announced violations, failed calls.
 #[unsafe(no_mangle)]
 pub extern "C" fn gpumem_standin_version() -> u32 {
-    1
+    2
 }
 
 /// How many contract violations were recorded so far.
@@ -71,6 +72,46 @@ pub unsafe extern "C" fn gpumem_standin_calls(name: *const c_char) -> u64 {
 #[unsafe(no_mangle)]
 pub extern "C" fn gpumem_standin_set_memory_pools(enabled: u32) {
     crate::driver::MEMORY_POOLS.store(enabled != 0, std::sync::atomic::Ordering::Release);
+}
+
+/// Announce one violation whose message contains `text` (a
+/// NUL-terminated string): it is recorded and counted as any other, but
+/// does not abort under `GPUMEM_STANDIN_ABORT=1`. For a test that passes a
+/// driver input gpumem cannot check beforehand (a descriptor a peer sent,
+/// which may be another file) and expects the driver's refusal.
+///
+/// # Safety
+/// `text` is null or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn gpumem_standin_expect_violation(text: *const c_char) {
+    if text.is_null() {
+        return;
+    }
+    // SAFETY: a NUL-terminated string (the contract).
+    let text = unsafe { CStr::from_ptr(text) }
+        .to_string_lossy()
+        .into_owned();
+    lock(&crate::sync::EXPECTED).push(text);
+}
+
+/// Make a later call of entry point `name` (a NUL-terminated string, e.g.
+/// `cuMemExportToShareableHandle`) fail with `code` before it does
+/// anything: the calls of it after `skip` more go through. For tests of
+/// how gpumem takes a driver's refusal of any call (nothing mapped,
+/// charged or leaked); a failed call is not a violation.
+///
+/// # Safety
+/// `name` is null or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn gpumem_standin_fail_call(name: *const c_char, skip: u64, code: u32) {
+    if name.is_null() || code == SUCCESS {
+        return;
+    }
+    // SAFETY: a NUL-terminated string (the contract).
+    let name = unsafe { CStr::from_ptr(name) }
+        .to_string_lossy()
+        .into_owned();
+    lock(&crate::driver::FAILS).push((name, skip, code));
 }
 
 /// Forget the call counts (violations are never forgotten).

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use crate::capture::forbid;
-use crate::driver::{DRIVER, entry, lock, ready};
+use crate::driver::{DRIVER, current_device, entry, lock, ready};
 use crate::event::Event;
 use crate::memory::MEM;
 use crate::stream::Stream;
@@ -15,12 +15,12 @@ use crate::types::*;
 use crate::work::{HostFn, Raw, Work};
 
 fn create(out: *mut u64, flags: u32) -> Outcome {
-    ready()?;
+    let dev = current_device()?;
     if flags != STREAM_NON_BLOCKING {
         return Err(NOT_SUPPORTED);
     }
     let handle = DRIVER.handle();
-    lock(&DRIVER.streams).insert(handle, Stream::spawn(handle));
+    lock(&DRIVER.streams).insert(handle, Stream::spawn(handle, dev));
     // SAFETY: the caller's out-parameter (a CUstream).
     unsafe { put(out, handle) }
 }

@@ -9,7 +9,7 @@ use crate::memory::MEM;
 use crate::memory::{GRANULARITY, Refusal};
 use crate::types::*;
 
-fn refused(what: &str) -> impl FnOnce(Refusal) -> CuResult + '_ {
+pub(crate) fn refused(what: &str) -> impl FnOnce(Refusal) -> CuResult + '_ {
     move |(code, why)| {
         if code != OUT_OF_MEMORY {
             violation(format!("{what}: {why}"));
@@ -18,23 +18,41 @@ fn refused(what: &str) -> impl FnOnce(Refusal) -> CuResult + '_ {
     }
 }
 
-/// A `CUmemAllocationProp` this device can make: pinned, on device 0.
+/// What a chunk is made as: device, handle types, RDMA capable.
+struct Made {
+    device: usize,
+    types: u32,
+    rdma: bool,
+}
+
+/// A `CUmemAllocationProp` a device can make: pinned, on a device, with
+/// no handle type or a POSIX file descriptor. Fabric handles are refused
+/// with `NOT_SUPPORTED`, as by a driver on a machine without an NVLink
+/// fabric, so callers take their fallback (ask again without it).
 ///
 /// # Safety
 /// `prop` is null or points to a `CUmemAllocationProp`.
-unsafe fn check_prop(prop: *const AllocationProp) -> Outcome {
+unsafe fn check_prop(prop: *const AllocationProp) -> Result<Made, CuResult> {
     // SAFETY: the caller's promise.
     let p = unsafe { get(prop) }?;
     if p.kind != ALLOCATION_PINNED || p.location.kind != LOCATION_DEVICE {
         return Err(INVALID_VALUE);
     }
-    if p.location.id != 0 {
-        return Err(INVALID_DEVICE);
-    }
-    if p.requested_handle_types != 0 {
+    let device = crate::device::valid(p.location.id)?;
+    let types = p.requested_handle_types;
+    if types & (HANDLE_FABRIC | HANDLE_WIN32 | HANDLE_WIN32_KMT) != 0 {
         return Err(NOT_SUPPORTED);
     }
-    Ok(())
+    if types & !HANDLE_POSIX_FD != 0 {
+        return Err(INVALID_VALUE);
+    }
+    // `allocFlags.gpuDirectRDMACapable`.
+    let rdma = p.alloc_flags[1] != 0;
+    Ok(Made {
+        device,
+        types,
+        rdma,
+    })
 }
 
 entry! { fn cuMemGetAllocationGranularity(granularity: *mut usize, prop: *const AllocationProp, option: u32) {
@@ -69,11 +87,13 @@ entry! { fn cuMemCreate(handle: *mut u64, size: usize, prop: *const AllocationPr
     ready()?;
     forbid("cuMemCreate")?;
     // SAFETY: the caller's in-parameter.
-    unsafe { check_prop(prop) }?;
+    let made = unsafe { check_prop(prop) }?;
     if flags != 0 {
         return Err(INVALID_VALUE);
     }
-    let h = lock(&MEM).create(size as u64).map_err(refused("cuMemCreate"))?;
+    let h = lock(&MEM)
+        .create(size as u64, made.device, made.types, made.rdma)
+        .map_err(refused("cuMemCreate"))?;
     // SAFETY: the caller's out-parameter.
     unsafe { put(handle, h) }
 }}
@@ -102,23 +122,48 @@ entry! { fn cuMemUnmap(ptr: DevPtr, size: usize) {
 entry! { fn cuMemSetAccess(ptr: DevPtr, size: usize, desc: *const AccessDesc, count: usize) {
     ready()?;
     forbid("cuMemSetAccess")?;
-    if count != 1 {
-        // One device: one descriptor, for it.
+    if count == 0 || count > crate::device::MAX_DEVICES {
         return Err(if count == 0 { INVALID_VALUE } else { INVALID_DEVICE });
     }
-    // SAFETY: the caller's in-parameter (`count` descriptors, here one).
-    let d = unsafe { get(desc) }?;
-    if d.location.kind != LOCATION_DEVICE {
+    // One descriptor per device; each sets that device's access and leaves
+    // the others' as they were (a revoke names the device with NONE).
+    let mut grants = Vec::with_capacity(count);
+    for i in 0..count {
+        // SAFETY: the caller's in-parameter: `count` descriptors.
+        let d = unsafe { get(desc.add(i)) }?;
+        if d.location.kind != LOCATION_DEVICE {
+            return Err(INVALID_VALUE);
+        }
+        let dev = crate::device::valid(d.location.id)?;
+        let grant = match d.flags {
+            ACCESS_READWRITE => true,
+            ACCESS_NONE => false,
+            // Read-only mappings are not modelled: refused, not widened.
+            _ => return Err(NOT_SUPPORTED),
+        };
+        grants.push((dev, grant));
+    }
+    let mut mem = lock(&MEM);
+    // Checked for every device before any is set: a refusal changes nothing.
+    for &(dev, _) in &grants {
+        mem.check_access(ptr, size as u64, dev).map_err(refused("cuMemSetAccess"))?;
+    }
+    for (dev, grant) in grants {
+        mem.set_access(ptr, size as u64, dev, grant).map_err(refused("cuMemSetAccess"))?;
+    }
+    Ok(())
+}}
+
+entry! { fn cuMemGetAccess(flags: *mut u64, location: *const MemLocation, ptr: DevPtr) {
+    ready()?;
+    // SAFETY: the caller's in-parameter.
+    let loc = unsafe { get(location) }?;
+    if loc.kind != LOCATION_DEVICE {
         return Err(INVALID_VALUE);
     }
-    if d.location.id != 0 {
-        return Err(INVALID_DEVICE);
-    }
-    let access = match d.flags {
-        ACCESS_READWRITE => true,
-        ACCESS_NONE => false,
-        // Read-only mappings are not modelled: refused, not widened.
-        _ => return Err(NOT_SUPPORTED),
-    };
-    lock(&MEM).set_access(ptr, size as u64, access).map_err(refused("cuMemSetAccess"))
+    let dev = crate::device::valid(loc.id)?;
+    let granted = lock(&MEM).access_of(ptr, dev).map_err(refused("cuMemGetAccess"))?;
+    let value = u64::from(if granted { ACCESS_READWRITE } else { ACCESS_NONE });
+    // SAFETY: the caller's out-parameter (a `unsigned long long`).
+    unsafe { put(flags, value) }
 }}

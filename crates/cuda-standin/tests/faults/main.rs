@@ -5,6 +5,9 @@
 //! the loader path): on a real GPU these faults would fault the device, so
 //! there they print `skipping:` and return.
 
+mod calls;
+mod devices;
+mod share;
 mod standin;
 mod streams;
 mod vmm;

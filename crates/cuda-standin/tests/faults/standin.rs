@@ -44,6 +44,21 @@ pub fn standin() -> Option<Standin> {
 }
 
 impl Standin {
+    /// Device 1's context, or `None` after printing why the test skips
+    /// (`cargo xtask cuda-standin` runs these tests with two devices).
+    pub fn second(&self) -> Option<Arc<CudaContext>> {
+        let mut count = 0;
+        // SAFETY: a live out-parameter.
+        assert_eq!(unsafe { sys::cuDeviceGetCount(&mut count) }, OK);
+        if count < 2 {
+            println!("skipping: one device (GPUMEM_STANDIN_DEVICES=2 makes two)");
+            return None;
+        }
+        let ctx = CudaContext::new(1).expect("device 1");
+        self.ctx.bind_to_thread().unwrap();
+        Some(ctx)
+    }
+
     pub fn violations(&self) -> u64 {
         symbol::<extern "C" fn() -> u64>(b"gpumem_standin_violations\0").expect("the stand-in")()
     }
@@ -82,6 +97,43 @@ impl Standin {
     }
 }
 
+/// Run the test `name` of module `module` (`module_path!()`) again in a
+/// new process of this test binary, with `env` set; its output goes to
+/// stderr (its own `test result:` line is not this run's, and `cargo
+/// xtask` counts those on stdout).
+pub fn rerun(module: &str, name: &str, env: &[(&str, &str)]) -> std::process::Child {
+    use std::os::fd::AsFd;
+    // libtest names a test by its path inside the test crate.
+    let module = module.split_once("::").map_or("", |(_, m)| m);
+    let stderr = std::io::stderr().as_fd().try_clone_to_owned().unwrap();
+    std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", &format!("{module}::{name}"), "--nocapture"])
+        .envs(env.iter().copied())
+        .stdout(stderr)
+        .spawn()
+        .unwrap()
+}
+
+/// Make a later call of entry point `name` fail with `code` (after `skip`
+/// more go through).
+pub fn fail_call(name: &str, skip: u64, code: CUresult) {
+    type F = unsafe extern "C" fn(*const std::ffi::c_char, u64, u32);
+    let f = symbol::<F>(b"gpumem_standin_fail_call\0").expect("the stand-in");
+    let name = std::ffi::CString::new(name).unwrap();
+    // SAFETY: a NUL-terminated string, read during the call.
+    unsafe { f(name.as_ptr(), skip, code as u32) }
+}
+
+/// Announce a violation whose message contains `text`, so that it does
+/// not abort under `GPUMEM_STANDIN_ABORT=1`.
+pub fn expect_violation(text: &str) {
+    type F = unsafe extern "C" fn(*const std::ffi::c_char);
+    let f = symbol::<F>(b"gpumem_standin_expect_violation\0").expect("the stand-in");
+    let text = std::ffi::CString::new(text).unwrap();
+    // SAFETY: a NUL-terminated string, read during the call.
+    unsafe { f(text.as_ptr()) }
+}
+
 pub const OK: CUresult = cudaError_enum::CUDA_SUCCESS;
 pub const G: usize = 2 << 20;
 
@@ -96,13 +148,33 @@ pub fn prop() -> sys::CUmemAllocationProp {
     p
 }
 
+/// As [`prop`], shareable as a POSIX file descriptor.
+pub fn shareable() -> sys::CUmemAllocationProp {
+    let mut p = prop();
+    p.requestedHandleTypes =
+        sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    p
+}
+
 pub fn access() -> sys::CUmemAccessDesc {
+    access_for(0, true)
+}
+
+/// Read-write access for device `dev` (`grant`), or none (a revoke).
+pub fn access_for(dev: i32, grant: bool) -> sys::CUmemAccessDesc {
+    use sys::CUmemAccess_flags::{
+        CU_MEM_ACCESS_FLAGS_PROT_NONE, CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+    };
     sys::CUmemAccessDesc {
         location: sys::CUmemLocation {
             type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
-            id: 0,
+            id: dev,
         },
-        flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        flags: if grant {
+            CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+        } else {
+            CU_MEM_ACCESS_FLAGS_PROT_NONE
+        },
     }
 }
 

@@ -149,3 +149,37 @@ fn a_graph_replayed_over_memory_freed_since_its_capture_is_refused() {
     assert!(graph.launch().is_err(), "a launch over freed memory");
     assert_eq!(d.since(before).len(), 1, "{:?}", d.since(before));
 }
+
+#[test]
+fn a_synchronous_copy_from_memory_freed_on_a_stream_is_refused_before_the_free_runs() {
+    let Some(d) = standin() else { return };
+    let stream = d.ctx.new_stream().unwrap();
+    let mut a = 0;
+    assert_eq!(
+        // SAFETY: live out-parameter.
+        unsafe { sys::cuMemAllocAsync(&mut a, 4096, stream.cu_stream()) },
+        OK
+    );
+    // A kernel first, so the free behind it is still queued.
+    assert_eq!(d.kernel(&stream, a, 4096, 100, 1), OK);
+    // SAFETY: freed in stream order, after the kernel.
+    assert_eq!(unsafe { sys::cuMemFreeAsync(a, stream.cu_stream()) }, OK);
+    let before = d.violations();
+    let mut back = [0u8; 16];
+    assert_eq!(
+        // SAFETY: seeded fault: `a` was freed on the stream, and the
+        // default stream is not ordered after that free.
+        unsafe { sys::cuMemcpyDtoH_v2(back.as_mut_ptr().cast(), a, 16) },
+        E::CUDA_ERROR_INVALID_VALUE
+    );
+    assert_eq!(
+        // SAFETY: seeded fault: a second free of the same memory.
+        unsafe { sys::cuMemFreeAsync(a, stream.cu_stream()) },
+        E::CUDA_ERROR_INVALID_VALUE
+    );
+    stream.synchronize().unwrap();
+    let caught = d.since(before);
+    assert_eq!(caught.len(), 2, "{caught:?}");
+    assert!(caught[0].contains("cuMemFreeAsync on stream"), "{caught:?}");
+    assert!(caught[1].contains("already freed"), "{caught:?}");
+}

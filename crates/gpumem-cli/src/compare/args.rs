@@ -42,8 +42,7 @@ pub struct CompareArgs {
     #[arg(long)]
     pub splits: bool,
     /// Also sweep gpumem's arena knobs (arena_idle_share 1/4 to 1/32 and
-    /// never, times arena_max_chunk 16 to 256 MiB, times arena_grow_ahead
-    /// off and 20 MiB: 70 points), replay
+    /// never, times arena_max_chunk 16 to 256 MiB: 35 points), replay
     /// each point under the three splits, and print what each holds and
     /// pays against the pytorch and pytorch-expandable rows: whether any
     /// setting beats both on memory and driver time under every split,

@@ -1,11 +1,27 @@
 //! The allocations a page embeds: each as an interval over the x axis,
 //! with its origin and stack.
+//!
+//! A backward allocation's origin names its role too
+//! (`backward: MmBackward0 (mm) · gradient`, `· temporary`), as the
+//! report's split makes it (`gpumem_replay::attribution::BackwardRoles`):
+//! the by-origin view and the live list then show gradients and
+//! temporaries as groups of their own.
 
 use std::collections::HashMap;
 
 use super::MAX_INTERVALS;
 use super::stacks::PageStacks;
+use gpumem_replay::attribution::{BackwardRoles, Role};
 use gpumem_replay::trace::{Event, Trace};
+
+/// What a backward allocation's origin is followed by on the page.
+fn role_suffix(role: Role) -> &'static str {
+    match role {
+        Role::Gradient => " · gradient",
+        Role::Temporary => " · temporary",
+        Role::Undetermined => " · gradient or temporary (the recording ends inside the pass)",
+    }
+}
 
 /// `[start x, end x (or null: live at the end), bytes, origin index or -1,
 /// stack index or -1]`.
@@ -46,8 +62,9 @@ pub(super) fn intervals(trace: &Trace, x_of: &dyn Fn(usize) -> u64) -> Embedded 
         all.truncate(MAX_INTERVALS);
         all.sort_by_key(|a| (a.0, a.3));
     }
+    let roles = BackwardRoles::of(trace);
     let mut names: Vec<String> = Vec::new();
-    let mut index: HashMap<&str, i64> = HashMap::new();
+    let mut index: HashMap<String, i64> = HashMap::new();
     let mut stacks = PageStacks::default();
     let pre = trace.stats.pre_existing.as_ref().map_or(0, |p| p.blocks);
     // Pre-existing blocks are the first events: after the sort by start
@@ -57,10 +74,13 @@ pub(super) fn intervals(trace: &Trace, x_of: &dyn Fn(usize) -> u64) -> Embedded 
         .into_iter()
         .map(|(start, end, bytes, event)| {
             let origin = match trace.origins.origin_of(event) {
-                Some(name) => *index.entry(name).or_insert_with(|| {
-                    names.push(name.to_string());
-                    names.len() as i64 - 1
-                }),
+                Some(name) => {
+                    let suffix = roles.role_of(event).map_or("", role_suffix);
+                    *index.entry(format!("{name}{suffix}")).or_insert_with(|| {
+                        names.push(format!("{name}{suffix}"));
+                        names.len() as i64 - 1
+                    })
+                }
                 None => -1,
             };
             let stack = stacks.of_event(&trace.origins, event);

@@ -13,8 +13,8 @@
 //! what the static settings around it would.
 //!
 //! The grid: `arena_idle_share` 1/4, 1/8, 1/12, 1/16, 1/24, 1/32 and
-//! never, times `arena_max_chunk` 16 to 256 MiB, times `arena_grow_ahead`
-//! off and 20 MiB — 70 points, each replayed three times (once per split),
+//! never, times `arena_max_chunk` 16 to 256 MiB — 35 points, each
+//! replayed three times (once per split),
 //! on the simulated or host device the comparison uses. Every other
 //! setting (`GPUMEM_CONF`) is kept. On the simulator points replay on as
 //! many threads as the machine has cores (on the host backend one at a
@@ -40,10 +40,6 @@ pub const IDLE_SHARES: [u64; 7] = [4, 8, 12, 16, 24, 32, 0];
 /// The largest chunk sizes swept, in MiB.
 pub const MAX_CHUNKS_MIB: [u64; 5] = [16, 32, 64, 128, 256];
 
-/// The grow-aheads swept, in MiB (0: off, the default; 20: PyTorch's
-/// segment and expandable page).
-pub const GROW_AHEADS_MIB: [u64; 2] = [0, 20];
-
 /// One setting of the arena knobs and what the trace cost under it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FrontierPoint {
@@ -51,8 +47,6 @@ pub struct FrontierPoint {
     pub idle_share: u64,
     /// `arena_max_chunk` in bytes.
     pub max_chunk: u64,
-    /// `arena_grow_ahead` in bytes; 0: off.
-    pub grow_ahead: u64,
     /// Whether this is the engine's default setting.
     pub default: bool,
     /// Peak reserved ÷ peak live.
@@ -94,8 +88,7 @@ pub struct FrontierReference {
 /// The sweep of one trace.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Frontier {
-    /// Every point of the grid, grow-ahead major, then idle share, then
-    /// chunk size.
+    /// Every point of the grid, idle share major, then chunk size.
     pub points: Vec<FrontierPoint>,
     /// The rows every point is held against.
     pub references: Vec<FrontierReference>,
@@ -136,23 +129,17 @@ pub fn sweep(source: &str, program: &Program, setup: &Setup) -> Result<Frontier>
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let grid: Vec<Knobs> = GROW_AHEADS_MIB
+    let grid: Vec<Knobs> = IDLE_SHARES
         .iter()
-        .flat_map(|&ahead| {
-            IDLE_SHARES.iter().flat_map(move |&share| {
-                MAX_CHUNKS_MIB
-                    .iter()
-                    .map(move |&mib| (share, mib << 20, ahead << 20))
-            })
-        })
+        .flat_map(|&share| MAX_CHUNKS_MIB.iter().map(move |&mib| (share, mib << 20)))
         .collect();
     let mut points = run_points(&grid, source, program, setup)?;
     judge(&mut points, &references);
     Ok(Frontier { points, references })
 }
 
-/// One grid point: idle share, largest chunk, grow-ahead (bytes).
-type Knobs = (u64, u64, u64);
+/// One grid point: idle share, largest chunk (bytes).
+type Knobs = (u64, u64);
 
 /// Replays every grid point, spread over the machine's cores.
 fn run_points(
@@ -198,7 +185,7 @@ fn run_points(
 
 /// One grid point: gpumem's default row with the knobs set.
 fn point(
-    (share, chunk, ahead): Knobs,
+    (share, chunk): Knobs,
     source: &str,
     program: &Program,
     setup: &Setup,
@@ -208,13 +195,11 @@ fn point(
     at.threads = false;
     at.config.arena_idle_share = Some(share);
     at.config.arena_max_chunk = Some(chunk);
-    at.config.arena_grow_ahead = (ahead > 0).then_some(ahead);
     let row: Row = run_row(Allocator::Gpumem, source, program, &at)?;
     Ok(FrontierPoint {
         idle_share: share,
         max_chunk: chunk,
-        grow_ahead: ahead,
-        default: share == IDLE_SHARE && chunk == DEFAULT_MAX_CHUNK && ahead == 0,
+        default: share == IDLE_SHARE && chunk == DEFAULT_MAX_CHUNK,
         fragmentation: row.fragmentation,
         driver_calls: row
             .driver_halves

@@ -55,11 +55,7 @@ fn standing(p: &FrontierPoint) -> String {
 
 fn setting(p: &FrontierPoint) -> String {
     let size = |b: u64| format_bytes(b).replace(".00", "");
-    let ahead = match p.grow_ahead {
-        0 => String::new(),
-        b => format!(" +{}", size(b)),
-    };
-    format!("{} {}{ahead}", share(p.idle_share), size(p.max_chunk))
+    format!("{} {}", share(p.idle_share), size(p.max_chunk))
 }
 
 impl fmt::Display for Frontier {
@@ -67,8 +63,8 @@ impl fmt::Display for Frontier {
         let against: Vec<&str> = self.references.iter().map(|r| r.allocator).collect();
         writeln!(
             f,
-            "\nfrontier: gpumem's arena knobs (arena_idle_share × arena_max_chunk × \
-             arena_grow_ahead, {} points), each under the three splits, against {}",
+            "\nfrontier: gpumem's arena knobs (arena_idle_share × arena_max_chunk, {} \
+             points), each under the three splits, against {}",
             self.points.len(),
             against.join(" and ")
         )?;

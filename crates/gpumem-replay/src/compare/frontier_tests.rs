@@ -7,7 +7,6 @@ fn at(memory: f64, driver_us: [f64; 3]) -> FrontierPoint {
     FrontierPoint {
         idle_share: 16,
         max_chunk: 64 << 20,
-        grow_ahead: 0,
         default: false,
         fragmentation: Some(memory),
         driver_calls: Some(0),
@@ -92,13 +91,13 @@ fn the_sweep_replays_every_grid_point_under_every_split_and_marks_the_default_on
     let frontier = sweep("devlog", &program, &setup()).unwrap();
     assert_eq!(
         frontier.points.len(),
-        IDLE_SHARES.len() * MAX_CHUNKS_MIB.len() * GROW_AHEADS_MIB.len()
+        IDLE_SHARES.len() * MAX_CHUNKS_MIB.len()
     );
     assert_eq!(frontier.points.iter().filter(|p| p.default).count(), 1);
     let default = frontier.points.iter().find(|p| p.default).unwrap();
     assert_eq!(
-        (default.idle_share, default.max_chunk, default.grow_ahead),
-        (IDLE_SHARE, DEFAULT_MAX_CHUNK, 0)
+        (default.idle_share, default.max_chunk),
+        (IDLE_SHARE, DEFAULT_MAX_CHUNK)
     );
     for p in &frontier.points {
         assert_eq!(p.driver_ns_per_op_by_split.len(), CostSplit::ALL.len());

@@ -30,7 +30,7 @@ mod threads;
 
 pub use allocators::{ALL, Allocator, parse_against};
 pub use frontier::{
-    Frontier, FrontierPoint, FrontierReference, GROW_AHEADS_MIB, IDLE_SHARES, MAX_CHUNKS_MIB,
+    Frontier, FrontierPoint, FrontierReference, IDLE_SHARES, MAX_CHUNKS_MIB,
     sweep as sweep_frontier,
 };
 pub use offset::{OffsetBackend, OffsetToken, UNIT, offset_allocator, units};

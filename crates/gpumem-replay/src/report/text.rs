@@ -270,16 +270,7 @@ fn write_live(f: &mut fmt::Formatter<'_>, moment: &str, at: &LiveAt) -> fmt::Res
         )?;
     }
     if let Some(b) = &at.backward {
-        writeln!(
-            f,
-            "    of which the backward pass {} in {}: gradients (AccumulateGrad) {} in {}, temporaries {} in {}",
-            format_bytes(b.bytes),
-            b.count,
-            format_bytes(b.gradients.bytes),
-            b.gradients.count,
-            format_bytes(b.temporaries.bytes),
-            b.temporaries.count
-        )?;
+        write!(f, "{b}")?;
     }
     Ok(())
 }

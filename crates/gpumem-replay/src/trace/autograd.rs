@@ -15,11 +15,15 @@
 //! (`forward_frames`: the Python traceback, as text, of the forward call
 //! that created it — PyTorch's memory viewer shows it as "where this
 //! tensor was created"). Its innermost user line names the origin too.
+//!
+//! This file reads function names only and imports nothing from its
+//! siblings: `frames.rs` and `stacks.rs` call into it, never the reverse.
 
-use super::frames::Frame;
-
-/// The node that updates a parameter's `.grad`: its memory is gradients,
-/// every other node's is the backward pass's temporaries.
+/// The node that updates a parameter's `.grad`: what it allocates is a
+/// gradient. It allocates only to add into an existing `.grad`: a leaf's
+/// first gradient is the producing node's output, which it steals, so
+/// another node's allocation is a gradient too when it outlives the pass
+/// (`attribution` tells them apart by lifetime).
 pub(crate) const GRADIENT_NODE: &str = "AccumulateGrad";
 
 /// What the backward part of a stack says.
@@ -33,7 +37,7 @@ pub(crate) struct Backward<'a> {
 }
 
 impl Backward<'_> {
-    /// Whether the node's memory is gradients (else temporaries).
+    /// Whether the node is the one that writes a parameter's `.grad`.
     pub(crate) fn is_gradient(&self) -> bool {
         self.node == GRADIENT_NODE
     }
@@ -54,6 +58,16 @@ fn node_of(name: &str) -> Option<&str> {
     (!is_engine).then_some(node)
 }
 
+/// Whether a frame is the autograd engine's own (`Engine::thread_main`,
+/// `Engine::evaluate_function`, `PythonEngine::thread_init`): a stack
+/// through it runs inside a backward pass even without a node frame (a
+/// hook, the engine summing two incoming gradients).
+pub(crate) fn is_engine(name: &str) -> bool {
+    name.strip_prefix("torch::autograd::").is_some_and(|rest| {
+        rest.starts_with("Engine::") || rest.starts_with("python::PythonEngine::")
+    })
+}
+
 /// The op of an `at::_ops::NAME::call(…)` frame: `NAME`.
 fn op_of(name: &str) -> Option<&str> {
     let rest = name.strip_prefix("at::_ops::")?;
@@ -61,15 +75,18 @@ fn op_of(name: &str) -> Option<&str> {
     Some(&rest[..at])
 }
 
-/// The backward node and op of a stack, innermost first; `None` when no
-/// frame runs an autograd node.
-pub(crate) fn backward<'a>(frames: &[Frame<'a>]) -> Option<Backward<'a>> {
-    let (at, node) = frames
-        .iter()
-        .enumerate()
-        .find_map(|(i, f)| node_of(f.name).map(|n| (i, n)))?;
-    let op = frames[..at].iter().rev().find_map(|f| op_of(f.name));
-    Some(Backward { node, op })
+/// The backward node and op of a stack given by its function names,
+/// innermost first; `None` when no frame runs an autograd node.
+pub(crate) fn backward<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<Backward<'a>> {
+    // Ops sit inside (before) the node: the last one seen is the outermost.
+    let mut op = None;
+    for name in names {
+        if let Some(node) = node_of(name) {
+            return Some(Backward { node, op });
+        }
+        op = op_of(name).or(op);
+    }
+    None
 }
 
 /// The frames of a `forward_frames` traceback (lines as Python's
@@ -91,12 +108,8 @@ pub(crate) fn forward_frames(text: &str) -> Vec<(&str, u64, &str)> {
 mod tests {
     use super::*;
 
-    fn f(name: &'static str) -> Frame<'static> {
-        Frame {
-            file: "??",
-            line: 0,
-            name,
-        }
+    fn f(name: &'static str) -> &'static str {
+        name
     }
 
     #[test]
@@ -123,7 +136,7 @@ mod tests {
             ),
             f("execute_native_thread_routine"),
         ];
-        let b = backward(&stack).unwrap();
+        let b = backward(stack).unwrap();
         assert_eq!(b.node, "MeanBackward0");
         assert_eq!(b.op, Some("div_Scalar"), "the op the node called");
         assert!(!b.is_gradient());
@@ -133,7 +146,7 @@ mod tests {
                 "torch::autograd::AccumulateGrad::apply(std::vector<at::Tensor, std::allocator<at::Tensor> >&&)",
             ),
         ];
-        let b = backward(&grad).unwrap();
+        let b = backward(grad).unwrap();
         assert_eq!((b.node, b.op), ("AccumulateGrad", Some("clone")));
         assert!(b.is_gradient());
     }
@@ -148,7 +161,23 @@ mod tests {
             ),
             f("start_thread"),
         ];
-        assert_eq!(backward(&stack), None);
+        assert_eq!(backward(stack), None);
+    }
+
+    #[test]
+    fn the_engines_frames_are_told_from_a_node_and_from_other_torch_code() {
+        assert!(is_engine(
+            "torch::autograd::Engine::evaluate_function(std::shared_ptr<torch::autograd::GraphTask>&)"
+        ));
+        assert!(is_engine(
+            "torch::autograd::python::PythonEngine::thread_init(int, bool)"
+        ));
+        assert!(!is_engine(
+            "torch::autograd::generated::MmBackward0::apply(std::vector<at::Tensor>&&)"
+        ));
+        assert!(!is_engine(
+            "torch::autograd::InputBuffer::add(unsigned long)"
+        ));
     }
 
     #[test]

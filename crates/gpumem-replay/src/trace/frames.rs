@@ -24,7 +24,15 @@
 //!    `start_thread`, `execute_native_thread_routine`, `clone`) nor the
 //!    framework's;
 //! 4. failing all, the innermost Python frame, else the innermost frame
-//!    that is not the runtime's, else the innermost frame.
+//!    that is not the runtime's, else the innermost frame that is not the
+//!    machinery every allocation passes through (the stack unwinder and
+//!    the recorder around it, `torch::unwind::unwind()`, `gather_with_cpp`;
+//!    the caching allocator and `at::detail::empty_*`; a thread's or the
+//!    process's entry; a frame without a symbol), else none: such a frame
+//!    names every allocation alike, so it is never an origin.
+//!
+//! `autograd.rs` reads the node from function names; this file calls it,
+//! and it imports nothing from here.
 //!
 //! [`GroupBy`] decides how the chosen frame is named: its line (the
 //! default), its function, its file or its module.
@@ -98,7 +106,45 @@ const THREAD_ENTRIES: &[&str] = &[
 ];
 const THREAD_PREFIXES: &[&str] = &["pthread_", "__pthread_", "std::thread"];
 
-fn is_thread_entry(name: &str) -> bool {
+/// The process's entry, skipped as a thread's is.
+const PROCESS_ENTRIES: &[&str] = &["_start", "__libc_start_main", "__libc_start_call_main"];
+
+/// Function-name prefixes of the recorder, its stack unwinder and the
+/// caching allocator: the frames on top of every recorded stack.
+const MACHINERY_NAMES: &[&str] = &[
+    "torch::unwind::",
+    "torch::CapturedTraceback",
+    "torch::cuda::(anonymous namespace)::gather",
+    "gather_with_cpp",
+    "c10::cuda::CUDACachingAllocator::",
+    "c10::CachingDeviceAllocator",
+    "c10::cuda::CUDAAllocator",
+    "c10::StorageImpl",
+    "at::detail::empty_",
+    "??",
+];
+
+/// Their source files, for frames whose name is mangled or cut.
+const MACHINERY_FILES: &[&str] = &[
+    "unwind.cpp",
+    "combined_traceback.cpp",
+    "memory_snapshot.cpp",
+    "CUDACachingAllocator.cpp",
+];
+
+/// Whether `frame` is the machinery every allocation passes through
+/// (module docs, rule 4): never an origin, even of a stack with nothing
+/// else.
+fn is_machinery(frame: &Frame<'_>) -> bool {
+    let bare = frame.name.split('(').next().unwrap_or(frame.name).trim();
+    bare.is_empty()
+        || is_thread_entry(frame.name)
+        || PROCESS_ENTRIES.contains(&bare)
+        || MACHINERY_NAMES.iter().any(|p| frame.name.starts_with(p))
+        || MACHINERY_FILES.iter().any(|f| frame.file.ends_with(f))
+}
+
+pub(crate) fn is_thread_entry(name: &str) -> bool {
     let bare = name.split('(').next().unwrap_or(name).trim();
     THREAD_ENTRIES.contains(&bare) || THREAD_PREFIXES.iter().any(|p| bare.starts_with(p))
 }
@@ -160,7 +206,7 @@ fn pick<'a>(frames: &[Frame<'a>]) -> Option<Pick<'a>> {
     if let Some(i) = frames.iter().position(user_python) {
         return Some(Pick::Frame(i));
     }
-    if let Some(node) = autograd::backward(frames) {
+    if let Some(node) = autograd::backward(frames.iter().map(|f| f.name)) {
         return Some(Pick::Node(node));
     }
     let native = (!python).then(|| frames.iter().position(user_native));
@@ -168,7 +214,7 @@ fn pick<'a>(frames: &[Frame<'a>]) -> Option<Pick<'a>> {
         .flatten()
         .or_else(|| frames.iter().position(is_python))
         .or_else(|| frames.iter().position(|f| !is_runtime(f)))
-        .or_else(|| (!frames.is_empty()).then_some(0))
+        .or_else(|| frames.iter().position(|f| !is_machinery(f)))
         .map(Pick::Frame)
 }
 

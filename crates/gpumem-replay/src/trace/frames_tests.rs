@@ -100,13 +100,62 @@ fn a_native_only_stack_names_its_first_frame_outside_the_runtime() {
         origin(stack, GroupBy::Line),
         Some("KvCache::grow (engine/kv_cache.cpp:41)".into())
     );
-    let runtime_only = [f("??", 0, "torch::unwind::unwind()"), f("", 0, "_start")];
+    let runtime_only = [
+        f("??", 0, "torch::unwind::unwind()"),
+        f("CUDACachingAllocator.cpp", 0, "c10::cuda::malloc"),
+        f("EmptyTensor.cpp", 0, "at::detail::empty_cuda(...)"),
+        f("??", 0, "at::_ops::add_Tensor::call(at::Tensor const&)"),
+        f("", 0, "_start"),
+    ];
     assert_eq!(
         origin(runtime_only, GroupBy::Line),
-        Some("torch::unwind::unwind() (??:0)".into()),
-        "nothing better: the innermost frame"
+        Some("at::_ops::add_Tensor::call(at::Tensor const&) (??:0)".into()),
+        "nothing better: the innermost frame past the recorder and the allocator"
     );
     assert_eq!(origin([], GroupBy::Line), None);
+}
+
+#[test]
+fn the_unwinder_the_recorder_and_the_allocator_are_never_an_origin() {
+    // A stack of nothing but the machinery every allocation passes
+    // through names no origin: any of its frames would name them all.
+    let machinery = [
+        f("??", 0, "torch::unwind::unwind()"),
+        f(
+            "??",
+            0,
+            "torch::CapturedTraceback::gather(bool, bool, bool)",
+        ),
+        f(
+            "memory_snapshot.cpp",
+            0,
+            "torch::cuda::(anonymous namespace)::gather_with_cpp()",
+        ),
+        f(
+            "CUDACachingAllocator.cpp",
+            0,
+            "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char, unsigned long, CUstream_st*)",
+        ),
+        f(
+            "EmptyTensor.cpp",
+            0,
+            "at::detail::empty_cuda(c10::ArrayRef<long>, ...)",
+        ),
+        f("??", 0, "??"),
+        f("c++11/thread.cc", 82, "execute_native_thread_routine"),
+        f("./nptl/pthread_create.c", 442, "start_thread"),
+        f("", 0, "__libc_start_main"),
+    ];
+    assert_eq!(origin(machinery, GroupBy::Line), None);
+    for frame in &machinery {
+        assert!(is_machinery(frame), "{frame:?}");
+    }
+    assert!(!is_machinery(&f(
+        "??",
+        0,
+        "at::_ops::mm::call(at::Tensor const&)"
+    )));
+    assert!(!is_machinery(&f("/src/w.cpp", 3, "clone_weights")));
 }
 
 #[test]

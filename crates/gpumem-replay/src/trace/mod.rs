@@ -39,7 +39,7 @@ pub use notes::{InputNote, NoteLevel, input_notes};
 pub use origin::Origins;
 pub use pytorch::{BEFORE_RECORDING, read_pytorch, why_skipped};
 pub use rmm_csv::read_rmm_csv;
-pub use stacks::{StackFrame, Stacks};
+pub use stacks::{PassSide, StackFrame, Stacks};
 
 use crate::error::{ReplayError, Result};
 

@@ -9,13 +9,31 @@
 //! A backward allocation's stack may come with the forward stack of its
 //! autograd node (PyTorch's `forward_frames`): it is kept in the same
 //! interned list after a separator, so the pair is one stack.
+//!
+//! Where a stack stands to the backward pass ([`PassSide`]) is read here
+//! too, for `attribution` to find where each pass ends.
 
 use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::autograd::Backward;
+use super::autograd::{self, Backward};
 use super::frames::{self, Frame, GroupBy};
+
+/// Where an allocation made from a stack stands to a backward pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PassSide {
+    /// A frame runs an autograd node or is the autograd engine's: the
+    /// allocation is the pass's.
+    Inside,
+    /// No node, on the thread that ran the pass (a Python frame, or no
+    /// thread's entry frame: the main thread): it ends a pass.
+    After,
+    /// No node, on a thread a library started (native frames through a
+    /// thread's entry, a communication library's): it neither starts nor
+    /// ends a pass.
+    Beside,
+}
 
 /// Separates a stack's frames from its forward stack's in an interned list.
 const FORWARD: u32 = u32::MAX;
@@ -131,11 +149,31 @@ impl Stacks {
         frames::backward_node(&self.frames_of(self.stack(stack)))
     }
 
-    /// Whether stack `stack` is the backward pass's gradients (`Some(true)`:
-    /// `AccumulateGrad`), its temporaries (`Some(false)`: any other node)
-    /// or not the backward pass (`None`).
-    pub fn backward_gradient(&self, stack: u32) -> Option<bool> {
-        self.backward(stack).map(|b| b.is_gradient())
+    /// The autograd node that allocated from stack `stack` when it is the
+    /// backward pass's (`MmBackward0`, `AccumulateGrad`), else `None`.
+    pub fn backward_node(&self, stack: u32) -> Option<&str> {
+        self.backward(stack).map(|b| b.node)
+    }
+
+    /// Whether stack `stack` is `AccumulateGrad`'s, the node that writes a
+    /// parameter's `.grad`: its memory is gradients whatever its lifetime.
+    pub fn accumulates_grad(&self, stack: u32) -> bool {
+        self.backward(stack).is_some_and(|b| b.is_gradient())
+    }
+
+    /// Where an allocation from stack `stack` stands to a backward pass.
+    pub fn pass_side(&self, stack: u32) -> PassSide {
+        let frames = self.frames_of(self.stack(stack));
+        let engine = frames.iter().any(|f| autograd::is_engine(f.name));
+        if engine || autograd::backward(frames.iter().map(|f| f.name)).is_some() {
+            PassSide::Inside
+        } else if frames.iter().any(frames::is_python)
+            || !frames.iter().any(|f| frames::is_thread_entry(f.name))
+        {
+            PassSide::After
+        } else {
+            PassSide::Beside
+        }
     }
 
     /// Distinct stacks kept.

@@ -4,7 +4,7 @@
 
 use super::Budget;
 use super::DEFAULT_POISON;
-use super::conf::CONF_KEYS;
+use super::conf_keys::CONF_KEYS;
 use crate::error::{GpuMemError, Result};
 use crate::units::parse_bytes;
 use mem_storage::DriverCosts;

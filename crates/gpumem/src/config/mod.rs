@@ -8,6 +8,7 @@
 
 pub mod conf;
 mod conf_items;
+mod conf_keys;
 mod conf_values;
 pub mod layout;
 
@@ -206,13 +207,6 @@ pub struct GpumemConfig {
     /// never): less driver time, more physical memory held idle
     /// (docs/pools.md, the frontier).
     pub arena_idle_share: Option<u64>,
-    /// While live bytes are at their peak, an arena's new chunk at the end
-    /// of a reservation that ends inside a granule is rounded up to a
-    /// multiple of this many bytes, so the reservations that follow map
-    /// nothing; `None`: off (the default).
-    /// Larger: fewer driver calls while memory grows, up to this much more
-    /// physical memory at the peak (docs/benchmarks.md, the frontier).
-    pub arena_grow_ahead: Option<u64>,
     /// The driver cost model charged for every driver call on the host and
     /// simulated backends (what a GPU would pay; read in
     /// [`MemoryStats::driver`](crate::stats::MemoryStats::driver)). A CUDA device
@@ -233,7 +227,6 @@ impl Default for GpumemConfig {
             bypass_caching: false,
             arena_max_chunk: None,
             arena_idle_share: None,
-            arena_grow_ahead: None,
             driver_costs: mem_storage::DriverCosts::A100,
         }
     }

@@ -126,7 +126,6 @@ pub(crate) fn build(backend: Backend, config: GpumemConfig, use_env: bool) -> Re
                 lazy_pages: config.lazy_pages,
                 arena_max_chunk: config.arena_max_chunk,
                 arena_idle_share: config.arena_idle_share,
-                arena_grow_ahead: config.arena_grow_ahead,
             },
         );
         streams.push(StreamShared::new(id, engine, capacity));

@@ -61,8 +61,8 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         // pages they were mapped at its reservation).
         if self.core.tables.lazy {
             let cap = self.core.tables.slices[slice].size;
-            let (a, t, p) = self.core.arena_parts();
-            a.map_live_slots(t, p, &mut self.storage, page, (offset, cap), allocate)?;
+            let (a, mut cx) = self.core.arena(&mut self.storage);
+            a.map_live_slots(&mut cx, page, (offset, cap), allocate)?;
         }
         Ok(StorageHandle {
             id: whole.id,

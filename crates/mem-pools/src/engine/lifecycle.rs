@@ -58,12 +58,12 @@ impl<S: ComputeStorage> MemoryManagement<S> {
                     .filter(|&pg| pages[pg].chunks.is_some() && (pages[pg].live > 0 || kept(pg)))
                     .collect();
                 for page in busy_arenas {
-                    let (a, t, p) = self.core.arena_parts();
-                    a.trim_chunks(t, p, &mut self.storage, page, 0);
+                    let (a, mut cx) = self.core.arena(&mut self.storage);
+                    a.trim_chunks(&mut cx, page, 0);
                 }
                 // And its shed chunks kept for reuse.
-                let (a, t, p) = self.core.arena_parts();
-                a.release_chunk_cache(t, p, &mut self.storage, |p| p == pool);
+                let (a, mut cx) = self.core.arena(&mut self.storage);
+                a.release_chunk_cache(&mut cx, |p| p == pool);
             } else if let Some(period) = p.dealloc_period {
                 let clock = self.core.tables.clock;
                 empty.extend(p.current.iter().copied().filter(|&pg| {

@@ -8,7 +8,8 @@ use mem_storage::ComputeStorage;
 
 use crate::engine::state::MemoryManagement;
 use crate::error::IoError;
-use crate::pools::arena::sleep::{Asleep, SleepContents, SleepReport};
+use crate::pools::arena::sleep::{SleepContents, SleepReport};
+use crate::pools::arena::state::Asleep;
 
 impl<S: ComputeStorage> MemoryManagement<S> {
     /// `MemoryManagement::sleep`'s body (its contract is on the method).
@@ -35,10 +36,10 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             kept_paged_bytes: self.core.tables.stats.reserved_bytes.current,
             ..SleepReport::default()
         };
-        let (a, t, p) = self.core.arena_parts();
-        report.released_bytes += a.release_chunk_cache(t, p, &mut self.storage, |_| true);
-        for page in a.arena_pages(t, p) {
-            a.sleep_page(t, p, &mut self.storage, page, contents, &mut report)?;
+        let (a, mut cx) = self.core.arena(&mut self.storage);
+        report.released_bytes += a.release_chunk_cache(&mut cx, |_| true);
+        for page in a.arena_pages(cx.t, cx.pools) {
+            a.sleep_page(&mut cx, page, contents, &mut report)?;
         }
         report.kept_paged_bytes = self.core.tables.stats.reserved_bytes.current;
         self.flush();
@@ -51,9 +52,9 @@ impl<S: ComputeStorage> MemoryManagement<S> {
             return Ok(0);
         }
         let mut mapped = 0;
-        let (a, t, p) = self.core.arena_parts();
-        for page in a.arena_pages(t, p) {
-            mapped += a.wake_page(t, p, &mut self.storage, page)?;
+        let (a, mut cx) = self.core.arena(&mut self.storage);
+        for page in a.arena_pages(cx.t, cx.pools) {
+            mapped += a.wake_page(&mut cx, page)?;
         }
         self.core.arenas.asleep = None;
         Ok(mapped)

@@ -80,11 +80,10 @@ impl<S: ComputeStorage> MemoryManagement<S> {
         );
         core.arenas.max_chunk_bytes = options
             .arena_max_chunk
-            .unwrap_or(crate::pools::arena::chunks::DEFAULT_MAX_CHUNK);
-        core.arenas.grow_ahead_bytes = options.arena_grow_ahead.unwrap_or(0);
+            .unwrap_or(crate::pools::arena::state::DEFAULT_MAX_CHUNK);
         core.arenas.idle_share = options
             .arena_idle_share
-            .unwrap_or(crate::pools::arena::chunks::IDLE_SHARE);
+            .unwrap_or(crate::pools::arena::state::IDLE_SHARE);
         Self {
             core,
             storage,

@@ -5,13 +5,13 @@
 //! `Core` does no pool's work: a paged pool's (pages, growth, carving) is
 //! methods of `Pool` in `paged/`, the arenas' is methods of `Arenas` in
 //! `arena/`, each taking the floor as an argument; `Core` lends its parts
-//! apart (`pool_parts`, `arena_parts`) and `dispatch.rs` routes a request
+//! apart (`pool_parts`, `arena`, `arena_parts`) and `dispatch.rs` routes a request
 //! to them. Every operation that can fail does its fallible step (an
 //! index, a storage allocation) before it changes anything, so an error
 //! leaves the state as it was.
 
 use crate::error::IoError;
-use crate::pools::arena::state::Arenas;
+use crate::pools::arena::state::{ArenaCtx, Arenas};
 use crate::pools::paged::pool::Pool;
 use crate::pools::persistent::PersistentPool;
 use crate::tables::floor::Tables;
@@ -39,8 +39,24 @@ impl Core {
         }
     }
 
-    /// The arenas' state with the floor and the dynamic pools it works
-    /// on, borrowed apart: every arena method takes all three (`arena/`).
+    /// The arenas' state and what an arena call that maps, unmaps or
+    /// releases works on (the floor, the dynamic pools, `storage`),
+    /// borrowed apart (`arena/state.rs`).
+    #[inline(always)]
+    pub(crate) fn arena<'a, S>(
+        &'a mut self,
+        storage: &'a mut S,
+    ) -> (&'a mut Arenas, ArenaCtx<'a, S>) {
+        let cx = ArenaCtx {
+            t: &mut self.tables,
+            pools: &mut self.pools,
+            storage,
+        };
+        (&mut self.arenas, cx)
+    }
+
+    /// The arenas' state with the floor and the dynamic pools, borrowed
+    /// apart: an arena method that only reads or counts takes these.
     #[inline(always)]
     pub(crate) fn arena_parts(&mut self) -> (&mut Arenas, &mut Tables, &mut [Pool]) {
         (&mut self.arenas, &mut self.tables, &mut self.pools)

@@ -50,8 +50,8 @@ impl Core {
                 p.reserve_exclusive(t, storage, pool, sizes, owner, allow.allocate)
             }
             PoolType::VirtualArena { .. } => {
-                let (arenas, t, pools) = self.arena_parts();
-                arenas.reserve(t, pools, storage, pool, sizes, owner, allow.allocate)
+                let (arenas, mut cx) = self.arena(storage);
+                arenas.reserve(&mut cx, pool, sizes, owner, allow.allocate)
             }
         }
     }
@@ -80,8 +80,8 @@ impl Core {
             return; // quarantined
         };
         if freed.arena {
-            let (a, t, p) = self.arena_parts();
-            a.release_chunks(t, p, storage, freed.page, freed.extent, release);
+            let (a, mut cx) = self.arena(storage);
+            a.release_chunks(&mut cx, freed.page, freed.extent, release);
         }
         if freed.outdated {
             if freed.empty && release {
@@ -101,8 +101,8 @@ impl Core {
             return;
         };
         let (pool, arena) = (info.pool, info.chunks.is_some());
-        let (a, t, p) = self.arena_parts();
-        if arena && !a.unmap_all_chunks(t, p, storage, page) {
+        let (a, mut cx) = self.arena(storage);
+        if arena && !a.unmap_all_chunks(&mut cx, page) {
             return; // a chunk stays mapped: the range cannot go back yet
         }
         let (p, t) = self.pool_parts(pool);

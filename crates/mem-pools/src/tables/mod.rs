@@ -5,15 +5,7 @@
 //! range are mapped (arena pages). Nothing here branches on a pool's kind;
 //! the pools (`pools/`) decide what goes in them.
 
-pub(crate) mod chunk_bits;
-pub(crate) mod chunk_idle;
-pub(crate) mod chunk_live;
 pub(crate) mod chunk_map;
-pub(crate) mod chunk_mapped;
-pub(crate) mod chunk_span_release;
-pub(crate) mod chunk_span_words;
-pub(crate) mod chunk_spans;
-pub(crate) mod chunk_stamps;
 pub(crate) mod cursors;
 pub(crate) mod floor;
 pub(crate) mod nodes;

@@ -11,9 +11,9 @@
 //! every reservation and free touches one at random, so at a million live
 //! allocations the table's size is its cost in cache misses. The rare
 //! holder pointer (set only for slots a capture window touched) sits in a
-//! side map; it made a slot 24 bytes. (An 8-byte slot with the free slots
-//! on a separate `Vec` stack missed the cache less in callgrind but ran
-//! churn at 100k live ~8 % slower in wall time; not kept.)
+//! side map; it made a slot 24 bytes. A smaller slot with the free slots
+//! on a separate stack misses the cache less but runs churn slower in
+//! wall time, so the free list stays in the slots (docs/pools.md).
 
 use std::collections::HashMap;
 use std::ptr::NonNull;

@@ -2,13 +2,14 @@
 //! node, open addressed, for the start map (`starts.rs`).
 //!
 //! Split inserts one entry and coalesce removes one, so this map is on the
-//! reserve+drop hot path. It was a `HashMap` with a one-multiply hasher: its
-//! insert and remove cost ~100 instructions each (callgrind, devlog, 16–32
-//! MiB arena slices), ~8 % of a reserve+drop pair. Here a key is one word,
-//! hashed by one multiply (Fibonacci hashing: the product's top bits), found
-//! by linear probing in a table kept at most half full, and removed by
-//! shifting the rest of its probe run back (no tombstones, so lookups never
-//! slow down as entries come and go): ~20–30 instructions each.
+//! reserve+drop hot path, and a general hash map's insert and remove
+//! (hashing, control bytes, growth checks) are a visible share of a
+//! reserve+drop pair. Here a key is one word, hashed by one multiply
+//! (Fibonacci hashing: the product's top bits), found by linear probing
+//! in a table kept at most half full, and removed by shifting the rest of
+//! its probe run back (no tombstones, so lookups never slow down as
+//! entries come and go): a few loads and compares each. The numbers are
+//! in docs/pools.md.
 
 /// An empty entry's key: no start unit is this large (a unit is an offset
 /// divided by the alignment, so below 2^64 − 1).
@@ -18,7 +19,7 @@ const FIRST_CAPACITY: usize = 8;
 /// 2^64 / φ, odd: the Fibonacci hashing multiplier.
 const FIBONACCI: u64 = 0x9E37_79B9_7F4A_7C15;
 
-/// Start unit → slice node.
+/// The slice node of each start unit.
 #[derive(Debug, Clone)]
 pub(crate) struct StartNodes {
     /// `(unit, node)` per entry; `unit == EMPTY` where none. A power of two

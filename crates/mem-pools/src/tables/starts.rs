@@ -19,10 +19,9 @@
 //! The bits live in *blocks* of 4096 units (64 words), allocated the first
 //! time a start lands in one; the page keeps only a block directory and the
 //! summary, 12 bytes per block. An arena page is a virtual range of tens of
-//! GiB carved in slices of MiB to GiB: a flat bitmap grew to one bit per
-//! 256 bytes up to its highest start — 16 MB, zeroed as it grew, for a
-//! `training` replay (15 % of its instructions) — where the blocks that
-//! hold a start are a few hundred.
+//! GiB carved in slices of MiB to GiB: a flat bitmap would grow to one bit
+//! per 256 bytes up to its highest start, megabytes zeroed as it grows,
+//! where the blocks that hold a start are a few hundred.
 
 use crate::tables::start_nodes::StartNodes;
 
@@ -45,7 +44,7 @@ pub(crate) struct SliceStarts {
     blocks: Vec<[u64; 64]>,
     /// Alignment units of the page: no start lies at or past it.
     units: u64,
-    /// Start unit → slice node (`start_nodes.rs`).
+    /// The slice node of each start unit (`start_nodes.rs`).
     nodes: StartNodes,
 }
 

@@ -38,13 +38,6 @@ pub const STREAMS: usize = 3;
 /// dereference, which may then be refused.
 pub const LAZY_STREAM: usize = 2;
 
-/// The arena stream that grows ahead (`arena_grow_ahead`, four granules):
-/// the sweep fails the calls of grown creates and their fallback too.
-pub const GROW_AHEAD_STREAM: usize = 1;
-
-/// What [`GROW_AHEAD_STREAM`] grows ahead by.
-const GROW_AHEAD: u64 = 4 * ARENA_GRANULARITY;
-
 /// The system under test and its model.
 pub struct World {
     pub(crate) device: TestDevice,
@@ -117,7 +110,6 @@ impl World {
                     Arc::new(ServerLogger::default()),
                     MemoryManagementOptions {
                         lazy_pages: lazy(s),
-                        arena_grow_ahead: (arenas && s == GROW_AHEAD_STREAM).then_some(GROW_AHEAD),
                         ..MemoryManagementOptions::named(format!("stream {s}"))
                     },
                 )

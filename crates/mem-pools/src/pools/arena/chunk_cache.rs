@@ -19,7 +19,7 @@
 
 use mem_storage::{ChunkId, ComputeStorage};
 
-use crate::pools::arena::state::Arenas;
+use crate::pools::arena::state::{ArenaCtx, Arenas, CachedChunk};
 use crate::pools::paged::pool::Pool;
 use crate::tables::floor::Tables;
 
@@ -27,14 +27,6 @@ use crate::tables::floor::Tables;
 /// bytes (all arena pages of the engine); past it the oldest cached
 /// chunks are released. The frontier is in docs/pools.md.
 pub const CACHE_SHARE: u64 = 32;
-
-/// One shed chunk, unmapped and held.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct CachedChunk {
-    pub(crate) chunk: ChunkId,
-    pub(crate) bytes: u64,
-    pub(crate) pool: u32,
-}
 
 impl Arenas {
     /// Keep the unmapped chunk `chunk` of `bytes` of `pool` for reuse,
@@ -45,20 +37,17 @@ impl Arenas {
     /// cached chunks before it creates (`run_cover.rs`). With the bound alone,
     /// a run larger than 1/32 of the mapped bytes (early on, or a GiB slice)
     /// never saw the cache hold it: each chunk shed was released at once, the
-    /// shed went on to 2/3 of the idle share, and the run created its bytes
-    /// anew — unmap, release and create where an unmap and a map move the
-    /// memory (growth seed 4: one shed released 6.1 GiB and the run created
-    /// 4.9 GiB right after). Measured (with the learner's change, `a100`
-    /// driver µs per op, reserved ÷ live): growth seed 5 1.337 → 1.305 × live
-    /// (expandable segments 1.314), bert-infer 4.14 → 4.07 µs, random seed 1
-    /// 11.43 → 11.92 µs at 1.121 → 1.130 (an early chunk no longer released
-    /// and created again, so its learner no longer stops shedding: 11.73 at
-    /// 1.127 before either change), seed 5 11.86 → 11.76 at 1.123 → 1.122.
+    /// shed went on to `SHED_TO_PERCENT` % of the idle share (`shed.rs`), and
+    /// the run created its bytes anew — unmap, release and create where an
+    /// unmap and a map move the memory. A workload whose buffers grow by
+    /// reallocation into GiB sizes paid that on every step. The trade-off:
+    /// where an early chunk released and created again happened to stop the
+    /// learner's sheds (`shed_learn.rs`) on a workload better off without
+    /// them, sparing it lets those sheds run. The numbers are in
+    /// docs/pools.md and docs/benchmarks.md.
     pub(crate) fn cache_chunk<S: ComputeStorage>(
         &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
+        cx: &mut ArenaCtx<'_, S>,
         pool: u32,
         chunk: ChunkId,
         bytes: u64,
@@ -66,7 +55,7 @@ impl Arenas {
         self.chunk_cache
             .push_back(CachedChunk { chunk, bytes, pool });
         self.chunk_cache_bytes += bytes;
-        let mapped = self.mapped_chunk_bytes(t, pools);
+        let mapped = self.mapped_chunk_bytes(cx.t, cx.pools);
         // What the run being shed for will map stays: released here, it
         // would be created again a moment later.
         while self.chunk_cache_bytes.saturating_mul(CACHE_SHARE) > mapped
@@ -77,7 +66,7 @@ impl Arenas {
             };
             self.learn
                 .on_release(oldest.bytes, mapped + self.chunk_cache_bytes);
-            self.release_cached(t, pools, storage, oldest);
+            self.release_cached(cx, oldest);
         }
     }
 
@@ -129,9 +118,7 @@ impl Arenas {
     /// leave the pool); returns the bytes released.
     pub(crate) fn release_chunk_cache<S: ComputeStorage>(
         &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
+        cx: &mut ArenaCtx<'_, S>,
         which: impl Fn(u32) -> bool,
     ) -> u64 {
         let mut go = Vec::new();
@@ -145,7 +132,7 @@ impl Arenas {
         let mut released = 0;
         for cached in go {
             released += cached.bytes;
-            self.release_cached(t, pools, storage, cached);
+            self.release_cached(cx, cached);
         }
         released
     }
@@ -154,9 +141,7 @@ impl Arenas {
     /// `keep_bytes` of its chunks stay cached; returns the bytes left.
     pub(crate) fn trim_chunk_cache<S: ComputeStorage>(
         &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
+        cx: &mut ArenaCtx<'_, S>,
         pool: u32,
         keep_bytes: u64,
     ) -> u64 {
@@ -169,20 +154,14 @@ impl Arenas {
                 break;
             };
             cached -= oldest.bytes;
-            self.release_cached(t, pools, storage, oldest);
+            self.release_cached(cx, oldest);
         }
         cached
     }
 
-    fn release_cached<S: ComputeStorage>(
-        &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
-        cached: CachedChunk,
-    ) {
+    fn release_cached<S: ComputeStorage>(&mut self, cx: &mut ArenaCtx<'_, S>, cached: CachedChunk) {
         self.chunk_cache_bytes = self.chunk_cache_bytes.saturating_sub(cached.bytes);
-        self.drop_chunk(t, pools, storage, cached.pool, cached.chunk, cached.bytes);
+        self.drop_chunk(cx, cached.pool, cached.chunk, cached.bytes);
     }
 
     /// Bytes of chunks mapped under every arena page of the engine.

@@ -13,7 +13,7 @@
 
 use mem_storage::{ChunkId, ComputeStorage, StorageId};
 
-use crate::pools::arena::state::Arenas;
+use crate::pools::arena::state::{ArenaCtx, Arenas};
 use crate::pools::paged::pool::Pool;
 use crate::tables::floor::Tables;
 
@@ -23,24 +23,22 @@ impl Arenas {
     /// acquire's undo).
     pub(crate) fn unmap_slots<S: ComputeStorage>(
         &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
+        cx: &mut ArenaCtx<'_, S>,
         page: u32,
         id: StorageId,
         (first, len): (u32, u32),
     ) {
         let mut s = first;
         while s < first + len {
-            let map = t.arena_map(page);
+            let map = cx.t.arena_map(page);
             let (head, slots) = map.extent(s);
             // A cached chunk mapped past its run queued its extra slots idle.
-            for t in head..head + slots {
-                if map.is_idle(t) {
-                    map.unqueue(t);
+            for slot in head..head + slots {
+                if map.is_idle(slot) {
+                    map.unqueue(slot);
                 }
             }
-            self.unmap_extent(t, pools, storage, page, id, head, slots, false);
+            self.unmap_extent(cx, page, id, head, slots, false);
             s = head + slots;
         }
     }
@@ -49,30 +47,26 @@ impl Arenas {
     /// touches it and none of its slots is queued idle), then keep it for
     /// reuse (`keep`: `chunk_cache.rs`) or release it; `false` when the
     /// unmap is refused (the chunk stays mapped, idle).
-    // The floor, the pools and the storage, then what the call is about.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn unmap_extent<S: ComputeStorage>(
         &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
+        cx: &mut ArenaCtx<'_, S>,
         page: u32,
         id: StorageId,
         head: u32,
         len: u32,
         keep: bool,
     ) -> bool {
-        let pool = t.pages[page].pool;
-        let map = t.arena_map(page);
+        let pool = cx.t.pages[page].pool;
+        let map = cx.t.arena_map(page);
         let g = map.granularity;
-        match storage.unmap_chunk(id, u64::from(head) * g) {
+        match cx.storage.unmap_chunk(id, u64::from(head) * g) {
             Ok(chunk) => {
                 map.set_extent(head, len, None);
-                t.stats.chunks.unmaps += 1;
+                cx.t.stats.chunks.unmaps += 1;
                 if keep {
-                    self.cache_chunk(t, pools, storage, pool, chunk, u64::from(len) * g);
+                    self.cache_chunk(cx, pool, chunk, u64::from(len) * g);
                 } else {
-                    self.drop_chunk(t, pools, storage, pool, chunk, u64::from(len) * g);
+                    self.drop_chunk(cx, pool, chunk, u64::from(len) * g);
                 }
                 true
             }
@@ -89,23 +83,21 @@ impl Arenas {
     /// Release an unmapped chunk of `bytes` (its bytes leave the pool).
     pub(crate) fn drop_chunk<S: ComputeStorage>(
         &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
+        cx: &mut ArenaCtx<'_, S>,
         pool: u32,
         chunk: ChunkId,
         bytes: u64,
     ) {
-        match storage.release_chunk(chunk) {
-            Ok(()) => t.stats.chunks.releases += 1,
+        match cx.storage.release_chunk(chunk) {
+            Ok(()) => cx.t.stats.chunks.releases += 1,
             Err(err) => {
-                // The storage still holds it (and counts its bytes): the
+                // The cx.storage still holds it (and counts its bytes): the
                 // release is retried at the next flush.
                 tracing::warn!(%err, %chunk, "chunk release refused; retried at the next flush");
                 self.unreleased_chunks.push(chunk);
             }
         }
-        self.on_chunk_bytes(t, pools, pool, bytes, false);
+        self.on_chunk_bytes(cx.t, cx.pools, pool, bytes, false);
     }
 
     /// Retry the releases of chunks the storage refused to release (see

@@ -7,7 +7,7 @@
 use mem_storage::ComputeStorage;
 
 use crate::config::PoolType;
-use crate::pools::arena::state::Arenas;
+use crate::pools::arena::state::{ArenaCtx, Arenas};
 use crate::pools::paged::pool::Pool;
 use crate::tables::chunk_map::NONE;
 use crate::tables::floor::Tables;
@@ -16,23 +16,21 @@ impl Arenas {
     /// Uncount a freed slice at `offset..offset + bytes` of arena page
     /// `page`; slots it leaves untouched become idle, and beyond the pool's
     /// threshold (when `release`) the oldest idle chunks go back. Inlined:
-    /// it is on every arena free (the free path's split between the pool
-    /// and the arena left it a call, +1 % instructions on training).
+    /// it is on every arena free, and the split of the free path between
+    /// the pool and the arena must not add a call to it.
     #[inline]
     pub(crate) fn release_chunks<S: ComputeStorage>(
         &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
+        cx: &mut ArenaCtx<'_, S>,
         page: u32,
         (offset, bytes): (u64, u64),
         release: bool,
     ) {
-        let Some(map) = t.chunk_map(page) else {
+        let Some(map) = cx.t.chunk_map(page) else {
             return;
         };
         map.release_span(map.span(offset, bytes));
-        let pool = &pools[t.pages[page].pool as usize];
+        let pool = &cx.pools[cx.t.pages[page].pool as usize];
         let threshold = match pool.kind {
             PoolType::VirtualArena {
                 release_threshold, ..
@@ -44,11 +42,12 @@ impl Arenas {
             // The threshold is the pool's: its other ranges' idle chunks
             // count against it (O(ranges), one in practice).
             // So do its shed chunks kept unmapped, released first.
-            let elsewhere = self.cached_chunk_bytes(t, pool) - self.cached_chunk_bytes_of(t, page);
+            let elsewhere =
+                self.cached_chunk_bytes(cx.t, pool) - self.cached_chunk_bytes_of(cx.t, page);
             let keep = threshold.saturating_sub(elsewhere);
-            let pool = t.pages[page].pool;
-            let unmapped = self.trim_chunk_cache(t, pools, storage, pool, keep);
-            self.trim_chunks(t, pools, storage, page, keep.saturating_sub(unmapped));
+            let pool = cx.t.pages[page].pool;
+            let unmapped = self.trim_chunk_cache(cx, pool, keep);
+            self.trim_chunks(cx, page, keep.saturating_sub(unmapped));
         }
     }
 
@@ -56,17 +55,15 @@ impl Arenas {
     /// of them stay mapped.
     pub(crate) fn trim_chunks<S: ComputeStorage>(
         &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
+        cx: &mut ArenaCtx<'_, S>,
         page: u32,
         keep_bytes: u64,
     ) {
-        let Some(id) = t.page_storage(page) else {
+        let Some(id) = cx.t.page_storage(page) else {
             return;
         };
         loop {
-            let Some(map) = t.chunk_map(page) else {
+            let Some(map) = cx.t.chunk_map(page) else {
                 return;
             };
             let g = map.granularity;
@@ -77,7 +74,7 @@ impl Arenas {
             let Some((head, len)) = map.take_idle_extent(&NONE, false, usize::MAX) else {
                 return;
             };
-            if !self.unmap_extent(t, pools, storage, page, id, head, len, false) {
+            if !self.unmap_extent(cx, page, id, head, len, false) {
                 return;
             }
         }
@@ -87,13 +84,11 @@ impl Arenas {
     /// one stays mapped (a refusal, or a slot still live).
     pub(crate) fn unmap_all_chunks<S: ComputeStorage>(
         &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
+        cx: &mut ArenaCtx<'_, S>,
         page: u32,
     ) -> bool {
-        self.trim_chunks(t, pools, storage, page, 0);
-        t.chunk_map(page).is_none_or(|map| map.mapped == 0)
+        self.trim_chunks(cx, page, 0);
+        cx.t.chunk_map(page).is_none_or(|map| map.mapped == 0)
     }
 
     /// Bytes of idle mapped chunks on `page`.

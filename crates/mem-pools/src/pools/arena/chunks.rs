@@ -44,39 +44,26 @@
 //! stay behind, idle, for the threshold to trim later. A chunk whose
 //! release is refused stays with the storage and its release is retried
 //! at the engine's next flush.
+//!
+//! [`IDLE_SHARE`]: crate::IDLE_SHARE
 
 use mem_storage::ComputeStorage;
 
 use crate::error::IoError;
 use crate::pools::arena::run_cover::{Spill, run_pieces};
-use crate::pools::arena::state::Arenas;
-use crate::pools::paged::pool::Pool;
+use crate::pools::arena::state::{ArenaCtx, Arenas};
 use crate::tables::floor::Tables;
-
-/// The default share of idle slots past which idle chunks are shed before
-/// physical memory grows: once they are at least 1/16 of an arena
-/// manager's mapped slots, whole idle chunks are unmapped and kept for
-/// reuse until the cache covers the run (with idle slots under three
-/// times the share), or they are under 3/4 of it; below it holes keep
-/// theirs (see `shed_idle`). `MemoryManagementOptions::arena_idle_share` sets
-/// it; the frontier (memory against driver time) is in docs/pools.md.
-pub const IDLE_SHARE: u64 = 16;
-
-/// The default largest chunk an arena creates (64 MiB): a run of empty
-/// slots gets one chunk per this many bytes. Larger: fewer driver calls,
-/// more physical memory stranded in chunks partly reused (a chunk is
-/// unmapped only whole); the frontier is in docs/pools.md.
-/// `MemoryManagementOptions::arena_max_chunk` sets it.
-pub const DEFAULT_MAX_CHUNK: u64 = 64 << 20;
 
 /// A slice larger than `SLICE_CHUNKS` × `arena_max_chunk` gets chunks of
 /// 1/`SLICE_CHUNKS` of its size instead: an 8 GiB slice is 8 creates and
 /// 8 maps, not 128 of each. A slice that large is freed whole far more
 /// often than it is reused in part, and the chunks beside a partial reuse
-/// are shed whole as before. Measured (docs/benchmarks.md, `a100` driver
-/// µs per op): growth 46.0 → 31.2 (GiB buffers), training 65.93 → 65.73,
-/// every other trace unchanged (no slice past 512 MiB); at 1/4 serving
-/// rose from 1.032 to 1.078 × live.
+/// are shed whole as before. Only slices past 512 MiB at the default
+/// chunk size are touched. Why not fewer, larger chunks: a chunk is
+/// unmapped only whole, so the larger it is the more physical memory a
+/// slice reused in part keeps mapped; at 1/4 of the slice serving goes
+/// past its memory bound. The numbers are in docs/benchmarks.md (1/4 in
+/// CHANGELOG.md).
 pub(crate) const SLICE_CHUNKS: u64 = 8;
 
 impl Arenas {
@@ -84,52 +71,44 @@ impl Arenas {
     /// page `page`, then count the slice on them. Without `may_map` (a
     /// capture window) only slots already mapped are accepted; `mapped`
     /// says placement counted no unmapped slot there (nothing to check).
-    // The floor, the pools and the storage, then what the call is about.
-    #[allow(clippy::too_many_arguments)]
     #[inline]
     pub(crate) fn acquire_chunks<S: ComputeStorage>(
         &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
+        cx: &mut ArenaCtx<'_, S>,
         page: u32,
         offset: u64,
         bytes: u64,
         may_map: bool,
         mapped: bool,
     ) -> Result<(), IoError> {
-        let physical = t.stats.reserved_bytes.current;
+        let physical = cx.t.stats.reserved_bytes.current;
         self.learn.on_reserve(bytes, physical);
         // The common case, an allocation landing on mapped chunks: one
         // pass to count (after placement's check), no driver call.
-        if let Some(map) = t.chunk_map(page).filter(|_| mapped) {
+        if let Some(map) = cx.t.chunk_map(page).filter(|_| mapped) {
             map.claim_mapped_span(map.span(offset, bytes));
             return Ok(());
         }
-        self.acquire_unmapped(t, pools, storage, page, offset, bytes, may_map)
+        self.acquire_unmapped(cx, page, offset, bytes, may_map)
     }
 
     /// [`Self::acquire_chunks`] of a span placement found unmapped slots
     /// under (or a capture window's): out of line, so the common path
     /// above saves no registers for a driver call's.
-    // The floor, the pools and the storage, then what the call is about.
-    #[allow(clippy::too_many_arguments)]
     #[inline(never)]
     pub(crate) fn acquire_unmapped<S: ComputeStorage>(
         &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
+        cx: &mut ArenaCtx<'_, S>,
         page: u32,
         offset: u64,
         bytes: u64,
         may_map: bool,
     ) -> Result<(), IoError> {
-        if self.claim_mapped_chunks(t, page, offset, bytes) {
+        if self.claim_mapped_chunks(cx.t, page, offset, bytes) {
             return Ok(());
         }
-        self.map_missing(t, pools, storage, page, offset, bytes, may_map, true)?;
-        self.claim_mapped_chunks(t, page, offset, bytes);
+        self.map_missing(cx, page, offset, bytes, may_map, true)?;
+        self.claim_mapped_chunks(cx.t, page, offset, bytes);
         Ok(())
     }
 
@@ -152,9 +131,7 @@ impl Arenas {
     /// (the storage then answers `UnmappedAddress`).
     pub(crate) fn map_live_slots<S: ComputeStorage>(
         &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
+        cx: &mut ArenaCtx<'_, S>,
         page: u32,
         (offset, bytes): (u64, u64),
         may_map: bool,
@@ -163,7 +140,7 @@ impl Arenas {
             return Ok(());
         }
         // The slice is live: what this maps stays under it, even on a refusal.
-        self.map_missing(t, pools, storage, page, offset, bytes, may_map, false)
+        self.map_missing(cx, page, offset, bytes, may_map, false)
     }
 
     /// Map a chunk under every run of slots of `offset..offset + bytes` of
@@ -174,20 +151,16 @@ impl Arenas {
     /// chunks this call created go back to the device (physical memory,
     /// reserved bytes and the cache are as they were, less what was shed;
     /// unless the device refuses the undo too: the chunk then stays idle).
-    // The floor, the pools and the storage, then what the call is about.
-    #[allow(clippy::too_many_arguments)]
     fn map_missing<S: ComputeStorage>(
         &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
+        cx: &mut ArenaCtx<'_, S>,
         page: u32,
         offset: u64,
         bytes: u64,
         may_map: bool,
         undo: bool,
     ) -> Result<(), IoError> {
-        let (Some(id), Some(map)) = (t.page_storage(page), t.chunk_map(page)) else {
+        let (Some(id), Some(map)) = (cx.t.page_storage(page), cx.t.chunk_map(page)) else {
             return Ok(());
         };
         let span = map.span(offset, bytes);
@@ -198,19 +171,20 @@ impl Arenas {
         }
         // The map holds the span (as mapping it will need); its runs of
         // unmapped slots are found by mapped-bit words, not slot by slot
-        // (a slot-by-slot walk was ~3 % of training's instructions).
-        t.arena_map(page).slot(last);
+        // (a word answers for 64 slots, where a walk pays for every slot
+        // of the span, mapped or not).
+        cx.t.arena_map(page).slot(last);
         let mut created = Vec::new();
         loop {
-            s = t.arena_map(page).next_slot(false, s, last);
+            s = cx.t.arena_map(page).next_slot(false, s, last);
             if s > last {
                 break;
             }
             let first = s;
-            s = t.arena_map(page).next_slot(true, s, last);
+            s = cx.t.arena_map(page).next_slot(true, s, last);
             if !may_map {
                 for (head, len) in created.into_iter().filter(|_| undo) {
-                    self.unmap_slots(t, pools, storage, page, id, (head, len));
+                    self.unmap_slots(cx, page, id, (head, len));
                 }
                 return Err(IoError::CaptureWouldAllocate {
                     size: bytes,
@@ -219,21 +193,20 @@ impl Arenas {
             }
             let chunk = self.max_chunk_bytes.max(bytes / SLICE_CHUNKS);
             let cap = u32::try_from(chunk / g).map_or(u32::MAX, |c| c.max(1));
-            // Walked, not collected: a run is a few pieces, and an
-            // allocation per run was ~400 instructions.
+            // Walked, not collected: a run is a few pieces, and collecting
+            // them would cost a heap allocation per run on the reserve path.
             let mut pieces = run_pieces((first, s - 1), &span, (offset, bytes), g, cap).peekable();
             let mut outer = true;
             while let Some((head, len)) = pieces.next() {
-                self.shed_for_run(t, pools, storage, page, &span, u64::from(len) * g);
+                self.shed_for_run(cx, page, &span, u64::from(len) * g);
                 // Only the run's outer pieces may spill a cached chunk
                 // onto the empty slots beside the run (`run_cover.rs`).
                 let after = pieces.peek().is_none();
                 let spill = Spill {
                     before: std::mem::take(&mut outer),
                     after,
-                    grow: after && !(offset + bytes).is_multiple_of(g),
                 };
-                let mut mapped = self.map_run(t, pools, storage, page, id, (head, len), spill);
+                let mut mapped = self.map_run(cx, page, id, (head, len), spill);
                 let short = matches!(
                     mapped,
                     Err(IoError::Storage(
@@ -249,12 +222,12 @@ impl Arenas {
                     if !self.learn.is_short() {
                         self.learn.forget();
                     }
-                    self.shed_all_idle(t, pools, storage, page, &span, u64::from(len) * g);
-                    mapped = self.map_run(t, pools, storage, page, id, (head, len), spill);
+                    self.shed_all_idle(cx, page, &span, u64::from(len) * g);
+                    mapped = self.map_run(cx, page, id, (head, len), spill);
                 }
                 if let Err(err) = mapped {
                     for (head, len) in created.into_iter().filter(|_| undo) {
-                        self.unmap_slots(t, pools, storage, page, id, (head, len));
+                        self.unmap_slots(cx, page, id, (head, len));
                     }
                     return Err(err);
                 }

@@ -2,13 +2,12 @@
 //! only where live slices are — placement on mapped chunks, chunk moves
 //! and the chunk cache, release, stream-ordered reclamation, and the
 //! arena's side of `sleep` / `wake`. The chunk map itself (mapped slots,
-//! the idle queue) is a per-page table of the floor (`tables/chunk_map.rs`).
+//! the idle queue) is a per-page table of the floor (`tables/chunk_map/`).
 
 pub(crate) mod chunk_cache;
 pub(crate) mod chunk_moves;
 pub(crate) mod chunk_release;
 pub(crate) mod chunks;
-mod grow_ahead;
 pub(crate) mod place;
 mod place_short;
 pub(crate) mod run_cover;

@@ -17,11 +17,11 @@
 //! classes are weighed, each at its low and its high end, and the request
 //! goes where it touches fewest unmapped slots (ties: the earlier
 //! candidate, low end first; the first fully mapped one ends the search).
-//! Measured (docs/benchmarks.md, "Arenas: chunk calls, placement and
-//! per-slot cost"; the frontier in docs/pools.md): with moves taken from
-//! the edges of stripped regions (`chunk_idle.rs`), 25–54 % fewer calls
-//! on the workloads that move chunks (random, serving, bert-infer), peak
-//! physical within −0.006…+0.007 × live of before.
+//! With sheds taken from the edges of stripped regions
+//! (`tables/chunk_map/idle.rs`), this is what cuts the calls of the
+//! workloads that move chunks (random, serving, bert-infer) for the same
+//! peak physical memory: whole mapped holes stay whole and the next
+//! reservations land on them. The numbers are in docs/pools.md.
 //!
 //! Cost: at most 2 × (`PLACEMENT_PROBE` + `PLACEMENT_CLASSES`) counts of
 //! unmapped slots, each a popcount over the chunk map's mapped bits (64
@@ -31,7 +31,7 @@
 use crate::error::IoError;
 use mem_storage::ComputeStorage;
 
-use crate::pools::arena::state::Arenas;
+use crate::pools::arena::state::{ArenaCtx, Arenas};
 use crate::pools::paged::pool::Pool;
 use crate::tables::floor::Tables;
 use crate::tables::slots::NIL;
@@ -49,37 +49,32 @@ impl Arenas {
     /// `owner`: a free slice (else a new range), placed on mapped chunks
     /// ([`Self::place_in_arena`]) before anything is carved — a refusal
     /// changes no slice — then cut at the chosen end.
-    // The floor, the pools and the storage, then what the call is about.
-    #[allow(clippy::too_many_arguments)]
     #[inline]
     pub(crate) fn reserve<S: ComputeStorage>(
         &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
+        cx: &mut ArenaCtx<'_, S>,
         pool: u32,
         (cap, size): (u64, u64),
         owner: u32,
         may_map: bool,
     ) -> Result<u32, IoError> {
-        let p = &mut pools[pool as usize];
-        let free = p.index.find(&t.slices, cap);
+        let p = &mut cx.pools[pool as usize];
+        let free = p.index.find(&cx.t.slices, cap);
         let range = (pool, p.page_size.max(cap));
         let allocate = (size, may_map);
-        let found = p.found_or_new_page(t, storage, free, range, allocate)?;
-        let (mut slice, at_end) = match self.place_in_arena(t, pools, storage, found, cap, may_map)
-        {
+        let found = p.found_or_new_page(cx.t, cx.storage, free, range, allocate)?;
+        let (mut slice, at_end) = match self.place_in_arena(cx, found, cap, may_map) {
             Ok(placed) => placed,
             // Memory may be short: placed again (`place_short.rs`).
-            Err(err) => self.place_when_short(t, pools, storage, pool, cap, may_map, err)?,
+            Err(err) => self.place_when_short(cx, pool, cap, may_map, err)?,
         };
-        let p = &mut pools[pool as usize];
+        let p = &mut cx.pools[pool as usize];
         if at_end {
-            slice = p.split_tail(t, slice, cap)?;
+            slice = p.split_tail(cx.t, slice, cap)?;
         } else {
-            p.take_front(t, slice, cap)?;
+            p.take_front(cx.t, slice, cap)?;
         }
-        p.occupy(t, slice, size, owner);
+        p.occupy(cx.t, slice, size, owner);
         Ok(slice)
     }
     /// Where an arena reservation of `cap` bytes goes, starting from
@@ -92,24 +87,22 @@ impl Arenas {
     #[inline]
     pub(crate) fn place_in_arena<S: ComputeStorage>(
         &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
+        cx: &mut ArenaCtx<'_, S>,
         found: u32,
         cap: u64,
         may_map: bool,
     ) -> Result<(u32, bool), IoError> {
-        let (slice, at_end, unmapped) = self.arena_placement(t, pools, found, cap);
-        let node = &t.slices[slice];
+        let (slice, at_end, unmapped) = self.arena_placement(cx.t, cx.pools, found, cap);
+        let node = &cx.t.slices[slice];
         let page = node.page;
         let offset = match at_end {
             true => node.offset + node.size - cap,
             false => node.offset,
         };
-        if t.lazy {
-            self.claim_lazily(t, page, offset, cap);
+        if cx.t.lazy {
+            self.claim_lazily(cx.t, page, offset, cap);
         } else {
-            self.acquire_chunks(t, pools, storage, page, offset, cap, may_map, unmapped == 0)?;
+            self.acquire_chunks(cx, page, offset, cap, may_map, unmapped == 0)?;
         }
         Ok((slice, at_end))
     }

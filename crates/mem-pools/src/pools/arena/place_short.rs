@@ -35,7 +35,7 @@
 use mem_storage::{ComputeStorage, StorageError};
 
 use crate::error::IoError;
-use crate::pools::arena::state::Arenas;
+use crate::pools::arena::state::{ArenaCtx, Arenas};
 use crate::pools::paged::pool::Pool;
 use crate::tables::floor::Tables;
 
@@ -49,36 +49,32 @@ impl Arenas {
     /// touches fewer unmapped slots than that placement does now (after
     /// the refusal's shed), acquire there instead and return it;
     /// otherwise, or if that is refused too, the error, no slice changed.
-    // The floor, the pools and the storage, then what the call is about.
-    #[allow(clippy::too_many_arguments)]
     #[cold]
     #[inline(never)]
     pub(crate) fn place_when_short<S: ComputeStorage>(
         &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
+        cx: &mut ArenaCtx<'_, S>,
         pool: u32,
         cap: u64,
         may_map: bool,
         err: IoError,
     ) -> Result<(u32, bool), IoError> {
-        if t.lazy || !matches!(err, IoError::Storage(StorageError::OutOfMemory { .. })) {
+        if cx.t.lazy || !matches!(err, IoError::Storage(StorageError::OutOfMemory { .. })) {
             return Err(err);
         }
         // The free index's answer, as the refused reservation found it (a
         // refusal changes no slice), and the placement weighed from it.
-        let p = &pools[pool as usize];
-        let Some(found) = p.index.find(&t.slices, cap) else {
+        let p = &cx.pools[pool as usize];
+        let Some(found) = p.index.find(&cx.t.slices, cap) else {
             return Err(err);
         };
-        let (_, _, now) = self.arena_placement(t, pools, found, cap);
-        match fewest_unmapped(t, &pools[pool as usize], cap) {
+        let (_, _, now) = self.arena_placement(cx.t, cx.pools, found, cap);
+        match fewest_unmapped(cx.t, &cx.pools[pool as usize], cap) {
             Some((cand, at_end, unmapped)) if unmapped < now => {
-                let node = &t.slices[cand];
+                let node = &cx.t.slices[cand];
                 let (page, size) = (node.page, node.size);
                 let at = node.offset + if at_end { size - cap } else { 0 };
-                self.acquire_unmapped(t, pools, storage, page, at, cap, may_map)?;
+                self.acquire_unmapped(cx, page, at, cap, may_map)?;
                 Ok((cand, at_end))
             }
             _ => Err(err),

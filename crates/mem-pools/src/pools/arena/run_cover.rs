@@ -1,10 +1,10 @@
 //! Covering a run of empty slots with physical memory: chunks kept for
 //! reuse first, a new chunk only for what they leave.
 //!
-//! Why reuse comes first: the driver prices physical memory by the byte
-//! (docs/storage.md: `cuMemCreate` 96.66 µs + 96.66 µs per 2 MiB), while
-//! mapping a chunk that exists costs map + set-access (19.45 µs + 18 µs
-//! per 2 MiB). A run maps, in this order:
+//! Why reuse comes first: creating physical memory is priced by the byte
+//! and costs several times what mapping a chunk that exists does (map +
+//! set-access), per call and per byte; the cost model's prices are in
+//! docs/storage.md. A run maps, in this order:
 //! 1. cached chunks no larger than what is left of it, largest first
 //!    (exact cover, one map each);
 //! 2. else the smallest cached chunk larger than what is left, mapped over
@@ -19,25 +19,18 @@
 use mem_storage::{ComputeStorage, StorageId};
 
 use crate::error::IoError;
-use crate::pools::arena::state::Arenas;
+use crate::pools::arena::state::{ArenaCtx, Arenas};
 use crate::pools::paged::pool::Pool;
 use crate::tables::floor::Tables;
 
 /// Which sides of a run a cached chunk may spill over, onto empty slots
-/// that belong to no other piece of the same reservation, and whether its
-/// last new chunk may grow ahead past it.
+/// that belong to no other piece of the same reservation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Spill {
     /// Slots before the run's first slot.
     pub(crate) before: bool,
     /// Slots after the run's last slot.
     pub(crate) after: bool,
-    /// The run ends the reservation inside its last slot, where the next
-    /// reservation placed after it begins: its last new chunk may grow
-    /// ahead (`grow_ahead.rs`). A reservation ending on a granule (a
-    /// large buffer of whole granules) leaves nothing to share and grows
-    /// nothing ahead.
-    pub(crate) grow: bool,
 }
 
 impl Spill {
@@ -46,7 +39,6 @@ impl Spill {
     pub(crate) const NONE: Spill = Spill {
         before: false,
         after: false,
-        grow: false,
     };
 }
 
@@ -57,94 +49,75 @@ impl Arenas {
     /// When the create is refused and chunks are cached, the cache is
     /// released and the create tried once more. On a refusal the slots
     /// mapped here are unmapped again and their chunks released.
-    // The floor, the pools and the storage, then what the call is about.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn map_run<S: ComputeStorage>(
         &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
+        cx: &mut ArenaCtx<'_, S>,
         page: u32,
         id: StorageId,
         (first, len): (u32, u32),
         spill: Spill,
     ) -> Result<(), IoError> {
-        let pool = t.pages[page].pool;
-        let g = t.arena_map(page).granularity;
+        let pool = cx.t.pages[page].pool;
+        let g = cx.t.arena_map(page).granularity;
         let end = first + len;
         let mut s = first;
         while s < end && self.chunk_cache_bytes > 0 {
-            let taken = match self.take_cached(pools, pool, u64::from(end - s) * g) {
+            let taken = match self.take_cached(cx.pools, pool, u64::from(end - s) * g) {
                 Some(taken) => Some((s, taken)),
-                None => self.take_over_cover(t, pools, page, (s, end), spill, s == first),
+                None => self.take_over_cover(cx.t, cx.pools, page, (s, end), spill, s == first),
             };
             let Some((head, (chunk, bytes))) = taken else {
                 break;
             };
             let slots = (bytes / g) as u32;
-            if let Err(err) = storage.map_chunk(id, u64::from(head) * g, chunk) {
+            if let Err(err) = cx.storage.map_chunk(id, u64::from(head) * g, chunk) {
                 tracing::debug!(%err, "mapping a cached chunk failed; it is released");
-                self.drop_chunk(t, pools, storage, pool, chunk, bytes);
-                self.unmap_slots(t, pools, storage, page, id, (first, s - first));
+                self.drop_chunk(cx, pool, chunk, bytes);
+                self.unmap_slots(cx, page, id, (first, s - first));
                 return Err(err.into());
             }
-            let map = t.arena_map(page);
+            let map = cx.t.arena_map(page);
             map.set_extent(head, slots, Some(chunk));
             // Slots past the run: mapped, touched by no slice, idle.
-            for t in (head..head + slots).filter(|t| !(s..end).contains(t)) {
-                map.queue_idle(t);
+            for slot in (head..head + slots).filter(|slot| !(s..end).contains(slot)) {
+                map.queue_idle(slot);
             }
-            t.stats.chunks.maps += 1;
-            t.stats.chunks.reuses += 1;
+            cx.t.stats.chunks.maps += 1;
+            cx.t.stats.chunks.reuses += 1;
             s = (head + slots).min(end);
         }
         if s == end {
             return Ok(());
         }
-        // The run's last chunk may grow ahead over the empty slots past it
-        // (`grow_ahead.rs`); refused, it is created at the run's size.
-        let mut last = match spill.grow {
-            true => self.grow_ahead_end(t, page, (s, end)),
-            false => end,
-        };
-        let mut created = storage.create_chunk_of(u64::from(last - s) * g);
-        if created.is_err() && last > end {
-            last = end;
-            created = storage.create_chunk_of(u64::from(last - s) * g);
-        }
-        let created = match created {
+        let bytes = u64::from(end - s) * g;
+        let created = match cx.storage.create_chunk_of(bytes) {
             Err(_) if self.chunk_cache_bytes > 0 => {
-                self.release_chunk_cache(t, pools, storage, |_| true);
-                storage.create_chunk_of(u64::from(last - s) * g)
+                self.release_chunk_cache(cx, |_| true);
+                cx.storage.create_chunk_of(bytes)
             }
             other => other,
         };
-        let bytes = u64::from(last - s) * g;
         let chunk = match created {
             Ok(chunk) => chunk,
             Err(err) => {
-                self.unmap_slots(t, pools, storage, page, id, (first, s - first));
+                self.unmap_slots(cx, page, id, (first, s - first));
                 return Err(err.into());
             }
         };
-        t.stats.chunks.creates += 1;
-        t.stats.chunks.recreated_bytes += self.learn.on_create(bytes);
-        self.on_chunk_bytes(t, pools, pool, bytes, true);
-        match storage.map_chunk(id, u64::from(s) * g, chunk) {
+        cx.t.stats.chunks.creates += 1;
+        cx.t.stats.chunks.recreated_bytes += self.learn.on_create(bytes);
+        self.on_chunk_bytes(cx.t, cx.pools, pool, bytes, true);
+        match cx.storage.map_chunk(id, u64::from(s) * g, chunk) {
             Ok(()) => {
-                let map = t.arena_map(page);
-                map.set_extent(s, last - s, Some(chunk));
-                // Slots grown ahead: mapped, touched by no slice, idle.
-                for ahead in end..last {
-                    map.queue_idle(ahead);
-                }
-                t.stats.chunks.maps += 1;
+                let map = cx.t.arena_map(page);
+                map.set_extent(s, end - s, Some(chunk));
+                cx.t.stats.chunks.maps += 1;
                 Ok(())
             }
             Err(err) => {
                 tracing::debug!(%err, "mapping a new chunk failed; it is released");
-                self.drop_chunk(t, pools, storage, pool, chunk, bytes);
-                self.unmap_slots(t, pools, storage, page, id, (first, s - first));
+                self.drop_chunk(cx, pool, chunk, bytes);
+                self.unmap_slots(cx, page, id, (first, s - first));
                 Err(err.into())
             }
         }

@@ -17,35 +17,32 @@
 
 use mem_storage::ComputeStorage;
 
-use crate::pools::arena::state::Arenas;
+use crate::pools::arena::state::{ArenaCtx, Arenas};
 use crate::pools::paged::pool::Pool;
 use crate::tables::chunk_map::NONE;
 use crate::tables::floor::Tables;
 
 /// A shed goes on until idle slots are under this percentage of their
-/// share. Measured (docs/pools.md, `gpumem replay --json`, default share,
-/// before the run-only stop below): at 50 % serving held 1.032 × live at 66.3 µs driver time per op, at
-/// 67 % 1.025 at 62.3 µs, the other traces unchanged; at 77 %
-/// bert-infer rose over its limit (1.056). Re-swept 2026-12-05 with the
-/// run-only stop, the shed learner and the cache's floor (eval.sh, seeds
-/// 42, 1–5, plus seeds 1–16 of random, growth, serving): this stop now
-/// binds only for a run the cache cannot cover, and 75 % holds
-/// bert-infer at 1.039 × live with 4.07 → 4.00 µs/op (`a100`, 413 → 395
-/// calls in the second half) and growth seed 2 at 28.98 → 28.90; no
-/// other line moves, nor any 16-seed mean. 70 and 72 % move bert-infer
-/// the same; 80–90 % also put random seed 5 at 1.127 → 1.130 (90 %:
-/// seed 3 1.119 → 1.138, past expandable segments); 100 % serving seed
-/// 4 at 25.80 → 28.76 µs/op; 50–60 % move only growth (+0.1 µs).
+/// share: below the share, not at it, so that one batch of unmaps is not
+/// followed by another at the next reservation. Why 3/4: a deeper shed
+/// unmaps chunks the next runs map again (on serving's busy and quiet
+/// phases that cost both memory and driver time); a shallower one leaves
+/// idle chunks mapped where small slices strand them (bert-infer past its
+/// memory bound, random holding more) and sheds again sooner. Since the
+/// run-only stop ([`RUN_ONLY_SHARES`]) this stop binds only for a run the
+/// cache cannot cover. The sweep is in docs/pools.md; the values tried
+/// and not kept are in CHANGELOG.md.
 pub(crate) const SHED_TO_PERCENT: u64 = 75;
 
 /// While idle slots are under this many times their share, a shed stops
 /// as soon as the cache holds what the run lacks (see `shed_idle`); past
-/// it the shed goes on to [`SHED_TO_PERCENT`] % of the share. Measured
-/// at the default share (docs/pools.md): at 1 (stop only once under the
-/// share) serving 53.7 µs driver time per op at 1.027 × live, random
-/// 30.6 µs at 1.130; at 3 serving 24.2 µs at 1.032, random 12.0 µs at
-/// 1.135, bert-infer 1.039; at 4 and up bert-infer passes its limit
-/// (1.086: idle chunks left mapped take small slices and strand).
+/// it the shed goes on to [`SHED_TO_PERCENT`] % of the share. Why 3: with
+/// the run-only stop only under the share itself, most sheds still went
+/// past the run, and the chunks shed past it were released by the cache's
+/// bound and created again (several times the driver time on serving and
+/// random); from 4 shares up, idle chunks left mapped take small slices
+/// and strand them (bert-infer past its memory bound). The numbers are in
+/// docs/pools.md.
 pub(crate) const RUN_ONLY_SHARES: u64 = 3;
 
 /// Idle slots of the list walked at most for one chunk to shed: bounds
@@ -77,51 +74,48 @@ impl Arenas {
     /// later run creates the bytes again — unmap, release, create, map
     /// and set-access for memory that only changed place. The ceiling
     /// keeps idle chunks left mapped from piling up where small slices
-    /// would strand them. Measured at the default share (docs/pools.md,
-    /// before → after): serving 62.3 → 24.2 µs driver time per op (1.025
-    /// → 1.032 × live), random 33.0 → 12.0 µs (1.128 → 1.135), bert-infer
-    /// 4.32 → 4.14 µs (1.045 → 1.039).
+    /// would strand them. The trade: a little more memory held idle (up to
+    /// the ceiling) for far fewer driver calls; the numbers are in
+    /// docs/pools.md.
     pub(crate) fn shed_idle<S: ComputeStorage>(
         &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
+        cx: &mut ArenaCtx<'_, S>,
         page: u32,
         keep: &std::ops::RangeInclusive<u32>,
         need: u64,
     ) {
         let share = self.idle_share;
-        let (idle, mapped) = self.idle_and_mapped(t, pools);
+        let (idle, mapped) = self.idle_and_mapped(cx.t, cx.pools);
         if share == 0 || idle == 0 || idle.saturating_mul(share) < mapped {
             return;
         }
-        let live = &t.stats.requested_bytes;
-        let physical = t.stats.reserved_bytes.current;
+        let live = &cx.t.stats.requested_bytes;
+        let physical = cx.t.stats.reserved_bytes.current;
         if self.learn.skips_at_peak(live.current, live.peak, physical) {
             // Idle chunks at the live peak are holes placement refills.
-            t.stats.chunks.sheds_skipped += 1;
+            cx.t.stats.chunks.sheds_skipped += 1;
             return;
         }
         if self.learn.keeps() {
             // What the last sheds released was created again (`shed_learn.rs`).
-            t.stats.chunks.sheds_skipped += 1;
+            cx.t.stats.chunks.sheds_skipped += 1;
             return;
         }
-        let others = pools.iter().flat_map(|p| &p.current).copied();
+        let others = cx.pools.iter().flat_map(|p| &p.current).copied();
         let pages: Vec<u32> = std::iter::once(page)
             .chain(others.filter(|&pg| pg != page))
-            .filter(|&pg| t.pages[pg].chunks.is_some())
+            .filter(|&pg| cx.t.pages[pg].chunks.is_some())
             .collect();
         for pg in pages {
-            let Some(id) = t.page_storage(pg) else {
+            let Some(id) = cx.t.page_storage(pg) else {
                 continue;
             };
             let keep_here = if pg == page { keep.clone() } else { NONE };
-            if t.arena_map(pg).shed_stuck {
+            if cx.t.arena_map(pg).shed_stuck {
                 continue; // nothing changed since a shed found nothing here
             }
             loop {
-                let (idle, mapped) = self.idle_and_mapped(t, pools);
+                let (idle, mapped) = self.idle_and_mapped(cx.t, cx.pools);
                 let under_ceiling =
                     idle.saturating_mul(share) < mapped.saturating_mul(RUN_ONLY_SHARES);
                 if (under_ceiling && self.chunk_cache_bytes >= need)
@@ -130,14 +124,14 @@ impl Arenas {
                 {
                     return;
                 }
-                let taken = t
-                    .arena_map(pg)
-                    .take_idle_extent(&keep_here, true, SHED_PROBE);
+                let taken =
+                    cx.t.arena_map(pg)
+                        .take_idle_extent(&keep_here, true, SHED_PROBE);
                 let Some((head, len)) = taken else {
-                    t.arena_map(pg).shed_stuck = true;
+                    cx.t.arena_map(pg).shed_stuck = true;
                     break;
                 };
-                if !self.unmap_extent(t, pools, storage, pg, id, head, len, true) {
+                if !self.unmap_extent(cx, pg, id, head, len, true) {
                     return;
                 }
             }
@@ -149,26 +143,21 @@ impl Arenas {
     /// `chunk_cache.rs`): what it sheds for the run is mapped by the run,
     /// not released and created again.
     ///
-    /// Measured against sparing only runs of a whole chunk or more (with
-    /// the short-memory retries and the learner's horizon of 128):
-    /// random over seeds 1–16 holds +0.0033 × live more than expandable
-    /// segments on average (≤ on 5 of 16) where that holds +0.0008 (8 of
-    /// 16), the difference all in the first steps, when little is mapped
-    /// and the bound is below a run; but seed 42 pays 11.47 against 11.49
-    /// µs/op driver time (expandable segments 11.47) and bert-infer 4.00
-    /// against 4.06; growth and serving the same either way. Kept for
-    /// every run: one rule, no threshold, and the better driver time.
+    /// Why every run, not only runs of a whole chunk or more: the two
+    /// differ only in the first steps, when little is mapped and the bound
+    /// is below a run. Sparing only large runs held a workload at a cap of
+    /// live bytes (random) a little closer to expandable segments there,
+    /// but paid more driver time (random, bert-infer); sparing every run is
+    /// one rule with no threshold. The numbers are in docs/benchmarks.md.
     pub(crate) fn shed_for_run<S: ComputeStorage>(
         &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
+        cx: &mut ArenaCtx<'_, S>,
         page: u32,
         keep: &std::ops::RangeInclusive<u32>,
         need: u64,
     ) {
         self.shed_for = need;
-        self.shed_idle(t, pools, storage, page, keep, need);
+        self.shed_idle(cx, page, keep, need);
         self.shed_for = 0;
     }
 }

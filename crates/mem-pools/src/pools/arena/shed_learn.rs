@@ -8,11 +8,10 @@
 //! them again soon after. Which one happens depends on the workload: on a
 //! trace whose buffers grow by reallocation into GiB sizes (the `growth`
 //! workload) every step sheds what the last one freed and the next step
-//! creates it again (3.2 TB created again for 10 TB reserved at the
-//! default share: 138 × expandable segments' driver time for 5 % less
-//! memory), while on BERT inference with varying batch the same shed is
-//! what holds 1.039 × live (1.25 % of the bytes reserved are created
-//! again).
+//! creates it again (at the default share a large part of what it
+//! reserves is created again, for little memory saved), while on
+//! BERT inference with varying batch the same shed is what holds physical
+//! memory near live bytes (little of what it reserves is created again).
 //!
 //! So the engine measures it, like PyTorch's garbage-collection threshold
 //! but from the workload instead of a setting: bytes the cache's bound
@@ -31,11 +30,10 @@
 //! create (a full device, a budget) clears what was learned: the shed
 //! runs, and the create is tried once more (`chunks.rs`).
 //!
-//! Measured (docs/benchmarks.md, `gpumem compare --splits`, `a100`
-//! driver µs per op, reserved ÷ live): growth 4,198 → 31.2 µs at 1.156 →
-//! 1.217 × live (expandable segments: 30.3 µs at 1.217); random 12.04 →
-//! 11.86 µs at 1.135 → 1.129; serving, bert-infer and the recorded
-//! traces unchanged.
+//! On growth this trades the little memory its sheds saved for the driver
+//! time of expandable segments at their memory; on the other workloads
+//! the re-created share stays far under the threshold and nothing changes
+//! (docs/benchmarks.md).
 //!
 //! A second rule skips a shed that falls due while the live bytes are at
 //! their peak (within 1/[`NEAR_PEAK`]): while the live peak is still
@@ -48,59 +46,44 @@
 //! memory, placement then creates elsewhere, and both the peak and the
 //! driver time rise (`arena_idle_share:never` beat the default on every
 //! random seed). Where live bytes swing (`serving`: quiet and busy
-//! phases; 9–21 % of its due sheds come within 3 % of the live peak,
+//! phases; a minority of its due sheds come near the live peak,
 //! bert-infer's none) the sheds in the troughs are what holds the peak,
-//! and they stay. Measured (eval.sh, seeds 42, 1–5): random
-//! 1.129/1.127/1.131/1.139/1.138/1.123 → 1.117/1.121/1.127/1.119/1.120/
-//! 1.119 × live at 11.86/11.73/11.81/11.78/11.85/11.86 → 11.47/11.43/
-//! 11.47/11.39/11.37/11.51 µs; serving seed 1 1.037 → 1.039 at 20.67 →
-//! 20.30 µs (151 → 42 calls in the second half); every other source
-//! unchanged. Those are the rule alone: with the learner's kept bytes
-//! and the cache's floor for a shed's run (`chunk_cache.rs`) random holds
-//! 1.123/1.132/1.127/1.119/1.120/1.127 at 11.47/11.57/11.47/11.39/11.37/
-//! 11.54 µs; over seeds 1–16, +0.0033 × live over expandable segments on
-//! average where the engine before either change held +0.0127. Tried: the rule in the ramp only, random 1.128–1.140; in
-//! the steady state only (every shed due at the peak), 1.122–1.143;
-//! everywhere without the learned share, random as now but serving seed
-//! 3 24.72 → 25.51 µs (its steady-state sheds at the peak are a
-//! minority, which the learned share lets run); the learned share alone
-//! (at 97 % of the peak, no ramp rule), random 1.121–1.133.
+//! and they stay. On random the rule takes memory and driver time to about
+//! expandable segments'; serving barely moves (docs/benchmarks.md). Why
+//! both halves: the rule in the ramp only, in the steady state only, or
+//! the learned share alone with no ramp rule each leave random holding
+//! more; at every due shed at the peak, without the learned share, it
+//! also skips serving's steady-state sheds at the peak, a minority that
+//! the learned share lets run, and serving pays driver time. The
+//! variants tried are in CHANGELOG.md.
 
 /// Re-created bytes past 1/`KEEP_RATIO` of the bytes reserved skip sheds.
-/// Measured: at 1/16 growth paid 263 µs driver time per op (sheds went on
-/// longer before they stopped), at 1/32 46.0 µs (31.2 with chunks sized to
-/// the slice, `chunks.rs`), at 1/64 bert-infer (1.25 % re-created over its
-/// run, more in bursts) stopped shedding and held 1.092 × live instead of
-/// 1.039.
+/// Why 1/32: a looser threshold (1/16) lets growth's sheds go on longer
+/// before they stop; a tighter one (1/64) stops bert-infer's sheds, whose
+/// re-creation is small over its run but comes in bursts, and bert-infer
+/// loses the memory they hold. The numbers are in docs/benchmarks.md.
 pub(crate) const KEEP_RATIO: u64 = 32;
 
 /// The learned counts halve once the bytes reserved pass `HORIZON` × the
-/// physical bytes held (at least [`HORIZON_FLOOR`]). First measured
-/// alone: 64 and 256 the same as 16 on growth (132.5 µs at 1/16). With
-/// the kept bytes, the trial shed and the cache's floor (re-swept
-/// 2026-12-05, eval.sh seeds 42, 1–5 plus seeds 1–16 of random, growth,
-/// serving): 128 ages a kept learner out half as often, so growth seed 15
-/// runs one trial shed fewer that the next step creates again: 35.24 →
-/// 29.37 µs driver time per op (`a100`) at the same 1.279 × live
-/// (expandable segments 31.3), `--scale 3` 11.84 → 9.88 (10.53); growth
-/// over seeds 1–16 −1.38 → −1.74 µs/op against expandable segments, at
-/// or under it on 15 → 16 of 16; no line of eval.sh moves, nor random or
-/// serving over 16 seeds. 96, 256 and 512 measured as 128; 32 growth
-/// −0.87 (14/16); 16 put bert-infer at 1.103 × live (sheds stopped by
-/// a burst of re-creation kept too long) and growth seed 4 at 33.9 µs.
+/// physical bytes held (at least [`HORIZON_FLOOR`]). Why 128: a shorter
+/// horizon ages a kept learner out of skipping more often, and on growth
+/// each such trial shed releases what the next step creates again; much
+/// shorter, a burst of re-creation stops bert-infer's sheds and it passes
+/// its memory bound. Longer horizons held the same as 128 on every
+/// workload tried. The numbers are in docs/benchmarks.md; the values
+/// tried and not kept are in CHANGELOG.md.
 pub(crate) const HORIZON: u64 = 128;
 
 /// Live bytes within 1/`NEAR_PEAK` of their peak count as at the peak.
-/// Measured (eval.sh, seeds 42, 1–5): at 1/200 random held 1.118–1.132
-/// × live (a 64 MiB allocation is 1/256 of its cap: many sheds due at
-/// the cap were missed), at 1/100 1.117–1.127; at 1/67 random the same
-/// but serving seeds 42, 2, 3, 5 held 1.045/1.045/1.051/1.047 instead
-/// of 1.032/1.040/1.041/1.041 (sheds of its busy phases skipped).
+/// Why 1/100: narrower, it misses sheds due at random's cap (one of its
+/// 64 MiB allocations is 1/256 of the cap); wider, it skips the sheds of
+/// serving's busy phases, which hold its memory. The values tried are in
+/// CHANGELOG.md.
 pub(crate) const NEAR_PEAK: u64 = 100;
 
 /// The live peak counts as rising while it has grown by more than
 /// 1/`PEAK_RISE` within the last turnover of the physical bytes held
-/// (not varied: the one value measured).
+/// (not tuned: no other value was tried).
 pub(crate) const PEAK_RISE: u64 = 100;
 
 /// The smallest horizon, so that a small engine does not forget at every
@@ -137,16 +120,12 @@ pub(crate) struct ShedLearner {
     /// either way, and counting them in `reserved` (as the learner first
     /// did) diluted the re-created share under its threshold within a
     /// few steps of `growth`; each retry then shed GiB that the next step
-    /// created again (seed 4: 449 creates, 73.5 µs driver time per op,
-    /// 2.6 × expandable segments'; seed 3 53.0 µs, 1.8 ×). Instead the
-    /// evidence ages: each [`HORIZON`] of kept bytes halves the re-created
-    /// count, so shedding is tried again after one horizon per factor of
-    /// two the share stood above its threshold. Measured with the cache's
-    /// floor (`chunk_cache.rs`), `a100` driver µs per op, growth seeds
-    /// 42/1/2/3/4/5: 31.17/27.57/34.03/52.95/73.48/34.85 → 28.51/26.60/
-    /// 28.98/27.08/27.05/28.53 (expandable segments 30.33/28.34/30.82/
-    /// 29.00/28.73/30.53); serving and the recorded traces never skip a
-    /// shed and are unchanged.
+    /// created again, at several times expandable segments' driver time.
+    /// Instead the evidence ages: each [`HORIZON`] of kept bytes halves the
+    /// re-created count, so shedding is tried again after one horizon per
+    /// factor of two the share stood above its threshold. Serving and the
+    /// recorded traces never skip a shed, so this does not touch them; the
+    /// numbers are in docs/pools.md and docs/benchmarks.md.
     kept: u64,
     /// Set when `kept` aged the learner out of skipping sheds: the next
     /// shed is a trial. At its first release the counts restart from one
@@ -155,11 +134,10 @@ pub(crate) struct ShedLearner {
     /// alone. Without it the reservations since the learner last shed —
     /// all landing on mapped chunks, no shed run, so no evidence either
     /// way — were counted, and the trial needed 1/32 of them created
-    /// again before sheds stopped: growth seed 15 let one step's shed
-    /// storm release 52 GB and create 48 GB (91.3 µs driver time per op,
-    /// 2.9 × expandable segments' 31.3; with the restart 35.2 µs at 1.279
-    /// × live, expandable 1.279; at `--scale 3` 30.7 → 11.8 µs, expandable
-    /// 10.5). No line of eval.sh moves (seeds 16–25 unchanged too).
+    /// again before sheds stopped: on growth one step's shed storm could
+    /// release and create again tens of GB before the learner kept chunks
+    /// again. The numbers are in docs/pools.md; the measurement without
+    /// the restart is in CHANGELOG.md.
     trial: bool,
 }
 

@@ -57,8 +57,9 @@ fn what_was_learned_holds_for_a_hundred_turnovers_of_the_memory_held() {
     learn.on_create(GIB);
     assert!(learn.keeps());
     // 100 turnovers of the 1 GiB held, all landing on mapped chunks:
-    // under one horizon, so no trial shed yet (growth seed 15 ran
-    // one here that the next step created again).
+    // under one horizon, so no trial shed yet (a trial this early on
+    // buffers grown by reallocation sheds what the next step creates
+    // again).
     for _ in 0..100 {
         learn.on_reserve(GIB, GIB);
     }

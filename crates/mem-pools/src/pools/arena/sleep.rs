@@ -16,13 +16,11 @@
 //! fault). Either step may be refused halfway by the device: what it did
 //! stays done and consistent, and calling it again finishes the job.
 
-use std::collections::HashMap;
-
 use mem_storage::{ComputeStorage, StorageHandle, StorageUtilization};
 
 use crate::error::IoError;
 use crate::pools::arena::run_cover::Spill;
-use crate::pools::arena::state::Arenas;
+use crate::pools::arena::state::{ArenaCtx, Arenas};
 use crate::pools::paged::pool::Pool;
 use crate::tables::floor::Tables;
 
@@ -59,13 +57,6 @@ fn slot_view(id: mem_storage::StorageId, s: u32, g: u64) -> StorageHandle {
     }
 }
 
-/// The state between `sleep` and `wake`.
-#[derive(Debug, Default)]
-pub(crate) struct Asleep {
-    /// (arena page, slot) → the chunk's bytes, when preserved.
-    pub(crate) saved: HashMap<(u32, u32), Vec<u8>>,
-}
-
 impl Arenas {
     /// Arena pages of every pool.
     pub(crate) fn arena_pages(&self, t: &Tables, pools: &[Pool]) -> Vec<u32> {
@@ -83,25 +74,23 @@ impl Arenas {
     /// were).
     pub(crate) fn release_extent_asleep<S: ComputeStorage>(
         &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
+        cx: &mut ArenaCtx<'_, S>,
         page: u32,
         id: mem_storage::StorageId,
         (head, len): (u32, u32),
     ) -> Result<(), IoError> {
-        let pool = t.pages[page].pool;
-        let map = t.arena_map(page);
+        let pool = cx.t.pages[page].pool;
+        let map = cx.t.arena_map(page);
         let g = map.granularity;
-        let chunk = storage.unmap_chunk(id, u64::from(head) * g)?;
+        let chunk = cx.storage.unmap_chunk(id, u64::from(head) * g)?;
         for s in head..head + len {
             if map.is_idle(s) {
                 map.unqueue(s);
             }
         }
         map.set_extent(head, len, None);
-        t.stats.chunks.unmaps += 1;
-        self.drop_chunk(t, pools, storage, pool, chunk, u64::from(len) * g);
+        cx.t.stats.chunks.unmaps += 1;
+        self.drop_chunk(cx, pool, chunk, u64::from(len) * g);
         Ok(())
     }
 
@@ -119,17 +108,15 @@ impl Arenas {
     /// release every chunk; counted in `report`.
     pub(crate) fn sleep_page<S: ComputeStorage>(
         &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
+        cx: &mut ArenaCtx<'_, S>,
         page: u32,
         contents: SleepContents,
         report: &mut SleepReport,
     ) -> Result<(), IoError> {
-        let Some(id) = t.pages[page].storage.map(|h| h.id) else {
+        let Some(id) = cx.t.pages[page].storage.map(|h| h.id) else {
             return Ok(());
         };
-        let Some(map) = t.pages[page].chunks.as_deref() else {
+        let Some(map) = cx.t.pages[page].chunks.as_deref() else {
             return Ok(());
         };
         let g = map.granularity;
@@ -139,20 +126,20 @@ impl Arenas {
             .collect();
         for (head, len) in extents {
             for s in head..head + len {
-                let live = t.pages[page]
+                let live = cx.t.pages[page]
                     .chunks
                     .as_deref()
                     .is_some_and(|m| m.is_live(s));
-                if live && contents == SleepContents::Preserve && storage.holds_memory() {
+                if live && contents == SleepContents::Preserve && cx.storage.holds_memory() {
                     let mut bytes = vec![0u8; g as usize];
-                    storage.read(&slot_view(id, s, g), &mut bytes)?;
+                    cx.storage.read(&slot_view(id, s, g), &mut bytes)?;
                     report.preserved_bytes += g;
                     if let Some(asleep) = self.asleep.as_mut() {
                         asleep.saved.insert((page, s), bytes);
                     }
                 }
             }
-            self.release_extent_asleep(t, pools, storage, page, id, (head, len))?;
+            self.release_extent_asleep(cx, page, id, (head, len))?;
             report.released_bytes += u64::from(len) * g;
         }
         Ok(())
@@ -163,15 +150,13 @@ impl Arenas {
     /// them. Returns the bytes mapped.
     pub(crate) fn wake_page<S: ComputeStorage>(
         &mut self,
-        t: &mut Tables,
-        pools: &mut [Pool],
-        storage: &mut S,
+        cx: &mut ArenaCtx<'_, S>,
         page: u32,
     ) -> Result<u64, IoError> {
-        let Some(id) = t.pages[page].storage.map(|h| h.id) else {
+        let Some(id) = cx.t.pages[page].storage.map(|h| h.id) else {
             return Ok(0);
         };
-        let Some(map) = t.pages[page].chunks.as_deref() else {
+        let Some(map) = cx.t.pages[page].chunks.as_deref() else {
             return Ok(0);
         };
         let g = map.granularity;
@@ -188,15 +173,7 @@ impl Arenas {
                 .zip(first..)
                 .take_while(|&(&s, want)| s == want)
                 .count();
-            self.map_run(
-                t,
-                pools,
-                storage,
-                page,
-                id,
-                (first, len as u32),
-                Spill::NONE,
-            )?;
+            self.map_run(cx, page, id, (first, len as u32), Spill::NONE)?;
             mapped += len as u64 * g;
             for &s in &asleep[i..i + len] {
                 let saved = self
@@ -204,7 +181,7 @@ impl Arenas {
                     .as_mut()
                     .and_then(|a| a.saved.remove(&(page, s)));
                 if let Some(bytes) = saved {
-                    storage.write(&slot_view(id, s, g), &bytes)?;
+                    cx.storage.write(&slot_view(id, s, g), &bytes)?;
                 }
             }
             i += len;

@@ -1,21 +1,65 @@
-//! What every arena pool of a manager shares, apart from its pages: the
+//! What every arena pool of a manager shares, apart from its pages (the
 //! chunk cache and the releases to retry, the sleep state, the chunk
-//! limits — and, in the files beside this one,
-//! everything the arenas do, as methods of [`Arenas`]: the reserve path
-//! and placement, chunks, moves, the cache, release, stream order, sleep.
-//! Each method takes the floor (`Tables`) and the dynamic pools (an arena
-//! pool's usage counters and its ranges) as arguments, so `Core` holds
-//! the three side by side (`Core::arena_parts`) and the arena never
-//! reaches back into it.
+//! limits), and [`ArenaCtx`], what an arena call works on. Everything the
+//! arenas do is a method of [`Arenas`] in the files beside this one (the
+//! reserve path and placement, chunks, moves, the cache, release, stream
+//! order, sleep). A method that maps, unmaps or releases takes one
+//! [`ArenaCtx`] (the floor, the dynamic pools, the storage, borrowed
+//! together); one that only reads takes the floor and the pools. So `Core`
+//! lends its parts apart (`Core::arena`) and the arena never reaches back
+//! into it. The names the other files share are defined here, so every
+//! file of `arena/` imports this one and this one imports none of them.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 use mem_storage::ChunkId;
 
-use crate::pools::arena::chunk_cache::CachedChunk;
-use crate::pools::arena::chunks::{DEFAULT_MAX_CHUNK, IDLE_SHARE};
 use crate::pools::arena::shed_learn::ShedLearner;
-use crate::pools::arena::sleep::Asleep;
+use crate::pools::paged::pool::Pool;
+use crate::tables::floor::Tables;
+
+/// The default share of idle slots past which idle chunks are shed before
+/// physical memory grows: once they are at least 1/16 of an arena
+/// manager's mapped slots, whole idle chunks are unmapped and kept for
+/// reuse until the cache covers the run (with idle slots under three
+/// times the share), or they are under 3/4 of it; below it holes keep
+/// theirs (see `shed_idle`). `MemoryManagementOptions::arena_idle_share` sets
+/// it; the frontier (memory against driver time) is in docs/pools.md.
+pub const IDLE_SHARE: u64 = 16;
+
+/// The default largest chunk an arena creates (64 MiB): a run of empty
+/// slots gets one chunk per this many bytes. Larger: fewer driver calls,
+/// more physical memory stranded in chunks partly reused (a chunk is
+/// unmapped only whole); the frontier is in docs/pools.md.
+/// `MemoryManagementOptions::arena_max_chunk` sets it.
+pub const DEFAULT_MAX_CHUNK: u64 = 64 << 20;
+
+/// One shed chunk, unmapped and held.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CachedChunk {
+    pub(crate) chunk: ChunkId,
+    pub(crate) bytes: u64,
+    pub(crate) pool: u32,
+}
+
+/// The state between `sleep` and `wake`.
+#[derive(Debug, Default)]
+pub(crate) struct Asleep {
+    /// The chunk's bytes by (arena page, slot), when preserved.
+    pub(crate) saved: HashMap<(u32, u32), Vec<u8>>,
+}
+
+/// What an arena call that maps, unmaps or releases chunks works on: the
+/// floor, the dynamic pools (an arena pool's usage counters and its
+/// ranges) and the storage, borrowed together for the call.
+pub(crate) struct ArenaCtx<'a, S> {
+    /// The floor: slots, slices, pages and their chunk maps.
+    pub(crate) t: &'a mut Tables,
+    /// The dynamic pools, in routing order.
+    pub(crate) pools: &'a mut [Pool],
+    /// The storage chunks are created, mapped and released in.
+    pub(crate) storage: &'a mut S,
+}
 
 /// The arenas' shared state (see the module docs).
 #[derive(Debug)]
@@ -31,9 +75,6 @@ pub(crate) struct Arenas {
     pub(crate) asleep: Option<Asleep>,
     /// The largest chunk an arena creates, in bytes (`chunks.rs`).
     pub(crate) max_chunk_bytes: u64,
-    /// While live bytes peak, a run's last new chunk is rounded up to a
-    /// multiple of this many bytes (0: off; `grow_ahead.rs`).
-    pub(crate) grow_ahead_bytes: u64,
     /// Idle chunks are shed once they pass 1/`idle_share` of the mapped
     /// ones (0: never; `shed.rs`).
     pub(crate) idle_share: u64,
@@ -52,7 +93,6 @@ impl Default for Arenas {
             chunk_cache_bytes: 0,
             asleep: None,
             max_chunk_bytes: DEFAULT_MAX_CHUNK,
-            grow_ahead_bytes: 0,
             idle_share: IDLE_SHARE,
             learn: ShedLearner::default(),
             shed_for: 0,

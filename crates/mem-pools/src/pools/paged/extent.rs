@@ -12,10 +12,10 @@
 //!
 //! That index is built on a page's first extent lookup
 //! ([`Pool::index_starts`], one walk over the page's slices) and kept by
-//! split and coalesce from then on. Built with the page, it cost every
-//! split an insert and every coalesce a remove (~70 instructions each,
-//! callgrind) on pages no extent is ever claimed from — nearly all of
-//! them: only a capture's extents are.
+//! split and coalesce from then on. Built with the page, it would cost
+//! every split an insert and every coalesce a remove on pages no extent
+//! is ever claimed from — nearly all of them: only a capture's extents
+//! are.
 //! `capture_end` and `reclaim_extent` (`engine/reclaim.rs`) use this
 //! carving (`Core::carve_extent`, `pools/dispatch.rs`, which checks an
 //! arena extent's chunks in between) for extents freed inside a window.

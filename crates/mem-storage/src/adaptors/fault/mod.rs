@@ -11,7 +11,7 @@
 //! The plan can be changed at any time through `&self`, so an adaptor
 //! already shared behind an `Arc` can be armed mid-scenario. Over a
 //! [`crate::VirtualMemory`] it gates reserve, free, create, release, map
-//! and unmap too (`vm/fault.rs`).
+//! and unmap too (`fault/virtual_memory.rs`).
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};

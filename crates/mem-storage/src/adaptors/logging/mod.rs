@@ -8,8 +8,9 @@
 //! Byte movement is forwarded untouched and not logged: a replayer needs
 //! the allocation program, not the data. Over a [`crate::VirtualMemory`]
 //! the same adaptor logs reserve, free, create, release, map and unmap as
-//! [`crate::VmEvent`]s in a log of their own (see `vm/logging.rs`): they
-//! are not allocations and have no place in RMM's CSV.
+//! [`crate::VmEvent`]s in a log of their own (see
+//! `logging/virtual_memory.rs`): they are not allocations and have no place
+//! in RMM's CSV.
 
 use std::io::{self, Write};
 use std::sync::Mutex;

@@ -7,7 +7,8 @@
 //! what was never given back and from where. Capturing backtraces costs
 //! microseconds per allocation, so it is off unless asked for. Over a
 //! [`crate::VirtualMemory`] it follows ranges, chunks and their mappings
-//! too ([`TrackingResource::virtual_leak_report`], in `vm/tracking.rs`).
+//! too ([`TrackingResource::virtual_leak_report`], in
+//! `tracking/virtual_memory.rs`).
 
 use std::backtrace::Backtrace;
 use std::collections::HashMap;

@@ -1,4 +1,4 @@
-//! Tests of `chunk_map.rs` and `chunk_idle.rs`: the idle FIFO, oldest
+//! Tests of `mod.rs` and `idle.rs`: the idle FIFO, oldest
 //! first by latest idle period, span claims that change nothing when
 //! refused, and whole-span claims and releases that leave the list as
 //! slot-by-slot steps would; unmapped counts against a slot-by-slot count.

@@ -2,12 +2,12 @@
 //! adaptor output, and malformed lines reported with their line number.
 
 use gpumem::storage::{Action, ResourceEvent, StreamId, write_csv};
-use gpumem_cli::CliError;
+use gpumem_replay::ReplayError;
 use gpumem_replay::trace::{Event, read_rmm_csv};
 
 fn error_at(text: &str) -> (u64, String) {
     match read_rmm_csv(text.as_bytes()) {
-        Err(CliError::Parse {
+        Err(ReplayError::Parse {
             number,
             message,
             format,
@@ -22,7 +22,7 @@ fn error_at(text: &str) -> (u64, String) {
 
 #[test]
 fn the_fixture_log_reads_with_pointer_reuse_failures_and_unknown_frees() {
-    let text = include_str!("fixtures/rmm_log.csv");
+    let text = include_str!("data/rmm_log.csv");
     let trace = read_rmm_csv(text.as_bytes()).unwrap();
     let a = 0x7f8a40000000;
     let b = 0x7f8a40000400;

@@ -1,4 +1,4 @@
-//! Tests of `chunk_spans.rs`: whole-span claims and releases (runs
+//! Tests of `claim.rs`: whole-span claims and releases (runs
 //! unlinked and queued at once, live marks, idle bits and stamps a word
 //! at a time) against slot-by-slot steps, on short spans and on spans of
 //! hundreds of slots that cross bit words.
@@ -10,7 +10,7 @@ use mem_storage::ChunkId;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
-use crate::tables::chunk_bits;
+use crate::tables::chunk_map::bits;
 use crate::tables::chunk_map::{ChunkMap, END, NONE};
 
 /// A map of `n` mapped slots, none live.
@@ -129,9 +129,9 @@ fn check_marks_and_stamps(map: &mut ChunkMap, model: &Model, op: u64) -> Result<
         // A count or a covered bit per live slice; the count bits in step.
         prop_assert_eq!(map.live_count(s), count);
         prop_assert_eq!(map.is_live(s), count > 0);
-        prop_assert_eq!(chunk_bits::get(&map.counted_bits, s), map.live[i] > 0);
+        prop_assert_eq!(bits::get(&map.counted_bits, s), map.live[i] > 0);
         // Stamp bits only inside runs of idle slots.
-        let shares = chunk_bits::get(&map.stamp_bits, s);
+        let shares = bits::get(&map.stamp_bits, s);
         prop_assert!(!shares || (idle && s > 0 && map.is_idle(s - 1)));
         if idle {
             prop_assert_eq!(map.stamp_of(s), model.stamp[i], "stamp of {}", s);

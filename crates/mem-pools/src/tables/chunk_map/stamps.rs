@@ -17,9 +17,9 @@
 //! run now. The idle list's order plays no part: moving a slot in it
 //! (`rotate_newest`) keeps its stamp.
 
-use crate::tables::chunk_bits;
-use crate::tables::chunk_live::word_mask;
 use crate::tables::chunk_map::ChunkMap;
+use crate::tables::chunk_map::bits;
+use crate::tables::chunk_map::live::word_mask;
 
 impl ChunkMap {
     /// The stamp of idle slot `s`: at its stamp run's first slot.
@@ -33,7 +33,7 @@ impl ChunkMap {
     /// left of the run). Call before their bits are cleared.
     #[inline(always)]
     pub(crate) fn split_stamp_after(&mut self, end: u32) {
-        if chunk_bits::get(&self.stamp_bits, end + 1) {
+        if bits::get(&self.stamp_bits, end + 1) {
             self.head_stamp_run(end + 1);
         }
     }
@@ -44,7 +44,7 @@ impl ChunkMap {
     #[inline(never)]
     fn head_stamp_run(&mut self, s: u32) {
         self.stamp[s as usize] = self.stamp_of(s);
-        chunk_bits::put(&mut self.stamp_bits, s, false);
+        bits::put(&mut self.stamp_bits, s, false);
     }
 
     /// Whether the stream has completed the work submitted when each slot

@@ -10,11 +10,18 @@
 //! Groups are origins ([`Origins`](crate::trace::Origins): a tag or a stack's
 //! first frame in the program's code). Allocations without one are grouped
 //! by size (`untagged 4.00 MiB`), which still tells a weight from an
-//! activation in an RMM log.
+//! activation in an RMM log. The backward pass's share of a moment is
+//! split into gradients and temporaries by lifetime (`backward.rs`).
 
 use std::collections::HashMap;
 
 use serde::Serialize;
+
+mod backward;
+mod share;
+
+pub use backward::{BackwardRoles, Role};
+pub use share::{BackwardShare, NodeShare, Share};
 
 use crate::trace::{Event, Trace};
 use gpumem::storage::units::format_bytes;
@@ -50,30 +57,6 @@ pub struct LiveAt {
     /// temporaries (`None` when no live allocation is the backward pass's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backward: Option<BackwardShare>,
-}
-
-/// Live memory the backward pass allocated (stacks named by an autograd
-/// node), split into gradients (`AccumulateGrad`) and temporaries (every
-/// other node: the backward formulas' outputs and scratch).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct BackwardShare {
-    /// Bytes of both.
-    pub bytes: u64,
-    /// Allocations of both.
-    pub count: u64,
-    /// Gradients.
-    pub gradients: Share,
-    /// Temporaries.
-    pub temporaries: Share,
-}
-
-/// Bytes and allocations of one part of the live set.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Share {
-    /// Requested bytes.
-    pub bytes: u64,
-    /// Allocations.
-    pub count: u64,
 }
 
 /// Who holds the memory at the two moments a report names.
@@ -125,25 +108,17 @@ pub fn live_at(trace: &Trace, event: usize, top: usize) -> LiveAt {
         }
     }
     let mut groups: HashMap<String, Holder> = HashMap::new();
+    let roles = BackwardRoles::of(trace);
     let mut backward = BackwardShare::default();
-    let mut kind_of_stack: HashMap<u32, Option<bool>> = HashMap::new();
+    let mut node_of_stack: HashMap<u32, Option<&str>> = HashMap::new();
     for &(size, at) in live.values() {
-        let stacks = trace.origins.stacks();
-        let kind = trace.origins.stack_of(at).and_then(|stack| {
-            *kind_of_stack
-                .entry(stack)
-                .or_insert_with(|| stacks.backward_gradient(stack))
-        });
-        if let Some(gradient) = kind {
-            let part = if gradient {
-                &mut backward.gradients
-            } else {
-                &mut backward.temporaries
-            };
-            part.bytes += size;
-            part.count += 1;
-            backward.bytes += size;
-            backward.count += 1;
+        if let Some(role) = roles.role_of(at) {
+            let node = trace.origins.stack_of(at).and_then(|stack| {
+                *node_of_stack
+                    .entry(stack)
+                    .or_insert_with(|| trace.origins.stacks().backward_node(stack))
+            });
+            backward.add(role, node.unwrap_or("?"), size);
         }
         let origin = match trace.origins.origin_of(at) {
             Some(origin) => origin.to_string(),
@@ -171,10 +146,9 @@ pub fn live_at(trace: &Trace, event: usize, top: usize) -> LiveAt {
         live_count: live.len() as u64,
         holders,
         rest,
-        backward: (backward.count > 0).then_some(backward),
+        backward: (backward.count > 0).then(|| backward.sorted()),
     }
 }
 
 #[cfg(test)]
-#[path = "attribution_tests.rs"]
 mod tests;

@@ -15,10 +15,10 @@
 //! the span's bits with neither a covered bit nor a count bit
 //! (`counted_bits`, kept in step with the counts).
 //!
-//! Before, each claim and release of a span wrote every slot's count, a
-//! pass each way; with the stamp fill that was ~3.4 instructions per
-//! 2 MiB slot (an 8 GiB slice freed and reserved in place: 10,342
-//! instructions per op, now 2,700).
+//! Why: writing every slot's count on each claim and release is a pass
+//! over the span each way, so an 8 GiB slice freed and reserved in place
+//! paid per slot for what one bit word answers for 64; the numbers are
+//! in docs/pools.md.
 
 use crate::tables::chunk_map::ChunkMap;
 
@@ -43,7 +43,8 @@ impl ChunkMap {
     /// The live slices touching slot `s` (tests: the model's counts).
     #[cfg(test)]
     pub(crate) fn live_count(&self, s: u32) -> u32 {
-        self.live[s as usize] + u32::from(crate::tables::chunk_bits::get(&self.covered_bits, s))
+        self.live[s as usize]
+            + u32::from(crate::tables::chunk_map::bits::get(&self.covered_bits, s))
     }
 
     /// Whether a live slice touches any slot of `first..=last` (all within

@@ -4,27 +4,26 @@
 //!
 //! A doubly linked list threaded through the slots themselves: queueing,
 //! taking and a slot going live again are each O(1), with no allocation
-//! and nothing stale left behind. (It was a queue of slot numbers with
-//! lazy deletion, compacted once stale entries outnumbered idle slots: a
-//! 3 GiB slice freed and reused pushed 1536 entries and ran the compaction
-//! check per slot — 12.5 % of the instructions of a `training` replay.)
-//! Whole spans are claimed in `chunk_spans.rs` and released in
-//! `chunk_span_release.rs`.
+//! and nothing stale left behind. (A queue of slot numbers with lazy
+//! deletion would push an entry per slot of a large slice freed and
+//! reused, and check per slot whether to compact the stale ones.)
+//! Whole spans are claimed in `claim.rs` and released in
+//! `release.rs`.
 
 use std::ops::RangeInclusive;
 
-use crate::tables::chunk_bits;
+use crate::tables::chunk_map::bits;
 use crate::tables::chunk_map::{ChunkMap, END};
 
 /// Oldest idle slots looked at for a chunk that borders an unmapped slot
 /// when chunks are shed (see [`ChunkMap::take_idle_extent`]).
-pub(crate) const MOVE_PROBE: usize = 64;
+const MOVE_PROBE: usize = 64;
 
 impl ChunkMap {
     /// The newer neighbour of idle slot `s` in the idle list.
     #[inline]
     pub(crate) fn newer_of(&self, s: u32) -> u32 {
-        match chunk_bits::get(&self.chain_bits, s) {
+        match bits::get(&self.chain_bits, s) {
             true => s + 1,
             false => self.newer[s as usize],
         }
@@ -33,7 +32,7 @@ impl ChunkMap {
     /// The older neighbour of idle slot `s` in the idle list.
     #[inline]
     pub(crate) fn older_of(&self, s: u32) -> u32 {
-        match s > 0 && chunk_bits::get(&self.chain_bits, s - 1) {
+        match s > 0 && bits::get(&self.chain_bits, s - 1) {
             true => s - 1,
             false => self.older[s as usize],
         }
@@ -44,13 +43,13 @@ impl ChunkMap {
     #[inline]
     pub(crate) fn set_newer(&mut self, s: u32, newer: u32) {
         self.newer[s as usize] = newer;
-        chunk_bits::put(&mut self.chain_bits, s, newer == s.wrapping_add(1));
+        bits::put(&mut self.chain_bits, s, newer == s.wrapping_add(1));
     }
 
     /// Whether slot `s` is idle (a slot past the map's end is not).
     #[inline]
     pub(crate) fn is_idle(&self, s: u32) -> bool {
-        chunk_bits::get(&self.idle_bits, s)
+        bits::get(&self.idle_bits, s)
     }
 
     /// Mark mapped slot `s`, touched by no live slice, idle (newest).
@@ -60,7 +59,7 @@ impl ChunkMap {
         self.reach(s);
         let i = s as usize;
         debug_assert!(self.slots[i].chunk.is_some() && !self.is_live(s) && !self.is_idle(s));
-        chunk_bits::put(&mut self.idle_bits, s, true);
+        bits::put(&mut self.idle_bits, s, true);
         // A stamp run of its own: its stamp bit is clear (it was not idle).
         (self.older[i], self.stamp[i]) = (newest, stamp);
         self.set_newer(s, END);
@@ -78,9 +77,9 @@ impl ChunkMap {
     pub(crate) fn unqueue(&mut self, s: u32) {
         self.link(self.older_of(s), self.newer_of(s));
         self.split_stamp_after(s);
-        chunk_bits::put(&mut self.idle_bits, s, false);
-        chunk_bits::put(&mut self.chain_bits, s, false);
-        chunk_bits::put(&mut self.stamp_bits, s, false);
+        bits::put(&mut self.idle_bits, s, false);
+        bits::put(&mut self.chain_bits, s, false);
+        bits::put(&mut self.stamp_bits, s, false);
         self.idle_count -= 1;
     }
 
@@ -125,8 +124,7 @@ impl ChunkMap {
     /// range's unused end) wins, else the first found: stripping the edge
     /// of a region already stripped leaves the fully mapped holes whole,
     /// and placement (`pools/arena/place.rs`) lands the next reservations there
-    /// for no call (measured with one-granule chunks: random's calls
-    /// 45.5 k → 36.3 k at the same peak, serving 36.2 k → 34.2 k).
+    /// for no call, at the same peak (docs/pools.md).
     pub(crate) fn take_idle_extent(
         &mut self,
         keep: &RangeInclusive<u32>,

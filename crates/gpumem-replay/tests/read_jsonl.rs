@@ -1,16 +1,16 @@
 //! The JSON Lines reader: valid traces, the writer round trip, and every
 //! kind of malformed line reported with its line number.
 
-use gpumem_cli::CliError;
+use gpumem_replay::ReplayError;
 use gpumem_replay::trace::{Event, Mode, UnknownFree, read_jsonl, write_jsonl};
 
-fn read(text: &str) -> Result<gpumem_replay::trace::Trace, CliError> {
+fn read(text: &str) -> Result<gpumem_replay::trace::Trace, ReplayError> {
     read_jsonl(text.as_bytes())
 }
 
 fn error_at(text: &str) -> (u64, String) {
     match read(text) {
-        Err(CliError::Parse {
+        Err(ReplayError::Parse {
             number,
             message,
             unit,
@@ -239,7 +239,7 @@ fn invalid_utf8_is_an_error_naming_its_line() {
     let mut bytes = b"{\"op\":\"cleanup\"}\n".to_vec();
     bytes.extend_from_slice(&[0xff, 0xfe, b'\n']);
     match read_jsonl(bytes.as_slice()) {
-        Err(CliError::Parse { number, .. }) => assert_eq!(number, 2),
+        Err(ReplayError::Parse { number, .. }) => assert_eq!(number, 2),
         other => panic!("expected a parse error, got {other:?}"),
     }
 }

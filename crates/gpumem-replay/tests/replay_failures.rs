@@ -2,7 +2,7 @@
 //! larger than the device, malformed programs, and a missing CUDA driver.
 
 use gpumem::storage::units::GIB;
-use gpumem_cli::CliError;
+use gpumem_replay::ReplayError;
 use gpumem_replay::replay::{AllocBackend, Program, ReplayOptions, SystemBackend, replay};
 use gpumem_replay::setup::{BackendKind, PoolSettings, replay_on};
 use gpumem_replay::trace::Event;
@@ -126,7 +126,7 @@ fn an_id_allocated_twice_while_live_is_refused_before_replay() {
     ];
     assert!(matches!(
         Program::compile(&events),
-        Err(CliError::IdAlreadyLive { event: 1, id: 5 })
+        Err(ReplayError::IdAlreadyLive { event: 1, id: 5 })
     ));
 }
 
@@ -146,5 +146,5 @@ fn the_cuda_backend_is_a_clean_error_without_a_driver() {
         &ReplayOptions::default(),
     )
     .unwrap_err();
-    assert!(matches!(err, CliError::CudaUnavailable), "{err}");
+    assert!(matches!(err, ReplayError::CudaUnavailable), "{err}");
 }

@@ -4,15 +4,15 @@
 //! unmapped slots (`pools/arena/chunks.rs`), neither slot by slot. The
 //! bits themselves are kept by [`ChunkMap::set_extent`].
 
-use crate::tables::chunk_bits;
 use crate::tables::chunk_map::ChunkMap;
+use crate::tables::chunk_map::bits;
 
 impl ChunkMap {
     /// The first slot of `from..=last` that has a chunk (`mapped`) or has
     /// none (`!mapped`), or `last + 1`: a span's runs of unmapped slots
     /// found a mapped-bit word at a time (`chunks.rs`).
     pub(crate) fn next_slot(&self, mapped: bool, from: u32, last: u32) -> u32 {
-        chunk_bits::next(&self.mapped_bits, mapped, from, last)
+        bits::next(&self.mapped_bits, mapped, from, last)
     }
 
     /// Slots of `span` with no chunk (slots past the map's end included).
@@ -26,9 +26,9 @@ impl ChunkMap {
         if first / 64 == last / 64 {
             // Most slices: one word (a slice of up to 64 chunks often is).
             // Its unmapped bits, counted only when there are any: the
-            // popcount is ~20 instructions on this target (no POPCNT in the
-            // baseline), and a fully mapped span (a reused hole, the steady
-            // state) needs none.
+            // popcount is a software routine on this target (no POPCNT in
+            // the baseline), and a fully mapped span (a reused hole, the
+            // steady state) needs none.
             let mask = (u64::MAX << (first % 64)) & (u64::MAX >> (63 - last % 64));
             let holes = !word(first / 64) & mask;
             return match holes {
@@ -48,9 +48,9 @@ impl ChunkMap {
     /// reused hole, the steady state) by one AND over them, which the
     /// compiler vectorizes, and counted word by word only when not; the
     /// end words are masked once each, and a span fully mapped is told
-    /// by one test before any count. (A mask, compare and popcount
-    /// check per word was ~17 instructions a word: an 8 GiB span's
-    /// placement cost ~1,080.)
+    /// by one test before any count. (A mask, compare and popcount per
+    /// word would make an 8 GiB span's placement cost grow with its 64
+    /// words even when all of them are mapped.)
     #[inline(never)]
     fn unmapped_in_words(&self, first: u64, last: u64) -> u64 {
         debug_assert!(first / 64 < last / 64);
@@ -74,8 +74,8 @@ impl ChunkMap {
         let inner = &bits[fw + 1..lw.min(words)];
         let all = inner.iter().fold(u64::MAX, |all, &word| all & word);
         // Fully mapped (a reused hole, the steady state): one test, no
-        // popcount (the compiler counted the end words' holes without a
-        // branch, ~34 instructions a call, when they were tested apart).
+        // popcount (tested one by one, the end words' holes were counted
+        // branch-free, a popcount each on every call, mapped or not).
         if head | tail | !all == 0 {
             return unmapped;
         }

@@ -1,16 +1,31 @@
 //! The chunk slots of one arena page: which granule of the range has a
-//! physical chunk, which live slices touch it, and the FIFO of idle
-//! ones (mapped, touched by no live slice; the list is `chunk_idle.rs`).
-//! Plain data with O(1) steps per slot; `chunks.rs` decides when chunks
-//! are mapped, moved or released. Whole slices are counted with
-//! [`ChunkMap::claim_span`] / [`ChunkMap::release_span`] a 64-slot word
-//! at a time (`chunk_live.rs`: a slot inside a slice carries no count of
-//! its own), and a mapped bit per slot lets a span be checked or weighed
-//! 64 slots per popcount (`chunk_mapped.rs`).
+//! physical chunk, which live slices touch it, and the FIFO of idle ones
+//! (mapped, touched by no live slice). Plain data with O(1) steps per
+//! slot, or per 64-slot word where a whole slice is counted;
+//! `pools/arena/chunks.rs` decides when chunks are mapped, moved or
+//! released. This file holds the type and its growth; each file beside it
+//! answers one question:
+//!
+//! - `extents.rs`: which chunk is under a slot, and may it be unmapped?
+//! - `mapped.rs`: which slots of a span are mapped (a popcount per word)?
+//! - `claim.rs`: is this span mapped? then claim it for a live slice.
+//! - `release.rs`, `release_words.rs`: a slice freed, which slots go idle?
+//! - `live.rs`: how many live slices touch a slot?
+//! - `idle.rs`: the idle FIFO (queue, unqueue, the oldest to shed).
+//! - `stamps.rs`: has the stream finished the work an idle slot saw?
+//! - `bits.rs`: the bit-word helpers the columns share.
+
+mod bits;
+mod claim;
+mod extents;
+mod idle;
+mod live;
+mod mapped;
+mod release;
+mod release_words;
+mod stamps;
 
 use mem_storage::ChunkId;
-
-use crate::tables::chunk_bits;
 
 /// A span that holds no slot (`take_idle` keeps nothing back).
 #[allow(clippy::reversed_empty_ranges)]
@@ -68,7 +83,7 @@ pub(crate) struct ChunkMap {
     /// `live` counts: a slice of several slots sets the bits of the slots
     /// no other slice touches (the ones inside it, in practice) a word at
     /// a time, so claiming and releasing it is O(slots / 64), not a count
-    /// written per slot (`chunk_live.rs`).
+    /// written per slot (`live.rs`).
     pub(crate) covered_bits: Vec<u64>,
     /// One bit per slot, set where it is idle: mapped, touched by no live
     /// slice, and linked in the idle list.
@@ -89,7 +104,7 @@ pub(crate) struct ChunkMap {
     /// unmapped only once the stream has completed that far
     /// (`stream_order.rs`). Kept once per *stamp run* (slots queued idle
     /// together), at its first slot: read it through
-    /// [`Self::stamp_of`] (`chunk_stamps.rs`). Stale while not idle.
+    /// [`Self::stamp_of`] (`stamps.rs`). Stale while not idle.
     pub(crate) stamp: Vec<u64>,
     /// One bit per slot, set where it is idle and has the stamp of the
     /// slot before it (both queued in one run): a run released whole is
@@ -173,11 +188,11 @@ impl ChunkMap {
     }
 
     /// Grow the slots to at least `n`, doubling: a reservation at the
-    /// frontier walks its span slot by slot (`chunks.rs`), and growing by
-    /// one slot each time was ~0.5 M of training's 20.7 M instructions at
-    /// scale 0.2. Slots past the last one touched read as absent ones do:
+    /// frontier reaches its span's slots one by one (`chunks.rs`), and
+    /// growing by one slot each time would resize the vector per slot.
+    /// Slots past the last one touched read as absent ones do:
     /// no chunk, not live, not idle. Whole bit words of slots: a word's
-    /// counts are one slice of 64 (`chunk_live.rs`).
+    /// counts are one slice of 64 (`live.rs`).
     #[cold]
     #[inline(never)]
     fn grow(&mut self, n: usize) {
@@ -198,96 +213,7 @@ impl ChunkMap {
             bits.resize(n.div_ceil(64), 0);
         }
     }
-
-    /// Put `chunk` under the `len` slots from `first` (`None`: the chunk
-    /// that covered them was unmapped), keeping the mapped bits and the
-    /// mapped count in step.
-    pub(crate) fn set_extent(&mut self, first: u32, len: u32, chunk: Option<ChunkId>) {
-        debug_assert!(len > 0);
-        let last = first + (len - 1);
-        self.reach(last);
-        for slot in &mut self.slots[first as usize..=last as usize] {
-            slot.chunk = chunk;
-            slot.head = if chunk.is_some() { first } else { END };
-        }
-        self.slots[first as usize].len = if chunk.is_some() { len } else { 0 };
-        match chunk {
-            Some(_) => {
-                chunk_bits::set(&mut self.mapped_bits, first, last);
-                self.mapped += u64::from(len);
-            }
-            None => {
-                chunk_bits::clear(&mut self.mapped_bits, first, last);
-                self.mapped -= u64::from(len);
-            }
-        }
-    }
-
-    /// The chunk over mapped slot `s`: its first slot and how many it covers.
-    pub(crate) fn extent(&self, s: u32) -> (u32, u32) {
-        let head = self.slots[s as usize].head;
-        (head, self.slots[head as usize].len)
-    }
-
-    /// Whether the chunk at `head` covering `len` slots may be unmapped
-    /// whole: no live slice touches any of its slots, and the stream has
-    /// completed the work it had submitted when each went idle (checked
-    /// against the cursors, without waiting). One word of marks and a
-    /// compare per stamp run for a chunk within one bit word (most);
-    /// O(len / 64 + stamp runs) for a larger one.
-    pub(crate) fn extent_ready(&self, head: u32, len: u32) -> bool {
-        let (w, bit) = (head as usize / 64, head % 64);
-        let last = head + (len - 1);
-        if last / 64 != head / 64 {
-            return !self.any_live(head, last) && self.stamps_done(head, last);
-        }
-        // Within one word (the chunks of small and mid-sized slices): the
-        // live marks in one mask, then one compare per stamp run.
-        let span = u64::MAX >> (63 - (len - 1)) << bit;
-        if (self.counted_bits[w] | self.covered_bits[w]) & span != 0 {
-            return false;
-        }
-        let first = match self.stamp_bits[w] >> bit & 1 {
-            0 => self.stamp[head as usize],
-            _ => self.stamp_of(head),
-        };
-        let heads = !self.stamp_bits[w] & span & !(1 << bit);
-        first <= self.completed && !self.heads_pending(w as u32, heads)
-    }
-
-    /// Count one more live slice on slot `s` (no longer idle; lazily
-    /// counted slices' slots may be unmapped).
-    pub(crate) fn claim_slot(&mut self, s: u32) {
-        self.reach(s);
-        if self.count_slot(s) && self.is_idle(s) {
-            self.unqueue(s);
-        }
-    }
-
-    /// One live slice less on slot `s` (counted, so it exists); idle when
-    /// none is left. The step [`ChunkMap::release_span`] batches (tests).
-    #[cfg(test)]
-    fn release_slot(&mut self, s: u32) {
-        if self.uncount_slot(s) && self.slots[s as usize].chunk.is_some() {
-            self.queue_idle(s);
-        }
-    }
-
-    /// Count a slice on every slot of `span` if all are mapped; `false`,
-    /// changing nothing (the idle order included), when one is not. Two
-    /// tight passes over the slots, no growth check per slot.
-    pub(crate) fn claim_span(&mut self, span: std::ops::RangeInclusive<u32>) -> bool {
-        if span.is_empty() {
-            return true;
-        }
-        if self.unmapped_in(span.clone()) > 0 {
-            return false;
-        }
-        self.claim_mapped_span(span);
-        true
-    }
 }
 
 #[cfg(test)]
-#[path = "chunk_map_tests.rs"]
 mod tests;

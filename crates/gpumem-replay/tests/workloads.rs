@@ -2,7 +2,7 @@
 //! op count, and each well-formed (no unknown frees, no double allocation).
 
 use gpumem::storage::units::{GIB, MIB};
-use gpumem_cli::CliError;
+use gpumem_replay::ReplayError;
 use gpumem_replay::replay::Program;
 use gpumem_replay::trace::{Event, Mode};
 use gpumem_replay::workload::{Workload, WorkloadSpec};
@@ -184,7 +184,7 @@ fn a_scale_that_is_not_a_positive_finite_number_is_refused() {
         assert!(
             matches!(
                 err,
-                CliError::InvalidArgument {
+                ReplayError::InvalidArgument {
                     option: "--scale",
                     ..
                 }
@@ -192,14 +192,6 @@ fn a_scale_that_is_not_a_positive_finite_number_is_refused() {
             "{scale}: {err}"
         );
     }
-}
-
-#[test]
-fn the_workloads_the_command_takes_are_the_librarys_list_in_its_order() {
-    assert_eq!(
-        <Workload as clap::ValueEnum>::value_variants(),
-        &Workload::ALL
-    );
 }
 
 #[test]

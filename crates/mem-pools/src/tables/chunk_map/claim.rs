@@ -1,31 +1,60 @@
 //! A slice's whole span claimed and released on an arena page's chunk
 //! slots, per *run* of slots rather than per slot: the slices touching
-//! the span marked a 64-slot word at a time (`chunk_live.rs`), the idle
+//! the span marked a 64-slot word at a time (`live.rs`), the idle
 //! list changed a word of bits at a time. A span released whole is queued
 //! as a run — its idle bits and chain bits (each slot's newer neighbour
 //! is the next slot) set by word, its stamp stored once at its first slot
-//! (`chunk_stamps.rs`), links written only at its ends — and spliced
+//! (`stamps.rs`), links written only at its ends — and spliced
 //! after the newest once; claimed again, a run is found by its chain bits
 //! and unlinked with one splice. Spans of one slot and spans within one
 //! word have lean paths (one run queued or unlinked with its neighbours
 //! read from the word's chain bits); spans over several words are in
-//! `chunk_span_words.rs`. The list ends as [`ChunkMap::queue_idle`] and
+//! `release_words.rs`. The list ends as [`ChunkMap::queue_idle`] and
 //! [`ChunkMap::unqueue`] slot by slot would leave it
-//! (`chunk_spans_tests.rs` checks it against such a model). This file
-//! claims; `chunk_span_release.rs` releases.
+//! (`claim_tests.rs` checks it against such a model). This file
+//! claims; `release.rs` releases.
 //!
-//! Before (one 48-byte slot record per granule, linked slot by slot) this
-//! was two thirds of the `growth` workload's instructions: a 1 GiB buffer
-//! spans 512 slots of 2 MiB, and each growth claims one and releases one.
-//! Then (a count and a stamp per slot in columns) still ~3.4 instructions
-//! per slot per claim and release; now O(slots / 64).
+//! Why by run: a 1 GiB buffer spans 512 slots of 2 MiB, and a workload
+//! whose buffers grow claims and releases one at each step.
 
 use std::ops::RangeInclusive;
 
-use crate::tables::chunk_bits;
 use crate::tables::chunk_map::ChunkMap;
+use crate::tables::chunk_map::bits;
 
 impl ChunkMap {
+    /// Count one more live slice on slot `s` (no longer idle; lazily
+    /// counted slices' slots may be unmapped).
+    pub(crate) fn claim_slot(&mut self, s: u32) {
+        self.reach(s);
+        if self.count_slot(s) && self.is_idle(s) {
+            self.unqueue(s);
+        }
+    }
+
+    /// One live slice less on slot `s` (counted, so it exists); idle when
+    /// none is left. The step [`ChunkMap::release_span`] batches (tests).
+    #[cfg(test)]
+    pub(super) fn release_slot(&mut self, s: u32) {
+        if self.uncount_slot(s) && self.slots[s as usize].chunk.is_some() {
+            self.queue_idle(s);
+        }
+    }
+
+    /// Count a slice on every slot of `span` if all are mapped; `false`,
+    /// changing nothing (the idle order included), when one is not. Two
+    /// tight passes over the slots, no growth check per slot.
+    pub(crate) fn claim_span(&mut self, span: std::ops::RangeInclusive<u32>) -> bool {
+        if span.is_empty() {
+            return true;
+        }
+        if self.unmapped_in(span.clone()) > 0 {
+            return false;
+        }
+        self.claim_mapped_span(span);
+        true
+    }
+
     /// Count a slice on every slot of `span`, all mapped (the caller
     /// checked: placement counted them). Idle slots leave the list as
     /// [`Self::unqueue`] per slot would leave it: the span's idle slots
@@ -77,11 +106,11 @@ impl ChunkMap {
         let inner = (first / 64 + 1) * 64..=(last / 64) * 64 - 1;
         let mut inner_idle = false;
         let mut removed = 0;
-        let mut s = chunk_bits::next(&self.idle_bits, true, first, last);
+        let mut s = bits::next(&self.idle_bits, true, first, last);
         while s <= last {
             // The run ends at its first slot whose newer neighbour is not
             // the next slot (that slot is in it), or at `last`.
-            let end = chunk_bits::next(&self.chain_bits, false, s, last).min(last);
+            let end = bits::next(&self.chain_bits, false, s, last).min(last);
             let (older, newer) = (self.older_of(s), self.newer_of(end));
             self.split_stamp_after(end);
             let columns = [
@@ -89,12 +118,12 @@ impl ChunkMap {
                 &mut self.chain_bits[..],
                 &mut self.stamp_bits[..],
             ];
-            chunk_bits::clear_in(columns, s, end);
+            bits::clear_in(columns, s, end);
             removed += u64::from(end - s) + 1;
             inner_idle |= s <= *inner.start() && end >= *inner.end();
             self.link(older, newer);
             s = match end < last {
-                true => chunk_bits::next(&self.idle_bits, true, end + 1, last),
+                true => bits::next(&self.idle_bits, true, end + 1, last),
                 false => last + 1,
             };
         }
@@ -155,5 +184,5 @@ impl ChunkMap {
 }
 
 #[cfg(test)]
-#[path = "chunk_spans_tests.rs"]
+#[path = "claim_tests.rs"]
 mod tests;

@@ -1,14 +1,14 @@
 //! A slice's span released on an arena page's chunk slots (the other
-//! half of `chunk_spans.rs`): the slices' marks taken off a word at a
+//! half of `claim.rs`): the slices' marks taken off a word at a
 //! time, and the slots left with none queued idle as runs — idle, chain
 //! and stamp bits set by word, one stamp per run at its first slot, links
 //! written only at a run's ends, and the runs spliced after the list's
 //! newest once. One slot and spans within one word have lean paths here;
-//! spans over several words are in `chunk_span_words.rs`.
+//! spans over several words are in `release_words.rs`.
 
 use std::ops::RangeInclusive;
 
-use crate::tables::chunk_bits;
+use crate::tables::chunk_map::bits;
 use crate::tables::chunk_map::{ChunkMap, END};
 
 /// The runs one release has queued: the first slot, the last, how many,
@@ -78,7 +78,7 @@ impl ChunkMap {
     fn queue_word_run(&mut self, w: usize, run: u64, a: u32, b: u32) {
         debug_assert_eq!(self.idle_bits[w] & run, 0);
         let newest = self.newest;
-        // One stamp for the run, at its first slot (`chunk_stamps.rs`).
+        // One stamp for the run, at its first slot (`stamps.rs`).
         self.stamp[a as usize] = self.submitted;
         self.stamp_bits[w] |= run & !(1 << (a % 64));
         self.idle_bits[w] |= run;
@@ -132,7 +132,7 @@ impl ChunkMap {
     /// previous run. The release splices them after the list's newest.
     #[inline(always)]
     pub(super) fn queue_run(&mut self, a: u32, b: u32, queued: &mut Queued) {
-        // One stamp for the run, at `a` (`chunk_stamps.rs`): every other
+        // One stamp for the run, at `a` (`stamps.rs`): every other
         // slot shares it, and every slot's newer neighbour is the next
         // slot but `b`'s.
         self.stamp[a as usize] = queued.stamp;
@@ -151,9 +151,9 @@ impl ChunkMap {
                 &mut self.chain_bits[..],
                 &mut self.stamp_bits[..],
             ];
-            chunk_bits::set_in(columns, a, b);
-            chunk_bits::put(&mut self.chain_bits, b, false);
-            chunk_bits::put(&mut self.stamp_bits, a, false);
+            bits::set_in(columns, a, b);
+            bits::put(&mut self.chain_bits, b, false);
+            bits::put(&mut self.stamp_bits, a, false);
         }
         match queued.tail {
             END => queued.head = a,

@@ -1,12 +1,12 @@
 //! The claim and release of a span over several 64-slot bit words
-//! (`chunk_spans.rs` and `chunk_span_release.rs` have the rest): the slice's marks put on or taken off
-//! a word at a time (`chunk_live.rs`), and on release the slots left with
+//! (`claim.rs` and `release.rs` have the rest): the slice's marks put on or taken off
+//! a word at a time (`live.rs`), and on release the slots left with
 //! no live slice queued idle run by run, runs that meet at a word's edge
 //! as one. An 8 GiB slice of 2 MiB slots is 64 words: no step here is
 //! per slot, but for the few slots a neighbour shares (a count each).
 
+use crate::tables::chunk_map::release::Queued;
 use crate::tables::chunk_map::{ChunkMap, END};
-use crate::tables::chunk_span_release::Queued;
 
 impl ChunkMap {
     /// Mark one more live slice on every slot of `first..=last`, a span
@@ -24,7 +24,7 @@ impl ChunkMap {
                 inner.is_empty() || !self.any_live(fw as u32 * 64 + 64, lw as u32 * 64 - 1)
             );
             // Two words and none between (most spans over several): no
-            // fill, whose `memset` call costs ~15 instructions even empty.
+            // fill, whose `memset` call has its fixed cost even when empty.
             if !inner.is_empty() {
                 self.covered_bits[inner].fill(u64::MAX);
             }
