@@ -229,7 +229,7 @@ fn plan_text_names_the_default_and_says_to_keep_it_when_the_plan_reserves_more()
     );
     // A small PyTorch snapshot: sized pages fit its few MiB tighter than
     // 2 MiB chunks do.
-    let snapshot = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/snapshot.pickle");
+    let snapshot = library_fixture("snapshot.pickle");
     let out = gpumem(&["plan", snapshot.to_str().unwrap()]);
     let v = text(&out.stdout);
     assert!(v.contains("less than the default at its peak"), "{v}");
