@@ -49,6 +49,9 @@ pub enum BenchError {
     /// A replay or workload of the `gpumem` command's library failed.
     #[error("replay: {0}")]
     Replay(#[from] gpumem_replay::ReplayError),
+    /// `gpumem::Device` refused to build or to reserve.
+    #[error("device: {0}")]
+    Device(#[from] gpumem::GpuMemError),
     /// A relocation failed (what leaked, if anything, is in the message).
     #[error("relocation: {0}")]
     Relocation(#[from] mem_relocate::RelocationError),
@@ -81,6 +84,7 @@ impl BenchError {
             Self::Pool { source, .. } => source.is_out_of_memory(),
             Self::Replay(err) => err.is_out_of_memory(),
             Self::Relocation(err) => err.is_out_of_memory(),
+            Self::Device(err) => err.is_out_of_memory(),
             Self::Storage(err) => err.is_out_of_memory(),
             Self::Engine(err) => err.is_out_of_memory(),
             Self::Unrepresentable { .. } | Self::Driver { .. } | Self::Check(_) => false,

@@ -20,6 +20,9 @@
 //! - [`replay_peers`]: `offset-allocator` and the system allocator as
 //!   replay backends of the `gpumem` command's library, so the built-in
 //!   workloads run through every peer.
+//! - [`size_sweep`]: one reservation plus its free through `Device`'s
+//!   defaults, 2 MiB to 64 GiB: what a pair costs against the slots it
+//!   spans (the `size_sweep` group and the `size-sweep` binary).
 //! - [`relocating`]: `Device` on paged pools with a relocation policy
 //!   (none, the trigger, or explicit relocation after every op).
 //! - [`fragmentation`]: the fragmentation table (peak and final reserved ÷
@@ -52,6 +55,7 @@ pub mod gpu;
 pub mod quick;
 pub mod relocating;
 pub mod replay_peers;
+pub mod size_sweep;
 pub mod sizes;
 pub mod summary;
 pub mod table;

@@ -136,7 +136,7 @@ fn body_number(dom: &str, name: &str) -> Result<u64, String> {
 fn large_page(browser: &Path, dir: &Path) -> Result<(), String> {
     let snapshot = dir.join("large.pickle");
     let status = Command::new("python3")
-        .arg("crates/gpumem-cli/tests/fixtures/make_cpp_snapshot.py")
+        .arg("crates/gpumem-replay/tests/fixtures/make_cpp_snapshot.py")
         .args(["1007", "52", "1610"])
         .arg(&snapshot)
         .status()
@@ -217,7 +217,7 @@ pub fn html_check(_args: &[String]) -> Result<Option<String>, String> {
     expect(&dom, "the live allocations", "class=\"live-row\"")?;
     let page = dir.join("cpp_stacks.html");
     replay_html(
-        &["crates/gpumem-cli/tests/fixtures/cpp_stacks.pickle"],
+        &["crates/gpumem-replay/tests/fixtures/cpp_stacks.pickle"],
         &page,
     )?;
     // At op 16 the third group is forward (model/transformer.py:208).

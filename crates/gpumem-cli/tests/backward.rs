@@ -134,11 +134,8 @@ fn the_report_sets_gradients_apart_from_the_backward_passs_temporaries() {
         "{stdout}"
     );
     // A snapshot without a backward pass has no share.
-    let forward_only = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/cpp_stacks.pickle"
-    );
-    let end = gpumem(&["replay", forward_only, "--json"]);
+    let forward_only = library_fixture("cpp_stacks.pickle");
+    let end = gpumem(&["replay", forward_only.to_str().unwrap(), "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&end.stdout).unwrap();
     assert!(
         v["attribution"]["peak_live"].get("backward").is_none(),

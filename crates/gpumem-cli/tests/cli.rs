@@ -112,7 +112,6 @@ fn a_recorded_workload_replays_from_its_file() {
 fn the_rmm_fixture_reports_its_unknown_free_and_the_snapshot_its_pre_existing_block() {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let rmm_log = manifest.join("../gpumem-replay/tests/data/rmm_log.csv");
-    let dir = manifest.join("tests/fixtures");
     let out = gpumem(&["replay", rmm_log.to_str().unwrap(), "--json"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -124,7 +123,7 @@ fn the_rmm_fixture_reports_its_unknown_free_and_the_snapshot_its_pre_existing_bl
 
     // The snapshot frees a block it never saw allocated: it was live
     // before recording began, so it is allocated first, not skipped.
-    let snap = dir.join("snapshot.pickle");
+    let snap = library_fixture("snapshot.pickle");
     let out = gpumem(&["replay", snap.to_str().unwrap(), "--json"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -229,7 +228,7 @@ fn plan_text_names_the_default_and_says_to_keep_it_when_the_plan_reserves_more()
     );
     // A small PyTorch snapshot: sized pages fit its few MiB tighter than
     // 2 MiB chunks do.
-    let snapshot = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/snapshot.pickle");
+    let snapshot = library_fixture("snapshot.pickle");
     let out = gpumem(&["plan", snapshot.to_str().unwrap()]);
     let v = text(&out.stdout);
     assert!(v.contains("less than the default at its peak"), "{v}");

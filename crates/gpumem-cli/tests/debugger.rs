@@ -1,6 +1,7 @@
 //! The command as a memory debugger, end to end: who holds memory at the
 //! peaks, PyTorch's own reserved bytes beside gpumem's, a device chosen
-//! from a multi-GPU snapshot, and the HTML page.
+//! from a multi-GPU snapshot, the snapshot records it skipped, and the
+//! HTML page.
 
 mod common;
 
@@ -80,6 +81,23 @@ fn event(action: &str, addr: i64, size: i64) -> Value {
     Value::Dict(d)
 }
 
+/// A snapshot of one trace per device, in this test binary's scratch folder.
+fn write_snapshot(name: &str, devices: Vec<Vec<Value>>) -> PathBuf {
+    let mut top = BTreeMap::new();
+    top.insert(key("segments"), Value::List(vec![]));
+    top.insert(
+        key("device_traces"),
+        Value::List(devices.into_iter().map(Value::List).collect()),
+    );
+    let path = scratch(name);
+    std::fs::write(
+        &path,
+        serde_pickle::value_to_vec(&Value::Dict(top), SerOptions::new()).unwrap(),
+    )
+    .unwrap();
+    path
+}
+
 /// Two busy devices; device 1 reserves a 32 MiB segment for 8 MiB.
 fn two_device_snapshot() -> PathBuf {
     let m = MIB as i64;
@@ -89,19 +107,35 @@ fn two_device_snapshot() -> PathBuf {
         event("alloc", 0x1000, 8 * m),
         event("free_completed", 0x1000, 8 * m),
     ];
-    let mut top = BTreeMap::new();
-    top.insert(key("segments"), Value::List(vec![]));
-    top.insert(
-        key("device_traces"),
-        Value::List(vec![Value::List(device0), Value::List(device1)]),
+    write_snapshot("two_devices.pickle", vec![device0, device1])
+}
+
+#[test]
+fn replay_warns_of_the_snapshot_records_whose_actions_it_does_not_know_naming_them() {
+    // `segment_alloc` is an action the reader knows (and skips); the other
+    // two are new to it. The reader's own counts are tested in
+    // crates/gpumem-replay/tests/read_pytorch.rs.
+    let snap = write_snapshot(
+        "unknown_actions.pickle",
+        vec![vec![
+            event("alloc", 1, 8),
+            event("segment_alloc", 1, 8),
+            event("workspace_snapshot", 1, 8),
+            event("free_completed", 1, 8),
+            event("workspace_snapshot", 1, 8),
+            event("future_action", 1, 8),
+        ]],
     );
-    let path = scratch("two_devices.pickle");
-    std::fs::write(
-        &path,
-        serde_pickle::value_to_vec(&Value::Dict(top), SerOptions::new()).unwrap(),
-    )
-    .unwrap();
-    path
+    let out = gpumem(&["replay", snap.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "warning: 3 record(s) with actions this reader does not know were skipped: \
+             \"future_action\" ×1, \"workspace_snapshot\" ×2"
+        ),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -92,7 +92,7 @@ fn a_gzip_file_of_concatenated_members_reads_as_one_trace() {
 
 #[test]
 fn a_gzip_compressed_pytorch_snapshot_reads_like_the_plain_one() {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/snapshot.pickle");
+    let fixture = library_fixture("snapshot.pickle");
     let plain = read_trace_file(&fixture, TraceFormat::Auto).unwrap();
     let path = write(
         "snapshot.pickle.gz",

@@ -1,4 +1,4 @@
-//! Snapshots shaped like real GPU runs (fixtures/make_cpp_snapshot.py, a
+//! Snapshots shaped like real GPU runs (crates/gpumem-replay/tests/fixtures/make_cpp_snapshot.py, a
 //! Python-written pickle): 60-frame C++ stacks with the user's frames deep
 //! inside, a model loaded before recording began, blocks whose alloc
 //! events fell out of the ring buffer, a block freed without being seen
@@ -15,7 +15,7 @@ use gpumem_replay::trace::{Event, GroupBy, read_pytorch};
 use gpumem::storage::units::MIB;
 
 fn fixture() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cpp_stacks.pickle")
+    library_fixture("cpp_stacks.pickle")
 }
 
 /// Requested bytes live after each event.

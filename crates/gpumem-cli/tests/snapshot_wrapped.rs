@@ -1,6 +1,6 @@
 //! A Python-written snapshot whose ring buffer wrapped mid-step, on the
 //! second of two busy devices, with expandable segments
-//! (fixtures/make_cpp_snapshot.py, `wrapped`): what it skipped and
+//! (crates/gpumem-replay/tests/fixtures/make_cpp_snapshot.py, `wrapped`): what it skipped and
 //! inferred, live bytes from op 0, and PyTorch's mapped bytes beside
 //! gpumem's.
 
@@ -15,7 +15,7 @@ use gpumem_replay::trace::{Event, read_pytorch};
 use gpumem::storage::units::MIB;
 
 fn fixture() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/wrapped_expandable.pickle")
+    library_fixture("wrapped_expandable.pickle")
 }
 
 #[test]
@@ -139,7 +139,7 @@ fn allocator_settings_annotations_and_the_other_device_are_read_and_said_why() {
 
 #[test]
 fn several_streams_of_a_snapshot_are_named_with_how_they_are_replayed() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/snapshot.pickle");
+    let path = library_fixture("snapshot.pickle");
     let trace = read_pytorch(std::fs::read(path).unwrap().as_slice(), None).unwrap();
     let notes = trace.stats.notes.join("\n");
     assert!(

@@ -1,5 +1,5 @@
 //! Helpers the command's end-to-end tests share: run the binary, a scratch
-//! folder per test binary, output as text.
+//! folder per test binary, the library's snapshot fixtures, output as text.
 #![allow(dead_code)]
 
 use std::path::PathBuf;
@@ -22,6 +22,14 @@ pub fn scratch(name: &str) -> PathBuf {
     ));
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
+}
+
+/// A snapshot of the library's test fixtures
+/// (crates/gpumem-replay/tests/fixtures/), which the command replays too.
+pub fn library_fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../gpumem-replay/tests/fixtures")
+        .join(name)
 }
 
 /// Bytes a process wrote, as text.
