@@ -64,12 +64,7 @@ fn the_page_splits_the_backward_origins_into_gradients_and_temporaries() {
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let data = html_data(&page);
-    let origins: Vec<&str> = data["origins"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o.as_str().unwrap())
-        .collect();
+    let origins = origin_names(&data);
     for name in [
         "backward: MmBackward0 (mm) · gradient",
         "backward: MmBackward0 (mm) · temporary",
@@ -101,16 +96,21 @@ fn the_engines_own_allocation_is_named_past_the_unwinder_and_the_allocator() {
     let out = gpumem(&["replay", SNAPSHOT, "--html", page.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let data = html_data(&page);
-    let origins: Vec<&str> = data["origins"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o.as_str().unwrap())
-        .collect();
+    let origins = origin_names(&data);
     assert!(
         origins.contains(
             &"at::_ops::add_Tensor::call(at::Tensor const&, at::Tensor const&, c10::Scalar const&) (Operators_1.cpp:0)"
         ),
         "{origins:?}"
     );
+}
+
+/// The page's origin names, in the order its intervals index them.
+fn origin_names(data: &serde_json::Value) -> Vec<&str> {
+    data["origins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o.as_str().unwrap())
+        .collect()
 }

@@ -9,23 +9,8 @@ fn f(file: &'static str, line: u64, name: &'static str) -> Frame<'static> {
 /// A `stacks='all'` stack as PyTorch records it: the recorder, the caching
 /// allocator, the interpreter, the framework's Python, then the user's.
 fn cpp_stack() -> Vec<Frame<'static>> {
-    vec![
-        f("??", 0, "torch::unwind::unwind()"),
-        f(
-            "??",
-            0,
-            "torch::CapturedTraceback::gather(bool, bool, bool)",
-        ),
-        f(
-            "memory_snapshot.cpp",
-            0,
-            "torch::cuda::(anonymous namespace)::gather_with_cpp()",
-        ),
-        f(
-            "CUDACachingAllocator.cpp",
-            0,
-            "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char, unsigned long, CUstream_st*)",
-        ),
+    let mut stack = recorder_frames().to_vec();
+    stack.extend([
         f("", 0, "c10::StorageImpl::~StorageImpl()"),
         f(
             "python_variable.cpp",
@@ -55,6 +40,30 @@ fn cpp_stack() -> Vec<Frame<'static>> {
         f("/home/me/proj/train.py", 88, "train_step"),
         f("??", 0, "Py_BytesMain"),
         f("", 0, "__libc_start_main"),
+    ]);
+    stack
+}
+
+/// The frames every recorded C++ stack starts with: the unwinder, the
+/// recorder and the allocator.
+fn recorder_frames() -> [Frame<'static>; 4] {
+    [
+        f("??", 0, "torch::unwind::unwind()"),
+        f(
+            "??",
+            0,
+            "torch::CapturedTraceback::gather(bool, bool, bool)",
+        ),
+        f(
+            "memory_snapshot.cpp",
+            0,
+            "torch::cuda::(anonymous namespace)::gather_with_cpp()",
+        ),
+        f(
+            "CUDACachingAllocator.cpp",
+            0,
+            "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char, unsigned long, CUstream_st*)",
+        ),
     ]
 }
 
@@ -119,23 +128,8 @@ fn a_native_only_stack_names_its_first_frame_outside_the_runtime() {
 fn the_unwinder_the_recorder_and_the_allocator_are_never_an_origin() {
     // A stack of nothing but the machinery every allocation passes
     // through names no origin: any of its frames would name them all.
-    let machinery = [
-        f("??", 0, "torch::unwind::unwind()"),
-        f(
-            "??",
-            0,
-            "torch::CapturedTraceback::gather(bool, bool, bool)",
-        ),
-        f(
-            "memory_snapshot.cpp",
-            0,
-            "torch::cuda::(anonymous namespace)::gather_with_cpp()",
-        ),
-        f(
-            "CUDACachingAllocator.cpp",
-            0,
-            "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char, unsigned long, CUstream_st*)",
-        ),
+    let mut machinery = recorder_frames().to_vec();
+    machinery.extend([
         f(
             "EmptyTensor.cpp",
             0,
@@ -145,8 +139,8 @@ fn the_unwinder_the_recorder_and_the_allocator_are_never_an_origin() {
         f("c++11/thread.cc", 82, "execute_native_thread_routine"),
         f("./nptl/pthread_create.c", 442, "start_thread"),
         f("", 0, "__libc_start_main"),
-    ];
-    assert_eq!(origin(machinery, GroupBy::Line), None);
+    ]);
+    assert_eq!(origin(machinery.iter().copied(), GroupBy::Line), None);
     for frame in &machinery {
         assert!(is_machinery(frame), "{frame:?}");
     }
