@@ -234,17 +234,17 @@ pub fn html_check(_args: &[String]) -> Result<Option<String>, String> {
         &page,
     )?;
     // Band 0 is the memory from before recording, band 1 the gradients
-    // (the largest peak of the rest).
+    // (the largest peak of the rest), named with their role in the pass.
     let dom = open(&browser, &page, "hover=1&band=1")?;
     expect(
         &dom,
         "the hovered band's name",
-        ">backward: AccumulateGrad (clone): 16.00 MiB at op",
+        ">backward: AccumulateGrad (clone) · gradient: 16.00 MiB at op",
     )?;
     expect(
         &dom,
         "the clicked band's allocations",
-        ">backward: AccumulateGrad (clone): 2 allocations, peak 32.00 MiB live<",
+        ">backward: AccumulateGrad (clone) · gradient: 2 allocations, peak 32.00 MiB live<",
     )?;
     expect(&dom, "a listed allocation", "class=\"alloc-row\"")?;
     expect(&dom, "the time axis", "class=\"tick-time\"")?;
