@@ -50,8 +50,8 @@ impl Core {
                 p.reserve_exclusive(t, storage, pool, sizes, owner, allow.allocate)
             }
             PoolType::VirtualArena { .. } => {
-                let (arenas, mut cx) = self.arena(storage);
-                arenas.reserve(&mut cx, pool, sizes, owner, allow.allocate)
+                let (arenas, cx) = self.arena(storage);
+                arenas.reserve(cx, pool, sizes, owner, allow.allocate)
             }
         }
     }
@@ -80,8 +80,8 @@ impl Core {
             return; // quarantined
         };
         if freed.arena {
-            let (a, mut cx) = self.arena(storage);
-            a.release_chunks(&mut cx, freed.page, freed.extent, release);
+            let (a, cx) = self.arena(storage);
+            a.release_chunks(cx, freed.page, freed.extent, release);
         }
         if freed.outdated {
             if freed.empty && release {

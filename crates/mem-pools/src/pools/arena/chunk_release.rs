@@ -21,16 +21,19 @@ impl Arenas {
     #[inline]
     pub(crate) fn release_chunks<S: ComputeStorage>(
         &mut self,
-        cx: &mut ArenaCtx<'_, S>,
+        cx: ArenaCtx<'_, S>,
         page: u32,
         (offset, bytes): (u64, u64),
         release: bool,
     ) {
-        let Some(map) = cx.t.chunk_map(page) else {
+        // Taken apart, as on the reserve path (`place.rs`): the context is
+        // built again only for the trims.
+        let ArenaCtx { t, pools, storage } = cx;
+        let Some(map) = t.chunk_map(page) else {
             return;
         };
         map.release_span(map.span(offset, bytes));
-        let pool = &cx.pools[cx.t.pages[page].pool as usize];
+        let pool = &pools[t.pages[page].pool as usize];
         let threshold = match pool.kind {
             PoolType::VirtualArena {
                 release_threshold, ..
@@ -42,12 +45,12 @@ impl Arenas {
             // The threshold is the pool's: its other ranges' idle chunks
             // count against it (O(ranges), one in practice).
             // So do its shed chunks kept unmapped, released first.
-            let elsewhere =
-                self.cached_chunk_bytes(cx.t, pool) - self.cached_chunk_bytes_of(cx.t, page);
+            let elsewhere = self.cached_chunk_bytes(t, pool) - self.cached_chunk_bytes_of(t, page);
             let keep = threshold.saturating_sub(elsewhere);
-            let pool = cx.t.pages[page].pool;
-            let unmapped = self.trim_chunk_cache(cx, pool, keep);
-            self.trim_chunks(cx, page, keep.saturating_sub(unmapped));
+            let pool = t.pages[page].pool;
+            let mut cx = ArenaCtx { t, pools, storage };
+            let unmapped = self.trim_chunk_cache(&mut cx, pool, keep);
+            self.trim_chunks(&mut cx, page, keep.saturating_sub(unmapped));
         }
     }
 

@@ -74,22 +74,24 @@ impl Arenas {
     #[inline]
     pub(crate) fn acquire_chunks<S: ComputeStorage>(
         &mut self,
-        cx: &mut ArenaCtx<'_, S>,
+        cx: ArenaCtx<'_, S>,
         page: u32,
         offset: u64,
         bytes: u64,
         may_map: bool,
         mapped: bool,
     ) -> Result<(), IoError> {
-        let physical = cx.t.stats.reserved_bytes.current;
+        let ArenaCtx { t, pools, storage } = cx;
+        let physical = t.stats.reserved_bytes.current;
         self.learn.on_reserve(bytes, physical);
         // The common case, an allocation landing on mapped chunks: one
         // pass to count (after placement's check), no driver call.
-        if let Some(map) = cx.t.chunk_map(page).filter(|_| mapped) {
+        if let Some(map) = t.chunk_map(page).filter(|_| mapped) {
             map.claim_mapped_span(map.span(offset, bytes));
             return Ok(());
         }
-        self.acquire_unmapped(cx, page, offset, bytes, may_map)
+        let mut cx = ArenaCtx { t, pools, storage };
+        self.acquire_unmapped(&mut cx, page, offset, bytes, may_map)
     }
 
     /// [`Self::acquire_chunks`] of a span placement found unmapped slots

@@ -52,29 +52,36 @@ impl Arenas {
     #[inline]
     pub(crate) fn reserve<S: ComputeStorage>(
         &mut self,
-        cx: &mut ArenaCtx<'_, S>,
+        cx: ArenaCtx<'_, S>,
         pool: u32,
         (cap, size): (u64, u64),
         owner: u32,
         may_map: bool,
     ) -> Result<u32, IoError> {
-        let p = &mut cx.pools[pool as usize];
-        let free = p.index.find(&cx.t.slices, cap);
+        // Taken apart: on the reserve path the three stay in registers,
+        // and a context is built again only for a call that needs it.
+        let ArenaCtx { t, pools, storage } = cx;
+        let p = &mut pools[pool as usize];
+        let free = p.index.find(&t.slices, cap);
         let range = (pool, p.page_size.max(cap));
         let allocate = (size, may_map);
-        let found = p.found_or_new_page(cx.t, cx.storage, free, range, allocate)?;
-        let (mut slice, at_end) = match self.place_in_arena(cx, found, cap, may_map) {
+        let found = p.found_or_new_page(t, storage, free, range, allocate)?;
+        let placed = self.place_in_arena(ArenaCtx { t, pools, storage }, found, cap, may_map);
+        let (mut slice, at_end) = match placed {
             Ok(placed) => placed,
             // Memory may be short: placed again (`place_short.rs`).
-            Err(err) => self.place_when_short(cx, pool, cap, may_map, err)?,
+            Err(err) => {
+                let mut cx = ArenaCtx { t, pools, storage };
+                self.place_when_short(&mut cx, pool, cap, may_map, err)?
+            }
         };
-        let p = &mut cx.pools[pool as usize];
+        let p = &mut pools[pool as usize];
         if at_end {
-            slice = p.split_tail(cx.t, slice, cap)?;
+            slice = p.split_tail(t, slice, cap)?;
         } else {
-            p.take_front(cx.t, slice, cap)?;
+            p.take_front(t, slice, cap)?;
         }
-        p.occupy(cx.t, slice, size, owner);
+        p.occupy(t, slice, size, owner);
         Ok(slice)
     }
     /// Where an arena reservation of `cap` bytes goes, starting from
@@ -87,7 +94,7 @@ impl Arenas {
     #[inline]
     pub(crate) fn place_in_arena<S: ComputeStorage>(
         &mut self,
-        cx: &mut ArenaCtx<'_, S>,
+        cx: ArenaCtx<'_, S>,
         found: u32,
         cap: u64,
         may_map: bool,
