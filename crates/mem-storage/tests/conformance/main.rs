@@ -187,6 +187,10 @@ fn cuda_copies_on_a_second_stream_are_ordered_by_events() {
     cuda.synchronize(copy_stream).unwrap();
     cuda.deallocate(a, 1 << 20, s0).unwrap();
     cuda.deallocate(b, 1 << 20, copy_stream).unwrap();
+    // The frees are stream-ordered: wait for them, so that the next test
+    // (which reads the driver pool's counters) starts from a settled pool.
+    cuda.synchronize(copy_stream).unwrap();
+    cuda.synchronize(s0).unwrap();
     cuda.release_stream(copy_stream).unwrap();
     assert!(matches!(
         cuda.synchronize(copy_stream),
@@ -217,6 +221,9 @@ fn the_driver_pool_counts_stream_ordered_memory_and_trims_when_asked() {
         return;
     };
     let s0 = mem_storage::StreamId::DEFAULT;
+    // The default stream is the device's: waiting on it settles frees that
+    // earlier resources ordered there, so `before` is a still picture.
+    cuda.synchronize(s0).unwrap();
     let before = cuda.driver_pool_stats().unwrap();
     let p = cuda.allocate(64 << 20, s0).unwrap();
     cuda.synchronize(s0).unwrap();
