@@ -9,6 +9,9 @@
 //!   `GPUMEM_STANDIN_ABORT=1`, so any contract violation aborts the run;
 //! - the paged stress run again on a device without memory pools
 //!   (`GPUMEM_STANDIN_MEMORY_POOLS=0`: synchronous allocation);
+//! - the two-device tests of gpumem (`tests/peers.rs`: peer grants, copies
+//!   between devices) on two devices (`GPUMEM_STANDIN_DEVICES=2`), under
+//!   the abort switch;
 //! - the stand-in's seeded faults (`crates/cuda-standin/tests/`), which
 //!   commit violations on purpose and check each is caught, on two devices
 //!   (`GPUMEM_STANDIN_DEVICES=2`, for the peer-access faults);
@@ -83,6 +86,10 @@ const WITHOUT_POOLS: (&str, &str, &[&str]) = (
     "stress",
     &["four_threads_on_four_streams_of_cuda_paged_pools_never_reuse_memory_under_unfinished_work"],
 );
+
+/// Two devices in one process: peer grants and copies between devices,
+/// under the abort switch (the tests announce the violations they commit).
+const PEERS: (&str, &str, &[&str]) = ("gpumem", "peers", &[]);
 
 /// The stand-in's own tests: seeded faults, run without the abort switch,
 /// on two devices.
@@ -178,6 +185,9 @@ pub fn cuda_standin(_args: &[String]) -> Result<String, String> {
     }
     let no_pools = [("GPUMEM_STANDIN_MEMORY_POOLS", "0")];
     let (p, s) = test_with(&dir, WITHOUT_POOLS, true, &no_pools)?;
+    passed += p;
+    skipped.extend(s);
+    let (p, s) = test_with(&dir, PEERS, true, &[FAULT_DEVICES])?;
     passed += p;
     skipped.extend(s);
     let (p, s) = test_with(&dir, (FAULTS.0, FAULTS.1, &[]), false, &[FAULT_DEVICES])?;

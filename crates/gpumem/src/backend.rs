@@ -46,6 +46,10 @@ pub(crate) struct Opened {
     physical: Option<Arc<PhysicalMemory>>,
 }
 
+/// A backend's virtual memory for arena pools, and on CUDA the same
+/// memory by its own type (for what only CUDA has: peer access).
+pub(crate) type BackendVm = (Arc<dyn VirtualMemory>, Option<Arc<CudaVirtualMemory>>);
+
 /// The backend a device is built on.
 #[derive(Debug, Clone)]
 pub(crate) enum Backend {
@@ -149,10 +153,7 @@ impl Backend {
 
     /// The backend's virtual memory for arena pools, its chunks drawing on
     /// the same physical memory as `opened`'s pages, or why there is none.
-    pub(crate) fn virtual_memory(
-        &self,
-        opened: &Opened,
-    ) -> std::result::Result<Arc<dyn VirtualMemory>, String> {
+    pub(crate) fn virtual_memory(&self, opened: &Opened) -> std::result::Result<BackendVm, String> {
         let shared = || {
             opened
                 .physical
@@ -161,11 +162,11 @@ impl Backend {
         };
         match self {
             Backend::Host { .. } => HostVirtualMemory::sharing(shared()?, DEFAULT_GRANULARITY)
-                .map(|vm| Arc::new(vm) as Arc<dyn VirtualMemory>)
+                .map(|vm| (Arc::new(vm) as Arc<dyn VirtualMemory>, None))
                 .map_err(|e| format!("host virtual memory is unavailable: {e}")),
             Backend::Simulated { .. } => {
                 SimulatedVirtualMemory::sharing(shared()?, DEFAULT_GRANULARITY)
-                    .map(|vm| Arc::new(vm) as Arc<dyn VirtualMemory>)
+                    .map(|vm| (Arc::new(vm) as Arc<dyn VirtualMemory>, None))
                     .map_err(|e| format!("simulated virtual memory is unavailable: {e}"))
             }
             Backend::Cuda { resource, .. } => {
@@ -173,7 +174,8 @@ impl Backend {
                     .map(|vm| {
                         // At teardown it waits for this device's streams only.
                         vm.wait_at_teardown_for_streams_of(resource.clone());
-                        Arc::new(vm) as Arc<dyn VirtualMemory>
+                        let vm = Arc::new(vm);
+                        (vm.clone() as Arc<dyn VirtualMemory>, Some(vm))
                     })
                     .map_err(|e| format!("CUDA virtual memory management is unavailable: {e}"))
             }

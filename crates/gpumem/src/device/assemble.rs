@@ -61,11 +61,11 @@ pub(crate) fn build(backend: Backend, config: GpumemConfig, use_env: bool) -> Re
     // device (or budget) of fewer than 16 chunks.
     let vm = match vm {
         Some(Ok(vm)) if config.pools == PoolLayout::Auto => {
-            let chunks = capacity / vm.granularity().max(1);
+            let chunks = capacity / vm.0.granularity().max(1);
             if chunks < 16 {
                 Some(Err(format!(
                     "the device or budget holds {chunks} chunks of {} B, fewer than 16",
-                    vm.granularity()
+                    vm.0.granularity()
                 )))
             } else {
                 Some(Ok(vm))
@@ -73,8 +73,10 @@ pub(crate) fn build(backend: Backend, config: GpumemConfig, use_env: bool) -> Re
         }
         other => other,
     };
+    let mut cuda_vm = None;
     let (vm, fallback) = match vm {
-        Some(Ok(vm)) => {
+        Some(Ok((vm, cuda))) => {
+            cuda_vm = cuda;
             let vm: Arc<dyn VirtualMemory> = Arc::new(DriverCostResource::new(vm, driver.clone()));
             (
                 Some(Arc::new(resource.charge_virtual_memory(vm)) as Arc<dyn VirtualMemory>),
@@ -151,6 +153,8 @@ pub(crate) fn build(backend: Backend, config: GpumemConfig, use_env: bool) -> Re
             ooms: AtomicU64::new(0),
             copy_queue: CopyQueueSlot(Mutex::new(queue)),
             virtual_memory: vm,
+            cuda_vm,
+            peers: Mutex::new(Vec::new()),
             cuda: backend.cuda_resource(),
             arena_fallback: fallback,
             driver,

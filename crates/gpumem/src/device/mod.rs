@@ -18,6 +18,7 @@
 
 mod assemble;
 mod builder;
+mod peers;
 mod pool_resource;
 mod report;
 mod sleep;
@@ -492,5 +493,63 @@ impl Device {
     /// ```
     pub fn is_asleep(&self) -> bool {
         sleep::is_asleep(&self.shared)
+    }
+}
+
+// Other devices reaching this one's memory.
+impl Device {
+    /// Let `peer` read and write this device's memory: every arena chunk
+    /// mapped now, and every chunk mapped later, is opened to `peer`'s
+    /// device (one `cuMemSetAccess` descriptor more per map). A runtime,
+    /// NCCL or a kernel on `peer` may then use this device's buffers
+    /// directly. Granting twice changes nothing.
+    ///
+    /// # Errors
+    /// [`crate::GpuMemError::Peer`] when either device is not CUDA, this
+    /// device's memory is not all in arenas (`pools: arenas`, the default
+    /// on CUDA), both are the same device, or the driver has no peer link
+    /// between them; nothing changes. A storage error when the driver
+    /// refuses part-way (the access already set is taken back).
+    ///
+    /// ```
+    /// # use gpumem::prelude::*;
+    /// let a = Device::host().ignore_env().build()?;
+    /// let b = Device::host().ignore_env().build()?;
+    /// assert!(matches!(a.grant_access(&b), Err(GpuMemError::Peer { .. }))); // CUDA only
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn grant_access(&self, peer: &Device) -> Result<()> {
+        peers::set(&self.shared, &peer.shared, true)
+    }
+
+    /// Take `peer`'s access away from every chunk; chunks mapped later are
+    /// not opened to it. The caller makes sure no work of `peer` still uses
+    /// this device's memory (as before a free): the driver faults such
+    /// work. Revoking a peer without access changes nothing.
+    ///
+    /// # Errors
+    /// As [`Device::grant_access`].
+    ///
+    /// ```
+    /// # use gpumem::prelude::*;
+    /// let a = Device::host().ignore_env().build()?;
+    /// let b = Device::host().ignore_env().build()?;
+    /// assert!(a.revoke_access(&b).is_err()); // CUDA only
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn revoke_access(&self, peer: &Device) -> Result<()> {
+        peers::set(&self.shared, &peer.shared, false)
+    }
+
+    /// The names of the devices granted access, in grant order.
+    ///
+    /// ```
+    /// # use gpumem::prelude::*;
+    /// let device = Device::host().ignore_env().build()?;
+    /// assert!(device.peers().is_empty());
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn peers(&self) -> Vec<String> {
+        peers::names(&self.shared)
     }
 }

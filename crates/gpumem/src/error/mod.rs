@@ -161,6 +161,20 @@ pub enum GpuMemError {
         /// What was refused.
         operation: &'static str,
     },
+    /// A peer-access call or a copy between devices that these two devices
+    /// cannot make: not CUDA, not arena memory, the same device, or no
+    /// peer link. `reason` says which and what to do.
+    #[error("{operation} from {device} to {peer}: {reason}")]
+    Peer {
+        /// What was refused (`grant_access`, `copy_to_peer`, ...).
+        operation: &'static str,
+        /// The device whose memory is reached (its name, e.g. `cuda:0`).
+        device: String,
+        /// The device that reaches it.
+        peer: String,
+        /// Why, and what to do instead.
+        reason: String,
+    },
     /// A completion claimed for an operation that was never submitted.
     #[error(
         "stream {stream} cannot complete operation {op}: only {submitted} operations were submitted"

@@ -56,6 +56,11 @@ pub(crate) struct DeviceShared {
     /// The virtual memory arena pools map chunks from (budget-charged);
     /// `None` when the layout uses no arenas.
     pub(crate) virtual_memory: Option<Arc<dyn mem_storage::VirtualMemory>>,
+    /// The same virtual memory by its CUDA type, on a CUDA device with
+    /// arenas: peer access is granted there.
+    pub(crate) cuda_vm: Option<Arc<mem_storage::CudaVirtualMemory>>,
+    /// The names of the devices granted access to this one's memory.
+    pub(crate) peers: Mutex<Vec<String>>,
     /// Why `pools: auto` fell back to paged pools (no virtual memory).
     pub(crate) arena_fallback: Option<String>,
     /// The modeled driver time of every call under the budget.

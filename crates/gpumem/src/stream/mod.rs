@@ -20,6 +20,7 @@ mod cross_stream;
 mod guards;
 mod launch;
 mod out_of_memory;
+mod peer_copy;
 mod reserve;
 
 use std::sync::Arc;
@@ -243,6 +244,39 @@ impl Stream {
     pub fn cleanup(&self) {
         let device = &self.device;
         device.run(self.index, |st| device.cleanup(st));
+    }
+
+    /// Copy all of `src` (a buffer of this stream's device) into the start
+    /// of `dst` (a buffer of `dst_stream`'s device, another device or this
+    /// one), ordered on both streams: after the work queued on
+    /// `dst_stream`, and before the work queued there later. Each stream
+    /// counts it as one operation. On CUDA it is `cuMemcpyPeerAsync` and
+    /// returns once queued; off CUDA the bytes go through host memory.
+    ///
+    /// # Errors
+    /// [`crate::GpuMemError::Peer`] when `dst` is smaller than `src` or one
+    /// device is CUDA and the other not; [`crate::GpuMemError::ForeignHandle`]
+    /// for a buffer of neither device; a driver error from the copy.
+    ///
+    /// ```
+    /// # use gpumem::prelude::*;
+    /// let (a, b) = (Device::host().ignore_env().build()?, Device::host().ignore_env().build()?);
+    /// let (sa, sb) = (a.default_stream(), b.default_stream());
+    /// let (src, dst) = (sa.reserve(4)?, sb.reserve(4)?);
+    /// sa.write(&src, &[1, 2, 3, 4])?;
+    /// sa.copy_to_peer(&src, &sb, &dst)?;
+    /// let mut back = [0; 4];
+    /// sb.read(&dst, &mut back)?;
+    /// assert_eq!(back, [1, 2, 3, 4]);
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn copy_to_peer(
+        &self,
+        src: &ManagedMemoryHandle,
+        dst_stream: &Stream,
+        dst: &ManagedMemoryHandle,
+    ) -> Result<()> {
+        peer_copy::copy(self, src, dst_stream, dst)
     }
 
     /// The CUDA stream this stream's memory is ordered on; `None` off CUDA.

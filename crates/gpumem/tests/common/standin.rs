@@ -46,3 +46,14 @@ pub fn set_memory_pools(enabled: bool) {
         f(u32::from(enabled));
     }
 }
+
+/// Tell the stand-in that the next violation whose message contains
+/// `text` is the test's doing: it is recorded and counted, never aborts.
+pub fn expect_violation(text: &str) {
+    type F = unsafe extern "C" fn(*const std::ffi::c_char);
+    if let Some(f) = symbol::<F>(b"gpumem_standin_expect_violation\0") {
+        let text = std::ffi::CString::new(text).expect("no NUL in a message");
+        // SAFETY: a NUL-terminated string, as the export reads it.
+        unsafe { f(text.as_ptr()) }
+    }
+}

@@ -2,7 +2,8 @@
 //!
 //! `cuMemAddressReserve` / `cuMemAddressFree` for ranges, `cuMemCreate` /
 //! `cuMemRelease` for chunks (pinned device memory), `cuMemMap` followed by
-//! `cuMemSetAccess` (read-write for this device) for map, `cuMemUnmap` for
+//! `cuMemSetAccess` (read-write for this device and every peer granted
+//! access, `vm_peers.rs`) for map, `cuMemUnmap` for
 //! unmap. The granularity is the driver's minimum for this device
 //! (`cuMemGetAllocationGranularity`, 2 MiB on current GPUs) unless a
 //! multiple of it is asked for.
@@ -40,6 +41,9 @@ pub struct CudaVirtualMemory {
     /// memory still mapped waits for these (and its own default stream),
     /// never for the whole device.
     pub(crate) teardown: Mutex<Vec<TeardownWait>>,
+    /// The other devices every mapping is opened to (`vm_peers.rs`). Locked
+    /// only while the table is, so a map and a grant never interleave.
+    pub(crate) peers: Mutex<Vec<sys::CUdevice>>,
 }
 
 /// What a dropped [`CudaVirtualMemory`] waits for before it unmaps.
@@ -133,6 +137,7 @@ impl CudaVirtualMemory {
             granularity,
             ctx,
             teardown: Mutex::new(Vec::new()),
+            peers: Mutex::new(Vec::new()),
         })
     }
 

@@ -84,8 +84,28 @@ pub(crate) unsafe fn release(handle: CUmemGenericAllocationHandle) -> Result<(),
     unsafe { sys::cuMemRelease(handle) }.result()
 }
 
+/// The access `devices` get: read-write when `grant`, none otherwise.
+fn access_descs(devices: &[CUdevice], grant: bool) -> Vec<sys::CUmemAccessDesc> {
+    let flags = match grant {
+        true => sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        false => sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_NONE,
+    };
+    devices
+        .iter()
+        .map(|&id| sys::CUmemAccessDesc {
+            location: sys::CUmemLocation {
+                type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+                id,
+            },
+            flags,
+        })
+        .collect()
+}
+
 /// Map the whole of `handle` (`len` bytes) at `at` and make it readable and
-/// writable from `device`. On an access failure the mapping is undone.
+/// writable from every device of `access` (the owner first, then its
+/// peers; one `cuMemSetAccess` for all). On an access failure the mapping
+/// is undone.
 ///
 /// # Safety
 /// `at..at+len` must lie inside a live reservation with nothing mapped
@@ -94,26 +114,46 @@ pub(crate) unsafe fn map(
     at: CUdeviceptr,
     len: usize,
     handle: CUmemGenericAllocationHandle,
-    device: CUdevice,
+    access: &[CUdevice],
 ) -> Result<(), DriverError> {
     // SAFETY: the caller guarantees an empty reserved span and a whole,
     // unmapped chunk of the same size.
     unsafe { sys::cuMemMap(at, len, 0, handle, 0) }.result()?;
-    let access = sys::CUmemAccessDesc {
-        location: sys::CUmemLocation {
-            type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
-            id: device,
-        },
-        flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
-    };
-    // SAFETY: `at..+len` was just mapped; `access` is one live descriptor.
-    let granted: CUresult = unsafe { sys::cuMemSetAccess(at, len, &access, 1) };
-    if let Err(err) = granted.result() {
+    // SAFETY: `at..+len` was just mapped; nothing used it yet.
+    if let Err(err) = unsafe { set_access(at, len, access, true) } {
         // SAFETY: the span was mapped just above and nothing used it yet.
         let _ = unsafe { unmap(at, len) };
         return Err(err);
     }
     Ok(())
+}
+
+/// Give `devices` read-write access to one mapping (`grant`), or take it
+/// away; the access of devices not named stays as it was.
+///
+/// # Safety
+/// `at..at+len` must be one whole live mapping; taking access away from a
+/// device whose queued work still uses it is a device fault, so the caller
+/// proves there is none.
+pub(crate) unsafe fn set_access(
+    at: CUdeviceptr,
+    len: usize,
+    devices: &[CUdevice],
+    grant: bool,
+) -> Result<(), DriverError> {
+    let descs = access_descs(devices, grant);
+    // SAFETY: a whole live mapping (the caller); `descs` holds exactly
+    // `descs.len()` live descriptors.
+    let set: CUresult = unsafe { sys::cuMemSetAccess(at, len, descs.as_ptr(), descs.len()) };
+    set.result()
+}
+
+/// Whether `device` can reach memory that lives on `owner`.
+pub(crate) fn can_access_peer(device: CUdevice, owner: CUdevice) -> Result<bool, DriverError> {
+    let mut can = 0;
+    // SAFETY: `can` is a live out-parameter; the ids come from contexts.
+    unsafe { sys::cuDeviceCanAccessPeer(&mut can, device, owner) }.result()?;
+    Ok(can != 0)
 }
 
 /// Unmap one whole mapping.

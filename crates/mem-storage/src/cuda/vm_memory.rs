@@ -128,9 +128,10 @@ impl VirtualMemory for CudaVirtualMemory {
     fn map(&self, range: RangeId, offset: u64, chunk: ChunkId) -> Result<DevicePtr, StorageError> {
         self.counted(|t| {
             let m = t.check_map(range, offset, chunk)?;
+            let access = self.access_list();
             // SAFETY: the table proved the span is reserved and empty and the
             // chunk live, unmapped and of exactly `m.bytes`.
-            unsafe { drv::map(m.addr, m.bytes as usize, m.handle, self.device) }
+            unsafe { drv::map(m.addr, m.bytes as usize, m.handle, &access) }
                 .map_err(driver("mapping a chunk"))?;
             t.commit_map(range, m);
             Ok(DevicePtr(m.addr))

@@ -270,6 +270,18 @@ pub enum StorageError {
         /// Why.
         reason: String,
     },
+    /// A device that cannot reach another device's memory was named as its
+    /// peer (no peer link between them: `cuDeviceCanAccessPeer` says no).
+    #[error(
+        "device {peer} cannot reach the memory of device {device} (no peer link); \
+         copy through the host or a device that can reach both"
+    )]
+    PeerUnreachable {
+        /// The device whose memory was to be opened (ordinal).
+        device: usize,
+        /// The device that was to reach it (ordinal).
+        peer: usize,
+    },
     /// An entry of the driver cost table's text form that does not parse.
     #[error("driver cost entry `{entry}`: expected {expected}")]
     BadDriverCost {

@@ -1,0 +1,173 @@
+//! Two CUDA devices in one process: each with its own budget, streams and
+//! report; one device's arena memory opened to the other, used, and closed
+//! again; copies between them in stream order. Runs on the stand-in driver
+//! with two devices (`cargo xtask cuda-standin`), which checks every access
+//! against the grants and reports a touch without one as a violation.
+
+mod common;
+
+use common::standin;
+use gpumem::device::cudarc::driver::{CudaContext, sys};
+use gpumem::prelude::*;
+
+/// The tests share one driver and its violation count: one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+type Serial = std::sync::MutexGuard<'static, ()>;
+
+/// Device 0 and device 1 of the stand-in (with the test's turn), or `None`
+/// after saying why the test skips.
+fn two_devices() -> Option<(Serial, Device, Device)> {
+    let turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    if !gpumem::storage::cuda_available() {
+        println!("skipping: no CUDA driver library (cargo xtask cuda-standin adds the stand-in)");
+        return None;
+    }
+    if !standin::is_standin() {
+        println!(
+            "skipping: a real driver is loaded; these tests touch memory without access on purpose"
+        );
+        return None;
+    }
+    if CudaContext::device_count().unwrap_or(0) < 2 {
+        println!("skipping: one device (GPUMEM_STANDIN_DEVICES=2 makes two)");
+        return None;
+    }
+    let open = |ordinal| Device::cuda(ordinal).unwrap().ignore_env().build().unwrap();
+    Some((turn, open(0), open(1)))
+}
+
+/// Device `reader`'s default stream copies `len` bytes from `src` (any
+/// device's address) into `dst` (its own), as a kernel or NCCL on that
+/// device would touch them, and waits; whether the driver took the copy
+/// (the stand-in refuses a touch without access when it is queued, and
+/// records the violation).
+fn raw_copy(reader: &Stream, dst: u64, src: u64, len: u64) -> bool {
+    let stream = reader.cuda_stream().expect("a CUDA stream");
+    stream.context().bind_to_thread().unwrap();
+    // SAFETY: both are live device addresses of at least `len` bytes; the
+    // stand-in checks (and reports) the access itself.
+    let queued = unsafe { sys::cuMemcpyDtoDAsync_v2(dst, src, len as usize, stream.cu_stream()) };
+    reader.synchronize().unwrap();
+    queued == sys::cudaError_enum::CUDA_SUCCESS
+}
+
+fn violations() -> u64 {
+    standin::violations().expect("the stand-in")
+}
+
+#[test]
+fn two_cuda_devices_live_side_by_side_with_their_own_budgets_and_reports() {
+    let Some((_turn, d0, _)) = two_devices() else {
+        return;
+    };
+    drop(d0);
+    let d0 = Device::cuda(0)
+        .unwrap()
+        .budget(Budget::Bytes(16 * MIB))
+        .ignore_env()
+        .build()
+        .unwrap();
+    let d1 = Device::cuda(1).unwrap().ignore_env().build().unwrap();
+    assert_eq!((d0.name(), d1.name()), ("cuda:0", "cuda:1"));
+    let (s0, s1) = (d0.default_stream(), d1.default_stream());
+    let kept = s0.reserve(8 * MIB).unwrap();
+    let refused = s0.reserve(16 * MIB).unwrap_err();
+    assert!(refused.is_out_of_memory(), "{refused}");
+    let big = s1.reserve(64 * MIB).unwrap();
+    assert_eq!(d0.stats().allocated_bytes.current, 8 * MIB);
+    assert_eq!(d1.stats().allocated_bytes.current, 64 * MIB);
+    assert!(matches!(
+        s1.read(&kept, &mut [0u8; 4]),
+        Err(GpuMemError::ForeignHandle { .. })
+    ));
+    drop((kept, big));
+}
+
+#[test]
+fn a_peer_touches_arena_memory_only_while_it_is_granted() {
+    let Some((_turn, d0, d1)) = two_devices() else {
+        return;
+    };
+    let (s0, s1) = (d0.default_stream(), d1.default_stream());
+    let (len, before) = (4 * MIB, violations());
+    let owned = s0.reserve(len).unwrap();
+    s0.write(&owned, &vec![0x5a; len as usize]).unwrap();
+    let landing = s1.reserve(len).unwrap();
+    let (src, dst) = (
+        s0.device_ptr(&owned).unwrap().as_raw(),
+        s1.device_ptr(&landing).unwrap().as_raw(),
+    );
+
+    standin::expect_violation("without access for device 1");
+    assert!(!raw_copy(&s1, dst, src, len));
+    assert_eq!(violations(), before + 1, "a read without a grant is caught");
+
+    d0.grant_access(&d1).unwrap();
+    d0.grant_access(&d1).unwrap(); // twice changes nothing
+    assert_eq!(d0.peers(), ["cuda:1"]);
+    assert!(raw_copy(&s1, dst, src, len));
+    let mut back = vec![0u8; len as usize];
+    s1.read(&landing, &mut back).unwrap();
+    assert!(
+        back.iter().all(|&b| b == 0x5a),
+        "the peer read the owner's bytes"
+    );
+    // A chunk mapped after the grant is opened to the peer as well.
+    let later = s0.reserve(64 * MIB).unwrap();
+    let later_ptr = s0.device_ptr(&later).unwrap().as_raw();
+    assert!(raw_copy(&s1, dst, later_ptr, len));
+    assert_eq!(violations(), before + 1, "granted reads are no violations");
+
+    d0.revoke_access(&d1).unwrap();
+    assert!(d0.peers().is_empty());
+    standin::expect_violation("without access for device 1");
+    assert!(!raw_copy(&s1, dst, src, len));
+    assert_eq!(
+        violations(),
+        before + 2,
+        "a read after the revoke is caught"
+    );
+}
+
+#[test]
+fn a_device_cannot_be_its_own_peer_and_nothing_changes() {
+    let Some((_turn, d0, _d1)) = two_devices() else {
+        return;
+    };
+    let err = d0.grant_access(&d0).unwrap_err();
+    assert!(matches!(err, GpuMemError::Peer { .. }), "{err}");
+    assert!(err.to_string().contains("same CUDA device"), "{err}");
+    assert!(d0.peers().is_empty());
+    let paged = Device::cuda(1)
+        .unwrap()
+        .pools(PoolLayout::SubSlices)
+        .ignore_env()
+        .build()
+        .unwrap();
+    let err = paged.grant_access(&d0).unwrap_err();
+    assert!(err.to_string().contains("pools:arenas"), "{err}");
+}
+
+#[test]
+fn a_copy_to_a_peer_device_lands_in_stream_order() {
+    let Some((_turn, d0, d1)) = two_devices() else {
+        return;
+    };
+    let (s0, s1) = (d0.default_stream(), d1.default_stream());
+    let before = violations();
+    let src = s0.reserve(3 * MIB).unwrap();
+    let pattern: Vec<u8> = (0..3 * MIB).map(|i| (i % 251) as u8).collect();
+    s0.write(&src, &pattern).unwrap();
+    let dst = s1.reserve(4 * MIB).unwrap();
+    s0.copy_to_peer(&src, &s1, &dst).unwrap();
+    s1.synchronize().unwrap();
+    let mut back = vec![0u8; pattern.len()];
+    s1.read(&dst, &mut back).unwrap();
+    assert_eq!(back, pattern);
+    assert_eq!(violations(), before, "a peer copy needs no grant");
+    let err = s1.copy_to_peer(&dst, &s0, &src).unwrap_err();
+    assert!(matches!(err, GpuMemError::Peer { .. }), "{err}");
+    let err = s0.copy_to_peer(&dst, &s1, &src).unwrap_err();
+    assert!(matches!(err, GpuMemError::ForeignHandle { .. }), "{err}");
+}
