@@ -116,6 +116,7 @@ mod vm;
 pub use adaptors::driver_cost::{DriverCostResource, PageCalls};
 pub use adaptors::fault::FaultInjection;
 pub use adaptors::fault::plan::{Call, CallPredicate, FaultPlan, Operation};
+pub use adaptors::hooks::{ChunkHooks, HookedResource, HookedVirtualMemory, MappedChunk};
 pub use adaptors::logging::event_log::{Action, CSV_HEADER, ResourceEvent, write_csv, write_trace};
 pub use adaptors::logging::tag::{TagScope, current_tag, tag_scope};
 pub use adaptors::logging::{LoggingResource, VmAction, VmEvent};

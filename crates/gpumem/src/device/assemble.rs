@@ -25,9 +25,24 @@ use crate::shared::moving::MovingLock;
 use crate::shared::{CopyQueueSlot, Device, DeviceShared, StreamShared};
 use crate::stats::device_stats::DevicePeaks;
 
+/// A device's chunk hooks (a builder is `Debug`; a hook need not be).
+#[derive(Clone)]
+pub(crate) struct Hooks(pub(crate) Arc<dyn mem_storage::ChunkHooks>);
+
+impl std::fmt::Debug for Hooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ChunkHooks")
+    }
+}
+
 /// Builds the device `backend` serves with `config` (then `GPUMEM_CONF`
-/// when `use_env`).
-pub(crate) fn build(backend: Backend, config: GpumemConfig, use_env: bool) -> Result<Device> {
+/// when `use_env`), its chunk mappings announced to `hooks`.
+pub(crate) fn build(
+    backend: Backend,
+    config: GpumemConfig,
+    use_env: bool,
+    hooks: Option<Hooks>,
+) -> Result<Device> {
     let config = if use_env { config.with_env()? } else { config };
     config.validate()?;
     let opened = backend.open();
@@ -39,10 +54,15 @@ pub(crate) fn build(backend: Backend, config: GpumemConfig, use_env: bool) -> Re
         _ => config.driver_costs,
     };
     let driver = Arc::new(DriverMeter::new(costs));
-    let charged: Arc<dyn DeviceResource> = Arc::new(
+    let mut charged: Arc<dyn DeviceResource> = Arc::new(
         DriverCostResource::new(opened.resource.clone(), driver.clone())
             .with_page_calls(backend.page_calls()),
     );
+    // Below the budget, whose ledger holds no lock across the call: a
+    // hook runs outside it, and a refused page is never charged.
+    if let Some(Hooks(hooks)) = &hooks {
+        charged = Arc::new(mem_storage::HookedResource::new(charged, hooks.clone()));
+    }
     let resource = budgeted(&backend, charged, config.budget)?;
     let capacity = resource.mem_info()?.total;
     let properties = MemoryDeviceProperties {
@@ -93,6 +113,15 @@ pub(crate) fn build(backend: Backend, config: GpumemConfig, use_env: bool) -> Re
         }
         Some(Err(reason)) => (None, Some(reason)),
         None => (None, None),
+    };
+    // Outermost, so that a hook runs outside every lower layer's lock
+    // (the table, the budget's ledger) and sees the chunk mapped.
+    let vm = match (vm, hooks) {
+        (Some(vm), Some(Hooks(hooks))) => {
+            Some(Arc::new(mem_storage::HookedVirtualMemory::new(vm, hooks))
+                as Arc<dyn VirtualMemory>)
+        }
+        (vm, _) => vm,
     };
     let layout = if config.bypass_caching {
         MemoryConfiguration::Custom {
@@ -161,4 +190,13 @@ pub(crate) fn build(backend: Backend, config: GpumemConfig, use_env: bool) -> Re
             waits: Default::default(),
         }),
     })
+}
+
+/// Whether every buffer of a device built with `config` lies in arena
+/// memory (`virtual_memory`: the backend gave the arenas theirs): the
+/// layout is arenas and caching is not bypassed (which uses pages).
+pub(crate) fn all_in_arenas(config: &GpumemConfig, virtual_memory: bool) -> bool {
+    virtual_memory
+        && matches!(config.pools, PoolLayout::Auto | PoolLayout::Arenas)
+        && !config.bypass_caching
 }

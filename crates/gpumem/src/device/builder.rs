@@ -19,6 +19,7 @@ pub struct DeviceBuilder {
     backend: Backend,
     config: GpumemConfig,
     use_env: bool,
+    hooks: Option<assemble::Hooks>,
 }
 
 impl DeviceBuilder {
@@ -27,6 +28,7 @@ impl DeviceBuilder {
             backend,
             config: GpumemConfig::default(),
             use_env: true,
+            hooks: None,
         }
     }
 
@@ -214,6 +216,47 @@ impl DeviceBuilder {
     /// # Ok::<(), GpuMemError>(())
     /// ```
     pub fn build(self) -> Result<Device> {
-        assemble::build(self.backend, self.config, self.use_env)
+        assemble::build(self.backend, self.config, self.use_env, self.hooks)
+    }
+
+    /// Tell `hooks` of every arena chunk the device maps, after it is
+    /// mapped and given access and before any buffer in it is handed out,
+    /// and again before it is unmapped; and likewise of every page (a
+    /// whole allocation of a paged or the persistent pool) after it is
+    /// allocated and before it is freed. What a library that registers
+    /// memory (NCCL's `ncclCommRegister`, UCX, `ibv_reg_mr`) needs. Calls
+    /// are per physical chunk or page; they run outside every lock shared
+    /// between streams, so a slow registration delays only the reservation
+    /// that needed the memory. A hook's error refuses that memory: the
+    /// reservation fails with the hook's words
+    /// (`StorageError::HookRefused`), with nothing left mapped or charged. The contract in
+    /// full: mem-storage's [`mem_storage::ChunkHooks`].
+    ///
+    /// ```
+    /// # use gpumem::prelude::*;
+    /// use std::sync::{Arc, atomic::{AtomicU64, Ordering}};
+    /// use gpumem::storage::{ChunkHooks, MappedChunk};
+    ///
+    /// #[derive(Default)]
+    /// struct Registered(AtomicU64);
+    /// impl ChunkHooks for Registered {
+    ///     fn mapped(&self, c: MappedChunk) -> Result<(), String> {
+    ///         self.0.fetch_add(c.bytes, Ordering::Relaxed); // ncclCommRegister(c.ptr, c.bytes)
+    ///         Ok(())
+    ///     }
+    ///     fn unmapping(&self, c: MappedChunk) {
+    ///         self.0.fetch_sub(c.bytes, Ordering::Relaxed); // ncclCommDeregister
+    ///     }
+    /// }
+    ///
+    /// let registered = Arc::new(Registered::default());
+    /// let device = Device::host().chunk_hooks(registered.clone()).ignore_env().build()?;
+    /// let buffer = device.default_stream().reserve(3 * MIB)?;
+    /// assert!(registered.0.load(Ordering::Relaxed) >= 3 * MIB);
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    pub fn chunk_hooks(mut self, hooks: Arc<dyn mem_storage::ChunkHooks>) -> Self {
+        self.hooks = Some(assemble::Hooks(hooks));
+        self
     }
 }

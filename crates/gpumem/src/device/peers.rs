@@ -13,7 +13,6 @@ use std::sync::Arc;
 
 use mem_storage::{CudaVirtualMemory, StorageError};
 
-use crate::config::PoolLayout;
 use crate::error::{GpuMemError, Result};
 use crate::shared::DeviceShared;
 
@@ -72,8 +71,7 @@ fn arena_memory(owner: &DeviceShared) -> std::result::Result<&Arc<CudaVirtualMem
     if owner.cuda.is_none() {
         return Err("peer access is between CUDA devices; this device is not one".into());
     }
-    let all_arenas = matches!(owner.config.pools, PoolLayout::Auto | PoolLayout::Arenas)
-        && !owner.config.bypass_caching;
+    let all_arenas = super::assemble::all_in_arenas(&owner.config, owner.cuda_vm.is_some());
     match &owner.cuda_vm {
         Some(vm) if all_arenas => Ok(vm),
         _ => Err(format!(

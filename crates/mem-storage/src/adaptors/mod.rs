@@ -6,6 +6,7 @@ pub(crate) mod driver_cost;
 pub(crate) mod fault;
 mod forward;
 mod forward_vm;
+pub(crate) mod hooks;
 pub(crate) mod logging;
 pub(crate) mod stats;
 pub(crate) mod tracking;

@@ -282,6 +282,22 @@ pub enum StorageError {
         /// The device that was to reach it (ordinal).
         peer: usize,
     },
+    /// A chunk hook (a registration with NCCL, UCX, RDMA) refused memory
+    /// that was just mapped or allocated: it was unmapped or freed again.
+    #[error(
+        "the chunk hook refused the {what} at {ptr} ({bytes} bytes): {reason}; \
+         it was given back"
+    )]
+    HookRefused {
+        /// `"chunk"` (an arena chunk) or `"page"` (a whole allocation).
+        what: &'static str,
+        /// Its address.
+        ptr: crate::DevicePtr,
+        /// Its length.
+        bytes: u64,
+        /// The hook's words.
+        reason: String,
+    },
     /// An entry of the driver cost table's text form that does not parse.
     #[error("driver cost entry `{entry}`: expected {expected}")]
     BadDriverCost {
