@@ -139,14 +139,50 @@ fn a_device_cannot_be_its_own_peer_and_nothing_changes() {
     assert!(matches!(err, GpuMemError::Peer { .. }), "{err}");
     assert!(err.to_string().contains("same CUDA device"), "{err}");
     assert!(d0.peers().is_empty());
-    let paged = Device::cuda(1)
+}
+
+#[test]
+fn a_peer_touches_persistent_and_paged_memory_while_granted() {
+    let Some((_turn, _, d1)) = two_devices() else {
+        return;
+    };
+    let paged = Device::cuda(0)
         .unwrap()
         .pools(PoolLayout::SubSlices)
         .ignore_env()
         .build()
         .unwrap();
-    let err = paged.grant_access(&d0).unwrap_err();
-    assert!(err.to_string().contains("pools:arenas"), "{err}");
+    let (s0, s1) = (paged.default_stream(), d1.default_stream());
+    let before = violations();
+    let kept = {
+        let _window = s0.persistent();
+        s0.reserve(2 * MIB).unwrap()
+    };
+    let small = s0.reserve(64 * KIB).unwrap();
+    let landing = s1.reserve(2 * MIB).unwrap();
+    let dst = s1.device_ptr(&landing).unwrap().as_raw();
+    let sources = [
+        (s0.device_ptr(&kept).unwrap().as_raw(), 2 * MIB),
+        (s0.device_ptr(&small).unwrap().as_raw(), 64 * KIB),
+    ];
+    for &(src, len) in &sources {
+        standin::expect_violation("without peer access");
+        assert!(!raw_copy(&s1, dst, src, len));
+    }
+    assert_eq!(violations(), before + 2, "pages are closed to the peer");
+    paged.grant_access(&d1).unwrap();
+    for &(src, len) in &sources {
+        assert!(raw_copy(&s1, dst, src, len));
+    }
+    // A page allocated after the grant is open too.
+    let later = s0.reserve(40 * MIB).unwrap();
+    let later_ptr = s0.device_ptr(&later).unwrap().as_raw();
+    assert!(raw_copy(&s1, dst, later_ptr, MIB));
+    assert_eq!(violations(), before + 2, "granted pages are no violations");
+    paged.revoke_access(&d1).unwrap();
+    standin::expect_violation("without peer access");
+    assert!(!raw_copy(&s1, dst, sources[1].0, sources[1].1));
+    assert_eq!(violations(), before + 3, "closed again after the revoke");
 }
 
 #[test]

@@ -23,7 +23,7 @@ use crate::work::{Raw, Work};
 pub const POOL: u64 = 0xc0_1000;
 
 /// The device whose default pool `pool` is.
-fn pool_device(pool: u64) -> Result<usize, CuResult> {
+pub(crate) fn pool_device(pool: u64) -> Result<usize, CuResult> {
     pool.checked_sub(POOL)
         .and_then(|d| crate::device::valid(i32::try_from(d).ok()?).ok())
         .ok_or(INVALID_HANDLE)

@@ -1,5 +1,6 @@
 //! Several devices: which pairs can reach each other, peer access for
-//! allocations (`cuCtxEnablePeerAccess`), and copies between devices.
+//! allocations (`cuCtxEnablePeerAccess`) and pool memory
+//! (`cuMemPoolSetAccess`), and copies between devices.
 //!
 //! A peer copy names each end's context; each end must be memory its
 //! device may touch (an allocation of it or of a peer it enabled, or a
@@ -13,7 +14,7 @@ use std::ffi::c_int;
 
 use crate::api::copy::{blocking, submit};
 use crate::device::{self, can_reach, of_context, pair};
-use crate::driver::{DRIVER, current_device, entry, lock};
+use crate::driver::{DRIVER, current_device, entry, lock, ready};
 use crate::memory::MEM;
 use crate::types::*;
 use crate::work::{Raw, RawPlace};
@@ -90,4 +91,43 @@ entry! { fn cuMemcpyPeerAsync(dst: DevPtr, dst_ctx: u64, src: DevPtr, src_ctx: u
 entry! { fn cuMemcpyPeer(dst: DevPtr, dst_ctx: u64, src: DevPtr, src_ctx: u64, len: usize) {
     let raw = peer_copy(dst, dst_ctx, src, src_ctx, len)?;
     blocking(raw, format!("cuMemcpyPeer {src:#x} to {dst:#x} ({len} B)"))
+}}
+
+entry! { fn cuMemPoolSetAccess(pool: u64, desc: *const AccessDesc, count: usize) {
+    ready()?;
+    let owner = crate::api::memory::pool_device(pool)?;
+    if count == 0 || count > device::MAX_DEVICES {
+        return Err(if count == 0 { INVALID_VALUE } else { INVALID_DEVICE });
+    }
+    // Checked for every descriptor before any is applied: a refusal
+    // changes nothing. A pool's memory is reached by a peer as an
+    // allocation is after cuCtxEnablePeerAccess: the same pair bit (the
+    // model does not keep the two apart).
+    let mut grants = Vec::with_capacity(count);
+    for i in 0..count {
+        // SAFETY: the caller's in-parameter: `count` descriptors.
+        let d = unsafe { get(desc.add(i)) }?;
+        if d.location.kind != LOCATION_DEVICE {
+            return Err(INVALID_VALUE);
+        }
+        let dev = device::valid(d.location.id)?;
+        let grant = match d.flags {
+            ACCESS_READWRITE => true,
+            ACCESS_NONE if dev != owner => false,
+            // The owner keeps its access; read-only is not modelled.
+            _ => return Err(if dev == owner { INVALID_DEVICE } else { NOT_SUPPORTED }),
+        };
+        if !can_reach(dev, owner) {
+            return Err(INVALID_DEVICE);
+        }
+        grants.push((dev, grant));
+    }
+    let mut mem = lock(&MEM);
+    for (dev, grant) in grants.into_iter().filter(|&(dev, _)| dev != owner) {
+        match grant {
+            true => mem.peers |= pair(dev, owner),
+            false => mem.peers &= !pair(dev, owner),
+        }
+    }
+    Ok(())
 }}

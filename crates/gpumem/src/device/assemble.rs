@@ -191,12 +191,3 @@ pub(crate) fn build(
         }),
     })
 }
-
-/// Whether every buffer of a device built with `config` lies in arena
-/// memory (`virtual_memory`: the backend gave the arenas theirs): the
-/// layout is arenas and caching is not bypassed (which uses pages).
-pub(crate) fn all_in_arenas(config: &GpumemConfig, virtual_memory: bool) -> bool {
-    virtual_memory
-        && matches!(config.pools, PoolLayout::Auto | PoolLayout::Arenas)
-        && !config.bypass_caching
-}

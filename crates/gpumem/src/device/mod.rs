@@ -500,16 +500,17 @@ impl Device {
 impl Device {
     /// Let `peer` read and write this device's memory: every arena chunk
     /// mapped now, and every chunk mapped later, is opened to `peer`'s
-    /// device (one `cuMemSetAccess` descriptor more per map). A runtime,
-    /// NCCL or a kernel on `peer` may then use this device's buffers
-    /// directly. Granting twice changes nothing.
+    /// device (one `cuMemSetAccess` descriptor more per map), and so are
+    /// its pages, now and later (`cuCtxEnablePeerAccess`, or
+    /// `cuMemPoolSetAccess` for stream-ordered memory). A runtime, NCCL or
+    /// a kernel on `peer` may then use this device's buffers directly.
+    /// Granting twice changes nothing.
     ///
     /// # Errors
-    /// [`crate::GpuMemError::Peer`] when either device is not CUDA, this
-    /// device's memory is not all in arenas (`pools: arenas`, the default
-    /// on CUDA), both are the same device, or the driver has no peer link
-    /// between them; nothing changes. A storage error when the driver
-    /// refuses part-way (the access already set is taken back).
+    /// [`crate::GpuMemError::Peer`] when either device is not CUDA, both
+    /// are the same device, or the driver has no peer link between them;
+    /// nothing changes. A storage error when the driver refuses part-way
+    /// (the access already set is taken back).
     ///
     /// ```
     /// # use gpumem::prelude::*;
@@ -522,8 +523,8 @@ impl Device {
         peers::set(&self.shared, &peer.shared, true)
     }
 
-    /// Take `peer`'s access away from every chunk; chunks mapped later are
-    /// not opened to it. The caller makes sure no work of `peer` still uses
+    /// Take `peer`'s access away from every chunk and page; memory mapped
+    /// or allocated later is not opened to it. The caller makes sure no work of `peer` still uses
     /// this device's memory (as before a free): the driver faults such
     /// work. Revoking a peer without access changes nothing.
     ///

@@ -1,17 +1,15 @@
 //! The machinery of [`Device::grant_access`](super::Device::grant_access)
 //! and its revoke: which checks come first, and where the access is set.
 //!
-//! Access is set on the device's CUDA virtual memory (mem-storage
-//! `cuda/vm_peers.rs`), which opens every chunk mapped now and later to the
-//! peer. It is granted only where all of a device's memory is arena
-//! memory: a paged pool's pages are `cuMemAlloc`/pool memory, which a peer
-//! reaches through other calls (`cuCtxEnablePeerAccess`,
-//! `cuMemPoolSetAccess`) with other lifetimes, and a grant that covered
-//! some buffers and not others would fault later, far from its cause.
+//! A device's memory is of two kinds, and a peer reaches each through its
+//! own calls: pages (the paged pools', the persistent pool's) through the
+//! CUDA resource (`cuCtxEnablePeerAccess`, or `cuMemPoolSetAccess` for
+//! stream-ordered memory; mem-storage `cuda/peers.rs`), arena chunks
+//! through the CUDA virtual memory (`cuMemSetAccess` on every chunk mapped
+//! now and later; `cuda/vm_peers.rs`). A grant sets both or neither: when
+//! the second refuses, the first is taken back.
 
-use std::sync::Arc;
-
-use mem_storage::{CudaVirtualMemory, StorageError};
+use mem_storage::StorageError;
 
 use crate::error::{GpuMemError, Result};
 use crate::shared::DeviceShared;
@@ -29,24 +27,39 @@ pub(crate) fn set(owner: &DeviceShared, peer: &DeviceShared, grant: bool) -> Res
         peer: peer.name.clone(),
         reason,
     };
-    let vm = arena_memory(owner).map_err(refuse)?;
-    let peer_ctx = match &peer.cuda {
-        Some(cuda) => cuda.context().clone(),
-        None => return Err(refuse("the peer is not a CUDA device".into())),
+    let (Some(pages), Some(peer_cuda)) = (&owner.cuda, &peer.cuda) else {
+        return Err(refuse(
+            "peer access is between CUDA devices; build both with Device::cuda".into(),
+        ));
     };
-    let done = match grant {
-        true => vm.grant_access(&peer_ctx),
-        false => vm.revoke_access(&peer_ctx),
-    };
-    match done {
-        Ok(()) => {}
-        Err(StorageError::InvalidArgument { .. }) => {
-            return Err(refuse(
-                "both are the same CUDA device, which always reaches its own memory".into(),
-            ));
+    let peer_ctx = peer_cuda.context().clone();
+    let explain = |err: StorageError| match err {
+        StorageError::InvalidArgument { .. } => {
+            refuse("both are the same CUDA device, which always reaches its own memory".into())
         }
-        Err(err @ StorageError::PeerUnreachable { .. }) => return Err(refuse(err.to_string())),
-        Err(err) => return Err(err.into()),
+        err @ StorageError::PeerUnreachable { .. } => refuse(err.to_string()),
+        err => err.into(),
+    };
+    let (set_pages, undo_pages) = match grant {
+        true => (pages.grant_access(&peer_ctx), false),
+        false => (pages.revoke_access(&peer_ctx), true),
+    };
+    set_pages.map_err(explain)?;
+    if let Some(vm) = &owner.cuda_vm {
+        let chunks = match grant {
+            true => vm.grant_access(&peer_ctx),
+            false => vm.revoke_access(&peer_ctx),
+        };
+        if let Err(err) = chunks {
+            let undone = match undo_pages {
+                true => pages.grant_access(&peer_ctx),
+                false => pages.revoke_access(&peer_ctx),
+            };
+            if let Err(undo) = undone {
+                tracing::error!(%undo, "restoring a peer's access to pages failed");
+            }
+            return Err(explain(err));
+        }
     }
     let mut peers = owner.peers.lock().unwrap_or_else(|p| p.into_inner());
     peers.retain(|name| *name != peer.name);
@@ -63,26 +76,4 @@ pub(crate) fn names(owner: &DeviceShared) -> Vec<String> {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .clone()
-}
-
-/// The device's CUDA virtual memory, when all its memory is arena memory;
-/// otherwise why a peer cannot be granted it.
-fn arena_memory(owner: &DeviceShared) -> std::result::Result<&Arc<CudaVirtualMemory>, String> {
-    if owner.cuda.is_none() {
-        return Err("peer access is between CUDA devices; this device is not one".into());
-    }
-    let all_arenas = super::assemble::all_in_arenas(&owner.config, owner.cuda_vm.is_some());
-    match &owner.cuda_vm {
-        Some(vm) if all_arenas => Ok(vm),
-        _ => Err(format!(
-            "peer access covers arena memory, and this device's memory is not all in arenas \
-             (pools: {}{}); build it with pools:arenas",
-            crate::config::layout::format_layout(&owner.config.pools),
-            owner
-                .arena_fallback
-                .as_deref()
-                .map(|why| format!(", arenas fell back: {why}"))
-                .unwrap_or_default(),
-        )),
-    }
 }

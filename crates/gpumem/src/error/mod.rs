@@ -162,8 +162,8 @@ pub enum GpuMemError {
         operation: &'static str,
     },
     /// A peer-access call or a copy between devices that these two devices
-    /// cannot make: not CUDA, not arena memory, the same device, or no
-    /// peer link. `reason` says which and what to do.
+    /// cannot make: not CUDA, the same device, or no peer link. `reason`
+    /// says which and what to do.
     #[error("{operation} from {device} to {peer}: {reason}")]
     Peer {
         /// What was refused (`grant_access`, `copy_to_peer`, ...).

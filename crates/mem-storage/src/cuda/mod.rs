@@ -25,6 +25,7 @@
 
 mod alloc;
 mod events;
+mod peers;
 mod pool;
 mod resource;
 mod streams;
