@@ -207,3 +207,42 @@ fn a_copy_to_a_peer_device_lands_in_stream_order() {
     let err = s0.copy_to_peer(&dst, &s1, &src).unwrap_err();
     assert!(matches!(err, GpuMemError::ForeignHandle { .. }), "{err}");
 }
+
+#[test]
+fn a_grant_the_driver_refuses_part_way_leaves_the_peer_without_access() {
+    let Some((_turn, d0, d1)) = two_devices() else {
+        return;
+    };
+    let (s0, s1) = (d0.default_stream(), d1.default_stream());
+    // Three chunks mapped: the grant opens them one by one.
+    let held: Vec<_> = (0..3).map(|_| s0.reserve(64 * MIB).unwrap()).collect();
+    let landing = s1.reserve(MIB).unwrap();
+    let dst = s1.device_ptr(&landing).unwrap().as_raw();
+    let first = s0.device_ptr(&held[0]).unwrap().as_raw();
+    let before = violations();
+    // The second chunk's cuMemSetAccess fails after the first succeeded.
+    let invalid = sys::cudaError_enum::CUDA_ERROR_INVALID_VALUE as u32;
+    standin::fail_call("cuMemSetAccess", 1, invalid);
+    let err = d0.grant_access(&d1).unwrap_err();
+    assert!(matches!(err, GpuMemError::Storage(_)), "{err}");
+    assert!(d0.peers().is_empty(), "no grant is recorded");
+    standin::expect_violation("without access for device 1");
+    assert!(
+        !raw_copy(&s1, dst, first, MIB),
+        "the first chunk's access was taken back"
+    );
+    standin::expect_violation("without peer access");
+    let page = {
+        let _window = s0.persistent();
+        s0.reserve(MIB).unwrap()
+    };
+    let page_ptr = s0.device_ptr(&page).unwrap().as_raw();
+    assert!(
+        !raw_copy(&s1, dst, page_ptr, MIB),
+        "the pages' access was taken back"
+    );
+    assert_eq!(violations(), before + 2);
+    // With the driver willing, the same grant goes through.
+    d0.grant_access(&d1).unwrap();
+    assert!(raw_copy(&s1, dst, first, MIB) && raw_copy(&s1, dst, page_ptr, MIB));
+}

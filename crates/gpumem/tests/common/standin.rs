@@ -57,3 +57,14 @@ pub fn expect_violation(text: &str) {
         unsafe { f(text.as_ptr()) }
     }
 }
+
+/// Make the call of driver entry point `name` after `skip` more fail with
+/// `code` (a `CUresult`) before it does anything, on the stand-in.
+pub fn fail_call(name: &str, skip: u64, code: u32) {
+    type F = unsafe extern "C" fn(*const std::ffi::c_char, u64, u32);
+    if let Some(f) = symbol::<F>(b"gpumem_standin_fail_call\0") {
+        let name = std::ffi::CString::new(name).expect("no NUL in a name");
+        // SAFETY: a NUL-terminated name, as the export reads it.
+        unsafe { f(name.as_ptr(), skip, code) }
+    }
+}
