@@ -9,6 +9,7 @@ mod common;
 use common::standin;
 use gpumem::device::cudarc::driver::{CudaContext, sys};
 use gpumem::prelude::*;
+use gpumem::storage::DriverCall;
 
 /// The tests share one driver and its violation count: one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -245,4 +246,32 @@ fn a_grant_the_driver_refuses_part_way_leaves_the_peer_without_access() {
     // With the driver willing, the same grant goes through.
     d0.grant_access(&d1).unwrap();
     assert!(raw_copy(&s1, dst, first, MIB) && raw_copy(&s1, dst, page_ptr, MIB));
+}
+
+#[test]
+fn each_peer_is_priced_as_one_more_access_call_per_chunk() {
+    let Some((_turn, d0, d1)) = two_devices() else {
+        return;
+    };
+    let s0 = d0.default_stream();
+    let access = |d: &Device| d.stats().driver.calls(DriverCall::SetAccess);
+    let first = s0.reserve(64 * MIB).unwrap();
+    let (maps, alone) = (d0.stats().chunks.maps, access(&d0));
+    assert_eq!(alone, maps, "one access call per map for the owner alone");
+    d0.grant_access(&d1).unwrap();
+    assert_eq!(
+        access(&d0),
+        alone + maps,
+        "the grant opens each mapped chunk"
+    );
+    let before = (d0.stats().chunks.maps, access(&d0));
+    let second = s0.reserve(256 * MIB).unwrap();
+    let new_maps = d0.stats().chunks.maps - before.0;
+    assert!(new_maps > 0);
+    assert_eq!(
+        access(&d0) - before.1,
+        2 * new_maps,
+        "owner and peer per map"
+    );
+    drop((first, second));
 }

@@ -94,10 +94,13 @@ pub(crate) fn build(
         other => other,
     };
     let mut cuda_vm = None;
+    let peer_count = Arc::new(AtomicU64::new(0));
     let (vm, fallback) = match vm {
         Some(Ok((vm, cuda))) => {
             cuda_vm = cuda;
-            let vm: Arc<dyn VirtualMemory> = Arc::new(DriverCostResource::new(vm, driver.clone()));
+            let vm: Arc<dyn VirtualMemory> = Arc::new(
+                DriverCostResource::new(vm, driver.clone()).with_peer_count(peer_count.clone()),
+            );
             (
                 Some(Arc::new(resource.charge_virtual_memory(vm)) as Arc<dyn VirtualMemory>),
                 None,
@@ -184,6 +187,7 @@ pub(crate) fn build(
             virtual_memory: vm,
             cuda_vm,
             peers: Mutex::new(Vec::new()),
+            peer_count,
             cuda: backend.cuda_resource(),
             arena_fallback: fallback,
             driver,

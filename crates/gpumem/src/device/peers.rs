@@ -9,7 +9,9 @@
 //! now and later; `cuda/vm_peers.rs`). A grant sets both or neither: when
 //! the second refuses, the first is taken back.
 
-use mem_storage::StorageError;
+use std::sync::atomic::Ordering;
+
+use mem_storage::{DriverCall, StorageError, VirtualMemory};
 
 use crate::error::{GpuMemError, Result};
 use crate::shared::DeviceShared;
@@ -50,6 +52,13 @@ pub(crate) fn set(owner: &DeviceShared, peer: &DeviceShared, grant: bool) -> Res
             true => vm.grant_access(&peer_ctx),
             false => vm.revoke_access(&peer_ctx),
         };
+        let chunks = chunks.map(|changed| {
+            // One access call per chunk mapped now, priced as any other.
+            let bytes = vm.vm_stats().mapped_bytes;
+            owner
+                .driver
+                .charge_many(DriverCall::SetAccess, changed as u64, bytes);
+        });
         if let Err(err) = chunks {
             let undone = match undo_pages {
                 true => pages.grant_access(&peer_ctx),
@@ -66,6 +75,10 @@ pub(crate) fn set(owner: &DeviceShared, peer: &DeviceShared, grant: bool) -> Res
     if grant {
         peers.push(peer.name.clone());
     }
+    // Every later map opens its chunk to the peers as well.
+    owner
+        .peer_count
+        .store(peers.len() as u64, Ordering::Relaxed);
     Ok(())
 }
 

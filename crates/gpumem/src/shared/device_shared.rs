@@ -61,6 +61,9 @@ pub(crate) struct DeviceShared {
     pub(crate) cuda_vm: Option<Arc<mem_storage::CudaVirtualMemory>>,
     /// The names of the devices granted access to this one's memory.
     pub(crate) peers: Mutex<Vec<String>>,
+    /// How many there are: the driver cost adaptor prices each map's
+    /// access for each.
+    pub(crate) peer_count: Arc<AtomicU64>,
     /// Why `pools: auto` fell back to paged pools (no virtual memory).
     pub(crate) arena_fallback: Option<String>,
     /// The modeled driver time of every call under the budget.

@@ -23,6 +23,7 @@
 //! any driver call. Byte movement is forwarded uncharged.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::driver_cost::{DriverCall, DriverMeter};
 use crate::error::StorageError;
@@ -47,6 +48,7 @@ pub struct DriverCostResource<R> {
     inner: R,
     meter: Arc<DriverMeter>,
     pages: PageCalls,
+    peers: Arc<AtomicU64>,
 }
 
 impl<R> DriverCostResource<R> {
@@ -56,12 +58,21 @@ impl<R> DriverCostResource<R> {
             inner,
             meter,
             pages: PageCalls::default(),
+            peers: Arc::default(),
         }
     }
 
     /// Charge allocations as `pages` calls.
     pub fn with_page_calls(mut self, pages: PageCalls) -> Self {
         self.pages = pages;
+        self
+    }
+
+    /// Price each map's access for the devices `peers` counts besides the
+    /// owner (a grant adds one): a peer is one more descriptor in the
+    /// map's `cuMemSetAccess`, charged as one more access call.
+    pub fn with_peer_count(mut self, peers: Arc<AtomicU64>) -> Self {
+        self.peers = peers;
         self
     }
 
@@ -154,7 +165,12 @@ impl<V: VirtualMemory> VirtualMemory for DriverCostResource<V> {
         let bytes = self.inner.chunk_bytes(chunk).unwrap_or(0);
         self.charged(self.inner.map(range, offset, chunk), |_| {
             self.meter.charge(DriverCall::Map, bytes);
-            self.meter.charge(DriverCall::SetAccess, bytes);
+            let devices = 1 + self.peers.load(Ordering::Relaxed);
+            self.meter.charge_many(
+                DriverCall::SetAccess,
+                devices,
+                bytes.saturating_mul(devices),
+            );
         })
     }
 

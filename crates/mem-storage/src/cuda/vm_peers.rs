@@ -24,7 +24,8 @@ use crate::vm::table_map::Mapping;
 
 impl CudaVirtualMemory {
     /// Open every chunk mapped now, and every chunk mapped later, to
-    /// `peer`'s device for reading and writing. Granting a peer that has
+    /// `peer`'s device for reading and writing; returns the mappings
+    /// changed (one `cuMemSetAccess` each). Granting a peer that has
     /// access already changes nothing.
     ///
     /// # Errors
@@ -33,7 +34,7 @@ impl CudaVirtualMemory {
     /// device cannot reach this one (`cuDeviceCanAccessPeer`);
     /// [`StorageError::Driver`] when `cuMemSetAccess` refuses (nothing is
     /// left changed).
-    pub fn grant_access(&self, peer: &CudaContext) -> Result<(), StorageError> {
+    pub fn grant_access(&self, peer: &CudaContext) -> Result<usize, StorageError> {
         let peer_device = self.check_peer(peer)?;
         self.bind()?;
         let reachable = drv::can_access_peer(peer_device, self.device)
@@ -47,16 +48,17 @@ impl CudaVirtualMemory {
         let table = self.lock();
         let mut peers = self.peer_list();
         if peers.contains(&peer_device) {
-            return Ok(());
+            return Ok(0);
         }
-        set_all(&table.all_mappings(), peer_device, true)
+        let mappings = table.all_mappings();
+        set_all(&mappings, peer_device, true)
             .map_err(driver("opening a mapped chunk to a peer"))?;
         peers.push(peer_device);
-        Ok(())
+        Ok(mappings.len())
     }
 
-    /// Take `peer`'s access away from every mapping; chunks mapped later
-    /// are not opened to it. Revoking a peer without access changes
+    /// Take `peer`'s access away from every mapping (returns how many);
+    /// chunks mapped later are not opened to it. Revoking a peer without access changes
     /// nothing. The caller proves no work of `peer` still uses the memory
     /// (as for an unmap): the driver faults such work.
     ///
@@ -64,18 +66,19 @@ impl CudaVirtualMemory {
     /// [`StorageError::InvalidArgument`] when `peer` is this device;
     /// [`StorageError::Driver`] when `cuMemSetAccess` refuses (nothing is
     /// left changed).
-    pub fn revoke_access(&self, peer: &CudaContext) -> Result<(), StorageError> {
+    pub fn revoke_access(&self, peer: &CudaContext) -> Result<usize, StorageError> {
         let peer_device = self.check_peer(peer)?;
         self.bind()?;
         let table = self.lock();
         let mut peers = self.peer_list();
         let Some(at) = peers.iter().position(|&d| d == peer_device) else {
-            return Ok(());
+            return Ok(0);
         };
-        set_all(&table.all_mappings(), peer_device, false)
+        let mappings = table.all_mappings();
+        set_all(&mappings, peer_device, false)
             .map_err(driver("closing a mapped chunk to a peer"))?;
         peers.remove(at);
-        Ok(())
+        Ok(mappings.len())
     }
 
     /// The ordinals of the devices granted access, in grant order.
