@@ -1,6 +1,6 @@
 //! `DeviceRuntime`: the resource stack every allocation of a device goes through.
 //!
-//! The stack, top to bottom: [`GlobalDeviceBudget`] (the device-wide hard
+//! The stack, top to bottom: [`GlobalDeviceBudget`](crate::GlobalDeviceBudget) (the device-wide hard
 //! cap) → optional middle layers (mem-storage's logging adaptor, statistics,
 //! fault injection in tests) → the device's backend resource (host memory by
 //! default, CUDA for a CUDA device). The runtime hands the top out as an
@@ -8,7 +8,7 @@
 //! the very same stack and its pages are charged against the same budget.
 //!
 //! Frees are stream-ordered. A runtime built with
-//! [`DeviceRuntimeBuilder::defer_frees`] does not give memory back when an
+//! [`DeviceRuntimeBuilder::defer_frees`](crate::DeviceRuntimeBuilder::defer_frees) does not give memory back when an
 //! allocation drops: the free waits in a queue until
 //! [`DeviceRuntime::reap_pending_deallocations`] synchronises the stream and
 //! completes it — the shape of a runtime that may not free while a kernel

@@ -1,8 +1,8 @@
 //! `BudgetedVirtualMemory`: physical chunks charged to a device budget.
 //!
 //! Arena pools take physical memory as chunks of a
-//! [`VirtualMemory`](mem_storage::VirtualMemory) rather than as resource
-//! allocations, so the [`GlobalDeviceBudget`] adaptor never sees them. This
+//! [`VirtualMemory`] rather than as resource
+//! allocations, so the [`GlobalDeviceBudget`](crate::GlobalDeviceBudget) adaptor never sees them. This
 //! adaptor charges every `create_chunk` on the same ledger (claim, create,
 //! confirm — or roll back on a refusal) and refunds every `release_chunk`,
 //! so pages and chunks of one device share one exact cap. Reserving address

@@ -98,7 +98,7 @@ impl CellPool {
     }
 
     /// The slot key of every allocation whose last handle dropped since the
-    /// last [`Self::take`]: the allocations' own cells, and the allocations
+    /// last drain ([`Self::take_records`], [`Self::take_cells`]): the allocations' own cells, and the allocations
     /// whose only holders left are the pending pin handles' (a graph's pins
     /// dropped after the user's handle: `take` lets those go, so the drain
     /// frees them). A pin handle's cell is not an allocation of its own.

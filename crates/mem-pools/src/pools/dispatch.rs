@@ -30,7 +30,7 @@ impl Core {
         self.reserve_sized(storage, pool, sizes, owner, allow)
     }
 
-    /// [`Self::reserve_in`] with the capacity already computed (the
+    /// `reserve_in` (the tests' entry) with the capacity already computed (the
     /// engine's reserve path checks it before claiming a slot, so it is
     /// not rounded twice): `sizes` is (capacity, requested).
     #[inline]

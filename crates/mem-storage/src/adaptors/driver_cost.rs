@@ -4,7 +4,7 @@
 //! An adaptor rather than a feature of the simulated backends: it wraps
 //! any backend, so a host-memory run reports what a GPU would have paid
 //! for the same calls, the simulated and host backends charge by one
-//! rule, and over the CUDA backend (with [`DriverCosts::ZERO`], its real
+//! rule, and over the CUDA backend (with [`DriverCosts::ZERO`](crate::DriverCosts::ZERO), its real
 //! time being in the wall clock) it still counts calls and waits.
 //!
 //! What each call is charged (as `crates/mem-storage/src/cuda/` does it):

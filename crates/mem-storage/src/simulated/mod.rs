@@ -14,7 +14,7 @@
 //! GPU, so neither can hold what the other already holds.
 //!
 //! Cost per call: one lock, one compare-and-swap and O(log live) map work (see
-//! [`crate::address_space`]); nothing is zeroed or touched. No bytes exist:
+//! [`address_space`]); nothing is zeroed or touched. No bytes exist:
 //! `write` and `read` are [`StorageError::Unsupported`]; `fill` and `copy`
 //! check their ranges and succeed without doing anything.
 

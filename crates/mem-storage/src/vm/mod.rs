@@ -6,8 +6,8 @@
 //! physical memory only under live data (docs/design.md, "Physical memory
 //! follows live data"): growth maps a chunk in place, a hole gives its chunk
 //! back or moves it elsewhere, sleep unmaps everything and keeps every
-//! address. Three backends: [`HostVirtualMemory`] (a memfd mapped with
-//! `mmap(MAP_FIXED)`, real bytes), [`SimulatedVirtualMemory`] (addresses and
+//! address. Three backends: [`HostVirtualMemory`](crate::HostVirtualMemory) (a memfd mapped with
+//! `mmap(MAP_FIXED)`, real bytes), [`SimulatedVirtualMemory`](crate::SimulatedVirtualMemory) (addresses and
 //! counts only) and [`crate::cuda::CudaVirtualMemory`]; the adaptors
 //! (logging, statistics, tracking, fault injection) implement it whenever
 //! the resource they wrap does.
