@@ -1,7 +1,8 @@
 //! `cargo xtask cuda-standin`: every CUDA test and example of the
 //! workspace on the stand-in CUDA driver (`crates/cuda-standin`).
 //!
-//! Builds the stand-in, copies it to `target/cuda-standin/` as
+//! Builds the stand-in, copies it to `target/cuda-standin/` (under
+//! `CARGO_TARGET_DIR` when set) as
 //! `libcuda.so`, `libcuda.so.1` and `libnvrtc.so` (the names cudarc's
 //! loader tries first), and runs with that folder first on
 //! `LD_LIBRARY_PATH`:
@@ -99,8 +100,10 @@ const FAULT_DEVICES: (&str, &str) = ("GPUMEM_STANDIN_DEVICES", "2");
 /// (package, example): run, and must not say it skipped.
 const EXAMPLES: &[(&str, &str)] = &[("gpumem", "cudarc_runtime")];
 
-/// Where the loader finds the stand-in.
-const LIB_DIR: &str = "target/cuda-standin";
+/// Cargo's target folder: `CARGO_TARGET_DIR` when set, else `target`.
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| PathBuf::from("target"), PathBuf::from)
+}
 
 /// Builds the stand-in and puts it where the loader finds it; returns
 /// the folder.
@@ -114,14 +117,16 @@ pub(crate) fn install() -> Result<PathBuf, String> {
         "-p",
         "cuda-standin",
     ]))?;
-    let built = Path::new("target/debug/libgpumem_cuda_standin.so");
-    let dir = Path::new(LIB_DIR);
-    std::fs::create_dir_all(dir).map_err(|e| format!("creating {LIB_DIR}: {e}"))?;
+    let built = target_dir().join("debug/libgpumem_cuda_standin.so");
+    // Where the loader finds it.
+    let dir = target_dir().join("cuda-standin");
+    let shown = dir.display();
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {shown}: {e}"))?;
     for name in ["libcuda.so", "libcuda.so.1", "libnvrtc.so"] {
-        std::fs::copy(built, dir.join(name))
-            .map_err(|e| format!("copying {} to {LIB_DIR}/{name}: {e}", built.display()))?;
+        std::fs::copy(&built, dir.join(name))
+            .map_err(|e| format!("copying {} to {shown}/{name}: {e}", built.display()))?;
     }
-    std::fs::canonicalize(dir).map_err(|e| format!("{LIB_DIR}: {e}"))
+    std::fs::canonicalize(&dir).map_err(|e| format!("{shown}: {e}"))
 }
 
 /// Puts the stand-in folder `dir` first on `cmd`'s loader path;
@@ -204,7 +209,7 @@ pub fn cuda_standin(_args: &[String]) -> Result<String, String> {
             example,
         ];
         crate::run(&mut cargo(&build))?;
-        let mut cmd = Command::new(Path::new("target/debug/examples").join(example));
+        let mut cmd = Command::new(target_dir().join("debug/examples").join(example));
         on_standin(&mut cmd, &dir, true);
         eprintln!("$ {cmd:?}");
         let out = cmd
