@@ -32,6 +32,7 @@ mod transfer;
 mod vm;
 mod vm_driver;
 mod vm_memory;
+mod vm_share;
 
 pub use events::CudaEventHandle;
 pub use pool::DriverPoolStats;

@@ -75,6 +75,25 @@ pub(crate) fn create(
     Ok(handle)
 }
 
+/// Create `len` bytes of pinned memory on `device` with the handle types
+/// `types` (a bit set of `CUmemAllocationHandleType`) and, if `rdma`, the
+/// GPUDirect RDMA flag.
+pub(crate) fn create_shareable(
+    device: CUdevice,
+    len: usize,
+    types: u32,
+    rdma: bool,
+) -> Result<CUmemGenericAllocationHandle, DriverError> {
+    let mut prop = allocation_prop(device);
+    // The driver reads the field as a bit set of handle types.
+    prop.requestedHandleTypes = sys::CUmemAllocationHandleType(types);
+    prop.allocFlags.gpuDirectRDMACapable = u8::from(rdma);
+    let mut handle: CUmemGenericAllocationHandle = 0;
+    // SAFETY: `handle` and `prop` are live locals of the right types.
+    unsafe { sys::cuMemCreate(&mut handle, len, &prop, 0) }.result()?;
+    Ok(handle)
+}
+
 /// Release a chunk's memory.
 ///
 /// # Safety

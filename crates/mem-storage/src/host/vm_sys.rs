@@ -147,3 +147,32 @@ pub(crate) unsafe fn unmap_chunk(addr: NonNull<u8>, len: usize) -> Result<(), St
         .map(drop)
         .map_err(os("mmap(PROT_NONE) over an unmapped chunk"))
 }
+
+/// A second descriptor of the same file (closed on exec).
+pub(crate) fn duplicate(fd: &OwnedFd) -> Result<OwnedFd, StorageError> {
+    rustix::io::fcntl_dupfd_cloexec(fd, 0).map_err(os("dup of a shareable chunk's memfd"))
+}
+
+/// Whether `fd` can be a chunk of `bytes` another process exported: a
+/// regular file (a memfd is one) of exactly `bytes`. A pipe, a socket, a
+/// directory or a file of another size is refused before anything maps it.
+pub(crate) fn check_memfd(fd: &OwnedFd, bytes: u64) -> Result<(), StorageError> {
+    let bad = |reason, found| StorageError::BadShareHandle {
+        reason,
+        expected: bytes,
+        found,
+    };
+    let st =
+        fs::fstat(fd).map_err(|_| bad("the descriptor cannot be inspected (fstat failed)", 0))?;
+    if fs::FileType::from_raw_mode(st.st_mode) != fs::FileType::RegularFile {
+        return Err(bad(
+            "the descriptor is not a memory file (a pipe, socket or device)",
+            0,
+        ));
+    }
+    let found = u64::try_from(st.st_size).unwrap_or(0);
+    if found != bytes {
+        return Err(bad("the file's size is not the chunk's", found));
+    }
+    Ok(())
+}
