@@ -6,6 +6,7 @@
 //! alone.
 
 mod child;
+mod cuda;
 mod refusals;
 mod untouched;
 
