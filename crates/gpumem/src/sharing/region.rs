@@ -99,13 +99,13 @@ impl Region {
 impl Drop for Region {
     fn drop(&mut self) {
         let mapped: u64 = self.chunks.iter().map(|&(_, b)| b).sum();
-        if mapped > 0 {
-            if let Err(err) = self.vm.unmap(self.range.id, 0, mapped) {
-                // Still mapped: releasing would be refused; leak rather
-                // than free memory that may be in use.
-                tracing::error!(%err, "a shared buffer could not be unmapped; it leaks");
-                return;
-            }
+        if mapped > 0
+            && let Err(err) = self.vm.unmap(self.range.id, 0, mapped)
+        {
+            // Still mapped: releasing would be refused; leak rather than
+            // free memory that may be in use.
+            tracing::error!(%err, "a shared buffer could not be unmapped; it leaks");
+            return;
         }
         for &(chunk, _) in &self.chunks {
             self.release(chunk);

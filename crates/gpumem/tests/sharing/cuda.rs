@@ -15,12 +15,12 @@ fn cuda_device(share: bool) -> Option<Device> {
         println!("skipping: the CUDA driver library (libcuda) cannot be loaded");
         return None;
     }
-    let mut config = GpumemConfig::default();
-    config.pools = PoolLayout::Arenas;
-    config.arena_max_chunk = Some(2 * MIB);
-    if share {
-        config.share = Some(ShareHandles::POSIX_FD);
-    }
+    let config = GpumemConfig {
+        pools: PoolLayout::Arenas,
+        arena_max_chunk: Some(2 * MIB),
+        share: share.then_some(ShareHandles::POSIX_FD),
+        ..GpumemConfig::default()
+    };
     match Device::cuda(0).and_then(|b| b.config(config).ignore_env().build()) {
         Ok(device) => Some(device),
         Err(err) => {

@@ -67,10 +67,10 @@ impl State {
         let m = self.table.check_map(range, offset, chunk)?;
         let base = self.table.range(range)?.base;
         let at = self.ptr(base, offset)?;
+        let fd = self.own.get(&chunk).unwrap_or(&self.fd);
         // SAFETY: the table proved `offset..+bytes` lies inside the live
         // reservation with nothing mapped there; the lock keeps byte access
         // out, so nothing refers to it.
-        let fd = self.own.get(&chunk).unwrap_or(&self.fd);
         unsafe { sys::map_chunk(at, m.bytes as usize, fd, m.handle) }?;
         self.table.commit_map(range, m);
         Ok(m.addr)
