@@ -18,7 +18,12 @@ fn cuda_device(share: bool) -> Option<Device> {
     let config = GpumemConfig {
         pools: PoolLayout::Arenas,
         arena_max_chunk: Some(2 * MIB),
-        share: share.then_some(ShareHandles::POSIX_FD),
+        // FABRIC asked: a driver without it (the stand-in) refuses it with
+        // NOT_SUPPORTED and the chunk is made with the fd alone.
+        share: share.then_some(ShareHandles {
+            fabric: true,
+            rdma: false,
+        }),
         ..GpumemConfig::default()
     };
     match Device::cuda(0).and_then(|b| b.config(config).ignore_env().build()) {
@@ -58,6 +63,9 @@ fn a_second_process_imports_a_cuda_shareable_buffer_and_the_exporter_sees_its_re
     let stream = device.default_stream();
     let len = 5 * MIB + 123;
     let buffer = stream.reserve_shareable(len).unwrap();
+    if std::env::var("GPUMEM_STANDIN_ABORT").is_ok() {
+        assert!(!buffer.granted().fabric, "the stand-in has no FABRIC handles");
+    }
     let data: Vec<u8> = (0..len as usize).map(pattern).collect();
     buffer.write(0, &data).unwrap();
     let (child, mut sock) = spawn_importer(NAME, "cuda_importer");
