@@ -64,7 +64,10 @@ fn a_second_process_imports_a_cuda_shareable_buffer_and_the_exporter_sees_its_re
     let len = 5 * MIB + 123;
     let buffer = stream.reserve_shareable(len).unwrap();
     if std::env::var("GPUMEM_STANDIN_ABORT").is_ok() {
-        assert!(!buffer.granted().fabric, "the stand-in has no FABRIC handles");
+        assert!(
+            !buffer.granted().fabric,
+            "the stand-in has no FABRIC handles"
+        );
     }
     let data: Vec<u8> = (0..len as usize).map(pattern).collect();
     buffer.write(0, &data).unwrap();

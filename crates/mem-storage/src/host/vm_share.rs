@@ -15,8 +15,7 @@ impl State {
     pub(crate) fn create_shareable(&mut self, bytes: u64) -> Result<ChunkId, StorageError> {
         // Dropped (its bytes given back) if the memfd cannot be made.
         let claim = self.table.check_create(bytes)?;
-        let fd = sys::memfd()?;
-        sys::set_len(&fd, bytes)?;
+        let fd = sys::sealed_memfd(bytes)?;
         let id = self.table.add_chunk(claim, 0)?;
         self.table.set_kind(id, ChunkKind::Shareable);
         self.own.insert(id, fd);

@@ -90,3 +90,19 @@ fn a_descriptor_of_another_file_or_size_is_refused_and_nothing_is_imported() {
     assert_eq!(stats.chunks_created, 0);
     assert_eq!(stats.refused_calls, 2);
 }
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn an_unsealed_file_of_the_right_size_is_refused() {
+    let b = small_host();
+    let path = std::env::temp_dir().join(format!("gpumem-share-test-{}", std::process::id()));
+    let file = std::fs::File::create(&path).unwrap();
+    file.set_len(G).unwrap();
+    let _ = std::fs::remove_file(&path);
+    // The right size, but its owner could shrink it under the mapping.
+    assert!(matches!(
+        b.import_chunk(OwnedFd::from(file), G),
+        Err(StorageError::BadShareHandle { found, .. }) if found == G
+    ));
+    assert_eq!(b.vm_stats().chunks_created, 0);
+}
