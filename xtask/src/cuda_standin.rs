@@ -75,7 +75,10 @@ const TESTS: &[(&str, &str, &[&str])] = &[
     (
         "gpumem",
         "sharing",
-        &["cuda::a_second_process_imports_a_cuda_shareable_buffer_and_the_exporter_sees_its_reply"],
+        &[
+            "cuda::a_second_process_imports_a_cuda_shareable_buffer_and_the_exporter_sees_its_reply",
+            "cuda::a_cuda_import_of_a_descriptor_never_exported_is_a_typed_error_and_nothing_is_mapped",
+        ],
     ),
     ("gpumem", "driver_parity", &[]),
     ("gpumem-replay", "driver_parity", &[]),

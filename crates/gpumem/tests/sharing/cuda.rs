@@ -84,3 +84,53 @@ fn a_second_process_imports_a_cuda_shareable_buffer_and_the_exporter_sees_its_re
     let vm = device.memory_report().virtual_memory.unwrap();
     assert_eq!(vm.chunks_created, vm.chunks_released);
 }
+
+/// Tell the stand-in driver that the next violation whose message holds
+/// `text` is on purpose (it aborts the run otherwise, under
+/// `GPUMEM_STANDIN_ABORT=1`); `false` on a real driver, which has no such
+/// entry point and checks nothing of the kind.
+fn announce_violation(text: &str) -> bool {
+    type F = unsafe extern "C" fn(*const std::ffi::c_char);
+    // SAFETY: the driver library is loaded (checked by the caller); the
+    // stand-in exports this symbol with this type.
+    let f = unsafe { cudarc::driver::sys::culib().get::<F>(b"gpumem_standin_expect_violation\0") };
+    let Ok(f) = f.map(|symbol| *symbol) else {
+        return false;
+    };
+    let text = std::ffi::CString::new(text).unwrap();
+    // SAFETY: a NUL-terminated string, read during the call.
+    unsafe { f(text.as_ptr()) };
+    true
+}
+
+#[test]
+fn a_cuda_import_of_a_descriptor_never_exported_is_a_typed_error_and_nothing_is_mapped() {
+    let Some(device) = cuda_device(false) else {
+        return;
+    };
+    if !announce_violation("not a stand-in chunk") {
+        println!("skipping: a real driver; the refusal is the stand-in's contract check");
+        return;
+    }
+    let fd = rustix::fs::memfd_create("not-a-chunk", rustix::fs::MemfdFlags::CLOEXEC).unwrap();
+    rustix::fs::ftruncate(&fd, 2 * MIB).unwrap();
+    let shared = gpumem::sharing::SharedBuffer {
+        device: device.name().to_string(),
+        len: 2 * MIB,
+        chunks: vec![gpumem::sharing::SharedChunk {
+            fd,
+            offset: 0,
+            bytes: 2 * MIB,
+            used: 2 * MIB,
+        }],
+    };
+    assert!(matches!(
+        device.import(shared),
+        Err(GpuMemError::Storage(
+            gpumem::storage::StorageError::BadShareHandle { .. }
+        ))
+    ));
+    let vm = device.memory_report().virtual_memory.unwrap();
+    assert_eq!(vm.ranges_reserved, vm.ranges_freed);
+    assert_eq!(vm.chunks_created, vm.chunks_released);
+}
