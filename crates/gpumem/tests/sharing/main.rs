@@ -11,7 +11,7 @@ mod refusals;
 mod untouched;
 
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::process::{Child, Command, Stdio};
 
@@ -47,11 +47,14 @@ pub fn spawn_importer(test: &str, role: &str) -> (Child, UnixStream) {
     // The child inherits its end: clear close-on-exec on it (our copy
     // closes when `theirs` drops after the spawn).
     rustix::io::fcntl_setfd(&theirs, rustix::io::FdFlags::empty()).unwrap();
+    // The child's output goes to stderr: its own `test result:` line is
+    // not this run's, and `cargo xtask cuda-standin` counts those on stdout.
+    let stderr = std::io::stderr().as_fd().try_clone_to_owned().unwrap();
     let child = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", test, "--nocapture", "--test-threads=1"])
         .env(ROLE, role)
         .env(SOCKET_FD, theirs.as_raw_fd().to_string())
-        .stdout(Stdio::inherit())
+        .stdout(stderr)
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
