@@ -112,6 +112,22 @@ impl Exportable for ManagedMemoryHandle {
     }
 }
 
+/// What both sides of a share offer, on either buffer type. On the
+/// exporter's side:
+///
+/// ```
+/// # use gpumem::prelude::*;
+/// let device = Device::host().conf("share:posix_fd")?.ignore_env().build()?;
+/// let buffer = device.default_stream().reserve_shareable(MIB + 1)?;
+/// assert_eq!((buffer.len(), buffer.mapped_len()), (MIB + 1, 2 * MIB));
+/// buffer.write(MIB, &[7])?;
+/// let mut out = [0; 2];
+/// buffer.read(MIB, &mut out)?; // the padding after the last byte is zero
+/// assert_eq!(out, [7, 0]);
+/// assert!(buffer.device_ptr() != 0 && !buffer.is_empty());
+/// assert!(buffer.write(2 * MIB, &[1]).is_err()); // past the mapped bytes
+/// # Ok::<(), GpuMemError>(())
+/// ```
 macro_rules! byte_access {
     ($ty:ty) => {
         impl $ty {
@@ -158,6 +174,14 @@ byte_access!(ImportedBuffer);
 impl ShareableBuffer {
     /// What the driver granted of the asked handle types and flags (FABRIC
     /// or RDMA dropped where it refused them).
+    ///
+    /// ```
+    /// # use gpumem::prelude::*;
+    /// let device = Device::host().conf("share:fabric")?.ignore_env().build()?;
+    /// let buffer = device.default_stream().reserve_shareable(MIB)?;
+    /// assert!(!buffer.granted().fabric); // a memfd: the POSIX fd alone
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
     pub fn granted(&self) -> ShareHandles {
         self.granted
     }
@@ -165,6 +189,17 @@ impl ShareableBuffer {
 
 impl ImportedBuffer {
     /// The name of the device that exported it.
+    ///
+    /// ```
+    /// # use gpumem::prelude::*;
+    /// let exporter = Device::host().conf("share:posix_fd")?.ignore_env().build()?;
+    /// let stream = exporter.default_stream();
+    /// let buffer = stream.reserve_shareable(MIB)?;
+    /// let importer = Device::host().ignore_env().build()?;
+    /// let view = importer.import(stream.export(&buffer)?)?;
+    /// assert_eq!(view.exporter(), "host:0");
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
     pub fn exporter(&self) -> &str {
         &self.exporter
     }

@@ -64,6 +64,20 @@ fn encode(shared: &SharedBuffer) -> Result<Vec<u8>> {
 /// Send `shared` over `socket`, its descriptors as `SCM_RIGHTS`; `shared`
 /// keeps its own (drop it once sent).
 ///
+/// ```
+/// # use gpumem::prelude::*;
+/// use std::os::unix::net::UnixStream;
+/// let device = Device::host().conf("share:posix_fd")?.ignore_env().build()?;
+/// let stream = device.default_stream();
+/// let buffer = stream.reserve_shareable(3 * MIB)?;
+/// let (ours, theirs) = UnixStream::pair().expect("a socket pair");
+/// gpumem::sharing::send_shared(&ours, &stream.export(&buffer)?)?;
+/// // In the other process, on its end of the socket:
+/// let shared = gpumem::sharing::receive_shared(&theirs)?;
+/// assert_eq!((shared.len, shared.chunks.len()), (3 * MIB, 1));
+/// # Ok::<(), GpuMemError>(())
+/// ```
+///
 /// # Errors
 /// [`GpuMemError::BadSharedBuffer`] with more than [`MAX_SHARED_CHUNKS`]
 /// chunks; [`GpuMemError::ShareIo`] when the socket refuses.
@@ -99,7 +113,7 @@ pub fn send_shared(socket: &UnixStream, shared: &SharedBuffer) -> Result<()> {
 }
 
 /// Receive a [`SharedBuffer`] that [`send_shared`] sent on the other end of
-/// `socket` (blocking until it arrives).
+/// `socket` (blocking until it arrives). Its example is [`send_shared`]'s.
 ///
 /// # Errors
 /// [`GpuMemError::ShareIo`] when the socket fails or closes first;
