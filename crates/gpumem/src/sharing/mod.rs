@@ -246,7 +246,9 @@ pub(crate) fn reserve(device: &Arc<DeviceShared>, len: u64) -> Result<ShareableB
         .config
         .arena_max_chunk
         .unwrap_or(mem_pools::DEFAULT_MAX_CHUNK);
-    let sizes = chunk_sizes(len, vm.granularity(), max_chunk);
+    // The driver's recommended granularity for chunks of these handle
+    // types (what NCCL sizes its chunks by), at least the arenas'.
+    let sizes = chunk_sizes(len, vm.share_granularity(ask), max_chunk);
     if sizes.len() > MAX_SHARED_CHUNKS {
         return Err(GpuMemError::NotExportable {
             bytes: len,
@@ -316,21 +318,20 @@ fn check(shared: &SharedBuffer, granularity: u64) -> Result<()> {
     }
     let mut offset = 0u64;
     for (i, c) in shared.chunks.iter().enumerate() {
+        // Every chunk holds bytes of the buffer: padding is never a chunk
+        // of its own.
         let used = c.bytes.min(shared.len.saturating_sub(offset));
-        if c.offset != offset
-            || c.used != used
-            || c.bytes == 0
-            || !c.bytes.is_multiple_of(granularity)
+        if c.offset != offset || c.used != used || used == 0 || !c.bytes.is_multiple_of(granularity)
         {
             return bad(format!(
                 "chunk {i} says offset {} bytes {} used {}, expected offset {offset}, a positive \
-                 multiple of {granularity} bytes, used {used}",
+                 multiple of {granularity} bytes, used {used} (more than 0)",
                 c.offset, c.bytes, c.used
             ));
         }
         offset = offset.saturating_add(c.bytes);
     }
-    if shared.len == 0 || offset < shared.len || offset - shared.len >= granularity {
+    if offset < shared.len {
         return bad(format!(
             "the chunks hold {offset} bytes for a buffer of {} bytes",
             shared.len

@@ -65,6 +65,6 @@ impl VirtualMemory for BudgetedVirtualMemory {
     mem_storage::forward_virtual_memory!(
         upstream: backend, granularity, holds_memory, reserve_range, free_range, range_info,
         chunk_bytes, map, unmap, vm_stats, write_mapped, read_mapped, fill_mapped, copy_mapped,
-        export_chunk, import_chunk, release_imported
+        share_granularity, export_chunk, import_chunk, release_imported
     );
 }

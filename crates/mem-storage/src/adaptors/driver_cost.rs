@@ -185,7 +185,7 @@ impl<V: VirtualMemory> VirtualMemory for DriverCostResource<V> {
 
     crate::forward_virtual_memory!(
         inner: backend, granularity, holds_memory, range_info, chunk_bytes, physical_info,
-        write_mapped, read_mapped, fill_mapped, copy_mapped, export_chunk, import_chunk,
-        release_imported
+        write_mapped, read_mapped, fill_mapped, copy_mapped, share_granularity, export_chunk,
+        import_chunk, release_imported
     );
 }

@@ -17,7 +17,8 @@
 ///   lifecycle calls (`reserve_range`, `free_range`, `create_chunk`,
 ///   `release_chunk`, `map`, `unmap`), which an adaptor that watches them
 ///   writes itself; the sharing calls (`create_shareable_chunk`,
-///   `export_chunk`, `import_chunk`, `release_imported`) are forwarded too.
+///   `share_granularity`, `export_chunk`, `import_chunk`,
+///   `release_imported`) are forwarded too.
 /// - `forward_virtual_memory!(inner: granularity, map, vm_stats)`: the
 ///   methods listed (any method of the trait), for an adaptor that watches
 ///   others.
@@ -57,7 +58,8 @@ macro_rules! forward_virtual_memory {
         $crate::forward_virtual_memory!(
             $field: backend, granularity, holds_memory, range_info, chunk_bytes, physical_info,
             vm_stats, write_mapped, read_mapped, fill_mapped, copy_mapped,
-            create_shareable_chunk, export_chunk, import_chunk, release_imported
+            create_shareable_chunk, share_granularity, export_chunk, import_chunk,
+            release_imported
         );
     };
     ($field:tt : $($method:ident),+ $(,)?) => {
@@ -139,6 +141,9 @@ macro_rules! forward_virtual_memory {
         $crate::__forward_fn!($f create_shareable_chunk(
             bytes: u64, handles: $crate::ShareHandles
         ) -> ::core::result::Result<($crate::ChunkId, $crate::ShareHandles), $crate::StorageError>);
+    };
+    (@one $f:tt share_granularity) => {
+        $crate::__forward_fn!($f share_granularity(handles: $crate::ShareHandles) -> u64);
     };
     (@one $f:tt export_chunk) => {
         #[cfg(unix)]

@@ -132,6 +132,9 @@ impl VirtualMemory for CudaVirtualMemory {
     ) -> Result<(ChunkId, crate::ShareHandles), StorageError> {
         self.share_create(bytes, handles)
     }
+    fn share_granularity(&self, handles: crate::ShareHandles) -> u64 {
+        self.recommended_share_granularity(handles)
+    }
     fn export_chunk(&self, chunk: ChunkId) -> Result<std::os::fd::OwnedFd, StorageError> {
         self.share_export(chunk)
     }

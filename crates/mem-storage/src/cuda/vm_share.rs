@@ -28,6 +28,25 @@ fn refused_feature(e: &DriverError) -> bool {
 }
 
 impl CudaVirtualMemory {
+    /// The driver's recommended granularity for a chunk with the handle
+    /// types of `ask`, rounded up to this backend's granularity (both are
+    /// powers of two, so the larger is a multiple of the smaller); the
+    /// backend's own when the driver does not say.
+    pub(crate) fn recommended_share_granularity(&self, ask: ShareHandles) -> u64 {
+        let mut types = FD.0;
+        if ask.fabric {
+            types |= T::CU_MEM_HANDLE_TYPE_FABRIC.0;
+        }
+        match self
+            .bind()
+            .ok()
+            .and_then(|()| drv::recommended_granularity(self.device, types))
+        {
+            Some(g) if g.is_power_of_two() => g.max(self.granularity),
+            _ => self.granularity,
+        }
+    }
+
     /// `cuMemCreate` with the POSIX fd and what of `ask` the driver takes:
     /// FABRIC first dropped, then the RDMA flag, on NOT_SUPPORTED or
     /// NOT_PERMITTED.

@@ -142,6 +142,16 @@ pub trait VirtualMemory: Send + Sync + fmt::Debug {
         })
     }
 
+    /// The size every shareable chunk asked for with `handles` is a
+    /// multiple of: the driver's recommended granularity for such chunks
+    /// (`CU_MEM_ALLOC_GRANULARITY_RECOMMENDED`, what NCCL sizes its chunks
+    /// by), never less than [`VirtualMemory::granularity`]. The default is
+    /// the granularity.
+    fn share_granularity(&self, handles: ShareHandles) -> u64 {
+        let _ = handles;
+        self.granularity()
+    }
+
     /// A new POSIX file descriptor for `chunk`'s memory, which another
     /// process passes to [`VirtualMemory::import_chunk`]. Refused with
     /// [`StorageError::NotShareable`] for a chunk not created shareable.
