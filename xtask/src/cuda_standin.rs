@@ -76,6 +76,14 @@ const TESTS: &[(&str, &str, &[&str])] = &[
             "four_threads_on_four_streams_of_cuda_paged_pools_never_reuse_memory_under_unfinished_work",
         ],
     ),
+    (
+        "gpumem",
+        "sharing",
+        &[
+            "cuda::a_second_process_imports_a_cuda_shareable_buffer_and_the_exporter_sees_its_reply",
+            "cuda::a_cuda_import_of_a_descriptor_never_exported_is_a_typed_error_and_nothing_is_mapped",
+        ],
+    ),
     ("gpumem", "driver_parity", &[]),
     ("gpumem-replay", "driver_parity", &[]),
 ];

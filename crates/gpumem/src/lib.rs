@@ -76,6 +76,8 @@ pub mod device;
 pub mod error;
 mod relocation;
 mod shared;
+#[cfg(unix)]
+pub mod sharing;
 pub mod stats;
 pub mod stream;
 mod sync;

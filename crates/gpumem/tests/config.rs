@@ -29,6 +29,7 @@ fn every_key_sets_its_setting() {
             arena_max_chunk: Some(32 * MIB),
             arena_idle_share: Some(8),
             driver_costs: gpumem::storage::DriverCosts::A100,
+            share: None,
         }
     );
 }

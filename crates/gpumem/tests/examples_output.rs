@@ -70,7 +70,12 @@ fn the_raw_byte_count_finder_finds_what_the_examples_used_to_print() {
 
 #[test]
 fn the_examples_print_human_units_and_true_reports() {
-    for name in ["budget", "capture", "runtime_integration"] {
+    for name in [
+        "budget",
+        "capture",
+        "runtime_integration",
+        "shared_kv_cache",
+    ] {
         let Some(out) = run(name, None) else { continue };
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
@@ -91,6 +96,14 @@ fn the_examples_print_human_units_and_true_reports() {
             );
             assert!(stdout.contains("no address range reserved"), "{stdout}");
             assert!(stdout.contains("= 0 B unused; no free block"), "{stdout}");
+        }
+        if name == "shared_kv_cache" {
+            assert!(
+                stdout.contains(
+                    "reader: all 4 layers hold the writer's bytes after the writer let go"
+                ),
+                "{stdout}"
+            );
         }
         if name == "budget" {
             assert!(stdout.contains("refused by: the device budget"), "{stdout}");

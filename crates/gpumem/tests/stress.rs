@@ -97,6 +97,10 @@ struct Run {
     pages_freed: AtomicU64,
     graphs: AtomicU64,
     verified_bytes: AtomicU64,
+    /// A second device that imports the run's shareable buffers (when the
+    /// device makes them).
+    importer: Option<Device>,
+    shared_bytes: AtomicU64,
 }
 
 /// Sets the stop flag when its thread panics, so the others end too.
@@ -391,6 +395,10 @@ fn device_thread(run: &Run, me: usize) {
                 run.tally.start(me, Op::StreamReclaim);
                 tally_moves(run, stream.reclaim(), "stream reclaim");
             }
+            6 if run.importer.is_some() && rng.percent(50) => {
+                run.tally.start(me, Op::Share);
+                share_round(run, &mut rng, stream);
+            }
             6 => {
                 run.tally.start(me, Op::Cleanup);
                 stream.cleanup();
@@ -405,6 +413,50 @@ fn device_thread(run: &Run, me: usize) {
         }
     }
     run.tally.start(me, Op::Done);
+}
+
+/// A shareable buffer made beside the workers' pooled ones while they
+/// run, exported, imported by the importer device, checked on both sides
+/// (the exporter's bytes then zeros to the granule's end: nothing of a
+/// worker's buffer), answered, and dropped by the exporter before the
+/// importer.
+fn share_round(run: &Run, rng: &mut Rng, stream: &Stream) {
+    let Some(importer) = &run.importer else {
+        return;
+    };
+    let len = 1 + rng.below(3 * MIB) as usize;
+    let tag = rng.next_u64();
+    let data = pattern(tag, len);
+    let buffer = stream
+        .reserve_shareable(len as u64)
+        .expect("a host shareable buffer");
+    buffer
+        .write(0, &data)
+        .expect("a write to a shareable buffer");
+    let shared = stream.export(&buffer).expect("an export");
+    let view = importer.import(shared).expect("an import");
+    let mut seen = vec![0u8; view.mapped_len() as usize];
+    view.read(0, &mut seen).expect("the importer reads");
+    assert!(
+        seen[..len] == data[..],
+        "the importer saw other bytes (tag {tag:#x})"
+    );
+    assert!(
+        seen[len..].iter().all(|&b| b == 0),
+        "the padding holds data"
+    );
+    view.write(0, &[0xA5]).expect("the importer writes");
+    let mut reply = [0u8];
+    buffer.read(0, &mut reply).expect("the exporter reads");
+    assert_eq!(reply, [0xA5]);
+    drop(buffer);
+    view.read(1, &mut seen[1..len])
+        .expect("the importer reads on");
+    assert!(
+        seen[1..len] == data[1..],
+        "the exporter's drop changed the importer's bytes"
+    );
+    run.shared_bytes.fetch_add(len as u64, Ordering::Relaxed);
 }
 
 fn tally_moves(
@@ -595,9 +647,12 @@ fn four_threads_on_four_streams_of_paged_pools_never_reuse_memory_under_unfinish
 #[test]
 #[cfg_attr(miri, ignore = "a timed multi-threaded run")]
 fn four_threads_on_four_streams_of_arenas_never_reuse_memory_under_unfinished_work() {
+    // Shareable buffers exported and imported in the mix.
     let device = Device::host()
         .streams(WORKERS)
         .ignore_env()
+        .conf("share:posix_fd")
+        .expect("share is a key")
         .build()
         .expect("a host device builds");
     assert!(
@@ -678,6 +733,13 @@ fn stress(device: &Device, layout: &str) {
         pages_freed: AtomicU64::new(0),
         graphs: AtomicU64::new(0),
         verified_bytes: AtomicU64::new(0),
+        importer: device.config().share.map(|_| {
+            Device::host()
+                .ignore_env()
+                .build()
+                .expect("a host importer builds")
+        }),
+        shared_bytes: AtomicU64::new(0),
     };
     let done = Arc::new(AtomicBool::new(false));
     let run_for = Duration::from_secs(secs);
@@ -748,7 +810,7 @@ fn stress(device: &Device, layout: &str) {
     println!(
         "stress on {layout}: {ops} ops in {elapsed:.1?} (seed {seed:#x})\n{}  oracle: {} reservations \
          checked against {} regions under unfinished work, {} uses remembered\n  \
-         moved slices {}, pages freed {}, graphs {}, verified {} MiB",
+         moved slices {}, pages freed {}, graphs {}, verified {} MiB, shared {} MiB",
         run.tally.summary(),
         run.oracle.checks.load(Ordering::Relaxed),
         run.oracle.compared.load(Ordering::Relaxed),
@@ -757,5 +819,12 @@ fn stress(device: &Device, layout: &str) {
         run.pages_freed.load(Ordering::Relaxed),
         run.graphs.load(Ordering::Relaxed),
         run.verified_bytes.load(Ordering::Relaxed) / MIB,
+        run.shared_bytes.load(Ordering::Relaxed) / MIB,
     );
+    if run.importer.is_some() {
+        assert!(
+            run.tally.count(Op::Share) > 0,
+            "no buffer was shared in the run"
+        );
+    }
 }

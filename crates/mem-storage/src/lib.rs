@@ -140,7 +140,7 @@ pub use resource::{DeviceResource, MemInfo};
 pub use simulated::{SimulatedResource, SimulatedVirtualMemory};
 pub use storage::resource_storage::{HostStorage, ResourceStorage, SimulatedStorage};
 pub use storage::{ComputeStorage, DeviceView};
-pub use vm::{DEFAULT_GRANULARITY, VirtualMemory, VirtualMemoryStats};
+pub use vm::{DEFAULT_GRANULARITY, ShareHandles, VirtualMemory, VirtualMemoryStats};
 
 /// Whether the CUDA driver library can be loaded on this machine.
 ///

@@ -13,8 +13,8 @@
 use super::conf_items::items;
 pub use super::conf_keys::CONF_KEYS;
 use super::conf_values::{
-    bad, parse_bool, parse_budget, parse_driver_costs, parse_idle_share, parse_poison, parse_size,
-    valid_keys,
+    bad, parse_bool, parse_budget, parse_driver_costs, parse_idle_share, parse_poison, parse_share,
+    parse_size, valid_keys,
 };
 use super::layout::parse_layout;
 use super::{GpumemConfig, PoolLayout};
@@ -38,6 +38,7 @@ impl GpumemConfig {
         let mut next = self.clone();
         let mut seen: Vec<&'static str> = Vec::new();
         let (mut page_size, mut max_slice) = (None, None);
+        let mut rdma = None;
         for item in items(text) {
             let item = item.as_str();
             let Some((key, value)) = item.split_once(':') else {
@@ -82,7 +83,16 @@ impl GpumemConfig {
                     }
                 }
                 "driver_cost" => next.driver_costs = parse_driver_costs(value)?,
+                "share" => next.share = parse_share(value)?,
+                "share_rdma" => rdma = Some((parse_bool(key, value)?, value.to_string())),
                 _ => next.bypass_caching = parse_bool(key, value)?,
+            }
+        }
+        if let Some((rdma, value)) = rdma {
+            match &mut next.share {
+                Some(share) => share.rdma = rdma,
+                None if rdma => return Err(bad("share_rdma", &value)),
+                None => {}
             }
         }
         if page_size.is_some() || max_slice.is_some() {

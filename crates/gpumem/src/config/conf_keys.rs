@@ -65,4 +65,15 @@ pub const CONF_KEYS: &[(&str, &str, &str)] = &[
         "the modeled latency of driver calls on the host and simulated backends \
          (entries not named keep the A100 table's figure)",
     ),
+    (
+        "share",
+        "off | posix_fd | fabric",
+        "make shareable buffers (Stream::reserve_shareable) with a POSIX fd handle, and FABRIC \
+         beside it where the driver allows (else the fd alone, reported); docs/sharing.md",
+    ),
+    (
+        "share_rdma",
+        "true | false (needs share on)",
+        "ask for GPUDirect RDMA on shareable buffers' chunks (dropped where the driver refuses, reported)",
+    ),
 ];

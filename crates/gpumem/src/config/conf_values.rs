@@ -115,3 +115,14 @@ pub(super) fn parse_driver_costs(value: &str) -> Result<DriverCosts> {
         })?;
     Ok(costs)
 }
+
+/// `share`: `off`, `posix_fd`, or `fabric` (FABRIC beside the POSIX fd).
+pub(super) fn parse_share(value: &str) -> Result<Option<mem_storage::ShareHandles>> {
+    let fd = mem_storage::ShareHandles::POSIX_FD;
+    match value.to_ascii_lowercase().as_str() {
+        "off" | "none" => Ok(None),
+        "posix_fd" | "fd" => Ok(Some(fd)),
+        "fabric" => Ok(Some(mem_storage::ShareHandles { fabric: true, ..fd })),
+        _ => Err(bad("share", value)),
+    }
+}

@@ -212,6 +212,11 @@ pub struct GpumemConfig {
     /// [`MemoryStats::driver`](crate::stats::MemoryStats::driver)). A CUDA device
     /// charges nothing: its driver time is in the wall clock.
     pub driver_costs: mem_storage::DriverCosts,
+    /// Whether the device makes shareable buffers
+    /// ([`Stream::reserve_shareable`](crate::Stream::reserve_shareable)),
+    /// and with which handle types beside the POSIX file descriptor (FABRIC)
+    /// and flags (RDMA); `None`: it does not (docs/sharing.md).
+    pub share: Option<mem_storage::ShareHandles>,
 }
 
 impl Default for GpumemConfig {
@@ -228,6 +233,7 @@ impl Default for GpumemConfig {
             arena_max_chunk: None,
             arena_idle_share: None,
             driver_costs: mem_storage::DriverCosts::A100,
+            share: None,
         }
     }
 }

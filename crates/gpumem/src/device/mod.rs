@@ -434,6 +434,45 @@ impl Device {
         relocation::reclaim_device(&self.shared)
     }
 
+    /// Map a buffer another process exported ([`crate::Stream::export`])
+    /// into this one: its chunks imported and mapped end to end in a range
+    /// of their own. Not charged to this device's budget; dropping the
+    /// result releases this process's side only.
+    ///
+    /// # Errors
+    /// [`crate::GpuMemError::BadSharedBuffer`] when the descriptor's chunks
+    /// do not lie end to end over its length or come from another kind of
+    /// device; [`crate::GpuMemError::Storage`] with
+    /// [`mem_storage::StorageError::BadShareHandle`] for a descriptor that is
+    /// not an exported chunk of its size;
+    /// [`crate::GpuMemError::SharingUnavailable`] on a device without
+    /// virtual memory. Nothing stays mapped on error.
+    ///
+    /// ```
+    /// # use gpumem::prelude::*;
+    /// let mut config = GpumemConfig::default();
+    /// config.share = Some(gpumem::storage::ShareHandles::POSIX_FD);
+    /// let exporter = Device::host().config(config).ignore_env().build()?;
+    /// let stream = exporter.default_stream();
+    /// let buffer = stream.reserve_shareable(MIB)?;
+    /// buffer.write(0, b"kv")?;
+    /// // Another process would receive this with gpumem::sharing::receive_shared.
+    /// let shared = stream.export(&buffer)?;
+    /// let importer = Device::host().ignore_env().build()?;
+    /// let view = importer.import(shared)?;
+    /// let mut out = [0; 2];
+    /// view.read(0, &mut out)?;
+    /// assert_eq!(&out, b"kv");
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    #[cfg(unix)]
+    pub fn import(
+        &self,
+        shared: crate::sharing::SharedBuffer,
+    ) -> Result<crate::sharing::ImportedBuffer> {
+        crate::sharing::import(&self.shared, shared)
+    }
+
     /// Release the physical memory of every stream's arenas, keeping every
     /// address (handles, raw pointers and captured graphs stay valid);
     /// [`SleepContents::Preserve`] copies live allocations' bytes to host

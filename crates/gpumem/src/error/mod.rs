@@ -50,6 +50,47 @@ pub enum GpuMemError {
     /// A capture step failed or was called out of order (mem-capture).
     #[error(transparent)]
     Capture(#[from] CaptureError),
+    /// A shareable buffer was asked of a device not configured to make them.
+    #[error(
+        "{device} cannot make shareable buffers: {reason}; set GpumemConfig::share \
+         (GPUMEM_CONF=share:posix_fd) on a device with virtual memory (pools:auto or pools:arenas)"
+    )]
+    SharingUnavailable {
+        /// The device's name.
+        device: String,
+        /// Why not.
+        reason: &'static str,
+    },
+    /// An export of memory that other slices share chunks with: an importer
+    /// would see their bytes.
+    #[error(
+        "a slice of {bytes} bytes cannot be exported: {reason}; reserve it with \
+         Stream::reserve_shareable, which gives it chunks of its own"
+    )]
+    NotExportable {
+        /// The slice's size.
+        bytes: u64,
+        /// Why.
+        reason: &'static str,
+    },
+    /// A shared-buffer descriptor that does not describe whole chunks laid
+    /// end to end over its length, or that did not arrive whole; nothing was
+    /// imported.
+    #[error(
+        "bad shared-buffer descriptor: {reason}; send the descriptor Stream::export made, unchanged"
+    )]
+    BadSharedBuffer {
+        /// What is wrong with it, with the numbers.
+        reason: String,
+    },
+    /// Sending or receiving a shared-buffer descriptor over a socket failed.
+    #[error("{operation} failed: {}", std::io::Error::from_raw_os_error(*errno))]
+    ShareIo {
+        /// What was being done.
+        operation: &'static str,
+        /// The OS error number.
+        errno: i32,
+    },
     /// `Device::cuda` on a machine where the CUDA driver cannot be used.
     #[error(
         "CUDA device {ordinal} is not available: {reason}; use Device::host() (real host memory) \

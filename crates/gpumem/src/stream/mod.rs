@@ -488,6 +488,65 @@ impl Stream {
         out_of_memory::on_owner(self, handle, |st, binding| st.engine.read(binding, out))
     }
 
+    /// A buffer of `bytes` another process can map: on physical chunks of
+    /// its own (no other slice ever lies on them), zero when made, charged
+    /// to the device's budget; relocation, compaction, reclaim, shedding
+    /// and sleep never touch it. Describe it with [`Stream::export`].
+    /// Needs [`GpumemConfig::share`](crate::config::GpumemConfig::share)
+    /// (`GPUMEM_CONF=share:posix_fd`) and a device whose pools use virtual
+    /// memory (docs/sharing.md).
+    ///
+    /// # Errors
+    /// [`crate::GpuMemError::SharingUnavailable`] when not configured;
+    /// [`crate::GpuMemError::NotExportable`] for zero bytes; a storage or
+    /// budget refusal (nothing stays mapped or charged).
+    ///
+    /// ```
+    /// # use gpumem::prelude::*;
+    /// let mut config = GpumemConfig::default();
+    /// config.share = Some(gpumem::storage::ShareHandles::POSIX_FD);
+    /// let device = Device::host().config(config).ignore_env().build()?;
+    /// let buffer = device.default_stream().reserve_shareable(3 * MIB)?;
+    /// buffer.write(0, &[1, 2, 3])?;
+    /// assert_eq!((buffer.len(), buffer.mapped_len()), (3 * MIB, 4 * MIB));
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    #[cfg(unix)]
+    pub fn reserve_shareable(&self, bytes: u64) -> Result<crate::sharing::ShareableBuffer> {
+        crate::sharing::reserve(&self.device, bytes)
+    }
+
+    /// Describe `buffer` for another process: per chunk a new POSIX file
+    /// descriptor, its offset and the bytes used. Send it with
+    /// [`crate::sharing::send_shared`] and map it there with
+    /// [`Device::import`](crate::Device::import).
+    ///
+    /// # Errors
+    /// [`crate::GpuMemError::NotExportable`] for a pooled slice (a
+    /// [`ManagedMemoryHandle`]: its chunks hold other slices' bytes) or a
+    /// buffer of another device; a driver refusal.
+    ///
+    /// ```
+    /// # use gpumem::prelude::*;
+    /// let mut config = GpumemConfig::default();
+    /// config.share = Some(gpumem::storage::ShareHandles::POSIX_FD);
+    /// let device = Device::host().config(config).ignore_env().build()?;
+    /// let stream = device.default_stream();
+    /// let buffer = stream.reserve_shareable(MIB)?;
+    /// let shared = stream.export(&buffer)?;
+    /// assert_eq!((shared.len, shared.chunks.len()), (MIB, 1));
+    /// let pooled = stream.reserve(MIB)?;
+    /// assert!(matches!(stream.export(&pooled), Err(GpuMemError::NotExportable { .. })));
+    /// # Ok::<(), GpuMemError>(())
+    /// ```
+    #[cfg(unix)]
+    pub fn export(
+        &self,
+        buffer: &impl crate::sharing::Exportable,
+    ) -> Result<crate::sharing::SharedBuffer> {
+        crate::sharing::export(&self.device, buffer)
+    }
+
     /// The device address of `handle`'s memory, pinned (never moved) while
     /// the guard lives. While the device sleeps the address is the one it
     /// will have after [`Device::wake`](crate::Device::wake).

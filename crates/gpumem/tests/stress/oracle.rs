@@ -161,6 +161,7 @@ pub enum Op {
     DeviceReclaim,
     StreamReclaim,
     Cleanup,
+    Share,
     CaptureBegin,
     CaptureWarmup,
     CaptureRecord,
@@ -171,7 +172,7 @@ pub enum Op {
 }
 
 impl Op {
-    pub const ALL: [Op; 25] = [
+    pub const ALL: [Op; 26] = [
         Op::Idle,
         Op::Reserve,
         Op::Write,
@@ -190,6 +191,7 @@ impl Op {
         Op::DeviceReclaim,
         Op::StreamReclaim,
         Op::Cleanup,
+        Op::Share,
         Op::CaptureBegin,
         Op::CaptureWarmup,
         Op::CaptureRecord,

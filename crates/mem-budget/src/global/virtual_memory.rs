@@ -34,6 +34,19 @@ impl VirtualMemory for BudgetedVirtualMemory {
             .charge(bytes, || self.upstream.create_chunk(bytes))
     }
 
+    fn create_shareable_chunk(
+        &self,
+        bytes: u64,
+        handles: mem_storage::ShareHandles,
+    ) -> Result<(ChunkId, mem_storage::ShareHandles), StorageError> {
+        self.shared.charge(bytes, || {
+            self.upstream.create_shareable_chunk(bytes, handles)
+        })
+    }
+
+    // Imported chunks are not charged (the exporter's budget holds them),
+    // so `import_chunk` and `release_imported` pass through, and the
+    // backend refuses `release_chunk` of one before anything is refunded.
     fn release_chunk(&self, chunk: ChunkId) -> Result<(), StorageError> {
         let bytes = self.upstream.chunk_bytes(chunk)?;
         let released = self.upstream.release_chunk(chunk);
@@ -51,6 +64,7 @@ impl VirtualMemory for BudgetedVirtualMemory {
 
     mem_storage::forward_virtual_memory!(
         upstream: backend, granularity, holds_memory, reserve_range, free_range, range_info,
-        chunk_bytes, map, unmap, vm_stats, write_mapped, read_mapped, fill_mapped, copy_mapped
+        chunk_bytes, map, unmap, vm_stats, write_mapped, read_mapped, fill_mapped, copy_mapped,
+        share_granularity, export_chunk, import_chunk, release_imported
     );
 }

@@ -152,6 +152,16 @@ impl<V: VirtualMemory> VirtualMemory for DriverCostResource<V> {
         })
     }
 
+    fn create_shareable_chunk(
+        &self,
+        bytes: u64,
+        handles: crate::ShareHandles,
+    ) -> Result<(ChunkId, crate::ShareHandles), StorageError> {
+        self.charged(self.inner.create_shareable_chunk(bytes, handles), |_| {
+            self.meter.charge(DriverCall::Create, bytes)
+        })
+    }
+
     fn release_chunk(&self, chunk: ChunkId) -> Result<(), StorageError> {
         // Sizes never change and ids are never reused: asked before, right
         // if the release succeeds.
@@ -191,6 +201,7 @@ impl<V: VirtualMemory> VirtualMemory for DriverCostResource<V> {
 
     crate::forward_virtual_memory!(
         inner: backend, granularity, holds_memory, range_info, chunk_bytes, physical_info,
-        write_mapped, read_mapped, fill_mapped, copy_mapped
+        write_mapped, read_mapped, fill_mapped, copy_mapped, share_granularity, export_chunk,
+        import_chunk, release_imported
     );
 }

@@ -16,7 +16,9 @@
 /// - `forward_virtual_memory!(inner)`: every method except the six
 ///   lifecycle calls (`reserve_range`, `free_range`, `create_chunk`,
 ///   `release_chunk`, `map`, `unmap`), which an adaptor that watches them
-///   writes itself.
+///   writes itself; the sharing calls (`create_shareable_chunk`,
+///   `share_granularity`, `export_chunk`, `import_chunk`,
+///   `release_imported`) are forwarded too.
 /// - `forward_virtual_memory!(inner: granularity, map, vm_stats)`: the
 ///   methods listed (any method of the trait), for an adaptor that watches
 ///   others.
@@ -55,7 +57,9 @@ macro_rules! forward_virtual_memory {
     ($field:tt) => {
         $crate::forward_virtual_memory!(
             $field: backend, granularity, holds_memory, range_info, chunk_bytes, physical_info,
-            vm_stats, write_mapped, read_mapped, fill_mapped, copy_mapped
+            vm_stats, write_mapped, read_mapped, fill_mapped, copy_mapped,
+            create_shareable_chunk, share_granularity, export_chunk, import_chunk,
+            release_imported
         );
     };
     ($field:tt : $($method:ident),+ $(,)?) => {
@@ -131,6 +135,31 @@ macro_rules! forward_virtual_memory {
     (@one $f:tt fill_mapped) => {
         $crate::__forward_fn!($f fill_mapped(
             dst: $crate::DevicePtr, value: u8, bytes: u64
+        ) -> ::core::result::Result<(), $crate::StorageError>);
+    };
+    (@one $f:tt create_shareable_chunk) => {
+        $crate::__forward_fn!($f create_shareable_chunk(
+            bytes: u64, handles: $crate::ShareHandles
+        ) -> ::core::result::Result<($crate::ChunkId, $crate::ShareHandles), $crate::StorageError>);
+    };
+    (@one $f:tt share_granularity) => {
+        $crate::__forward_fn!($f share_granularity(handles: $crate::ShareHandles) -> u64);
+    };
+    (@one $f:tt export_chunk) => {
+        #[cfg(unix)]
+        $crate::__forward_fn!($f export_chunk(
+            chunk: $crate::ChunkId
+        ) -> ::core::result::Result<::std::os::fd::OwnedFd, $crate::StorageError>);
+    };
+    (@one $f:tt import_chunk) => {
+        #[cfg(unix)]
+        $crate::__forward_fn!($f import_chunk(
+            handle: ::std::os::fd::OwnedFd, bytes: u64
+        ) -> ::core::result::Result<$crate::ChunkId, $crate::StorageError>);
+    };
+    (@one $f:tt release_imported) => {
+        $crate::__forward_fn!($f release_imported(
+            chunk: $crate::ChunkId
         ) -> ::core::result::Result<(), $crate::StorageError>);
     };
     (@one $f:tt copy_mapped) => {

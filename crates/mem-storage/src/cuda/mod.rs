@@ -34,6 +34,7 @@ mod vm;
 mod vm_driver;
 mod vm_memory;
 mod vm_peers;
+mod vm_share;
 
 pub use events::CudaEventHandle;
 pub use pool::DriverPoolStats;

@@ -45,6 +45,20 @@ pub(crate) fn minimum_granularity(device: CUdevice) -> Result<u64, StorageError>
     Ok(granularity as u64)
 }
 
+/// The driver's recommended size and alignment of a chunk with the handle
+/// types `types` on `device`, if it says.
+pub(crate) fn recommended_granularity(device: CUdevice, types: u32) -> Option<u64> {
+    let mut prop = allocation_prop(device);
+    prop.requestedHandleTypes = sys::CUmemAllocationHandleType(types);
+    let mut granularity = 0usize;
+    let recommended = sys::CUmemAllocationGranularity_flags::CU_MEM_ALLOC_GRANULARITY_RECOMMENDED;
+    // SAFETY: both pointers are to live locals of the right types.
+    unsafe { sys::cuMemGetAllocationGranularity(&mut granularity, &prop, recommended) }
+        .result()
+        .ok()
+        .map(|()| granularity as u64)
+}
+
 /// Reserve `len` bytes of device addresses aligned to `align`.
 pub(crate) fn reserve(len: usize, align: usize) -> Result<CUdeviceptr, DriverError> {
     let mut base: CUdeviceptr = 0;
@@ -69,6 +83,25 @@ pub(crate) fn create(
     len: usize,
 ) -> Result<CUmemGenericAllocationHandle, DriverError> {
     let prop = allocation_prop(device);
+    let mut handle: CUmemGenericAllocationHandle = 0;
+    // SAFETY: `handle` and `prop` are live locals of the right types.
+    unsafe { sys::cuMemCreate(&mut handle, len, &prop, 0) }.result()?;
+    Ok(handle)
+}
+
+/// Create `len` bytes of pinned memory on `device` with the handle types
+/// `types` (a bit set of `CUmemAllocationHandleType`) and, if `rdma`, the
+/// GPUDirect RDMA flag.
+pub(crate) fn create_shareable(
+    device: CUdevice,
+    len: usize,
+    types: u32,
+    rdma: bool,
+) -> Result<CUmemGenericAllocationHandle, DriverError> {
+    let mut prop = allocation_prop(device);
+    // The driver reads the field as a bit set of handle types.
+    prop.requestedHandleTypes = sys::CUmemAllocationHandleType(types);
+    prop.allocFlags.gpuDirectRDMACapable = u8::from(rdma);
     let mut handle: CUmemGenericAllocationHandle = 0;
     // SAFETY: `handle` and `prop` are live locals of the right types.
     unsafe { sys::cuMemCreate(&mut handle, len, &prop, 0) }.result()?;

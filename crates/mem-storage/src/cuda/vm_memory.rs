@@ -125,6 +125,25 @@ impl VirtualMemory for CudaVirtualMemory {
     fn chunk_bytes(&self, chunk: ChunkId) -> Result<u64, StorageError> {
         self.lock().chunk(chunk).map(|c| c.bytes)
     }
+    fn create_shareable_chunk(
+        &self,
+        bytes: u64,
+        handles: crate::ShareHandles,
+    ) -> Result<(ChunkId, crate::ShareHandles), StorageError> {
+        self.share_create(bytes, handles)
+    }
+    fn share_granularity(&self, handles: crate::ShareHandles) -> u64 {
+        self.recommended_share_granularity(handles)
+    }
+    fn export_chunk(&self, chunk: ChunkId) -> Result<std::os::fd::OwnedFd, StorageError> {
+        self.share_export(chunk)
+    }
+    fn import_chunk(&self, fd: std::os::fd::OwnedFd, bytes: u64) -> Result<ChunkId, StorageError> {
+        self.share_import(fd, bytes)
+    }
+    fn release_imported(&self, chunk: ChunkId) -> Result<(), StorageError> {
+        self.share_release_imported(chunk)
+    }
     fn map(&self, range: RangeId, offset: u64, chunk: ChunkId) -> Result<DevicePtr, StorageError> {
         self.counted(|t| {
             let m = t.check_map(range, offset, chunk)?;

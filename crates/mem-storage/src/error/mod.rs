@@ -264,6 +264,32 @@ pub enum StorageError {
         /// The OS error number (`errno`).
         errno: i32,
     },
+    /// A chunk that cannot be exported or released as asked: exported but
+    /// not created shareable, or an imported chunk released as one of this
+    /// backend's own.
+    #[error("{chunk} cannot be {operation}: {reason}")]
+    NotShareable {
+        /// The chunk.
+        chunk: ChunkId,
+        /// What was asked (`"exported"`, `"released"`).
+        operation: &'static str,
+        /// Why, and what to do instead.
+        reason: &'static str,
+    },
+    /// A descriptor handed to `import_chunk` that is not an exported chunk
+    /// of the size it claims; nothing was imported.
+    #[error(
+        "cannot import a shared chunk: {reason} (expected {expected} bytes, found {found}); \
+         pass the descriptor the exporter's export made, with its sizes unchanged"
+    )]
+    BadShareHandle {
+        /// What is wrong with it.
+        reason: &'static str,
+        /// Bytes the caller said the chunk holds.
+        expected: u64,
+        /// Bytes the descriptor holds (0 when it holds no memory at all).
+        found: u64,
+    },
     /// No CUDA driver or device can be used on this machine.
     #[error("CUDA is not available: {reason}")]
     NoDevice {

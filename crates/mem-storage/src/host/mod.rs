@@ -39,6 +39,8 @@ mod vm_bytes;
 #[cfg(target_os = "linux")]
 mod vm_ops;
 #[cfg(target_os = "linux")]
+mod vm_share;
+#[cfg(target_os = "linux")]
 pub(crate) mod vm_sys;
 
 pub use virtual_memory::HostVirtualMemory;

@@ -64,6 +64,10 @@ pub(crate) struct State {
     pub(crate) file_len: u64,
     /// Range base address → pointer, for the system calls.
     pub(crate) bases: HashMap<u64, Base>,
+    /// The memfd of each shareable or imported chunk (its handle, the file
+    /// offset, is 0): such a chunk is a file of its own, so the descriptor
+    /// an importer gets opens that chunk and nothing else.
+    pub(crate) own: HashMap<ChunkId, OwnedFd>,
 }
 
 /// Host memory with CUDA-style reserve / create / map, holding real bytes.
@@ -117,6 +121,7 @@ impl HostVirtualMemory {
                 fd: sys::memfd()?,
                 file_len: 0,
                 bases: HashMap::new(),
+                own: HashMap::new(),
             }),
             granularity,
         })
@@ -224,5 +229,35 @@ impl VirtualMemory for HostVirtualMemory {
     }
     fn copy_mapped(&self, src: DevicePtr, dst: DevicePtr, bytes: u64) -> Result<(), StorageError> {
         self.copy_bytes(src, dst, bytes)
+    }
+    fn create_shareable_chunk(
+        &self,
+        bytes: u64,
+        handles: crate::ShareHandles,
+    ) -> Result<(ChunkId, crate::ShareHandles), StorageError> {
+        let mut s = self.lock();
+        let r = s.create_shareable(bytes);
+        // A memfd has no fabric handle and no RDMA flag: the POSIX fd alone.
+        let granted = crate::ShareHandles {
+            fabric: false,
+            rdma: false,
+        };
+        let _ = handles;
+        s.table.counted(r).map(|c| (c, granted))
+    }
+    fn export_chunk(&self, chunk: ChunkId) -> Result<OwnedFd, StorageError> {
+        let mut s = self.lock();
+        let r = s.export(chunk);
+        s.table.counted(r)
+    }
+    fn import_chunk(&self, handle: OwnedFd, bytes: u64) -> Result<ChunkId, StorageError> {
+        let mut s = self.lock();
+        let r = s.import(handle, bytes);
+        s.table.counted(r)
+    }
+    fn release_imported(&self, chunk: ChunkId) -> Result<(), StorageError> {
+        let mut s = self.lock();
+        let r = s.release_imported(chunk);
+        s.table.counted(r)
     }
 }

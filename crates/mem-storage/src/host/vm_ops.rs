@@ -47,7 +47,13 @@ impl State {
 
     pub(crate) fn release(&mut self, id: ChunkId) -> Result<(), StorageError> {
         let c = self.table.check_release(id)?;
-        sys::punch(&self.fd, c.handle, c.bytes)?;
+        match self.own.remove(&id) {
+            // A shareable chunk's memfd is closed, not punched: an importer
+            // may still hold it, and its pages go back to the OS when the
+            // last descriptor and mapping of it are gone.
+            Some(fd) => drop(fd),
+            None => sys::punch(&self.fd, c.handle, c.bytes)?,
+        }
         self.table.remove_chunk(id);
         Ok(())
     }
@@ -61,10 +67,11 @@ impl State {
         let m = self.table.check_map(range, offset, chunk)?;
         let base = self.table.range(range)?.base;
         let at = self.ptr(base, offset)?;
+        let fd = self.own.get(&chunk).unwrap_or(&self.fd);
         // SAFETY: the table proved `offset..+bytes` lies inside the live
         // reservation with nothing mapped there; the lock keeps byte access
         // out, so nothing refers to it.
-        unsafe { sys::map_chunk(at, m.bytes as usize, &self.fd, m.handle) }?;
+        unsafe { sys::map_chunk(at, m.bytes as usize, fd, m.handle) }?;
         self.table.commit_map(range, m);
         Ok(m.addr)
     }

@@ -147,3 +147,61 @@ pub(crate) unsafe fn unmap_chunk(addr: NonNull<u8>, len: usize) -> Result<(), St
         .map(drop)
         .map_err(os("mmap(PROT_NONE) over an unmapped chunk"))
 }
+
+/// A memfd of exactly `len` bytes for one shareable chunk, sealed so that
+/// its size never changes: an importer maps it, and a file shrunk under a
+/// mapping makes every access past the new end a SIGBUS. The seals cannot
+/// be removed (`F_SEAL_SEAL`), so an importer that finds them may trust
+/// them.
+pub(crate) fn sealed_memfd(len: u64) -> Result<OwnedFd, StorageError> {
+    let fd = fs::memfd_create(
+        "gpumem-shared",
+        MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING,
+    )
+    .map_err(os("memfd_create of a shareable chunk"))?;
+    set_len(&fd, len)?;
+    fs::fcntl_add_seals(&fd, SIZE_SEALS | fs::SealFlags::SEAL)
+        .map_err(os("sealing a shareable chunk's memfd"))?;
+    Ok(fd)
+}
+
+/// The seals a shareable chunk's memfd carries.
+const SIZE_SEALS: fs::SealFlags = fs::SealFlags::SHRINK.union(fs::SealFlags::GROW);
+
+/// A second descriptor of the same file (closed on exec).
+pub(crate) fn duplicate(fd: &OwnedFd) -> Result<OwnedFd, StorageError> {
+    rustix::io::fcntl_dupfd_cloexec(fd, 0).map_err(os("dup of a shareable chunk's memfd"))
+}
+
+/// Whether `fd` can be a chunk of `bytes` another process exported: a
+/// memfd sealed against shrinking and growing, of exactly `bytes`. A pipe,
+/// a socket, a file on disk, an unsealed memfd (its owner could shrink it
+/// under the mapping) or a file of another size is refused before anything
+/// maps it.
+pub(crate) fn check_memfd(fd: &OwnedFd, bytes: u64) -> Result<(), StorageError> {
+    let bad = |reason, found| StorageError::BadShareHandle {
+        reason,
+        expected: bytes,
+        found,
+    };
+    let st =
+        fs::fstat(fd).map_err(|_| bad("the descriptor cannot be inspected (fstat failed)", 0))?;
+    if fs::FileType::from_raw_mode(st.st_mode) != fs::FileType::RegularFile {
+        return Err(bad(
+            "the descriptor is not a memory file (a pipe, socket or device)",
+            0,
+        ));
+    }
+    let found = u64::try_from(st.st_size).unwrap_or(0);
+    let seals = fs::fcntl_get_seals(fd).unwrap_or(fs::SealFlags::empty());
+    if !seals.contains(SIZE_SEALS) {
+        return Err(bad(
+            "the file is not a memfd sealed against resizing",
+            found,
+        ));
+    }
+    if found != bytes {
+        return Err(bad("the file's size is not the chunk's", found));
+    }
+    Ok(())
+}

@@ -20,6 +20,7 @@
 
 mod forward;
 pub(crate) mod granules;
+mod share;
 mod slab;
 mod stats;
 pub(crate) mod table;
@@ -30,9 +31,13 @@ pub(crate) mod table_map;
 mod table_tests;
 
 pub use crate::id::{ChunkId, RangeId, VaRange};
+pub(crate) use share::ChunkKind;
+pub use share::ShareHandles;
 pub use stats::VirtualMemoryStats;
 
 use std::fmt;
+#[cfg(unix)]
+use std::os::fd::OwnedFd;
 
 use crate::error::StorageError;
 use crate::id::DevicePtr;
@@ -114,6 +119,76 @@ pub trait VirtualMemory: Send + Sync + fmt::Debug {
 
     /// Set `bytes` mapped bytes at `dst` to `value`; done on return.
     fn fill_mapped(&self, dst: DevicePtr, value: u8, bytes: u64) -> Result<(), StorageError>;
+
+    /// Create a physical chunk of `bytes` that [`VirtualMemory::export_chunk`]
+    /// can hand to another process, asked for with `handles` beside the POSIX
+    /// file descriptor; returns it and what the backend granted of `handles`
+    /// (a driver that refuses FABRIC or RDMA is retried without it). Counted
+    /// against capacity as [`VirtualMemory::create_chunk`]. Its release gives
+    /// back this process's side only: importers keep the memory until they
+    /// release theirs.
+    ///
+    /// The default refuses with [`StorageError::Unsupported`] (the simulated
+    /// backend holds no memory to share).
+    fn create_shareable_chunk(
+        &self,
+        bytes: u64,
+        handles: ShareHandles,
+    ) -> Result<(ChunkId, ShareHandles), StorageError> {
+        let _ = (bytes, handles);
+        Err(StorageError::Unsupported {
+            operation: "create_shareable_chunk",
+            backend: self.backend(),
+        })
+    }
+
+    /// The size every shareable chunk asked for with `handles` is a
+    /// multiple of: the driver's recommended granularity for such chunks
+    /// (`CU_MEM_ALLOC_GRANULARITY_RECOMMENDED`, what NCCL sizes its chunks
+    /// by), never less than [`VirtualMemory::granularity`]. The default is
+    /// the granularity.
+    fn share_granularity(&self, handles: ShareHandles) -> u64 {
+        let _ = handles;
+        self.granularity()
+    }
+
+    /// A new POSIX file descriptor for `chunk`'s memory, which another
+    /// process passes to [`VirtualMemory::import_chunk`]. Refused with
+    /// [`StorageError::NotShareable`] for a chunk not created shareable.
+    #[cfg(unix)]
+    fn export_chunk(&self, chunk: ChunkId) -> Result<OwnedFd, StorageError> {
+        let _ = chunk;
+        Err(StorageError::Unsupported {
+            operation: "export_chunk",
+            backend: self.backend(),
+        })
+    }
+
+    /// Take in a chunk of `bytes` another process exported, as a chunk of
+    /// this backend that maps like any other. It is not counted against this
+    /// backend's capacity (the exporter's device holds the memory). A
+    /// descriptor that is not such a chunk, or not of `bytes`, is refused
+    /// with [`StorageError::BadShareHandle`] and nothing changes.
+    #[cfg(unix)]
+    fn import_chunk(&self, handle: OwnedFd, bytes: u64) -> Result<ChunkId, StorageError> {
+        let _ = (handle, bytes);
+        Err(StorageError::Unsupported {
+            operation: "import_chunk",
+            backend: self.backend(),
+        })
+    }
+
+    /// Give back this process's side of an imported chunk (refused while
+    /// mapped). An imported chunk is never released with
+    /// [`VirtualMemory::release_chunk`], which refuses it, so a budget that
+    /// refunds released chunks never refunds one it did not charge.
+    fn release_imported(&self, chunk: ChunkId) -> Result<(), StorageError> {
+        let _ = chunk;
+        Err(StorageError::Unsupported {
+            operation: "release_imported",
+            backend: self.backend(),
+        })
+    }
 
     /// Copy `bytes` between mapped addresses; done on return. The host moves
     /// overlapping ranges like `memmove`; CUDA refuses overlap

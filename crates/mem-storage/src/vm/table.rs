@@ -37,6 +37,8 @@ pub(crate) struct ChunkEntry {
     pub(crate) handle: u64,
     /// Where it is mapped: range and offset in it.
     pub(crate) mapped_at: Option<(RangeId, u64)>,
+    /// Pooled, shareable or imported.
+    pub(crate) kind: crate::vm::ChunkKind,
 }
 
 /// One live range.

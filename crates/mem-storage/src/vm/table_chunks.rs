@@ -7,8 +7,8 @@
 
 use crate::error::StorageError;
 use crate::physical::ChunkClaim;
-use crate::vm::ChunkId;
 use crate::vm::table::{ChunkEntry, VmTable};
+use crate::vm::{ChunkId, ChunkKind};
 
 impl VmTable {
     /// Whether a chunk of `bytes` may be created now, and if so its bytes,
@@ -38,6 +38,7 @@ impl VmTable {
             bytes: claim.bytes(),
             handle,
             mapped_at: None,
+            kind: ChunkKind::Pooled,
         };
         let id = self
             .chunks
@@ -73,8 +74,76 @@ impl VmTable {
             })
     }
 
-    /// The chunk to release, if it is not mapped.
+    /// Mark a chunk just recorded as shareable.
+    pub(crate) fn set_kind(&mut self, id: ChunkId, kind: ChunkKind) {
+        if let Some(c) = self.chunks.get_mut(id.0) {
+            c.kind = kind;
+        }
+    }
+
+    /// Record a chunk imported from another process: not claimed from this
+    /// table's memory, not counted in its physical bytes.
+    pub(crate) fn add_imported(
+        &mut self,
+        bytes: u64,
+        handle: u64,
+    ) -> Result<ChunkId, StorageError> {
+        let entry = ChunkEntry {
+            bytes,
+            handle,
+            mapped_at: None,
+            kind: ChunkKind::Imported,
+        };
+        let id = self
+            .chunks
+            .insert(entry)
+            .map_err(|_| self.no_chunk_slot(bytes))?;
+        Ok(ChunkId(id))
+    }
+
+    /// The chunk a sharing call is about, if it is of `kind`.
+    pub(crate) fn check_kind(
+        &self,
+        id: ChunkId,
+        kind: ChunkKind,
+        operation: &'static str,
+    ) -> Result<ChunkEntry, StorageError> {
+        let c = self.chunk(id)?;
+        if c.kind == kind {
+            return Ok(c);
+        }
+        let reason = match kind {
+            ChunkKind::Shareable => "it was not created shareable (create_shareable_chunk)",
+            ChunkKind::Imported => "it was not imported (release it with release_chunk)",
+            ChunkKind::Pooled => "it was imported (release it with release_imported)",
+        };
+        Err(StorageError::NotShareable {
+            chunk: id,
+            operation,
+            reason,
+        })
+    }
+
+    /// An imported chunk to release, if it is not mapped; forgotten with
+    /// [`VmTable::remove_imported`].
+    pub(crate) fn check_release_imported(&self, id: ChunkId) -> Result<ChunkEntry, StorageError> {
+        self.check_kind(id, ChunkKind::Imported, "released")?;
+        self.check_release_any(id)
+    }
+
+    pub(crate) fn remove_imported(&mut self, id: ChunkId) {
+        self.chunks.remove(id.0);
+    }
+
+    /// The chunk to release, if it is not mapped and is this backend's own.
     pub(crate) fn check_release(&self, id: ChunkId) -> Result<ChunkEntry, StorageError> {
+        if self.chunk(id)?.kind == ChunkKind::Imported {
+            return self.check_kind(id, ChunkKind::Pooled, "released");
+        }
+        self.check_release_any(id)
+    }
+
+    fn check_release_any(&self, id: ChunkId) -> Result<ChunkEntry, StorageError> {
         let c = self.chunk(id)?;
         match c.mapped_at {
             Some((range, offset)) => Err(StorageError::ChunkMapped {

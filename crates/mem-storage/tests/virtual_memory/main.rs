@@ -7,6 +7,7 @@ mod adaptors;
 mod bytes;
 mod cuda;
 mod faults;
+mod share;
 mod shared_capacity;
 mod suite;
 mod suite_release;

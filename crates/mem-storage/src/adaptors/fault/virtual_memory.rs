@@ -52,6 +52,17 @@ impl<V: VirtualMemory> VirtualMemory for FaultInjection<V> {
         self.gate(Operation::CreateChunk, bytes, None, S)?;
         self.inner().create_chunk(bytes)
     }
+    fn create_shareable_chunk(
+        &self,
+        bytes: u64,
+        handles: crate::ShareHandles,
+    ) -> Result<(ChunkId, crate::ShareHandles), StorageError> {
+        self.gate(Operation::CreateChunk, bytes, None, S)?;
+        self.inner().create_shareable_chunk(bytes, handles)
+    }
+    crate::forward_virtual_memory!(
+        inner: share_granularity, export_chunk, import_chunk, release_imported
+    );
     fn release_chunk(&self, chunk: ChunkId) -> Result<(), StorageError> {
         let bytes = self.inner().chunk_bytes(chunk).unwrap_or(0);
         self.gate(Operation::ReleaseChunk, bytes, None, S)?;
