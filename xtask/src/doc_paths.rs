@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 /// Files of other projects that the docs name, with whose they are.
 const EXTERNAL: &[(&str, &str)] = &[
+    ("tests/cubecl.rs", "Burn's burn-backend-tests suite"),
     ("allocation_mode.rs", "CubeCL's cubecl-core test"),
     ("memory_manage.rs", "CubeCL's cubecl-server engine"),
     ("src/compute/counts.rs", "the patched cubecl-wgpu"),

@@ -46,6 +46,12 @@
 //!   (`burn_client/`); `--trace PATH` records the transformer's training
 //!   on gpumem, every run where PATH holds `{run}`; skips with a reason
 //!   without Vulkan. `ci` runs it after `cubecl-client`.
+//! - `burn-suite [--engine cubecl|gpumem|both] [--only NAME…] [--burn-src
+//!   PATH]` — Burn's own backend test suite, copied from a Burn checkout at
+//!   run time, on the same runtime and build as `burn-client`, per binary
+//!   and engine; fails when a test passes on CubeCL's engine and not on
+//!   gpumem's (`burn_suite/`); skips with a reason without the checkout or
+//!   Vulkan.
 //! - `gpu-bundle [--smoke]` — release test and bench binaries + `run.sh` in
 //!   `./gpu-bundle` (`--smoke`: the small bundle of the stand-in run).
 //! - `gpu-bench [--quick|--smoke]` — the CUDA measurements (skips with a
@@ -68,6 +74,7 @@ use std::process::{Command, ExitCode};
 mod bench;
 mod bench_cubecl;
 mod burn_client;
+mod burn_suite;
 mod ci_steps;
 mod cubecl_client;
 mod cuda_standin;

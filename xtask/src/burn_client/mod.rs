@@ -21,8 +21,8 @@
 
 use std::path::{Path, PathBuf};
 
-mod runs;
-mod scratch;
+pub(crate) mod runs;
+pub(crate) mod scratch;
 mod table;
 
 use crate::cubecl_client::engine::Engine;
@@ -39,7 +39,7 @@ const SKIP_VAR: &str = "GPUMEM_SKIP_BURN_CLIENT";
 const COLD_BUILD_BYTES: u64 = 5 << 30;
 const WARM_BUILD_BYTES: u64 = 1 << 30;
 
-fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     let xtask = Path::new(env!("CARGO_MANIFEST_DIR"));
     xtask.parent().unwrap_or(xtask).to_path_buf()
 }

@@ -119,13 +119,13 @@ pub fn execute(
 }
 
 #[cfg(unix)]
-fn set_private(dir: &Path) {
+pub(crate) fn set_private(dir: &Path) {
     use std::os::unix::fs::PermissionsExt;
     let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
 }
 
 #[cfg(not(unix))]
-fn set_private(_dir: &Path) {}
+pub(crate) fn set_private(_dir: &Path) {}
 
 /// The binary's report: `loss STEP BITS VALUE` lines in step order, one per
 /// step, then `key value` lines.

@@ -61,15 +61,28 @@ pub fn prepare(root: &Path, adapter: &Path) -> Result<Scratch, String> {
     let scratch = Scratch {
         dir: root.join("target/burn-client"),
     };
-    let patched = scratch.dir.join("patched");
+    patched_wgpu(&scratch.dir, adapter)?;
+    write_if_changed(&scratch.manifest(), &manifest())?;
+    for (name, text) in SOURCES {
+        write_if_changed(&scratch.dir.join("src").join(name), text)?;
+    }
+    Ok(scratch)
+}
+
+/// The runtime-selectable cubecl-wgpu under `dir/patched/cubecl-wgpu`
+/// (`dir` is `target/burn-client`), copied and patched only when a patch or
+/// the adapter's path changed; returns its path. `burn-suite` patches
+/// through the same copy, so that the crates both tasks share build once.
+pub fn patched_wgpu(dir: &Path, adapter: &Path) -> Result<PathBuf, String> {
+    let patched = dir.join("patched");
+    let copy = patched.join("cubecl-wgpu");
     let stamp = format!(
         "{VERSION}\nadapter: {}\n{PATCH}\n{ENGINE_PATCH}",
         adapter.display()
     );
     let stamp_file = patched.join("stamp");
     if std::fs::read_to_string(&stamp_file).ok().as_deref() != Some(stamp.as_str()) {
-        let wgpu = registry_source(&scratch.dir, "cubecl-wgpu")?;
-        let copy = patched.join("cubecl-wgpu");
+        let wgpu = registry_source(dir, "cubecl-wgpu")?;
         remove_dir(&patched)?;
         copy_dir(&wgpu, &copy)?;
         apply_patch(&copy, "gpumem.patch", PATCH)?;
@@ -77,11 +90,7 @@ pub fn prepare(root: &Path, adapter: &Path) -> Result<Scratch, String> {
         add_adapter(&copy.join("Cargo.toml"), adapter)?;
         write(&stamp_file, &stamp)?;
     }
-    write_if_changed(&scratch.manifest(), &manifest())?;
-    for (name, text) in SOURCES {
-        write_if_changed(&scratch.dir.join("src").join(name), text)?;
-    }
-    Ok(scratch)
+    Ok(copy)
 }
 
 /// The scratch crate's manifest. Burn without its default features: those

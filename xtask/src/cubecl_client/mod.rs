@@ -23,13 +23,13 @@
 use std::path::{Path, PathBuf};
 
 mod adapter;
-mod binaries;
+pub(crate) mod binaries;
 pub(crate) mod engine;
-mod libtest;
-mod runner;
+pub(crate) mod libtest;
+pub(crate) mod runner;
 pub(crate) mod scratch;
 mod suites;
-mod table;
+pub(crate) mod table;
 pub(crate) mod vulkan;
 
 use engine::Engine;

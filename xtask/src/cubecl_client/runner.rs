@@ -58,9 +58,12 @@ pub fn run_suite(
         .env("CARGO_MANIFEST_DIR", &cwd)
         .env(COUNTS_VAR, &counts_file);
     eprintln!("$ {cmd:?}   # {} on {engine_name}", suite.name);
-    let (mut outcome, stopped) = run_binary(&mut cmd)?;
+    let (mut outcome, stopped) = run_binary(&mut cmd, LIMIT)?;
     if stopped.is_none() {
-        rerun_failures(exe, &cwd, &mut outcome)?;
+        let rerun = |cmd: &mut Command| {
+            cmd.current_dir(&cwd).env("CARGO_MANIFEST_DIR", &cwd);
+        };
+        rerun_failures(exe, &rerun, &mut outcome)?;
     }
     let counts = std::fs::read_to_string(&counts_file)
         .ok()
@@ -81,10 +84,13 @@ pub fn run_suite(
     })
 }
 
-/// Runs `cmd`, echoing and reading its output, killed after [`LIMIT`];
+/// Runs `cmd`, echoing and reading its output, killed after `limit`;
 /// returns what libtest said and, when it did not reach its result line,
 /// why.
-fn run_binary(cmd: &mut Command) -> Result<(Outcome, Option<String>), String> {
+pub(crate) fn run_binary(
+    cmd: &mut Command,
+    limit: Duration,
+) -> Result<(Outcome, Option<String>), String> {
     let mut child = cmd
         .stdout(Stdio::piped())
         .spawn()
@@ -96,7 +102,7 @@ fn run_binary(cmd: &mut Command) -> Result<(Outcome, Option<String>), String> {
         std::thread::spawn(move || {
             let started = Instant::now();
             while !done.load(Ordering::Relaxed) {
-                if started.elapsed() > LIMIT {
+                if started.elapsed() > limit {
                     timed_out.store(true, Ordering::Relaxed);
                     let _ = Command::new("kill").arg(pid.to_string()).status();
                     return;
@@ -118,7 +124,7 @@ fn run_binary(cmd: &mut Command) -> Result<(Outcome, Option<String>), String> {
     let _ = watchdog.join();
     let status = status.map_err(|e| format!("waiting for {cmd:?}: {e}"))?;
     let stopped = if timed_out.load(Ordering::Relaxed) {
-        Some(format!("killed after {} s", LIMIT.as_secs()))
+        Some(format!("killed after {} s", limit.as_secs()))
     } else {
         (!outcome.finished).then(|| format!("no result line; the binary exited with {status}"))
     };
@@ -126,17 +132,21 @@ fn run_binary(cmd: &mut Command) -> Result<(Outcome, Option<String>), String> {
 }
 
 /// Runs each failed test once more, alone; one that passes then counts as
-/// passed and is listed as rerun. Its counts go nowhere (the suite's own
-/// run wrote them).
-fn rerun_failures(exe: &Path, cwd: &Path, outcome: &mut Outcome) -> Result<(), String> {
+/// passed and is listed as rerun. `setup` gives each rerun the suite's
+/// directory and environment. Its counts go nowhere (the suite's own run
+/// wrote them).
+pub(crate) fn rerun_failures(
+    exe: &Path,
+    setup: &dyn Fn(&mut Command),
+    outcome: &mut Outcome,
+) -> Result<(), String> {
     for test in std::mem::take(&mut outcome.failed) {
         let mut cmd = Command::new(exe);
-        cmd.args(["--test-threads=1", "--exact", &test.test])
-            .current_dir(cwd)
-            .env("CARGO_MANIFEST_DIR", cwd)
-            .env_remove(COUNTS_VAR);
+        cmd.args(["--test-threads=1", "--exact", &test.test]);
+        setup(&mut cmd);
+        cmd.env_remove(COUNTS_VAR);
         eprintln!("$ {cmd:?}   # rerun alone");
-        let (again, stopped) = run_binary(&mut cmd)?;
+        let (again, stopped) = run_binary(&mut cmd, LIMIT)?;
         if stopped.is_none() && again.passed == 1 && again.failed.is_empty() {
             outcome.passed += 1;
             outcome.rerun.push(test);
