@@ -17,9 +17,9 @@
 use mem_pools::ManagedMemoryHandle;
 use mem_storage::StorageError;
 
-use crate::device::cudarc::driver::{CudaStream, DriverError, sys};
 use crate::error::{GpuMemError, Result};
 use crate::shared::Stream;
+use cudarc::driver::{CudaStream, DriverError, sys};
 
 /// [`Stream::copy_to_peer`].
 pub(crate) fn copy(
