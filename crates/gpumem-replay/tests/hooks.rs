@@ -130,15 +130,7 @@ fn drive(name: &str, events: &[Event]) {
 
 #[test]
 fn every_workload_hands_out_only_announced_memory_and_withdraws_it_before_unmapping() {
-    for w in [
-        Workload::Random,
-        Workload::Training,
-        Workload::Serving,
-        Workload::Devlog,
-        Workload::Growth,
-        Workload::Span,
-        Workload::Live,
-    ] {
+    for w in Workload::ALL {
         let events = w
             .generate(&WorkloadSpec {
                 seed: 1,

@@ -96,31 +96,19 @@ entry! { fn cuMemcpyPeer(dst: DevPtr, dst_ctx: u64, src: DevPtr, src_ctx: u64, l
 entry! { fn cuMemPoolSetAccess(pool: u64, desc: *const AccessDesc, count: usize) {
     ready()?;
     let owner = crate::api::memory::pool_device(pool)?;
-    if count == 0 || count > device::MAX_DEVICES {
-        return Err(if count == 0 { INVALID_VALUE } else { INVALID_DEVICE });
-    }
     // Checked for every descriptor before any is applied: a refusal
     // changes nothing. A pool's memory is reached by a peer as an
     // allocation is after cuCtxEnablePeerAccess: the same pair bit (the
     // model does not keep the two apart).
-    let mut grants = Vec::with_capacity(count);
-    for i in 0..count {
-        // SAFETY: the caller's in-parameter: `count` descriptors.
-        let d = unsafe { get(desc.add(i)) }?;
-        if d.location.kind != LOCATION_DEVICE {
-            return Err(INVALID_VALUE);
+    // SAFETY: the caller's in-parameter: `count` descriptors.
+    let grants = unsafe { crate::api::vmm::access_grants(desc, count) }?;
+    for &(dev, grant) in &grants {
+        if dev == owner && !grant {
+            return Err(INVALID_DEVICE); // the owner keeps its access
         }
-        let dev = device::valid(d.location.id)?;
-        let grant = match d.flags {
-            ACCESS_READWRITE => true,
-            ACCESS_NONE if dev != owner => false,
-            // The owner keeps its access; read-only is not modelled.
-            _ => return Err(if dev == owner { INVALID_DEVICE } else { NOT_SUPPORTED }),
-        };
         if !can_reach(dev, owner) {
             return Err(INVALID_DEVICE);
         }
-        grants.push((dev, grant));
     }
     let mut mem = lock(&MEM);
     for (dev, grant) in grants.into_iter().filter(|&(dev, _)| dev != owner) {

@@ -122,27 +122,10 @@ entry! { fn cuMemUnmap(ptr: DevPtr, size: usize) {
 entry! { fn cuMemSetAccess(ptr: DevPtr, size: usize, desc: *const AccessDesc, count: usize) {
     ready()?;
     forbid("cuMemSetAccess")?;
-    if count == 0 || count > crate::device::MAX_DEVICES {
-        return Err(if count == 0 { INVALID_VALUE } else { INVALID_DEVICE });
-    }
     // One descriptor per device; each sets that device's access and leaves
     // the others' as they were (a revoke names the device with NONE).
-    let mut grants = Vec::with_capacity(count);
-    for i in 0..count {
-        // SAFETY: the caller's in-parameter: `count` descriptors.
-        let d = unsafe { get(desc.add(i)) }?;
-        if d.location.kind != LOCATION_DEVICE {
-            return Err(INVALID_VALUE);
-        }
-        let dev = crate::device::valid(d.location.id)?;
-        let grant = match d.flags {
-            ACCESS_READWRITE => true,
-            ACCESS_NONE => false,
-            // Read-only mappings are not modelled: refused, not widened.
-            _ => return Err(NOT_SUPPORTED),
-        };
-        grants.push((dev, grant));
-    }
+    // SAFETY: the caller's in-parameter: `count` descriptors.
+    let grants = unsafe { access_grants(desc, count) }?;
     let mut mem = lock(&MEM);
     // Checked for every device before any is set: a refusal changes nothing.
     for &(dev, _) in &grants {
@@ -167,3 +150,38 @@ entry! { fn cuMemGetAccess(flags: *mut u64, location: *const MemLocation, ptr: D
     // SAFETY: the caller's out-parameter (a `unsigned long long`).
     unsafe { put(flags, value) }
 }}
+
+/// The (device, grant) pairs of `count` access descriptors: read-write
+/// grants, none revokes; anything else is refused before any is applied.
+///
+/// # Safety
+/// `desc` points to `count` readable descriptors (or is null, refused).
+pub(crate) unsafe fn access_grants(
+    desc: *const AccessDesc,
+    count: usize,
+) -> Result<Vec<(usize, bool)>, CuResult> {
+    if count == 0 || count > crate::device::MAX_DEVICES {
+        return Err(if count == 0 {
+            INVALID_VALUE
+        } else {
+            INVALID_DEVICE
+        });
+    }
+    let mut grants = Vec::with_capacity(count);
+    for i in 0..count {
+        // SAFETY: within the `count` descriptors the caller vouches for.
+        let d = unsafe { get(desc.add(i)) }?;
+        if d.location.kind != LOCATION_DEVICE {
+            return Err(INVALID_VALUE);
+        }
+        let dev = crate::device::valid(d.location.id)?;
+        let grant = match d.flags {
+            ACCESS_READWRITE => true,
+            ACCESS_NONE => false,
+            // Read-only access is not modelled: refused, not widened.
+            _ => return Err(NOT_SUPPORTED),
+        };
+        grants.push((dev, grant));
+    }
+    Ok(grants)
+}
