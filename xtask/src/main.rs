@@ -41,7 +41,7 @@
 //!   it, and it skips with a reason without Vulkan.
 //! - `burn-client [--engine cubecl|gpumem|both] [--repeat N] [--trace PATH]`
 //!   — Burn models (a CNN, a transformer LM trained on varying shapes, its
-//!   inference) on the same wgpu runtime, once per engine from one build:
+//!   inference, an LSTM trained on varying lengths) on the same wgpu runtime, once per engine from one build:
 //!   losses bit-identical between engines, peak bytes, buffers, steps/s
 //!   (`burn_client/`); `--trace PATH` records the transformer's training
 //!   on gpumem, every run where PATH holds `{run}`; skips with a reason
