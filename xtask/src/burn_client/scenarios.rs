@@ -115,10 +115,14 @@ fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
 }
 
-/// `reserved (reserved ÷ in use ×)`, the ratio left out when nothing is
-/// in use.
+/// Below this many bytes in use, reserved ÷ in use says nothing (a dropped
+/// tensor leaves a few bytes of metadata in use).
+const RATIO_FLOOR: u64 = 4 << 10;
+
+/// `reserved (reserved ÷ in use ×)`, the ratio left out when (next to)
+/// nothing is in use.
 fn reserved(usage: &Usage) -> String {
-    if usage.in_use == 0 {
+    if usage.in_use < RATIO_FLOOR {
         mib(usage.reserved)
     } else {
         format!(

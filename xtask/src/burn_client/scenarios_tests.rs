@@ -1,6 +1,6 @@
 use super::*;
 
-const REPORT: &str = "scenario drop\npoint start 0 0 1048576\n\
+const REPORT: &str = "scenario drop\npoint start 24 1048576 1048576\n\
                       point tensor-live 4000000 8388608 2097152\n";
 
 #[test]
@@ -61,6 +61,9 @@ fn each_point_shows_both_engines_side_by_side_with_reserved_over_in_use() {
         .lines()
         .find(|l| l.starts_with("| drop | start |"))
         .unwrap();
-    assert!(!start.contains('×'), "nothing in use, no ratio: {start}");
+    assert!(
+        !start.contains('×'),
+        "next to nothing in use, no ratio: {start}"
+    );
     assert_eq!(text.matches("| drop | gpumem |").count(), 1, "{text}");
 }
