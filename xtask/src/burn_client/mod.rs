@@ -1,7 +1,8 @@
 //! `cargo xtask burn-client [--engine cubecl|gpumem|both] [--repeat N]
-//! [--trace PATH] [--part runs|scenarios|all]`: Burn 0.23 models trained and run on CubeCL's wgpu
-//! runtime over Vulkan (lavapipe on a CPU-only machine), with the runtime's
-//! main memory on CubeCL's engine and on gpumem's, side by side.
+//! [--trace PATH] [--part runs|scenarios|all]`: Burn 0.23 models trained
+//! and run on CubeCL's wgpu runtime over Vulkan (lavapipe on a CPU-only
+//! machine), with the runtime's main memory on CubeCL's engine and on
+//! gpumem's, side by side.
 //!
 //! It writes a scratch crate under `target/burn-client/` (`scratch.rs`):
 //! one binary, the four runs in `xtask/burn-client/src/` (a CNN trained
@@ -20,8 +21,9 @@
 //! name in its place. After the runs come the memory scenarios users
 //! reported (`scenarios.rs`), one process per scenario and engine, their
 //! tables printed and written to `target/burn-client/scenarios.md`;
-//! `--part runs` or `--part scenarios` runs one half alone. Skips, saying why, without Vulkan, with too little
-//! disk, or with `GPUMEM_SKIP_BURN_CLIENT` set.
+//! `--part runs` or `--part scenarios` runs one half alone. Skips, saying
+//! why, without Vulkan, with too little disk, or with
+//! `GPUMEM_SKIP_BURN_CLIENT` set.
 
 use std::path::{Path, PathBuf};
 
