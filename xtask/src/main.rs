@@ -39,13 +39,16 @@
 //!   and on gpumem's (`gpumem-cubecl`), side by side: tests, peak bytes in
 //!   wgpu buffers, buffers created, wall time (`cubecl_client/`); `ci` runs
 //!   it, and it skips with a reason without Vulkan.
-//! - `burn-client [--engine cubecl|gpumem|both] [--repeat N] [--trace PATH]`
-//!   — Burn models (a CNN, a transformer LM trained on varying shapes, its
-//!   inference) on the same wgpu runtime, once per engine from one build:
+//! - `burn-client [--engine cubecl|gpumem|both] [--repeat N] [--trace PATH]
+//!   [--part runs|scenarios|all]` — Burn models (a CNN, a transformer LM
+//!   trained on varying shapes, its inference, an LSTM trained on varying
+//!   lengths) on the same wgpu runtime, once per engine from one build:
 //!   losses bit-identical between engines, peak bytes, buffers, steps/s
-//!   (`burn_client/`); `--trace PATH` records the transformer's training
-//!   on gpumem, every run where PATH holds `{run}`; skips with a reason
-//!   without Vulkan. `ci` runs it after `cubecl-client`.
+//!   (`burn_client/`); then the memory scenarios users reported, reserved
+//!   ÷ in use per point on both engines; `--trace PATH` records the
+//!   transformer's training on gpumem, every run where PATH holds `{run}`;
+//!   skips with a reason without Vulkan. `ci` runs it after
+//!   `cubecl-client`.
 //! - `burn-suite [--engine cubecl|gpumem|both] [--only NAME…] [--burn-src
 //!   PATH]` — Burn's own backend test suite, copied from a Burn checkout at
 //!   run time, on the same runtime and build as `burn-client`, per binary

@@ -71,6 +71,26 @@ pub fn tokens(rng: &mut Rng, batch: usize, len: usize, vocab: usize) -> Vec<i64>
     out
 }
 
+/// `batch` noisy sine waves of `len` samples (`batch × len` values, row
+/// by row) and each one's next clean value: every wave draws its own
+/// amplitude, frequency and phase, so the next value can only be told from
+/// what came before.
+pub fn waves(rng: &mut Rng, batch: usize, len: usize) -> (Vec<f32>, Vec<f32>) {
+    let mut values = Vec::with_capacity(batch * len);
+    let mut targets = Vec::with_capacity(batch);
+    for _ in 0..batch {
+        let amplitude = 0.5 + 0.5 * rng.unit();
+        let frequency = 0.15 + 0.45 * rng.unit();
+        let phase = std::f32::consts::TAU * rng.unit();
+        let wave = |t: usize| amplitude * (frequency * t as f32 + phase).sin();
+        for t in 0..len {
+            values.push(wave(t) + 0.1 * (rng.unit() - 0.5));
+        }
+        targets.push(wave(len));
+    }
+    (values, targets)
+}
+
 /// FNV-1a over `bytes`, continuing from `hash`.
 pub fn fnv(hash: u64, bytes: &[u8]) -> u64 {
     bytes.iter().fold(hash, |h, &b| {

@@ -1,12 +1,14 @@
 //! `cargo xtask burn-client [--engine cubecl|gpumem|both] [--repeat N]
-//! [--trace PATH]`: Burn 0.23 models trained and run on CubeCL's wgpu
-//! runtime over Vulkan (lavapipe on a CPU-only machine), with the runtime's
-//! main memory on CubeCL's engine and on gpumem's, side by side.
+//! [--trace PATH] [--part runs|scenarios|all]`: Burn 0.23 models trained
+//! and run on CubeCL's wgpu runtime over Vulkan (lavapipe on a CPU-only
+//! machine), with the runtime's main memory on CubeCL's engine and on
+//! gpumem's, side by side.
 //!
 //! It writes a scratch crate under `target/burn-client/` (`scratch.rs`):
-//! one binary, the three runs in `xtask/burn-client/src/` (a CNN trained
+//! one binary, the four runs in `xtask/burn-client/src/` (a CNN trained
 //! with Adam, a small transformer LM trained on varying lengths and batch
-//! sizes, and its inference on varying batch sizes, all on generated data).
+//! sizes, its inference on varying batch sizes, and an LSTM trained on
+//! varying lengths and batch sizes, all on generated data).
 //! Its cubecl-wgpu picks the engine at run time, so Burn builds once for
 //! both. Each run is its own process per engine (`runs.rs`); the oracle
 //! wants every step's loss, the final parameters' checksum and (inference)
@@ -16,12 +18,17 @@
 //! are the median of `--repeat` runs (default 1). `--trace PATH` records
 //! the transformer's training on gpumem as a gpumem trace
 //! (`GPUMEM_TRACE`); a PATH holding `{run}` records every run, the run's
-//! name in its place. Skips, saying why, without Vulkan, with too little
-//! disk, or with `GPUMEM_SKIP_BURN_CLIENT` set.
+//! name in its place. After the runs come the memory scenarios users
+//! reported (`scenarios.rs`), one process per scenario and engine, their
+//! tables printed and written to `target/burn-client/scenarios.md`;
+//! `--part runs` or `--part scenarios` runs one half alone. Skips, saying
+//! why, without Vulkan, with too little disk, or with
+//! `GPUMEM_SKIP_BURN_CLIENT` set.
 
 use std::path::{Path, PathBuf};
 
 pub(crate) mod runs;
+mod scenarios;
 pub(crate) mod scratch;
 mod table;
 
@@ -48,15 +55,20 @@ struct Args {
     engines: Vec<Engine>,
     repeat: usize,
     trace: Option<PathBuf>,
+    /// Whether the runs and the scenarios run (`--part`).
+    runs: bool,
+    scenarios: bool,
 }
 
 fn parse_args(args: &[String]) -> Result<Args, String> {
-    let usage =
-        "usage: cargo xtask burn-client [--engine cubecl|gpumem|both] [--repeat N] [--trace PATH]";
+    let usage = "usage: cargo xtask burn-client [--engine cubecl|gpumem|both] [--repeat N] \
+                 [--trace PATH] [--part runs|scenarios|all]";
     let mut parsed = Args {
         engines: vec![Engine::Cubecl, Engine::Gpumem],
         repeat: 1,
         trace: None,
+        runs: true,
+        scenarios: true,
     };
     let mut args = args.iter();
     while let Some(arg) = args.next() {
@@ -67,6 +79,14 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
                 parsed.repeat = value.parse().ok().filter(|&n| n > 0).ok_or(usage)?;
             }
             "--trace" => parsed.trace = Some(PathBuf::from(value)),
+            "--part" => {
+                (parsed.runs, parsed.scenarios) = match value.as_str() {
+                    "runs" => (true, false),
+                    "scenarios" => (false, true),
+                    "all" => (true, true),
+                    _ => return Err(format!("{usage}; got --part {value:?}")),
+                };
+            }
             _ => return Err(format!("{usage}; got {arg:?}")),
         }
     }
@@ -111,6 +131,17 @@ pub fn burn_client(args: &[String]) -> Result<Option<String>, String> {
         .arg(scratch.target())
         .env("CARGO_INCREMENTAL", "0");
     run(&mut build)?;
+    if args.runs {
+        run_all(&args, &scratch)?;
+    }
+    if args.scenarios {
+        run_scenarios(&args, &scratch)?;
+    }
+    Ok(None)
+}
+
+/// The runs, compared between engines; the table printed and written.
+fn run_all(args: &Args, scratch: &scratch::Scratch) -> Result<(), String> {
     let mut rows = Vec::new();
     let mut verdicts = Vec::new();
     for run in &RUNS {
@@ -184,7 +215,24 @@ pub fn burn_client(args: &[String]) -> Result<Option<String>, String> {
     std::fs::write(&out, &text).map_err(|e| format!("{}: {e}", out.display()))?;
     eprintln!("\nburn-client (Burn {}):\n{text}", scratch::BURN);
     eprintln!("written to {}", out.display());
-    Ok(None)
+    Ok(())
+}
+
+/// The scenarios on each engine; their tables printed and written.
+fn run_scenarios(args: &Args, scratch: &scratch::Scratch) -> Result<(), String> {
+    let mut rows = Vec::new();
+    for scenario in scenarios::SCENARIOS {
+        for &engine in &args.engines {
+            let outcome = scenarios::execute(&scratch.binary(), &scratch.dir, scenario, engine)?;
+            rows.push((scenario, engine, outcome));
+        }
+    }
+    let text = scenarios::render(&rows);
+    let out = scratch.dir.join("scenarios.md");
+    std::fs::write(&out, &text).map_err(|e| format!("{}: {e}", out.display()))?;
+    eprintln!("\nburn-client scenarios (Burn {}):\n{text}", scratch::BURN);
+    eprintln!("written to {}", out.display());
+    Ok(())
 }
 
 /// The placeholder of `--trace PATH` that records every run.

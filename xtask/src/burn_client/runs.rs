@@ -1,4 +1,4 @@
-//! The three runs, one process per run and engine: the binary's report
+//! The four runs, one process per run and engine: the binary's report
 //! (`xtask/burn-client/src/report.rs`) and the buffer totals the patched
 //! cubecl-wgpu writes at exit (`GPUMEM_CUBECL_COUNTS`), parsed.
 
@@ -20,9 +20,10 @@ pub struct Run {
     pub steps: usize,
 }
 
-/// The runs, in the order they run. The transformer's training runs 35
-/// steps: every pair of its 7 lengths and 5 batch sizes once.
-pub const RUNS: [Run; 3] = [
+/// The runs, in the order they run. The transformer's and the LSTM's
+/// training run 35 steps: every pair of their 7 lengths and 5 batch sizes
+/// once.
+pub const RUNS: [Run; 4] = [
     Run {
         name: "cnn",
         title: "CNN, Adam, batch 32",
@@ -37,6 +38,11 @@ pub const RUNS: [Run; 3] = [
         name: "lm-infer",
         title: "transformer LM inference, varying batch",
         steps: 30,
+    },
+    Run {
+        name: "lstm-train",
+        title: "LSTM, Adam, varying length and batch",
+        steps: 35,
     },
 ];
 

@@ -25,12 +25,17 @@ pub const BURN: &str = "0.23.0-pre.1";
 const ENGINE_PATCH: &str = include_str!("../../burn-client/engine-choice.patch");
 
 /// The binary's sources, written into the scratch crate's `src/`.
-const SOURCES: [(&str, &str); 5] = [
+const SOURCES: [(&str, &str); 7] = [
     ("main.rs", include_str!("../../burn-client/src/main.rs")),
     ("cnn.rs", include_str!("../../burn-client/src/cnn.rs")),
     ("lm.rs", include_str!("../../burn-client/src/lm.rs")),
+    ("lstm.rs", include_str!("../../burn-client/src/lstm.rs")),
     ("data.rs", include_str!("../../burn-client/src/data.rs")),
     ("report.rs", include_str!("../../burn-client/src/report.rs")),
+    (
+        "scenarios.rs",
+        include_str!("../../burn-client/src/scenarios.rs"),
+    ),
 ];
 
 /// Where the scratch crate lives.
