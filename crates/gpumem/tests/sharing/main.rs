@@ -8,6 +8,7 @@
 mod child;
 mod cuda;
 mod refusals;
+mod stats;
 mod untouched;
 
 use std::io::{Read, Write};
