@@ -21,11 +21,10 @@ use crate::Result;
 
 /// The paged configuration for `program` on a device of `capacity` bytes.
 pub fn paged_config(program: &Program, capacity: u64) -> GpumemConfig {
-    GpumemConfig {
-        pools: PoolLayout::SubSlices,
-        max_page_size: max_page_for(program, capacity),
-        ..GpumemConfig::default()
-    }
+    let mut config = GpumemConfig::default();
+    config.pools = PoolLayout::SubSlices;
+    config.max_page_size = max_page_for(program, capacity);
+    config
 }
 
 /// A simulated device of `capacity` bytes with `config`, one stream for

@@ -76,11 +76,10 @@ fn drive(pools: PoolLayout, events: &[Event]) -> (Device, HashMap<u64, ManagedMe
 }
 
 fn replay(pools: PoolLayout, events: &[Event]) -> ReplayReport {
+    let mut config = GpumemConfig::default();
+    config.pools = pools;
     let settings = PoolSettings {
-        config: GpumemConfig {
-            pools,
-            ..GpumemConfig::default()
-        },
+        config,
         ..PoolSettings::default()
     };
     let program = Program::compile(events).unwrap();

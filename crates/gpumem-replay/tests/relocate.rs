@@ -43,11 +43,10 @@ fn growth_trace(rounds: u64, cleanup: bool) -> Vec<Event> {
 /// with pages up to a quarter of the device: the growth traces below need
 /// pages past the facade's default 1 GiB limit on the 80 GiB device.
 fn paged(capacity: u64) -> GpumemConfig {
-    GpumemConfig {
-        pools: PoolLayout::SubSlices,
-        max_page_size: Some(capacity / 4),
-        ..GpumemConfig::default()
-    }
+    let mut config = GpumemConfig::default();
+    config.pools = PoolLayout::SubSlices;
+    config.max_page_size = Some(capacity / 4);
+    config
 }
 
 fn replay(kind: BackendKind, capacity: u64, relocate: bool, events: &[Event]) -> ReplayReport {

@@ -87,12 +87,11 @@ fn a_trace_larger_than_the_simulated_device_fails_allocations_without_stopping()
     // Paged pools: on the simulated device with arenas, arena chunks and
     // pages are each bounded by the device's size but not by it together
     // (without a budget), so the peak can exceed it; see docs/cli.md.
+    let mut config = gpumem::config::GpumemConfig::default();
+    config.pools = gpumem::config::PoolLayout::SubSlices;
+    config.max_page_size = Some(4 * GIB);
     let settings = PoolSettings {
-        config: gpumem::config::GpumemConfig {
-            pools: gpumem::config::PoolLayout::SubSlices,
-            max_page_size: Some(4 * GIB),
-            ..Default::default()
-        },
+        config,
         ..PoolSettings::default()
     };
     let r = replay_on(

@@ -18,11 +18,10 @@ fn alloc(id: u64, size: u64, stream: u64) -> Event {
 /// Paged pools with pages up to a quarter of the 1 GiB device (64 MiB
 /// slices in the growing pool): the page growth these tests follow.
 fn paged() -> GpumemConfig {
-    GpumemConfig {
-        pools: PoolLayout::SubSlices,
-        max_page_size: Some(GIB / 4),
-        ..GpumemConfig::default()
-    }
+    let mut config = GpumemConfig::default();
+    config.pools = PoolLayout::SubSlices;
+    config.max_page_size = Some(GIB / 4);
+    config
 }
 
 fn paged_device(streams: usize) -> Device {

@@ -12,26 +12,23 @@ fn every_key_sets_its_setting() {
          arena_max_chunk:32MiB, arena_idle_share:1/8",
     )
     .unwrap();
-    assert_eq!(
-        config,
-        GpumemConfig {
-            pools: PoolLayout::Sliced {
-                page_size: MIB,
-                max_slice: 32 * MIB
-            },
-            max_page_size: Some(512 * MIB),
-            budget: Budget::Bytes(8 * GIB),
-            streams: 4,
-            lazy_pages: true,
-            auto_relocate: true,
-            poison: Some(0xAB),
-            bypass_caching: true,
-            arena_max_chunk: Some(32 * MIB),
-            arena_idle_share: Some(8),
-            driver_costs: gpumem::storage::DriverCosts::A100,
-            share: None,
-        }
-    );
+    let mut expected = GpumemConfig::default();
+    expected.pools = PoolLayout::Sliced {
+        page_size: MIB,
+        max_slice: 32 * MIB,
+    };
+    expected.max_page_size = Some(512 * MIB);
+    expected.budget = Budget::Bytes(8 * GIB);
+    expected.streams = 4;
+    expected.lazy_pages = true;
+    expected.auto_relocate = true;
+    expected.poison = Some(0xAB);
+    expected.bypass_caching = true;
+    expected.arena_max_chunk = Some(32 * MIB);
+    expected.arena_idle_share = Some(8);
+    expected.driver_costs = gpumem::storage::DriverCosts::A100;
+    expected.share = None;
+    assert_eq!(config, expected);
 }
 
 #[test]
@@ -169,10 +166,8 @@ fn page_size_applies_only_to_the_sliced_layout() {
 
 #[test]
 fn a_refused_string_leaves_the_configuration_unchanged() {
-    let mut config = GpumemConfig {
-        streams: 3,
-        ..GpumemConfig::default()
-    };
+    let mut config = GpumemConfig::default();
+    config.streams = 3;
     let before = config.clone();
     assert!(config.apply_conf("streams:2,budget:nope").is_err());
     assert_eq!(config, before);

@@ -71,13 +71,12 @@ pub(crate) fn dry_run(
     max_page_size: Option<u64>,
 ) -> Result<(ReplayReport, DeviceBackend)> {
     let lazy_pages = !layout.uses_arenas(true);
+    let mut config = GpumemConfig::default();
+    config.pools = layout;
+    config.lazy_pages = lazy_pages;
+    config.max_page_size = max_page_size;
     let settings = PoolSettings {
-        config: GpumemConfig {
-            pools: layout,
-            lazy_pages,
-            max_page_size,
-            ..GpumemConfig::default()
-        },
+        config,
         relocate: false,
         streams: StreamMode::One,
     };

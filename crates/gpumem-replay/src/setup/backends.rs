@@ -57,10 +57,8 @@ impl PoolSettings {
                 ),
             });
         }
-        let config = GpumemConfig {
-            streams,
-            ..self.config.clone()
-        };
+        let mut config = self.config.clone();
+        config.streams = streams;
         let device =
             builder
                 .config(config)

@@ -172,7 +172,23 @@ pub const DEFAULT_SLICED: PoolLayout = PoolLayout::Sliced {
 pub const DEFAULT_POISON: u8 = 0xDB;
 
 /// Everything a device is built with.
+///
+/// Start from [`GpumemConfig::default`] (or [`GpumemConfig::from_conf`])
+/// and set the fields you need: the struct is `#[non_exhaustive]`, so a
+/// release that adds a setting does not break a program that names the
+/// ones it knew.
+///
+/// ```
+/// # use gpumem::prelude::*;
+/// let mut config = GpumemConfig::default();
+/// config.streams = 2;
+/// config.budget = Budget::Bytes(8 * GIB);
+/// let device = Device::host().config(config).ignore_env().build()?;
+/// assert_eq!(device.stream_count(), 2);
+/// # Ok::<(), GpuMemError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct GpumemConfig {
     /// Layout of every stream's dynamic pools.
     pub pools: PoolLayout,

@@ -192,6 +192,7 @@ pub(crate) fn build(
             arena_fallback: fallback,
             driver,
             waits: Default::default(),
+            sharing: Default::default(),
         }),
     })
 }

@@ -55,7 +55,8 @@ impl DeviceBuilder {
     ///
     /// ```
     /// # use gpumem::prelude::*;
-    /// let config = GpumemConfig { streams: 3, ..GpumemConfig::default() };
+    /// let mut config = GpumemConfig::default();
+    /// config.streams = 3;
     /// let device = Device::host().config(config).ignore_env().build()?;
     /// assert_eq!(device.stream_count(), 3);
     /// # Ok::<(), GpuMemError>(())

@@ -349,6 +349,7 @@ impl Device {
         stats.num_ooms = self.shared.ooms.load(Ordering::Relaxed);
         stats.driver = self.shared.driver.snapshot();
         stats.waits = self.shared.waits.read(&stats.driver);
+        stats.sharing = self.shared.sharing.read();
         stats
     }
 

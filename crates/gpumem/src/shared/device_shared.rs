@@ -70,6 +70,8 @@ pub(crate) struct DeviceShared {
     pub(crate) driver: Arc<mem_storage::DriverMeter>,
     /// The facade's device-wide waits, by source.
     pub(crate) waits: crate::stats::waits::WaitCounters,
+    /// Shareable and imported buffers alive, and their bytes.
+    pub(crate) sharing: Arc<crate::stats::sharing::SharingTally>,
 }
 
 impl DeviceShared {

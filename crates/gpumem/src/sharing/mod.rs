@@ -26,7 +26,7 @@ use crate::error::{GpuMemError, Result};
 use crate::shared::DeviceShared;
 use region::{Region, Side};
 
-pub use wire::{MAX_SHARED_CHUNKS, receive_shared, send_shared};
+pub use wire::{MAX_SHARED_CHUNKS, WIRE_VERSION, receive_shared, send_shared};
 
 /// One physical chunk of a [`SharedBuffer`]: a handle another process
 /// imports it with, where it sits in the buffer and how much of it the
@@ -257,11 +257,19 @@ pub(crate) fn reserve(device: &Arc<DeviceShared>, len: u64) -> Result<ShareableB
         });
     }
     let mut granted = ask;
-    let region = Region::build(vm.clone(), &sizes, len, Side::Exported, |_, bytes| {
-        let (chunk, got) = vm.create_shareable_chunk(bytes, ask)?;
-        granted = got;
-        Ok(chunk)
-    })?;
+    let tally = device.sharing.clone();
+    let region = Region::build(
+        vm.clone(),
+        &sizes,
+        len,
+        Side::Exported,
+        tally,
+        |_, bytes| {
+            let (chunk, got) = vm.create_shareable_chunk(bytes, ask)?;
+            granted = got;
+            Ok(chunk)
+        },
+    )?;
     if granted != ask {
         tracing::info!(?ask, ?granted, device = %device.name, "the driver refused part of the share request");
     }
@@ -364,6 +372,7 @@ pub(crate) fn import(device: &Arc<DeviceShared>, shared: SharedBuffer) -> Result
         &sizes,
         shared.len,
         Side::Imported,
+        device.sharing.clone(),
         |i, bytes| {
             let fd = fds.get_mut(i).and_then(Option::take);
             let fd = fd.ok_or(mem_storage::StorageError::InvalidArgument {

@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use mem_storage::{ChunkId, DevicePtr, StorageError, VaRange, VirtualMemory};
 
+use crate::stats::sharing::SharingTally;
+
 /// Which side of a share a region is: what its drop releases.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Side {
@@ -26,6 +28,8 @@ pub(crate) struct Region {
     /// granule padding, zero on export).
     pub(crate) len: u64,
     pub(crate) side: Side,
+    /// The device's sharing levels, which count this region while it lives.
+    tally: Arc<SharingTally>,
 }
 
 impl Region {
@@ -36,16 +40,21 @@ impl Region {
         sizes: &[u64],
         len: u64,
         side: Side,
+        tally: Arc<SharingTally>,
         mut take: impl FnMut(usize, u64) -> Result<ChunkId, StorageError>,
     ) -> Result<Region, StorageError> {
         let total = sizes.iter().sum();
         let range = vm.reserve_range(total)?;
+        // Counted from here, so the drop of a region refused part-way
+        // (which undoes it) takes out exactly what was put in.
+        tally.add(side == Side::Exported, range.len);
         let mut region = Region {
             vm,
             range,
             chunks: Vec::with_capacity(sizes.len()),
             len,
             side,
+            tally,
         };
         let mut offset = 0;
         for (i, &bytes) in sizes.iter().enumerate() {
@@ -98,6 +107,8 @@ impl Region {
 
 impl Drop for Region {
     fn drop(&mut self) {
+        self.tally
+            .remove(self.side == Side::Exported, self.range.len);
         let mapped: u64 = self.chunks.iter().map(|&(_, b)| b).sum();
         if mapped > 0
             && let Err(err) = self.vm.unmap(self.range.id, 0, mapped)

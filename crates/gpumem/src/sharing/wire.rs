@@ -2,7 +2,8 @@
 //! descriptors as `SCM_RIGHTS` ancillary data (the kernel installs a
 //! descriptor of the same file in the receiver), all in one message.
 //!
-//! The message: `GPMS`, the payload's length (u32), then the device name
+//! The message: `GPMS`, the format's version (u16, [`WIRE_VERSION`]), two
+//! bytes kept zero, the payload's length (u32), then the device name
 //! (u16 length + UTF-8), the buffer's length (u64), the chunk count (u32)
 //! and per chunk its offset, size and used bytes (u64 each), all little
 //! endian; one descriptor per chunk, in order.
@@ -26,8 +27,17 @@ use crate::error::{GpuMemError, Result};
 pub const MAX_SHARED_CHUNKS: usize = 253;
 
 const MAGIC: &[u8; 4] = b"GPMS";
-/// Magic and payload length.
-const HEAD: usize = 8;
+/// The version of the message's layout. A receiver refuses any other, so
+/// two processes built from gpumem releases whose layouts differ fail with
+/// a reason instead of reading offsets from the wrong bytes.
+pub const WIRE_VERSION: u16 = 1;
+/// Magic, version, two zero bytes and the payload's length.
+const HEAD: usize = 12;
+/// The longest payload a sender writes: the name's length and a name of
+/// at most 64 KiB, the buffer's length, the chunk count and three numbers
+/// per chunk. A longer claimed length is refused before anything is read
+/// into memory for it.
+const MAX_BODY: usize = 2 + u16::MAX as usize + 8 + 4 + 24 * MAX_SHARED_CHUNKS;
 
 fn io(operation: &'static str) -> impl FnOnce(Errno) -> GpuMemError {
     move |e| GpuMemError::ShareIo {
@@ -56,6 +66,8 @@ fn encode(shared: &SharedBuffer) -> Result<Vec<u8>> {
     }
     let mut msg = Vec::with_capacity(HEAD + body.len());
     msg.extend_from_slice(MAGIC);
+    msg.extend_from_slice(&WIRE_VERSION.to_le_bytes());
+    msg.extend_from_slice(&[0, 0]);
     msg.extend_from_slice(&(body.len() as u32).to_le_bytes());
     msg.extend_from_slice(&body);
     Ok(msg)
@@ -155,7 +167,19 @@ pub fn receive_shared(socket: &UnixStream) -> Result<SharedBuffer> {
     if &msg[..4] != MAGIC {
         return Err(bad("it does not start with a shared-buffer header".into()));
     }
-    let body = u32::from_le_bytes([msg[4], msg[5], msg[6], msg[7]]) as usize;
+    let version = u16::from_le_bytes([msg[4], msg[5]]);
+    if version != WIRE_VERSION {
+        return Err(bad(format!(
+            "it is version {version} of the shared-buffer message and this gpumem reads \
+             version {WIRE_VERSION}: build both processes with the same gpumem release"
+        )));
+    }
+    let body = u32::from_le_bytes([msg[8], msg[9], msg[10], msg[11]]) as usize;
+    if body > MAX_BODY {
+        return Err(bad(format!(
+            "it claims a {body}-byte payload, over the {MAX_BODY} bytes any sender writes"
+        )));
+    }
     while msg.len() < HEAD + body {
         read_more(socket, &mut msg, HEAD + body)?;
     }

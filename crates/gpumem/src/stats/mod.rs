@@ -25,11 +25,13 @@ pub(crate) mod device_stats;
 #[cfg(all(test, loom))]
 mod device_stats_loom;
 mod report;
+pub(crate) mod sharing;
 pub(crate) mod waits;
 
 use mem_pools::{ChunkStats, PoolStats, Stat};
 
 pub use report::{DeviceReport, StreamReport};
+pub use sharing::SharingStats;
 pub use waits::WaitStats;
 
 /// Statistics in PyTorch's vocabulary (`torch.cuda.memory_stats()`).
@@ -77,6 +79,10 @@ pub struct MemoryStats {
     /// How often the host waited for the whole device or one stream, and
     /// why. The device's figure: zero in a stream's statistics.
     pub waits: WaitStats,
+    /// Shareable buffers made and other processes' buffers imported: memory
+    /// outside every pool, not in `reserved_bytes`. The device's figure:
+    /// zero in a stream's statistics.
+    pub sharing: SharingStats,
 }
 
 /// How much of what is reserved does not serve live data, and in what shape.
@@ -227,6 +233,7 @@ impl StreamTally {
             chunks: engine.chunks,
             driver: Default::default(),
             waits: Default::default(),
+            sharing: Default::default(),
         };
         for (stat, &kept) in stats.stats_mut().into_iter().zip(&self.peaks) {
             stat.peak = stat.peak.max(kept);

@@ -153,6 +153,17 @@ impl fmt::Display for DeviceReport {
                 b(frag.free_bytes)
             )?;
         }
+        let sh = &s.sharing;
+        if *sh != Default::default() {
+            writeln!(
+                f,
+                "  shared outside the pools: {} exported ({}, charged to the budget), {} imported ({})",
+                sh.exported_buffers,
+                b(sh.exported_bytes),
+                sh.imported_buffers,
+                b(sh.imported_bytes)
+            )?;
+        }
         for st in &self.streams {
             writeln!(
                 f,

@@ -15,17 +15,15 @@ fn cuda_device(share: bool) -> Option<Device> {
         println!("skipping: the CUDA driver library (libcuda) cannot be loaded");
         return None;
     }
-    let config = GpumemConfig {
-        pools: PoolLayout::Arenas,
-        arena_max_chunk: Some(2 * MIB),
-        // FABRIC asked: a driver without it (the stand-in) refuses it with
-        // NOT_SUPPORTED and the chunk is made with the fd alone.
-        share: share.then_some(ShareHandles {
-            fabric: true,
-            rdma: false,
-        }),
-        ..GpumemConfig::default()
-    };
+    let mut config = GpumemConfig::default();
+    config.pools = PoolLayout::Arenas;
+    config.arena_max_chunk = Some(2 * MIB);
+    // FABRIC asked: a driver without it (the stand-in) refuses it with
+    // NOT_SUPPORTED and the chunk is made with the fd alone.
+    config.share = share.then_some(ShareHandles {
+        fabric: true,
+        rdma: false,
+    });
     match Device::cuda(0).and_then(|b| b.config(config).ignore_env().build()) {
         Ok(device) => Some(device),
         Err(err) => {

@@ -8,6 +8,7 @@
 mod child;
 mod cuda;
 mod refusals;
+mod stats;
 mod untouched;
 
 use std::io::{Read, Write};
@@ -26,11 +27,9 @@ pub const SOCKET_FD: &str = "GPUMEM_SHARE_TEST_FD";
 /// A host device that makes shareable buffers, chunks of at most 2 MiB
 /// (so a few MiB already make a descriptor of several chunks).
 pub fn sharing_device() -> Device {
-    let config = GpumemConfig {
-        share: Some(ShareHandles::POSIX_FD),
-        arena_max_chunk: Some(2 * MIB),
-        ..GpumemConfig::default()
-    };
+    let mut config = GpumemConfig::default();
+    config.share = Some(ShareHandles::POSIX_FD);
+    config.arena_max_chunk = Some(2 * MIB);
     Device::host().config(config).ignore_env().build().unwrap()
 }
 

@@ -17,6 +17,8 @@ fn nothing_left(device: &Device) {
         "a range stayed reserved"
     );
     assert_eq!(vm.chunks_created, vm.chunks_released, "a chunk stayed");
+    let sharing = device.stats().sharing;
+    assert_eq!(sharing, Default::default(), "a refused buffer is counted");
 }
 
 #[test]
@@ -128,6 +130,47 @@ fn a_message_whose_descriptors_did_not_arrive_is_refused() {
         Err(GpuMemError::BadSharedBuffer { .. })
     ));
     nothing_left(&importer);
+}
+
+/// A header as `send_shared` writes one, with `version` and `body` (the
+/// payload length) as given.
+fn header(version: u16, body: u32) -> Vec<u8> {
+    let mut msg = b"GPMS".to_vec();
+    msg.extend_from_slice(&version.to_le_bytes());
+    msg.extend_from_slice(&[0, 0]);
+    msg.extend_from_slice(&body.to_le_bytes());
+    msg
+}
+
+#[test]
+fn a_message_of_another_format_version_is_refused_with_both_versions_named() {
+    let (a, b) = UnixStream::pair().unwrap();
+    let other = gpumem::sharing::WIRE_VERSION + 1;
+    std::io::Write::write_all(&mut &a, &header(other, 4)).unwrap();
+    std::io::Write::write_all(&mut &a, &[0; 4]).unwrap();
+    match gpumem::sharing::receive_shared(&b) {
+        Err(GpuMemError::BadSharedBuffer { reason }) => {
+            assert!(reason.contains(&format!("version {other}")), "{reason}");
+            let ours = gpumem::sharing::WIRE_VERSION;
+            assert!(reason.contains(&format!("version {ours}")), "{reason}");
+        }
+        other => panic!("expected BadSharedBuffer, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_message_claiming_a_payload_no_sender_writes_is_refused_before_reading_it() {
+    let (a, b) = UnixStream::pair().unwrap();
+    let version = gpumem::sharing::WIRE_VERSION;
+    std::io::Write::write_all(&mut &a, &header(version, u32::MAX)).unwrap();
+    // Nothing follows the header: reading the claimed 4 GiB would block
+    // (or allocate it); the receiver refuses from the header alone.
+    match gpumem::sharing::receive_shared(&b) {
+        Err(GpuMemError::BadSharedBuffer { reason }) => {
+            assert!(reason.contains("payload"), "{reason}");
+        }
+        other => panic!("expected BadSharedBuffer, got {other:?}"),
+    }
 }
 
 #[test]

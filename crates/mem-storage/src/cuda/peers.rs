@@ -25,20 +25,14 @@ impl CudaResource {
     pub fn grant_access(&self, peer: &CudaContext) -> Result<(), StorageError> {
         self.check_peer(peer)?;
         match self.mode() {
-            CudaAllocMode::Sync => {
-                peer.bind_to_thread()
-                    .map_err(driver("binding the peer's context"))?;
+            CudaAllocMode::Sync => self.in_peer_context(
+                peer,
+                "enabling a peer's access",
+                sys::cudaError_enum::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED,
                 // SAFETY: this resource's live context, named from the
-                // peer's, which is current.
-                let enabled = unsafe { sys::cuCtxEnablePeerAccess(self.ctx.cu_ctx(), 0) };
-                let done = match enabled {
-                    sys::cudaError_enum::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => Ok(()),
-                    other => other.result(),
-                };
-                let rebound = self.ctx.bind_to_thread();
-                done.map_err(driver("enabling a peer's access"))?;
-                rebound.map_err(driver("binding the context again"))
-            }
+                // peer's, which `in_peer_context` made current.
+                || unsafe { sys::cuCtxEnablePeerAccess(self.ctx.cu_ctx(), 0) },
+            ),
             CudaAllocMode::StreamOrdered => self
                 .set_pool_access(peer, true)
                 .map_err(driver("opening the memory pool to a peer")),
@@ -56,24 +50,40 @@ impl CudaResource {
             return self.check_peer(peer);
         }
         match self.mode() {
-            CudaAllocMode::Sync => {
-                peer.bind_to_thread()
-                    .map_err(driver("binding the peer's context"))?;
+            CudaAllocMode::Sync => self.in_peer_context(
+                peer,
+                "disabling a peer's access",
+                sys::cudaError_enum::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED,
                 // SAFETY: this resource's live context, named from the
-                // peer's, which is current.
-                let disabled = unsafe { sys::cuCtxDisablePeerAccess(self.ctx.cu_ctx()) };
-                let done = match disabled {
-                    sys::cudaError_enum::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED => Ok(()),
-                    other => other.result(),
-                };
-                let rebound = self.ctx.bind_to_thread();
-                done.map_err(driver("disabling a peer's access"))?;
-                rebound.map_err(driver("binding the context again"))
-            }
+                // peer's, which `in_peer_context` made current.
+                || unsafe { sys::cuCtxDisablePeerAccess(self.ctx.cu_ctx()) },
+            ),
             CudaAllocMode::StreamOrdered => self
                 .set_pool_access(peer, false)
                 .map_err(driver("closing the memory pool to a peer")),
         }
+    }
+
+    /// Make `call` with `peer`'s context current (peer access is switched
+    /// from the side that reads), taking `already` (the state asked for is
+    /// the state there is) as success, then bind this resource's context
+    /// again, whatever the call returned.
+    fn in_peer_context(
+        &self,
+        peer: &CudaContext,
+        what: &'static str,
+        already: sys::cudaError_enum,
+        call: impl FnOnce() -> sys::CUresult,
+    ) -> Result<(), StorageError> {
+        peer.bind_to_thread()
+            .map_err(driver("binding the peer's context"))?;
+        let done = match call() {
+            code if code == already => Ok(()),
+            other => other.result(),
+        };
+        let rebound = self.ctx.bind_to_thread();
+        done.map_err(driver(what))?;
+        rebound.map_err(driver("binding the context again"))
     }
 
     fn check_peer(&self, peer: &CudaContext) -> Result<(), StorageError> {
