@@ -27,6 +27,7 @@ impl ChunkMap {
     /// counted slices' slots may be unmapped).
     pub(crate) fn claim_slot(&mut self, s: u32) {
         self.reach(s);
+        self.settle_around(s, s);
         if self.count_slot(s) && self.is_idle(s) {
             self.unqueue(s);
         }
@@ -65,6 +66,10 @@ impl ChunkMap {
     pub(crate) fn claim_mapped_span(&mut self, span: RangeInclusive<u32>) {
         debug_assert_eq!(self.unmapped_in(span.clone()), 0);
         let (first, last) = (*span.start(), *span.end());
+        if first / 64 == last / 64 {
+            // The slots' word may be inside a span freed whole.
+            self.settle_around(first, last);
+        }
         if first >= last {
             // One slot (small slices, the most common) or none: a count.
             // Only a slot no slice touched may be idle.
@@ -79,6 +84,13 @@ impl ChunkMap {
             self.unlink_in_word(first, last);
             return;
         }
+        if self.uniform_words != 0 {
+            let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
+            if lw - fw > 1 && self.all_uniform(fw + 1, lw, true) {
+                return self.claim_rested(first, last);
+            }
+            self.settle_words(fw.saturating_sub(1), lw + 1);
+        }
         // Over several words, its idle runs are unlinked first (the marks
         // play no part in that): when one run covers every word between
         // its end words (a hole reused whole, the usual case), no live
@@ -91,6 +103,7 @@ impl ChunkMap {
     /// mapped), run by run: as [`Self::unqueue`] of each would leave it.
     #[inline]
     pub(crate) fn unlink_idle(&mut self, first: u32, last: u32) {
+        self.settle_around(first, last);
         match first / 64 == last / 64 {
             true => self.unlink_in_word(first, last),
             false => _ = self.unlink_in_words(first, last),
@@ -135,7 +148,7 @@ impl ChunkMap {
     /// (the claim of a span of up to 64 slots, most of them): each run's
     /// end found from the word's chain bits.
     #[inline]
-    fn unlink_in_word(&mut self, first: u32, last: u32) {
+    pub(super) fn unlink_in_word(&mut self, first: u32, last: u32) {
         let (w, base) = ((first / 64) as usize, first & !63);
         let span = u64::MAX >> (63 - (last - first)) << (first % 64);
         let mut idle = self.idle_bits[w] & span;

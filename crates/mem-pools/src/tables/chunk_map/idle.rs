@@ -23,7 +23,7 @@ impl ChunkMap {
     /// The newer neighbour of idle slot `s` in the idle list.
     #[inline]
     pub(crate) fn newer_of(&self, s: u32) -> u32 {
-        match bits::get(&self.chain_bits, s) {
+        match self.chain_bit(s) {
             true => s + 1,
             false => self.newer[s as usize],
         }
@@ -32,9 +32,19 @@ impl ChunkMap {
     /// The older neighbour of idle slot `s` in the idle list.
     #[inline]
     pub(crate) fn older_of(&self, s: u32) -> u32 {
-        match s > 0 && bits::get(&self.chain_bits, s - 1) {
+        match s > 0 && self.chain_bit(s - 1) {
             true => s - 1,
             false => self.older[s as usize],
+        }
+    }
+
+    /// Whether slot `s`'s newer neighbour is the next slot (read through
+    /// a uniform word: a walk of the list may cross one).
+    #[inline]
+    fn chain_bit(&self, s: u32) -> bool {
+        match self.uniform_at(s as usize / 64) {
+            true => self.rested_at(s as usize / 64),
+            false => bits::get(&self.chain_bits, s),
         }
     }
 
@@ -49,7 +59,10 @@ impl ChunkMap {
     /// Whether slot `s` is idle (a slot past the map's end is not).
     #[inline]
     pub(crate) fn is_idle(&self, s: u32) -> bool {
-        bits::get(&self.idle_bits, s)
+        match self.uniform_at(s as usize / 64) {
+            true => self.rested_at(s as usize / 64),
+            false => bits::get(&self.idle_bits, s),
+        }
     }
 
     /// Mark mapped slot `s`, touched by no live slice, idle (newest).
@@ -57,6 +70,7 @@ impl ChunkMap {
     pub(crate) fn queue_idle(&mut self, s: u32) {
         let (newest, stamp) = (self.newest, self.submitted);
         self.reach(s);
+        self.settle_around(s, s);
         let i = s as usize;
         debug_assert!(self.slots[i].chunk.is_some() && !self.is_live(s) && !self.is_idle(s));
         bits::put(&mut self.idle_bits, s, true);
@@ -75,6 +89,7 @@ impl ChunkMap {
     /// Take idle slot `s` out of the idle list (it stays mapped).
     #[inline]
     pub(crate) fn unqueue(&mut self, s: u32) {
+        self.settle_around(s, s);
         self.link(self.older_of(s), self.newer_of(s));
         self.split_stamp_after(s);
         bits::put(&mut self.idle_bits, s, false);
@@ -172,6 +187,7 @@ impl ChunkMap {
     /// Move idle slot `s`, whose newer neighbour is `newer`, to the newest
     /// end of the idle list, keeping its stamp.
     fn rotate_newest(&mut self, s: u32, newer: u32) {
+        self.settle_around(s, s);
         self.link(self.older_of(s), newer);
         let newest = self.newest;
         self.older[s as usize] = newest;

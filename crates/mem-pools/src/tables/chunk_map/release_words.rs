@@ -6,6 +6,7 @@
 //! per slot, but for the few slots a neighbour shares (a count each).
 
 use crate::tables::chunk_map::release::Queued;
+use crate::tables::chunk_map::uniform::UNIFORM_MIN;
 use crate::tables::chunk_map::{ChunkMap, END};
 
 impl ChunkMap {
@@ -56,8 +57,32 @@ impl ChunkMap {
     pub(super) fn release_in_words(&mut self, first: u32, last: u32) {
         let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
         let (head, tail) = (u64::MAX << (first % 64), u64::MAX >> (63 - last % 64));
-        let freed_first = self.uncover_word(fw, head) & self.mapped_bits[fw];
         let inner = fw + 1..lw;
+        // Inside words its claim left held (`claim_uniform.rs`): only this
+        // slice touches them, all mapped, with no pass over them.
+        let held = self.uniform_words != 0
+            && !inner.is_empty()
+            && self.all_uniform(inner.start, inner.end, false);
+        let freed_first = self.uncover_word(fw, head) & self.mapped_bits[fw];
+        let freed_last = self.uncover_word(lw, tail) & self.mapped_bits[lw];
+        // Freed from `first` (or the slot after it) to the word's end,
+        // and from the word's start to `last` (or the slot before it).
+        let from_first = freed_first | 1 << (first % 64) == head;
+        let to_last = freed_last | 1 << (last % 64) == tail;
+        let a = first + u32::from(freed_first != head);
+        let b = last - u32::from(freed_last != tail);
+        // One run from the first word to the last: its inside words are
+        // left rested, its ends queued.
+        let rests = from_first && to_last && a / 64 == fw as u32 && b / 64 == lw as u32;
+        if held {
+            if rests {
+                self.set_rested(inner.start, inner.end, true);
+                return self.queue_rested_alone(a, b);
+            }
+            self.settle_words(inner.start, inner.end - 1);
+        } else if self.uniform_words != 0 {
+            self.settle_words(fw, lw);
+        }
         // Two folds, each a plain reduction the compiler vectorizes (one
         // over a zip of the three columns with two compares per word did
         // not): all covered and mapped, none counted.
@@ -67,12 +92,13 @@ impl ChunkMap {
             .fold(u64::MAX, |all, (&covered, &mapped)| all & covered & mapped);
         let counted = self.counted_bits[inner.clone()].iter();
         let whole = all == u64::MAX && counted.fold(0, |any, &word| any | word) == 0;
+        if whole && rests && inner.len() >= UNIFORM_MIN {
+            self.make_uniform(inner.start, inner.end, true);
+            return self.queue_rested_alone(a, b);
+        }
         if whole && !inner.is_empty() {
             self.covered_bits[inner.clone()].fill(0);
         }
-        // The words are apart: the last one's marks may come off before
-        // the inner ones' (the runs are still queued in slot order).
-        let freed_last = self.uncover_word(lw, tail) & self.mapped_bits[lw];
         let mut runs = Runs {
             open: None,
             queued: Queued {
@@ -82,13 +108,7 @@ impl ChunkMap {
                 stamp: self.submitted,
             },
         };
-        // Freed from `first` (or the slot after it) to the word's end,
-        // and from the word's start to `last` (or the slot before it).
-        let from_first = freed_first | 1 << (first % 64) == head;
-        let to_last = freed_last | 1 << (last % 64) == tail;
         if whole && from_first && to_last {
-            let a = first + u32::from(freed_first != head);
-            let b = last - u32::from(freed_last != tail);
             runs.open = (a <= b).then_some((a, b));
         } else {
             runs.add_word(self, fw, freed_first);
@@ -106,6 +126,19 @@ impl ChunkMap {
             self.queue_run(a, b, &mut runs.queued);
         }
         self.splice(&runs.queued);
+    }
+
+    /// Queue `a..=b`, the one run a release left idle, its inside words
+    /// rested, as the list's newest.
+    fn queue_rested_alone(&mut self, a: u32, b: u32) {
+        let mut queued = Queued {
+            head: END,
+            tail: END,
+            added: 0,
+            stamp: self.submitted,
+        };
+        self.queue_rested(a, b, &mut queued);
+        self.splice(&queued);
     }
 }
 

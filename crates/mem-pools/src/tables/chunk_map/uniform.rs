@@ -1,0 +1,191 @@
+//! Uniform words: the 64-slot words inside a large span, kept as one bit
+//! of a summary instead of a word in every column, so that claiming and
+//! releasing a span of thousands of slots writes its two end words and
+//! one summary bit per 64 inside words, not every column's words.
+//!
+//! A word is *uniform* (its bit set in `uniform`) in one of two states,
+//! told by its bit in `rested`:
+//!
+//! - *held*: every slot is inside one live slice and touched by no other
+//!   (covered bits all set, no counts, not idle);
+//! - *rested*: every slot is inside one idle run and one stamp run, and
+//!   neither run starts or ends in it (idle, chain and stamp bits all
+//!   set, not live).
+//!
+//! Either way every slot is mapped (the mapped bits stay exact, and
+//! `full` summarizes them: a bit per word all mapped). The column words
+//! of a uniform word are stale: a step that changes a slot *settles* the
+//! words of its span and their neighbours first (writes the state back
+//! into the columns), and the readers that may meet a uniform word read
+//! through it. The words a span's claim and release leave uniform are
+//! only its inside words (`claim_uniform.rs`); a held word turns rested
+//! and back by a summary bit. Why not per slot: a 64 GiB slice is 32,768
+//! slots, 512 words in each of six columns.
+
+use crate::tables::chunk_map::ChunkMap;
+use crate::tables::chunk_map::bits;
+
+/// Inside words a span must have for its release to leave them uniform:
+/// under it the columns' words cost less than the summary's steps.
+pub(super) const UNIFORM_MIN: usize = 4;
+
+impl ChunkMap {
+    /// Whether bit word `w` is uniform (one test while none is).
+    #[inline(always)]
+    pub(super) fn uniform_at(&self, w: usize) -> bool {
+        self.uniform_words != 0 && bits::get(&self.uniform, w as u32)
+    }
+
+    /// Whether uniform word `w` is rested (else held).
+    #[inline(always)]
+    pub(super) fn rested_at(&self, w: usize) -> bool {
+        bits::get(&self.rested, w as u32)
+    }
+
+    /// Settle the words of slots `first..=last` and the words on either
+    /// side (a step on the span may write a link or a stamp there).
+    #[inline(always)]
+    pub(super) fn settle_around(&mut self, first: u32, last: u32) {
+        if self.uniform_words != 0 {
+            let lo = (first / 64).saturating_sub(1) as usize;
+            self.settle_words(lo, last as usize / 64 + 1);
+        }
+    }
+
+    /// Settle every uniform word of words `lo..=hi`.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn settle_words(&mut self, lo: usize, hi: usize) {
+        let Some(end) = self.covered_bits.len().checked_sub(1) else {
+            return;
+        };
+        let hi = hi.min(end) as u32;
+        let mut w = lo as u32;
+        while w <= hi && self.uniform_words != 0 {
+            let u = bits::next(&self.uniform, true, w, hi);
+            if u > hi {
+                break;
+            }
+            self.settle_word(u as usize);
+            w = u + 1;
+        }
+    }
+
+    /// Write uniform word `w`'s state back into the columns.
+    fn settle_word(&mut self, w: usize) {
+        let on = match self.rested_at(w) {
+            true => u64::MAX,
+            false => 0,
+        };
+        self.covered_bits[w] = !on;
+        self.counted_bits[w] = 0;
+        self.idle_bits[w] = on;
+        self.chain_bits[w] = on;
+        self.stamp_bits[w] = on;
+        bits::put(&mut self.uniform, w as u32, false);
+        bits::put(&mut self.rested, w as u32, false);
+        self.uniform_words -= 1;
+    }
+
+    /// Every word settled (tests read the columns raw).
+    #[cfg(test)]
+    pub(crate) fn settle_all(&mut self) {
+        self.settle_words(0, self.covered_bits.len());
+    }
+
+    /// Make words `lo..hi`, none uniform, uniform in state `rested`: their
+    /// column words are stale from now on.
+    pub(super) fn make_uniform(&mut self, lo: usize, hi: usize, rested: bool) {
+        debug_assert!(
+            lo < hi && bits::next(&self.uniform, true, lo as u32, hi as u32 - 1) >= hi as u32
+        );
+        bits::set(&mut self.uniform, lo as u32, hi as u32 - 1);
+        self.set_rested(lo, hi, rested);
+        self.uniform_words += (hi - lo) as u64;
+    }
+
+    /// Turn uniform words `lo..hi` held or rested.
+    #[inline]
+    pub(super) fn set_rested(&mut self, lo: usize, hi: usize, rested: bool) {
+        match rested {
+            true => bits::set(&mut self.rested, lo as u32, hi as u32 - 1),
+            false => bits::clear(&mut self.rested, lo as u32, hi as u32 - 1),
+        }
+    }
+
+    /// Whether words `lo..hi` (some) are all uniform, all in state `rested`.
+    #[inline]
+    pub(super) fn all_uniform(&self, lo: usize, hi: usize, rested: bool) -> bool {
+        let (lo, last) = (lo as u32, hi as u32 - 1);
+        self.uniform_words >= u64::from(last - lo + 1)
+            && bits::next(&self.uniform, false, lo, last) > last
+            && bits::next(&self.rested, !rested, lo, last) > last
+    }
+
+    /// The highest word at or below `w` that is not uniform (one exists
+    /// below any rested word: the head of its stamp run).
+    pub(super) fn settled_at_or_below(&self, w: usize) -> usize {
+        let mut i = w / 64;
+        let mut free = !self.uniform[i] & u64::MAX >> (63 - w % 64);
+        while free == 0 {
+            i -= 1;
+            free = !self.uniform[i];
+        }
+        i * 64 + 63 - free.leading_zeros() as usize
+    }
+
+    /// Whether words `lo..hi` (some) are all mapped, by the summary.
+    #[inline]
+    pub(super) fn all_full(&self, lo: usize, hi: usize) -> bool {
+        bits::next(&self.full, false, lo as u32, hi as u32 - 1) >= hi as u32
+    }
+
+    /// Bring the summary of mapped words `lo..=hi` in step with their
+    /// mapped bits (a chunk mapped or unmapped over them).
+    pub(super) fn refresh_full(&mut self, lo: usize, hi: usize) {
+        for w in lo..=hi {
+            bits::put(&mut self.full, w as u32, self.mapped_bits[w] == u64::MAX);
+        }
+    }
+}
+
+/// The columns' words read through uniform words (the readers that may
+/// meet one: walks of the idle list, checks of a chunk before it goes).
+impl ChunkMap {
+    /// Word `w` of the live marks (covered or counted).
+    #[inline]
+    pub(super) fn live_word(&self, w: usize) -> u64 {
+        match self.uniform_at(w) {
+            true => self.state_word(w, false),
+            false => self.counted_bits[w] | self.covered_bits[w],
+        }
+    }
+
+    /// Word `w` of the idle bits.
+    #[inline]
+    pub(super) fn idle_word(&self, w: usize) -> u64 {
+        match self.uniform_at(w) {
+            true => self.state_word(w, true),
+            false => self.idle_bits[w],
+        }
+    }
+
+    /// Word `w` of the stamp bits.
+    #[inline]
+    pub(super) fn stamp_word(&self, w: usize) -> u64 {
+        match self.uniform_at(w) {
+            true => self.state_word(w, true),
+            false => self.stamp_bits[w],
+        }
+    }
+
+    /// Uniform word `w`'s bits in a column set where rested (`idle`) or
+    /// where held (`!idle`).
+    #[inline]
+    fn state_word(&self, w: usize, idle: bool) -> u64 {
+        match self.rested_at(w) == idle {
+            true => u64::MAX,
+            false => 0,
+        }
+    }
+}
