@@ -27,9 +27,13 @@ impl ChunkMap {
     /// counted slices' slots may be unmapped).
     pub(crate) fn claim_slot(&mut self, s: u32) {
         self.reach(s);
-        self.settle_around(s, s);
-        if self.count_slot(s) && self.is_idle(s) {
-            self.unqueue(s);
+        // A uniform word's counts are all zero (`uniform.rs`): a slot
+        // with none may be in one, settled (its new count kept).
+        if self.count_slot(s) {
+            self.settle_around(s, s);
+            if self.is_idle(s) {
+                self.unqueue(s);
+            }
         }
     }
 
@@ -66,19 +70,21 @@ impl ChunkMap {
     pub(crate) fn claim_mapped_span(&mut self, span: RangeInclusive<u32>) {
         debug_assert_eq!(self.unmapped_in(span.clone()), 0);
         let (first, last) = (*span.start(), *span.end());
-        if first / 64 == last / 64 {
-            // The slots' word may be inside a span freed whole.
-            self.settle_around(first, last);
-        }
         if first >= last {
             // One slot (small slices, the most common) or none: a count.
-            // Only a slot no slice touched may be idle.
-            if first == last && self.count_slot(first) && self.is_idle(first) {
-                self.unlink_slot(first);
+            // Only a slot no slice touched may be idle, or in a uniform
+            // word (whose counts are all zero): settled, its count kept.
+            if first == last && self.count_slot(first) {
+                self.settle_around(first, first);
+                if self.is_idle(first) {
+                    self.unlink_slot(first);
+                }
             }
             return;
         }
         if first / 64 == last / 64 {
+            // The slots' word may be inside a span freed whole.
+            self.settle_around(first, last);
             let span = u64::MAX >> (63 - (last - first)) << (first % 64);
             self.cover_word((first / 64) as usize, span);
             self.unlink_in_word(first, last);

@@ -19,8 +19,11 @@ impl ChunkMap {
         let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
         // The end words and the words beside them may be written (a
         // link, a stamp): settled. The inside words stay uniform.
-        self.settle_words(fw.saturating_sub(1), fw);
-        self.settle_words(lw, lw + 1);
+        for w in [fw.wrapping_sub(1), fw, lw, lw + 1] {
+            if self.uniform_at(w) {
+                self.settle_words(w, w);
+            }
+        }
         debug_assert!(self.chain_bits[fw] >> 63 == 1 && self.idle_bits[lw] & 1 == 1);
         // The crossing run's slots in the first word: the top ones chained
         // to the next; in the last word: up to its first unchained one.

@@ -20,18 +20,39 @@ use crate::tables::chunk_map::{ChunkMap, END};
 const MOVE_PROBE: usize = 64;
 
 impl ChunkMap {
-    /// The newer neighbour of idle slot `s` in the idle list.
+    /// The newer neighbour of idle slot `s` in the idle list, its word
+    /// settled.
     #[inline]
     pub(crate) fn newer_of(&self, s: u32) -> u32 {
+        match bits::get(&self.chain_bits, s) {
+            true => s + 1,
+            false => self.newer[s as usize],
+        }
+    }
+
+    /// The older neighbour of idle slot `s` in the idle list, its word
+    /// and the one before settled.
+    #[inline]
+    pub(crate) fn older_of(&self, s: u32) -> u32 {
+        match s > 0 && bits::get(&self.chain_bits, s - 1) {
+            true => s - 1,
+            false => self.older[s as usize],
+        }
+    }
+
+    /// [`Self::newer_of`] read through uniform words (a walk of the list
+    /// may cross a rested word).
+    #[inline]
+    pub(crate) fn newer_through(&self, s: u32) -> u32 {
         match self.chain_bit(s) {
             true => s + 1,
             false => self.newer[s as usize],
         }
     }
 
-    /// The older neighbour of idle slot `s` in the idle list.
-    #[inline]
-    pub(crate) fn older_of(&self, s: u32) -> u32 {
+    /// [`Self::older_of`] read through uniform words (tests walk back).
+    #[cfg(test)]
+    pub(crate) fn older_through(&self, s: u32) -> u32 {
         match s > 0 && self.chain_bit(s - 1) {
             true => s - 1,
             false => self.older[s as usize],
@@ -118,7 +139,7 @@ impl ChunkMap {
     pub(crate) fn take_idle(&mut self, keep: &std::ops::RangeInclusive<u32>) -> Option<u32> {
         let mut s = self.oldest;
         while s != END && keep.contains(&s) {
-            s = self.newer_of(s);
+            s = self.newer_through(s);
         }
         if s == END {
             return None;
@@ -160,7 +181,7 @@ impl ChunkMap {
             let (head, len) = self.extent(s);
             let last = head + (len - 1);
             let kept = !keep.is_empty() && head <= *keep.end() && last >= *keep.start();
-            let next = self.newer_of(s);
+            let next = self.newer_through(s);
             let ready = !kept && head != unready && self.extent_ready(head, len);
             if !kept && !ready {
                 unready = head;
@@ -213,7 +234,7 @@ impl ChunkMap {
         let mut s = self.oldest;
         while s != END {
             order.push(s);
-            s = self.newer_of(s);
+            s = self.newer_through(s);
         }
         order
     }

@@ -57,32 +57,14 @@ impl ChunkMap {
     pub(super) fn release_in_words(&mut self, first: u32, last: u32) {
         let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
         let (head, tail) = (u64::MAX << (first % 64), u64::MAX >> (63 - last % 64));
-        let inner = fw + 1..lw;
-        // Inside words its claim left held (`claim_uniform.rs`): only this
-        // slice touches them, all mapped, with no pass over them.
-        let held = self.uniform_words != 0
-            && !inner.is_empty()
-            && self.all_uniform(inner.start, inner.end, false);
         let freed_first = self.uncover_word(fw, head) & self.mapped_bits[fw];
+        // The words are apart: the last one's marks may come off before
+        // the inner ones' (the runs are still queued in slot order).
         let freed_last = self.uncover_word(lw, tail) & self.mapped_bits[lw];
-        // Freed from `first` (or the slot after it) to the word's end,
-        // and from the word's start to `last` (or the slot before it).
-        let from_first = freed_first | 1 << (first % 64) == head;
-        let to_last = freed_last | 1 << (last % 64) == tail;
-        let a = first + u32::from(freed_first != head);
-        let b = last - u32::from(freed_last != tail);
-        // One run from the first word to the last: its inside words are
-        // left rested, its ends queued.
-        let rests = from_first && to_last && a / 64 == fw as u32 && b / 64 == lw as u32;
-        if held {
-            if rests {
-                self.set_rested(inner.start, inner.end, true);
-                return self.queue_rested_alone(a, b);
-            }
-            self.settle_words(inner.start, inner.end - 1);
-        } else if self.uniform_words != 0 {
-            self.settle_words(fw, lw);
+        if self.uniform_words != 0 && self.release_uniform(first, last, freed_first, freed_last) {
+            return;
         }
+        let inner = fw + 1..lw;
         // Two folds, each a plain reduction the compiler vectorizes (one
         // over a zip of the three columns with two compares per word did
         // not): all covered and mapped, none counted.
@@ -92,7 +74,23 @@ impl ChunkMap {
             .fold(u64::MAX, |all, (&covered, &mapped)| all & covered & mapped);
         let counted = self.counted_bits[inner.clone()].iter();
         let whole = all == u64::MAX && counted.fold(0, |any, &word| any | word) == 0;
-        if whole && rests && inner.len() >= UNIFORM_MIN {
+        // Freed from `first` (or the slot after it) to the word's end,
+        // and from the word's start to `last` (or the slot before it).
+        let from_first = freed_first | 1 << (first % 64) == head;
+        let to_last = freed_last | 1 << (last % 64) == tail;
+        let (a, b) = (
+            first + u32::from(freed_first != head),
+            last - u32::from(freed_last != tail),
+        );
+        // One run from the first word to the last over many words: the
+        // words inside are left rested (`uniform.rs`), not written.
+        if inner.len() >= UNIFORM_MIN
+            && whole
+            && from_first
+            && to_last
+            && a as usize / 64 == fw
+            && b as usize / 64 == lw
+        {
             self.make_uniform(inner.start, inner.end, true);
             return self.queue_rested_alone(a, b);
         }
@@ -126,6 +124,39 @@ impl ChunkMap {
             self.queue_run(a, b, &mut runs.queued);
         }
         self.splice(&runs.queued);
+    }
+
+    /// [`Self::release_in_words`] while some words are uniform, its end
+    /// words' marks taken off (`freed_first`, `freed_last`: their slots
+    /// left with none): when its inside words are held and one run is
+    /// left from the first word to the last, they turn rested and the run
+    /// is queued (`true`); else its words are settled for the passes over
+    /// them.
+    #[inline(never)]
+    fn release_uniform(
+        &mut self,
+        first: u32,
+        last: u32,
+        freed_first: u64,
+        freed_last: u64,
+    ) -> bool {
+        let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
+        let (head, tail) = (u64::MAX << (first % 64), u64::MAX >> (63 - last % 64));
+        if lw - fw < 2 || !self.all_uniform(fw + 1, lw, false) {
+            self.settle_words(fw + 1, lw);
+            return false;
+        }
+        let a = first + u32::from(freed_first != head);
+        let b = last - u32::from(freed_last != tail);
+        let from_first = freed_first | 1 << (first % 64) == head;
+        let to_last = freed_last | 1 << (last % 64) == tail;
+        if !(from_first && to_last && a as usize / 64 == fw && b as usize / 64 == lw) {
+            self.settle_words(fw + 1, lw - 1);
+            return false;
+        }
+        self.set_rested(fw + 1, lw, true);
+        self.queue_rested_alone(a, b);
+        true
     }
 
     /// Queue `a..=b`, the one run a release left idle, its inside words

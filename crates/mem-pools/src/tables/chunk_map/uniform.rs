@@ -77,8 +77,10 @@ impl ChunkMap {
             true => u64::MAX,
             false => 0,
         };
+        // Its count bits are not written: they were clear when it turned
+        // uniform and stay so, but for the count a claim of one slot puts
+        // on before it settles the word (`claim.rs`), which must stay.
         self.covered_bits[w] = !on;
-        self.counted_bits[w] = 0;
         self.idle_bits[w] = on;
         self.chain_bits[w] = on;
         self.stamp_bits[w] = on;
@@ -107,19 +109,32 @@ impl ChunkMap {
     /// Turn uniform words `lo..hi` held or rested.
     #[inline]
     pub(super) fn set_rested(&mut self, lo: usize, hi: usize, rested: bool) {
-        match rested {
-            true => bits::set(&mut self.rested, lo as u32, hi as u32 - 1),
-            false => bits::clear(&mut self.rested, lo as u32, hi as u32 - 1),
-        }
+        let value = match rested {
+            true => u64::MAX,
+            false => 0,
+        };
+        each_summary_word(lo, hi, |i, mask| {
+            let word = &mut self.rested[i];
+            *word = *word & !mask | value & mask;
+        });
     }
 
-    /// Whether words `lo..hi` (some) are all uniform, all in state `rested`.
+    /// Whether words `lo..hi` (some) are all uniform, all in state `rested`:
+    /// one pass over their summary words.
     #[inline]
     pub(super) fn all_uniform(&self, lo: usize, hi: usize, rested: bool) -> bool {
-        let (lo, last) = (lo as u32, hi as u32 - 1);
-        self.uniform_words >= u64::from(last - lo + 1)
-            && bits::next(&self.uniform, false, lo, last) > last
-            && bits::next(&self.rested, !rested, lo, last) > last
+        if self.uniform_words < (hi - lo) as u64 {
+            return false;
+        }
+        let flip = match rested {
+            true => u64::MAX,
+            false => 0,
+        };
+        let mut off = 0;
+        each_summary_word(lo, hi, |i, mask| {
+            off |= (!self.uniform[i] | self.rested[i] ^ flip) & mask;
+        });
+        off == 0
     }
 
     /// The highest word at or below `w` that is not uniform (one exists
@@ -137,7 +152,9 @@ impl ChunkMap {
     /// Whether words `lo..hi` (some) are all mapped, by the summary.
     #[inline]
     pub(super) fn all_full(&self, lo: usize, hi: usize) -> bool {
-        bits::next(&self.full, false, lo as u32, hi as u32 - 1) >= hi as u32
+        let mut off = 0;
+        each_summary_word(lo, hi, |i, mask| off |= !self.full[i] & mask);
+        off == 0
     }
 
     /// Bring the summary of mapped words `lo..=hi` in step with their
@@ -147,6 +164,23 @@ impl ChunkMap {
             bits::put(&mut self.full, w as u32, self.mapped_bits[w] == u64::MAX);
         }
     }
+}
+
+/// Call `f` with each summary word of words `lo..hi` (some) and the bits
+/// of it they hold.
+#[inline(always)]
+fn each_summary_word(lo: usize, hi: usize, mut f: impl FnMut(usize, u64)) {
+    let (first, last) = (lo / 64, (hi - 1) / 64);
+    let head = u64::MAX << (lo % 64);
+    let tail = u64::MAX >> (63 - (hi - 1) % 64);
+    if first == last {
+        return f(first, head & tail);
+    }
+    f(first, head);
+    for i in first + 1..last {
+        f(i, u64::MAX);
+    }
+    f(last, tail);
 }
 
 /// The columns' words read through uniform words (the readers that may
