@@ -30,10 +30,14 @@ impl ChunkMap {
         let top = 64 - (!self.chain_bits[fw]).leading_zeros();
         let ra = first.max(fw as u32 * 64 + top);
         let rb = last.min(lw as u32 * 64 + (!self.chain_bits[lw]).trailing_zeros());
-        if ra > first {
+        // Other idle runs in the end words (none where a neighbour shares
+        // the end slot, the usual case: no search then).
+        let before = u64::MAX << (first % 64) & !(u64::MAX << (ra % 64));
+        if self.idle_bits[fw] & before != 0 {
             self.unlink_in_word(first, ra - 1);
         }
-        if rb < last {
+        let after = u64::MAX << ((rb + 1) % 64) & u64::MAX >> (63 - last % 64);
+        if rb < last && self.idle_bits[lw] & after != 0 {
             self.unlink_in_word(rb + 1, last);
         }
         // Its neighbours read once the end words' other runs are out.
@@ -56,7 +60,7 @@ impl ChunkMap {
     /// Queue slots `a..=b`, just left idle, whose inside words were made
     /// rested, after the runs this release queued before: the end words'
     /// idle, chain and stamp bits set, one stamp at `a`.
-    #[inline(never)]
+    #[inline]
     pub(super) fn queue_rested(&mut self, a: u32, b: u32, queued: &mut Queued) {
         let (fw, lw) = ((a / 64) as usize, (b / 64) as usize);
         debug_assert!(fw + 1 < lw && self.all_uniform(fw + 1, lw, true));

@@ -55,15 +55,12 @@ impl ChunkMap {
     /// runs.
     #[inline(never)]
     pub(super) fn release_in_words(&mut self, first: u32, last: u32) {
+        if self.uniform_words != 0 && self.release_uniform(first, last) {
+            return;
+        }
         let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
         let (head, tail) = (u64::MAX << (first % 64), u64::MAX >> (63 - last % 64));
         let freed_first = self.uncover_word(fw, head) & self.mapped_bits[fw];
-        // The words are apart: the last one's marks may come off before
-        // the inner ones' (the runs are still queued in slot order).
-        let freed_last = self.uncover_word(lw, tail) & self.mapped_bits[lw];
-        if self.uniform_words != 0 && self.release_uniform(first, last, freed_first, freed_last) {
-            return;
-        }
         let inner = fw + 1..lw;
         // Two folds, each a plain reduction the compiler vectorizes (one
         // over a zip of the three columns with two compares per word did
@@ -74,29 +71,12 @@ impl ChunkMap {
             .fold(u64::MAX, |all, (&covered, &mapped)| all & covered & mapped);
         let counted = self.counted_bits[inner.clone()].iter();
         let whole = all == u64::MAX && counted.fold(0, |any, &word| any | word) == 0;
-        // Freed from `first` (or the slot after it) to the word's end,
-        // and from the word's start to `last` (or the slot before it).
-        let from_first = freed_first | 1 << (first % 64) == head;
-        let to_last = freed_last | 1 << (last % 64) == tail;
-        let (a, b) = (
-            first + u32::from(freed_first != head),
-            last - u32::from(freed_last != tail),
-        );
-        // One run from the first word to the last over many words: the
-        // words inside are left rested (`uniform.rs`), not written.
-        if inner.len() >= UNIFORM_MIN
-            && whole
-            && from_first
-            && to_last
-            && a as usize / 64 == fw
-            && b as usize / 64 == lw
-        {
-            self.make_uniform(inner.start, inner.end, true);
-            return self.queue_rested_alone(a, b);
-        }
         if whole && !inner.is_empty() {
             self.covered_bits[inner.clone()].fill(0);
         }
+        // The words are apart: the last one's marks may come off before
+        // the inner ones' (the runs are still queued in slot order).
+        let freed_last = self.uncover_word(lw, tail) & self.mapped_bits[lw];
         let mut runs = Runs {
             open: None,
             queued: Queued {
@@ -106,7 +86,19 @@ impl ChunkMap {
                 stamp: self.submitted,
             },
         };
+        // Freed from `first` (or the slot after it) to the word's end,
+        // and from the word's start to `last` (or the slot before it).
+        let from_first = freed_first | 1 << (first % 64) == head;
+        let to_last = freed_last | 1 << (last % 64) == tail;
         if whole && from_first && to_last {
+            let a = first + u32::from(freed_first != head);
+            let b = last - u32::from(freed_last != tail);
+            // One run from the first word to the last over many words:
+            // the words inside are left rested (`uniform.rs`).
+            if inner.len() >= UNIFORM_MIN && a as usize / 64 == fw && b as usize / 64 == lw {
+                self.make_uniform(inner.start, inner.end, true);
+                return self.queue_rested_alone(a, b);
+            }
             runs.open = (a <= b).then_some((a, b));
         } else {
             runs.add_word(self, fw, freed_first);
@@ -126,26 +118,21 @@ impl ChunkMap {
         self.splice(&runs.queued);
     }
 
-    /// [`Self::release_in_words`] while some words are uniform, its end
-    /// words' marks taken off (`freed_first`, `freed_last`: their slots
-    /// left with none): when its inside words are held and one run is
-    /// left from the first word to the last, they turn rested and the run
-    /// is queued (`true`); else its words are settled for the passes over
-    /// them.
+    /// [`Self::release_in_words`] while some words are uniform: when the
+    /// span's inside words are held and its release leaves one run from
+    /// the first word to the last, they turn rested and the run is queued
+    /// (`true`); else its inside words are settled for the passes over
+    /// them, and nothing else is changed.
     #[inline(never)]
-    fn release_uniform(
-        &mut self,
-        first: u32,
-        last: u32,
-        freed_first: u64,
-        freed_last: u64,
-    ) -> bool {
+    fn release_uniform(&mut self, first: u32, last: u32) -> bool {
         let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
-        let (head, tail) = (u64::MAX << (first % 64), u64::MAX >> (63 - last % 64));
         if lw - fw < 2 || !self.all_uniform(fw + 1, lw, false) {
             self.settle_words(fw + 1, lw);
             return false;
         }
+        let (head, tail) = (u64::MAX << (first % 64), u64::MAX >> (63 - last % 64));
+        let freed_first = self.freed_by(fw, head);
+        let freed_last = self.freed_by(lw, tail);
         let a = first + u32::from(freed_first != head);
         let b = last - u32::from(freed_last != tail);
         let from_first = freed_first | 1 << (first % 64) == head;
@@ -154,13 +141,31 @@ impl ChunkMap {
             self.settle_words(fw + 1, lw - 1);
             return false;
         }
+        self.uncover_word(fw, head);
+        self.uncover_word(lw, tail);
         self.set_rested(fw + 1, lw, true);
         self.queue_rested_alone(a, b);
         true
     }
 
+    /// The mapped slots of `mask` in bit word `w` that taking one live
+    /// slice off them ([`Self::uncover_word`]) would leave with none,
+    /// changing nothing.
+    fn freed_by(&self, w: usize, mask: u64) -> u64 {
+        let covered = self.covered_bits[w] & mask;
+        let mut freed = covered & !self.counted_bits[w];
+        let mut counted = mask & !covered;
+        while counted != 0 {
+            let b = counted.trailing_zeros();
+            freed |= u64::from(self.live[w * 64 + b as usize] == 1) << b;
+            counted &= counted - 1;
+        }
+        freed & self.mapped_bits[w]
+    }
+
     /// Queue `a..=b`, the one run a release left idle, its inside words
     /// rested, as the list's newest.
+    #[inline]
     fn queue_rested_alone(&mut self, a: u32, b: u32) {
         let mut queued = Queued {
             head: END,

@@ -97,21 +97,20 @@ impl ChunkMap {
 
     /// The first slot of the stamp run of slot `s`: the nearest slot at
     /// or below it whose stamp bit is clear (slot 0's always is: no slot
-    /// before it shares a run with it). Rested words between are passed
-    /// over by their summary bits.
+    /// before it shares a run with it), found a word at a time. A uniform
+    /// word's stamp bits are kept all set (`uniform.rs`): a rested one's
+    /// are, and a held one is never crossed (a stamp run holds only idle
+    /// slots), so no word is checked uniform here.
     #[inline]
     fn run_head(&self, s: u32) -> u32 {
         let bits = &self.stamp_bits;
         let mut w = s as usize / 64;
-        if w >= bits.len() {
+        let Some(&word) = bits.get(w) else {
             return s;
-        }
-        let mut heads = !self.stamp_word(w) & u64::MAX >> (63 - s % 64);
+        };
+        let mut heads = !word & u64::MAX >> (63 - s % 64);
         while heads == 0 {
             w -= 1;
-            if self.uniform_at(w) {
-                w = self.settled_at_or_below(w);
-            }
             heads = !bits[w];
         }
         w as u32 * 64 + 63 - heads.leading_zeros()

@@ -25,8 +25,16 @@
 use crate::tables::chunk_map::ChunkMap;
 use crate::tables::chunk_map::bits;
 
-/// Inside words a span must have for its release to leave them uniform:
-/// under it the columns' words cost less than the summary's steps.
+/// Inside words a span must have for its release to leave them uniform.
+/// A span whose next claim takes only part of them (a buffer grown into
+/// a larger one over its hole) settles them again, a fill per column and
+/// the summary's steps: more than the columns' words cost below 64 words
+/// (4,096 slots, 8 GiB of 2 MiB chunks) on the `growth` workload, so
+/// smaller spans write their words as before. Tests take 4, so that spans
+/// of a few hundred slots meet every path.
+#[cfg(not(test))]
+pub(super) const UNIFORM_MIN: usize = 64;
+#[cfg(test)]
 pub(super) const UNIFORM_MIN: usize = 4;
 
 impl ChunkMap {
@@ -52,7 +60,9 @@ impl ChunkMap {
         }
     }
 
-    /// Settle every uniform word of words `lo..=hi`.
+    /// Settle every uniform word of words `lo..=hi`: each stretch of
+    /// words in one state written back by a fill per column (what the
+    /// release or claim that left them uniform did not write).
     #[cold]
     #[inline(never)]
     pub(super) fn settle_words(&mut self, lo: usize, hi: usize) {
@@ -66,27 +76,38 @@ impl ChunkMap {
             if u > hi {
                 break;
             }
-            self.settle_word(u as usize);
-            w = u + 1;
+            let rested = self.rested_at(u as usize);
+            // The stretch from `u` in this state: up to the first word not
+            // uniform or in the other one.
+            let stop = bits::next(&self.uniform, false, u, hi).min(bits::next(
+                &self.rested,
+                !rested,
+                u,
+                hi,
+            ));
+            self.settle_stretch(u as usize, stop as usize, rested);
+            w = stop;
         }
     }
 
-    /// Write uniform word `w`'s state back into the columns.
-    fn settle_word(&mut self, w: usize) {
-        let on = match self.rested_at(w) {
+    /// Write uniform words `lo..hi`, all in state `rested`, back into the
+    /// columns. Their count bits are not written: they were clear when
+    /// the words turned uniform and stay so, but for the count a claim of
+    /// one slot puts on before it settles its word (`claim.rs`).
+    fn settle_stretch(&mut self, lo: usize, hi: usize, rested: bool) {
+        let on = match rested {
             true => u64::MAX,
             false => 0,
         };
-        // Its count bits are not written: they were clear when it turned
-        // uniform and stay so, but for the count a claim of one slot puts
-        // on before it settles the word (`claim.rs`), which must stay.
-        self.covered_bits[w] = !on;
-        self.idle_bits[w] = on;
-        self.chain_bits[w] = on;
-        self.stamp_bits[w] = on;
-        bits::put(&mut self.uniform, w as u32, false);
-        bits::put(&mut self.rested, w as u32, false);
-        self.uniform_words -= 1;
+        self.covered_bits[lo..hi].fill(!on);
+        self.idle_bits[lo..hi].fill(on);
+        self.chain_bits[lo..hi].fill(on);
+        if !rested {
+            self.stamp_bits[lo..hi].fill(0);
+        }
+        bits::clear(&mut self.uniform, lo as u32, hi as u32 - 1);
+        bits::clear(&mut self.rested, lo as u32, hi as u32 - 1);
+        self.uniform_words -= (hi - lo) as u64;
     }
 
     /// Every word settled (tests read the columns raw).
@@ -96,8 +117,11 @@ impl ChunkMap {
     }
 
     /// Make words `lo..hi`, none uniform, uniform in state `rested`: their
-    /// column words are stale from now on.
+    /// column words are stale from now on, but their stamp bits, set all
+    /// (true of a rested word, and a held one is never read by the search
+    /// for a stamp run's head, `stamps.rs`), so that search reads them raw.
     pub(super) fn make_uniform(&mut self, lo: usize, hi: usize, rested: bool) {
+        self.stamp_bits[lo..hi].fill(u64::MAX);
         debug_assert!(
             lo < hi && bits::next(&self.uniform, true, lo as u32, hi as u32 - 1) >= hi as u32
         );
@@ -135,18 +159,6 @@ impl ChunkMap {
             off |= (!self.uniform[i] | self.rested[i] ^ flip) & mask;
         });
         off == 0
-    }
-
-    /// The highest word at or below `w` that is not uniform (one exists
-    /// below any rested word: the head of its stamp run).
-    pub(super) fn settled_at_or_below(&self, w: usize) -> usize {
-        let mut i = w / 64;
-        let mut free = !self.uniform[i] & u64::MAX >> (63 - w % 64);
-        while free == 0 {
-            i -= 1;
-            free = !self.uniform[i];
-        }
-        i * 64 + 63 - free.leading_zeros() as usize
     }
 
     /// Whether words `lo..hi` (some) are all mapped, by the summary.
