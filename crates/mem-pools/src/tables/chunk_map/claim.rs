@@ -27,8 +27,13 @@ impl ChunkMap {
     /// counted slices' slots may be unmapped).
     pub(crate) fn claim_slot(&mut self, s: u32) {
         self.reach(s);
-        if self.count_slot(s) && self.is_idle(s) {
-            self.unqueue(s);
+        // A uniform word's counts are all zero (`uniform.rs`): a slot
+        // with none may be in one, settled (its new count kept).
+        if self.count_slot(s) {
+            self.settle_around(s, s);
+            if self.is_idle(s) {
+                self.unqueue(s);
+            }
         }
     }
 
@@ -67,17 +72,30 @@ impl ChunkMap {
         let (first, last) = (*span.start(), *span.end());
         if first >= last {
             // One slot (small slices, the most common) or none: a count.
-            // Only a slot no slice touched may be idle.
-            if first == last && self.count_slot(first) && self.is_idle(first) {
-                self.unlink_slot(first);
+            // Only a slot no slice touched may be idle, or in a uniform
+            // word (whose counts are all zero): settled, its count kept.
+            if first == last && self.count_slot(first) {
+                self.settle_around(first, first);
+                if self.is_idle(first) {
+                    self.unlink_slot(first);
+                }
             }
             return;
         }
         if first / 64 == last / 64 {
+            // The slots' word may be inside a span freed whole.
+            self.settle_around(first, last);
             let span = u64::MAX >> (63 - (last - first)) << (first % 64);
             self.cover_word((first / 64) as usize, span);
             self.unlink_in_word(first, last);
             return;
+        }
+        if self.uniform_words != 0 {
+            let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
+            if lw - fw > 1 && self.all_uniform(fw + 1, lw, true) {
+                return self.claim_rested(first, last);
+            }
+            self.settle_words(fw.saturating_sub(1), lw + 1);
         }
         // Over several words, its idle runs are unlinked first (the marks
         // play no part in that): when one run covers every word between
@@ -91,6 +109,7 @@ impl ChunkMap {
     /// mapped), run by run: as [`Self::unqueue`] of each would leave it.
     #[inline]
     pub(crate) fn unlink_idle(&mut self, first: u32, last: u32) {
+        self.settle_around(first, last);
         match first / 64 == last / 64 {
             true => self.unlink_in_word(first, last),
             false => _ = self.unlink_in_words(first, last),
@@ -135,7 +154,7 @@ impl ChunkMap {
     /// (the claim of a span of up to 64 slots, most of them): each run's
     /// end found from the word's chain bits.
     #[inline]
-    fn unlink_in_word(&mut self, first: u32, last: u32) {
+    pub(super) fn unlink_in_word(&mut self, first: u32, last: u32) {
         let (w, base) = ((first / 64) as usize, first & !63);
         let span = u64::MAX >> (63 - (last - first)) << (first % 64);
         let mut idle = self.idle_bits[w] & span;

@@ -16,6 +16,7 @@ impl ChunkMap {
         debug_assert!(len > 0);
         let last = first + (len - 1);
         self.reach(last);
+        self.settle_around(first, last);
         for slot in &mut self.slots[first as usize..=last as usize] {
             slot.chunk = chunk;
             slot.head = if chunk.is_some() { first } else { END };
@@ -31,6 +32,7 @@ impl ChunkMap {
                 self.mapped -= u64::from(len);
             }
         }
+        self.refresh_full(first as usize / 64, last as usize / 64);
     }
 
     /// The chunk over mapped slot `s`: its first slot and how many it covers.
@@ -54,14 +56,15 @@ impl ChunkMap {
         // Within one word (the chunks of small and mid-sized slices): the
         // live marks in one mask, then one compare per stamp run.
         let span = u64::MAX >> (63 - (len - 1)) << bit;
-        if (self.counted_bits[w] | self.covered_bits[w]) & span != 0 {
+        if self.live_word(w) & span != 0 {
             return false;
         }
-        let first = match self.stamp_bits[w] >> bit & 1 {
+        let stamps = self.stamp_word(w);
+        let first = match stamps >> bit & 1 {
             0 => self.stamp[head as usize],
             _ => self.stamp_of(head),
         };
-        let heads = !self.stamp_bits[w] & span & !(1 << bit);
+        let heads = !stamps & span & !(1 << bit);
         first <= self.completed && !self.heads_pending(w as u32, heads)
     }
 }

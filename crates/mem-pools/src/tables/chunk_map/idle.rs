@@ -20,7 +20,8 @@ use crate::tables::chunk_map::{ChunkMap, END};
 const MOVE_PROBE: usize = 64;
 
 impl ChunkMap {
-    /// The newer neighbour of idle slot `s` in the idle list.
+    /// The newer neighbour of idle slot `s` in the idle list, its word
+    /// settled.
     #[inline]
     pub(crate) fn newer_of(&self, s: u32) -> u32 {
         match bits::get(&self.chain_bits, s) {
@@ -29,12 +30,42 @@ impl ChunkMap {
         }
     }
 
-    /// The older neighbour of idle slot `s` in the idle list.
+    /// The older neighbour of idle slot `s` in the idle list, its word
+    /// and the one before settled.
     #[inline]
     pub(crate) fn older_of(&self, s: u32) -> u32 {
         match s > 0 && bits::get(&self.chain_bits, s - 1) {
             true => s - 1,
             false => self.older[s as usize],
+        }
+    }
+
+    /// [`Self::newer_of`] read through uniform words (a walk of the list
+    /// may cross a rested word).
+    #[inline]
+    pub(crate) fn newer_through(&self, s: u32) -> u32 {
+        match self.chain_bit(s) {
+            true => s + 1,
+            false => self.newer[s as usize],
+        }
+    }
+
+    /// [`Self::older_of`] read through uniform words (tests walk back).
+    #[cfg(test)]
+    pub(crate) fn older_through(&self, s: u32) -> u32 {
+        match s > 0 && self.chain_bit(s - 1) {
+            true => s - 1,
+            false => self.older[s as usize],
+        }
+    }
+
+    /// Whether slot `s`'s newer neighbour is the next slot (read through
+    /// a uniform word: a walk of the list may cross one).
+    #[inline]
+    fn chain_bit(&self, s: u32) -> bool {
+        match self.uniform_at(s as usize / 64) {
+            true => self.rested_at(s as usize / 64),
+            false => bits::get(&self.chain_bits, s),
         }
     }
 
@@ -49,7 +80,10 @@ impl ChunkMap {
     /// Whether slot `s` is idle (a slot past the map's end is not).
     #[inline]
     pub(crate) fn is_idle(&self, s: u32) -> bool {
-        bits::get(&self.idle_bits, s)
+        match self.uniform_at(s as usize / 64) {
+            true => self.rested_at(s as usize / 64),
+            false => bits::get(&self.idle_bits, s),
+        }
     }
 
     /// Mark mapped slot `s`, touched by no live slice, idle (newest).
@@ -57,6 +91,7 @@ impl ChunkMap {
     pub(crate) fn queue_idle(&mut self, s: u32) {
         let (newest, stamp) = (self.newest, self.submitted);
         self.reach(s);
+        self.settle_around(s, s);
         let i = s as usize;
         debug_assert!(self.slots[i].chunk.is_some() && !self.is_live(s) && !self.is_idle(s));
         bits::put(&mut self.idle_bits, s, true);
@@ -75,6 +110,7 @@ impl ChunkMap {
     /// Take idle slot `s` out of the idle list (it stays mapped).
     #[inline]
     pub(crate) fn unqueue(&mut self, s: u32) {
+        self.settle_around(s, s);
         self.link(self.older_of(s), self.newer_of(s));
         self.split_stamp_after(s);
         bits::put(&mut self.idle_bits, s, false);
@@ -103,7 +139,7 @@ impl ChunkMap {
     pub(crate) fn take_idle(&mut self, keep: &std::ops::RangeInclusive<u32>) -> Option<u32> {
         let mut s = self.oldest;
         while s != END && keep.contains(&s) {
-            s = self.newer_of(s);
+            s = self.newer_through(s);
         }
         if s == END {
             return None;
@@ -145,7 +181,7 @@ impl ChunkMap {
             let (head, len) = self.extent(s);
             let last = head + (len - 1);
             let kept = !keep.is_empty() && head <= *keep.end() && last >= *keep.start();
-            let next = self.newer_of(s);
+            let next = self.newer_through(s);
             let ready = !kept && head != unready && self.extent_ready(head, len);
             if !kept && !ready {
                 unready = head;
@@ -172,6 +208,7 @@ impl ChunkMap {
     /// Move idle slot `s`, whose newer neighbour is `newer`, to the newest
     /// end of the idle list, keeping its stamp.
     fn rotate_newest(&mut self, s: u32, newer: u32) {
+        self.settle_around(s, s);
         self.link(self.older_of(s), newer);
         let newest = self.newest;
         self.older[s as usize] = newest;
@@ -197,7 +234,7 @@ impl ChunkMap {
         let mut s = self.oldest;
         while s != END {
             order.push(s);
-            s = self.newer_of(s);
+            s = self.newer_through(s);
         }
         order
     }

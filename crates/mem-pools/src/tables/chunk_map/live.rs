@@ -36,6 +36,9 @@ impl ChunkMap {
     #[inline]
     pub(crate) fn is_live(&self, s: u32) -> bool {
         let w = s as usize / 64;
+        if self.uniform_at(w) {
+            return !self.rested_at(w);
+        }
         let marks = |bits: &Vec<u64>| bits.get(w).copied().unwrap_or(0);
         (marks(&self.counted_bits) | marks(&self.covered_bits)) >> (s % 64) & 1 != 0
     }
@@ -43,6 +46,10 @@ impl ChunkMap {
     /// The live slices touching slot `s` (tests: the model's counts).
     #[cfg(test)]
     pub(crate) fn live_count(&self, s: u32) -> u32 {
+        let w = s as usize / 64;
+        if self.uniform_at(w) {
+            return u32::from(!self.rested_at(w));
+        }
         self.live[s as usize]
             + u32::from(crate::tables::chunk_map::bits::get(&self.covered_bits, s))
     }
@@ -50,7 +57,7 @@ impl ChunkMap {
     /// Whether a live slice touches any slot of `first..=last` (all within
     /// the map): a word at a time.
     pub(crate) fn any_live(&self, first: u32, last: u32) -> bool {
-        let marks = |w: u32| self.counted_bits[w as usize] | self.covered_bits[w as usize];
+        let marks = |w: u32| self.live_word(w as usize);
         if first / 64 == last / 64 {
             let span = u64::MAX >> (63 - (last - first)) << (first % 64);
             return marks(first / 64) & span != 0;
@@ -60,8 +67,10 @@ impl ChunkMap {
 
     /// How many slots live slices touch.
     pub(crate) fn live_slots(&self) -> u64 {
-        let words = self.counted_bits.iter().zip(&self.covered_bits);
-        words.map(|(&n, &c)| u64::from((n | c).count_ones())).sum()
+        let words = 0..self.counted_bits.len();
+        words
+            .map(|w| u64::from(self.live_word(w).count_ones()))
+            .sum()
     }
 
     /// One count more on slot `s`; `true` when it had none (it may have

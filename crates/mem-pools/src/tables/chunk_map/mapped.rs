@@ -6,6 +6,7 @@
 
 use crate::tables::chunk_map::ChunkMap;
 use crate::tables::chunk_map::bits;
+use crate::tables::chunk_map::uniform::UNIFORM_MIN;
 
 impl ChunkMap {
     /// The first slot of `from..=last` that has a chunk (`mapped`) or has
@@ -72,7 +73,12 @@ impl ChunkMap {
             false => 0,
         };
         let inner = &bits[fw + 1..lw.min(words)];
-        let all = inner.iter().fold(u64::MAX, |all, &word| all & word);
+        // Many words between (a span of thousands of slots): all mapped
+        // told by their summary bits, a step per 64 words.
+        let all = match inner.len() >= UNIFORM_MIN && lw < words && self.all_full(fw + 1, lw) {
+            true => u64::MAX,
+            false => inner.iter().fold(u64::MAX, |all, &word| all & word),
+        };
         // Fully mapped (a reused hole, the steady state): one test, no
         // popcount (tested one by one, the end words' holes were counted
         // branch-free, a popcount each on every call, mapped or not).

@@ -13,10 +13,13 @@
 //! - `live.rs`: how many live slices touch a slot?
 //! - `idle.rs`: the idle FIFO (queue, unqueue, the oldest to shed).
 //! - `stamps.rs`: has the stream finished the work an idle slot saw?
+//! - `uniform.rs`, `claim_uniform.rs`: the words inside a large span
+//!   kept as a summary bit (held or rested), not a word per column.
 //! - `bits.rs`: the bit-word helpers the columns share.
 
 mod bits;
 mod claim;
+mod claim_uniform;
 mod extents;
 mod idle;
 mod live;
@@ -24,6 +27,7 @@ mod mapped;
 mod release;
 mod release_words;
 mod stamps;
+mod uniform;
 
 use mem_storage::ChunkId;
 
@@ -113,6 +117,17 @@ pub(crate) struct ChunkMap {
     /// One bit per slot, set where a chunk is mapped: spans are checked
     /// and weighed 64 slots per word.
     pub(crate) mapped_bits: Vec<u64>,
+    /// One bit per bit word, set where the word is *uniform*: its slots
+    /// are all held by one live slice or all rested inside one idle run,
+    /// as its bit in [`Self::rested`] says, and its words in the columns
+    /// above (but the mapped bits) are stale (`uniform.rs`).
+    pub(crate) uniform: Vec<u64>,
+    pub(crate) rested: Vec<u64>,
+    /// How many words are uniform: while none is, a step checks nothing.
+    pub(crate) uniform_words: u64,
+    /// One bit per bit word, set where every slot of it is mapped: a span
+    /// of thousands of slots is weighed by its summary words.
+    pub(crate) full: Vec<u64>,
     /// The oldest and newest idle slots ([`END`] when none is idle).
     pub(crate) oldest: u32,
     pub(crate) newest: u32,
@@ -147,6 +162,10 @@ impl ChunkMap {
             stamp: Vec::new(),
             stamp_bits: Vec::new(),
             mapped_bits: Vec::new(),
+            uniform: Vec::new(),
+            rested: Vec::new(),
+            uniform_words: 0,
+            full: Vec::new(),
             oldest: END,
             newest: END,
             idle_count: 0,
@@ -211,6 +230,9 @@ impl ChunkMap {
             &mut self.mapped_bits,
         ] {
             bits.resize(n.div_ceil(64), 0);
+        }
+        for summary in [&mut self.uniform, &mut self.rested, &mut self.full] {
+            summary.resize(n.div_ceil(64).div_ceil(64), 0);
         }
     }
 }

@@ -155,6 +155,13 @@ impl ChunkMap {
             bits::put(&mut self.chain_bits, b, false);
             bits::put(&mut self.stamp_bits, a, false);
         }
+        self.append_run(a, b, queued);
+    }
+
+    /// Link run `a..=b`, its bits and stamp set, after the runs this
+    /// release queued before.
+    #[inline(always)]
+    pub(super) fn append_run(&mut self, a: u32, b: u32, queued: &mut Queued) {
         match queued.tail {
             END => queued.head = a,
             tail => {

@@ -6,6 +6,7 @@
 //! per slot, but for the few slots a neighbour shares (a count each).
 
 use crate::tables::chunk_map::release::Queued;
+use crate::tables::chunk_map::uniform::UNIFORM_MIN;
 use crate::tables::chunk_map::{ChunkMap, END};
 
 impl ChunkMap {
@@ -54,6 +55,9 @@ impl ChunkMap {
     /// runs.
     #[inline(never)]
     pub(super) fn release_in_words(&mut self, first: u32, last: u32) {
+        if self.uniform_words != 0 && self.release_uniform(first, last) {
+            return;
+        }
         let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
         let (head, tail) = (u64::MAX << (first % 64), u64::MAX >> (63 - last % 64));
         let freed_first = self.uncover_word(fw, head) & self.mapped_bits[fw];
@@ -89,6 +93,12 @@ impl ChunkMap {
         if whole && from_first && to_last {
             let a = first + u32::from(freed_first != head);
             let b = last - u32::from(freed_last != tail);
+            // One run from the first word to the last over many words:
+            // the words inside are left rested (`uniform.rs`).
+            if inner.len() >= UNIFORM_MIN && a as usize / 64 == fw && b as usize / 64 == lw {
+                self.make_uniform(inner.start, inner.end, true);
+                return self.queue_rested_alone(a, b);
+            }
             runs.open = (a <= b).then_some((a, b));
         } else {
             runs.add_word(self, fw, freed_first);
@@ -106,6 +116,65 @@ impl ChunkMap {
             self.queue_run(a, b, &mut runs.queued);
         }
         self.splice(&runs.queued);
+    }
+
+    /// [`Self::release_in_words`] while some words are uniform: when the
+    /// span's inside words are held and its release leaves one run from
+    /// the first word to the last, they turn rested and the run is queued
+    /// (`true`); else its inside words are settled for the passes over
+    /// them, and nothing else is changed.
+    #[inline(never)]
+    fn release_uniform(&mut self, first: u32, last: u32) -> bool {
+        let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
+        if lw - fw < 2 || !self.all_uniform(fw + 1, lw, false) {
+            self.settle_words(fw + 1, lw);
+            return false;
+        }
+        let (head, tail) = (u64::MAX << (first % 64), u64::MAX >> (63 - last % 64));
+        let freed_first = self.freed_by(fw, head);
+        let freed_last = self.freed_by(lw, tail);
+        let a = first + u32::from(freed_first != head);
+        let b = last - u32::from(freed_last != tail);
+        let from_first = freed_first | 1 << (first % 64) == head;
+        let to_last = freed_last | 1 << (last % 64) == tail;
+        if !(from_first && to_last && a as usize / 64 == fw && b as usize / 64 == lw) {
+            self.settle_words(fw + 1, lw - 1);
+            return false;
+        }
+        self.uncover_word(fw, head);
+        self.uncover_word(lw, tail);
+        self.set_rested(fw + 1, lw, true);
+        self.queue_rested_alone(a, b);
+        true
+    }
+
+    /// The mapped slots of `mask` in bit word `w` that taking one live
+    /// slice off them ([`Self::uncover_word`]) would leave with none,
+    /// changing nothing.
+    fn freed_by(&self, w: usize, mask: u64) -> u64 {
+        let covered = self.covered_bits[w] & mask;
+        let mut freed = covered & !self.counted_bits[w];
+        let mut counted = mask & !covered;
+        while counted != 0 {
+            let b = counted.trailing_zeros();
+            freed |= u64::from(self.live[w * 64 + b as usize] == 1) << b;
+            counted &= counted - 1;
+        }
+        freed & self.mapped_bits[w]
+    }
+
+    /// Queue `a..=b`, the one run a release left idle, its inside words
+    /// rested, as the list's newest.
+    #[inline]
+    fn queue_rested_alone(&mut self, a: u32, b: u32) {
+        let mut queued = Queued {
+            head: END,
+            tail: END,
+            added: 0,
+            stamp: self.submitted,
+        };
+        self.queue_rested(a, b, &mut queued);
+        self.splice(&queued);
     }
 }
 

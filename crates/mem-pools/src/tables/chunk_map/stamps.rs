@@ -25,7 +25,7 @@ impl ChunkMap {
     /// The stamp of idle slot `s`: at its stamp run's first slot.
     #[inline]
     pub(crate) fn stamp_of(&self, s: u32) -> u64 {
-        self.stamp[run_head(&self.stamp_bits, s) as usize]
+        self.stamp[self.run_head(s) as usize]
     }
 
     /// Slots `a..=end` are leaving the idle list: if the slot after them
@@ -62,11 +62,11 @@ impl ChunkMap {
         if from / 64 == last / 64 {
             // Most chunks: one word, usually one run (no head after `first`).
             let span = u64::MAX >> (63 - (last - from)) << (from % 64);
-            let heads = !self.stamp_bits[(from / 64) as usize] & span;
+            let heads = !self.stamp_word((from / 64) as usize) & span;
             return !self.heads_pending(from / 64, heads);
         }
         (from / 64..=last / 64).all(|w| {
-            let heads = !self.stamp_bits[w as usize] & word_mask(w, from, last);
+            let heads = !self.stamp_word(w as usize) & word_mask(w, from, last);
             !self.heads_pending(w, heads)
         })
     }
@@ -89,26 +89,30 @@ impl ChunkMap {
     /// (an out-of-memory retry then waits for the stream): one compare
     /// per stamp run.
     pub(crate) fn idle_waiting(&self) -> bool {
-        let words = self.idle_bits.iter().zip(&self.stamp_bits);
-        (0u32..)
-            .zip(words)
-            .any(|(w, (&idle, &same))| self.heads_pending(w, idle & !same))
+        (0..self.idle_bits.len()).any(|w| {
+            let heads = self.idle_word(w) & !self.stamp_word(w);
+            self.heads_pending(w as u32, heads)
+        })
     }
-}
 
-/// The first slot of the stamp run of slot `s`: the nearest slot at or
-/// below it whose bit in `bits` is clear (slot 0's always is: no slot
-/// before it shares a run with it).
-#[inline]
-fn run_head(bits: &[u64], s: u32) -> u32 {
-    let mut w = s as usize / 64;
-    let Some(&word) = bits.get(w) else {
-        return s;
-    };
-    let mut heads = !word & u64::MAX >> (63 - s % 64);
-    while heads == 0 {
-        w -= 1;
-        heads = !bits[w];
+    /// The first slot of the stamp run of slot `s`: the nearest slot at
+    /// or below it whose stamp bit is clear (slot 0's always is: no slot
+    /// before it shares a run with it), found a word at a time. A uniform
+    /// word's stamp bits are kept all set (`uniform.rs`): a rested one's
+    /// are, and a held one is never crossed (a stamp run holds only idle
+    /// slots), so no word is checked uniform here.
+    #[inline]
+    fn run_head(&self, s: u32) -> u32 {
+        let bits = &self.stamp_bits;
+        let mut w = s as usize / 64;
+        let Some(&word) = bits.get(w) else {
+            return s;
+        };
+        let mut heads = !word & u64::MAX >> (63 - s % 64);
+        while heads == 0 {
+            w -= 1;
+            heads = !bits[w];
+        }
+        w as u32 * 64 + 63 - heads.leading_zeros()
     }
-    w as u32 * 64 + 63 - heads.leading_zeros()
 }
