@@ -190,8 +190,8 @@ fn memory_freed_on_a_stream_is_allocated_again_on_it_while_the_free_is_still_que
     let s = d.ctx.new_stream().unwrap();
     let (total, chunk) = (d.total(), 1u64 << 30);
     let mut first = 0;
-    // SAFETY: live out-parameter.
     assert_eq!(
+        // SAFETY: live out-parameter.
         unsafe { sys::cuMemAllocAsync(&mut first, 4096, s.cu_stream()) },
         OK
     );
