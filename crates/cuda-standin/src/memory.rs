@@ -222,6 +222,12 @@ impl MemState {
         Ok(a)
     }
 
+    /// Whether `cuMemFreeAsync` queued the free of an allocation on
+    /// `stream` that has not run yet.
+    pub fn frees_queued_on(&self, stream: u64) -> bool {
+        self.allocs.values().any(|a| a.freeing == Some(stream))
+    }
+
     /// The live allocation whose base is `base`.
     pub fn allocation(&self, base: DevPtr) -> Option<&Alloc> {
         self.allocs.get(&base)

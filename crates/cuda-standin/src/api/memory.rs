@@ -80,7 +80,21 @@ entry! { fn cuMemAllocAsync(ptr: *mut DevPtr, bytes: usize, stream: u64) {
         capture.nodes.push(Raw::Marker(node::MEM_ALLOC));
         base
     } else {
-        lock(&MEM).alloc(bytes as u64, AllocKind::Pool, s.device).map_err(|r| refuse(r, "cuMemAllocAsync"))?
+        let first = lock(&MEM).alloc(bytes as u64, AllocKind::Pool, s.device);
+        match first {
+            Ok(base) => base,
+            // Memory whose free is queued on this stream precedes this
+            // allocation in stream order, so the driver's pool hands it
+            // out again without waiting; the stand-in gives it back by
+            // letting the stream run up to here, then asks once more.
+            Err((OUT_OF_MEMORY, _)) if lock(&MEM).frees_queued_on(stream) => {
+                let upto = st.submitted;
+                drop(st);
+                s.wait_for(upto);
+                lock(&MEM).alloc(bytes as u64, AllocKind::Pool, s.device).map_err(|r| refuse(r, "cuMemAllocAsync"))?
+            }
+            Err(r) => return Err(refuse(r, "cuMemAllocAsync")),
+        }
     };
     // SAFETY: the caller's out-parameter.
     unsafe { put(ptr, base) }

@@ -59,6 +59,14 @@ impl Standin {
         Some(ctx)
     }
 
+    /// Device 0's memory in bytes, as `cuMemGetInfo` reports it.
+    pub fn total(&self) -> u64 {
+        let (mut free, mut total) = (0, 0);
+        // SAFETY: live out-parameters; device 0's context is current.
+        assert_eq!(unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) }, OK);
+        total as u64
+    }
+
     pub fn violations(&self) -> u64 {
         symbol::<extern "C" fn() -> u64>(b"gpumem_standin_violations\0").expect("the stand-in")()
     }

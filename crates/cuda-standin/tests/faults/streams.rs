@@ -183,3 +183,36 @@ fn a_synchronous_copy_from_memory_freed_on_a_stream_is_refused_before_the_free_r
     assert!(caught[0].contains("cuMemFreeAsync on stream"), "{caught:?}");
     assert!(caught[1].contains("already freed"), "{caught:?}");
 }
+
+#[test]
+fn memory_freed_on_a_stream_is_allocated_again_on_it_while_the_free_is_still_queued() {
+    let Some(d) = standin() else { return };
+    let s = d.ctx.new_stream().unwrap();
+    let (total, chunk) = (d.total(), 1u64 << 30);
+    let mut first = 0;
+    assert_eq!(
+        // SAFETY: live out-parameter.
+        unsafe { sys::cuMemAllocAsync(&mut first, 4096, s.cu_stream()) },
+        OK
+    );
+    // Every free below queues behind this kernel, which sleeps for a
+    // second: none has run when the device's memory runs out.
+    assert_eq!(d.kernel(&s, first, 4096, 1000, 7), OK);
+    let before = d.violations();
+    for _ in 0..total / chunk + 4 {
+        let mut p = 0;
+        assert_eq!(
+            // SAFETY: live out-parameter; stream order puts it after the
+            // previous pair's free.
+            unsafe { sys::cuMemAllocAsync(&mut p, chunk as usize, s.cu_stream()) },
+            OK,
+            "a pair on one stream reuses what the previous pair freed"
+        );
+        // SAFETY: nothing else uses `p`.
+        assert_eq!(unsafe { sys::cuMemFreeAsync(p, s.cu_stream()) }, OK);
+    }
+    // SAFETY: the kernel's memory, freed after it in stream order.
+    assert_eq!(unsafe { sys::cuMemFreeAsync(first, s.cu_stream()) }, OK);
+    s.synchronize().unwrap();
+    assert_eq!(d.since(before), Vec::<String>::new());
+}
