@@ -170,15 +170,17 @@ pub fn parse_report(text: &str, steps: usize) -> Result<Outcome, String> {
 
 /// The patched storage's totals (`key value` lines) into `outcome`.
 pub fn parse_counts(text: &str, outcome: &mut Outcome) -> Result<(), String> {
-    let value = |key: &str| -> Result<u64, String> {
-        text.lines()
-            .find_map(|line| line.strip_prefix(key)?.trim().parse().ok())
-            .ok_or_else(|| format!("the buffer totals have no {key}: {text:?}"))
-    };
-    outcome.peak_bytes = value("peak_bytes ")?;
-    outcome.created = value("buffers_created ")?;
-    outcome.destroyed = value("buffers_destroyed ")?;
+    outcome.peak_bytes = buffer_total(text, "peak_bytes ")?;
+    outcome.created = buffer_total(text, "buffers_created ")?;
+    outcome.destroyed = buffer_total(text, "buffers_destroyed ")?;
     Ok(())
+}
+
+/// The value of the patched storage's total `key` (a `key value` line).
+pub fn buffer_total(text: &str, key: &str) -> Result<u64, String> {
+    text.lines()
+        .find_map(|line| line.strip_prefix(key)?.trim().parse().ok())
+        .ok_or_else(|| format!("the buffer totals have no {key}: {text:?}"))
 }
 
 /// The oracle: the engine must not change a single result. `None` when

@@ -99,15 +99,11 @@ pub fn parse_points(text: &str) -> Result<Outcome, String> {
 
 /// The patched storage's totals into `outcome`.
 pub fn parse_totals(text: &str, outcome: &mut Outcome) -> Result<(), String> {
-    let value = |key: &str| -> Result<u64, String> {
-        text.lines()
-            .find_map(|line| line.strip_prefix(key)?.trim().parse().ok())
-            .ok_or_else(|| format!("the buffer totals have no {key}: {text:?}"))
-    };
-    outcome.peak_bytes = value("peak_bytes ")?;
-    outcome.created = value("buffers_created ")?;
-    outcome.destroyed = value("buffers_destroyed ")?;
-    outcome.held_at_exit = value("held_at_exit ")?;
+    use super::runs::buffer_total;
+    outcome.peak_bytes = buffer_total(text, "peak_bytes ")?;
+    outcome.created = buffer_total(text, "buffers_created ")?;
+    outcome.destroyed = buffer_total(text, "buffers_destroyed ")?;
+    outcome.held_at_exit = buffer_total(text, "held_at_exit ")?;
     Ok(())
 }
 
