@@ -1,4 +1,4 @@
-use super::chunk_sizes;
+use super::ops::chunk_sizes;
 
 const G: u64 = 2 << 20;
 
@@ -33,7 +33,7 @@ fn shared(len: u64, chunks: Vec<super::SharedChunk>) -> super::SharedBuffer {
 
 #[test]
 fn a_descriptor_is_whole_chunks_end_to_end_each_holding_bytes_of_the_buffer() {
-    use super::check;
+    use super::ops::check;
     assert!(check(&shared(G + 1, vec![chunk(0, G, G), chunk(G, G, 1)]), G).is_ok());
     // A chunk of padding only: an importer would map memory no byte of the
     // buffer lies in.
