@@ -186,6 +186,78 @@ fn a_peer_touches_persistent_and_paged_memory_while_granted() {
     assert_eq!(violations(), before + 3, "closed again after the revoke");
 }
 
+/// A paged device on card 0 and one 64 KiB page of it: its address.
+fn paged_page(device: &Device) -> (ManagedMemoryHandle, u64) {
+    let s = device.default_stream();
+    let page = s.reserve(64 * KIB).unwrap();
+    let ptr = s.device_ptr(&page).unwrap().as_raw();
+    (page, ptr)
+}
+
+fn paged_device() -> Device {
+    Device::cuda(0)
+        .unwrap()
+        .pools(PoolLayout::SubSlices)
+        .ignore_env()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn a_device_dropped_with_a_grant_in_force_closes_its_pages_again() {
+    let Some((_turn, d0, d1)) = two_devices() else {
+        return;
+    };
+    drop(d0);
+    let s1 = d1.default_stream();
+    let landing = s1.reserve(MIB).unwrap();
+    let dst = s1.device_ptr(&landing).unwrap().as_raw();
+    let granting = paged_device();
+    granting.grant_access(&d1).unwrap();
+    let (page, ptr) = paged_page(&granting);
+    assert!(raw_copy(&s1, dst, ptr, 64 * KIB));
+    drop(page);
+    drop(granting);
+    let later = paged_device();
+    let (_page, ptr) = paged_page(&later);
+    let before = violations();
+    standin::expect_violation("without peer access");
+    assert!(
+        !raw_copy(&s1, dst, ptr, 64 * KIB),
+        "the dropped device's grant does not outlive it"
+    );
+    assert_eq!(violations(), before + 1);
+}
+
+#[test]
+fn two_devices_on_one_card_share_its_page_grant_until_both_revoke() {
+    let Some((_turn, d0, d1)) = two_devices() else {
+        return;
+    };
+    drop(d0);
+    let s1 = d1.default_stream();
+    let landing = s1.reserve(MIB).unwrap();
+    let dst = s1.device_ptr(&landing).unwrap().as_raw();
+    let (a, b) = (paged_device(), paged_device());
+    a.grant_access(&d1).unwrap();
+    b.grant_access(&d1).unwrap();
+    let ((_pa, pa), (_pb, pb)) = (paged_page(&a), paged_page(&b));
+    a.revoke_access(&d1).unwrap();
+    assert!(a.peers().is_empty() && b.peers() == ["cuda:1"]);
+    // The driver opens the card as a whole: b's grant keeps it open.
+    assert!(raw_copy(&s1, dst, pb, 64 * KIB) && raw_copy(&s1, dst, pa, 64 * KIB));
+    a.revoke_access(&d1).unwrap(); // a holds no grant: nothing changes
+    assert!(raw_copy(&s1, dst, pb, 64 * KIB));
+    b.revoke_access(&d1).unwrap();
+    let before = violations();
+    standin::expect_violation("without peer access");
+    assert!(
+        !raw_copy(&s1, dst, pb, 64 * KIB),
+        "the last revoke closes the card"
+    );
+    assert_eq!(violations(), before + 1);
+}
+
 #[test]
 fn a_copy_to_a_peer_device_lands_in_stream_order() {
     let Some((_turn, d0, d1)) = two_devices() else {

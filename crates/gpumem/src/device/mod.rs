@@ -564,9 +564,12 @@ impl Device {
     }
 
     /// Take `peer`'s access away from every chunk and page; memory mapped
-    /// or allocated later is not opened to it. The caller makes sure no work of `peer` still uses
-    /// this device's memory (as before a free): the driver faults such
-    /// work. Revoking a peer without access changes nothing.
+    /// or allocated later is not opened to it. The caller makes sure no
+    /// work of `peer` still uses this device's memory (as before a free):
+    /// the driver faults such work. Revoking a peer without access changes
+    /// nothing. Pages are opened card-wide: while another `Device` of the
+    /// same CUDA ordinal grants `peer` too, they stay open until it revokes
+    /// (or is dropped); a dropped device gives its grants back.
     ///
     /// # Errors
     /// As [`Device::grant_access`].

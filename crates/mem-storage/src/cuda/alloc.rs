@@ -155,6 +155,7 @@ impl DeviceResource for CudaResource {
 
 impl Drop for CudaResource {
     fn drop(&mut self) {
+        self.release_grants();
         let live = std::mem::take(self.live.get_mut().unwrap_or_else(|p| p.into_inner()));
         if live.is_empty() {
             return;

@@ -6,6 +6,18 @@
 //! context, now and later); stream-ordered memory comes from the device's
 //! default pool, which `cuMemPoolSetAccess` opens. Either way a grant is
 //! one call whatever the number of pages, and covers pages allocated later.
+//!
+//! Either way, too, the driver opens the card's memory as a whole, not one
+//! resource's: every resource on the same card (two `Device`s of one
+//! ordinal, say) shares one grant per peer. So grants are counted process
+//! wide: the first resource to grant a peer opens the card to it, the last
+//! to revoke (or to be dropped) closes it, and a resource dropped with a
+//! grant in force gives it back, so that no open door outlives every
+//! resource that asked for it. A door the driver reports open before
+//! gpumem's first grant (opened by other code in the process) is left open.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use cudarc::driver::{CudaContext, DriverError, sys};
 
@@ -22,8 +34,95 @@ impl CudaResource {
     /// [`StorageError::InvalidArgument`] when `peer` is this device;
     /// [`StorageError::PeerUnreachable`] without a peer link;
     /// [`StorageError::Driver`] when the driver refuses.
-    pub fn grant_access(&self, peer: &CudaContext) -> Result<(), StorageError> {
+    pub fn grant_access(&self, peer: &Arc<CudaContext>) -> Result<(), StorageError> {
         self.check_peer(peer)?;
+        let mut granted = self.granted();
+        if granted.iter().any(|p| p.cu_device() == peer.cu_device()) {
+            return Ok(());
+        }
+        let mut grants = page_grants();
+        let key = self.grant_key(peer);
+        match grants.get_mut(&key) {
+            Some(holders) => holders.count += 1,
+            None => {
+                let opened_here = self.open_pages(peer)?;
+                grants.insert(
+                    key,
+                    Holders {
+                        count: 1,
+                        opened_here,
+                    },
+                );
+            }
+        }
+        granted.push(Arc::clone(peer));
+        Ok(())
+    }
+
+    /// Take `peer`'s access to this resource's allocations away. The
+    /// caller proves no work of `peer` still uses them. Revoking a peer
+    /// without access changes nothing.
+    ///
+    /// # Errors
+    /// As [`CudaResource::grant_access`], except `PeerUnreachable`.
+    ///
+    /// Another resource on this card that granted the same peer keeps the
+    /// pages open to it: the driver opens the card's memory as a whole (see
+    /// the module's documentation); the last grant revoked closes it.
+    pub fn revoke_access(&self, peer: &CudaContext) -> Result<(), StorageError> {
+        if peer.cu_device() == self.ctx.cu_device() {
+            return self.check_peer(peer);
+        }
+        let mut granted = self.granted();
+        let Some(at) = granted
+            .iter()
+            .position(|p| p.cu_device() == peer.cu_device())
+        else {
+            return Ok(());
+        };
+        self.release_grant(&mut page_grants(), peer)?;
+        granted.swap_remove(at);
+        Ok(())
+    }
+
+    /// Give back every grant still in force (a resource being dropped):
+    /// a refusal is logged, and the grant forgotten either way.
+    pub(crate) fn release_grants(&mut self) {
+        let granted = std::mem::take(self.granted.get_mut().unwrap_or_else(|p| p.into_inner()));
+        let mut grants = page_grants();
+        for peer in granted {
+            if let Err(err) = self.release_grant(&mut grants, &peer) {
+                tracing::error!(%err, peer = peer.ordinal(), "closing pages to a peer at teardown failed");
+            }
+        }
+    }
+
+    /// Drop this resource's hold on `peer`'s grant; the last holder closes
+    /// the door (unless other code had opened it first). On a refusal the
+    /// count is unchanged.
+    fn release_grant(
+        &self,
+        grants: &mut BTreeMap<GrantKey, Holders>,
+        peer: &CudaContext,
+    ) -> Result<(), StorageError> {
+        let key = self.grant_key(peer);
+        let Some(holders) = grants.get_mut(&key) else {
+            return Ok(());
+        };
+        if holders.count > 1 {
+            holders.count -= 1;
+            return Ok(());
+        }
+        if holders.opened_here {
+            self.close_pages(peer)?;
+        }
+        grants.remove(&key);
+        Ok(())
+    }
+
+    /// Open the card's pages to `peer`: whether this call opened them
+    /// (false: other code had).
+    fn open_pages(&self, peer: &CudaContext) -> Result<bool, StorageError> {
         match self.mode() {
             CudaAllocMode::Sync => self.in_peer_context(
                 peer,
@@ -35,55 +134,63 @@ impl CudaResource {
             ),
             CudaAllocMode::StreamOrdered => self
                 .set_pool_access(peer, true)
+                .map(|()| true)
                 .map_err(driver("opening the memory pool to a peer")),
         }
     }
 
-    /// Take `peer`'s access to this resource's allocations away. The
-    /// caller proves no work of `peer` still uses them. Revoking a peer
-    /// without access changes nothing.
-    ///
-    /// # Errors
-    /// As [`CudaResource::grant_access`], except `PeerUnreachable`.
-    pub fn revoke_access(&self, peer: &CudaContext) -> Result<(), StorageError> {
-        if peer.cu_device() == self.ctx.cu_device() {
-            return self.check_peer(peer);
-        }
+    fn close_pages(&self, peer: &CudaContext) -> Result<(), StorageError> {
         match self.mode() {
-            CudaAllocMode::Sync => self.in_peer_context(
-                peer,
-                "disabling a peer's access",
-                sys::cudaError_enum::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED,
-                // SAFETY: this resource's live context, named from the
-                // peer's, which `in_peer_context` made current.
-                || unsafe { sys::cuCtxDisablePeerAccess(self.ctx.cu_ctx()) },
-            ),
+            CudaAllocMode::Sync => self
+                .in_peer_context(
+                    peer,
+                    "disabling a peer's access",
+                    sys::cudaError_enum::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED,
+                    // SAFETY: this resource's live context, named from the
+                    // peer's, which `in_peer_context` made current.
+                    || unsafe { sys::cuCtxDisablePeerAccess(self.ctx.cu_ctx()) },
+                )
+                .map(drop),
             CudaAllocMode::StreamOrdered => self
                 .set_pool_access(peer, false)
                 .map_err(driver("closing the memory pool to a peer")),
         }
     }
 
+    fn grant_key(&self, peer: &CudaContext) -> GrantKey {
+        (
+            self.ctx.cu_device(),
+            peer.cu_device(),
+            self.mode() == CudaAllocMode::StreamOrdered,
+        )
+    }
+
+    fn granted(&self) -> MutexGuard<'_, Vec<Arc<CudaContext>>> {
+        // Whole pushes and removes: a poisoned list is still consistent.
+        self.granted.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Make `call` with `peer`'s context current (peer access is switched
     /// from the side that reads), taking `already` (the state asked for is
     /// the state there is) as success, then bind this resource's context
-    /// again, whatever the call returned.
+    /// again, whatever the call returned. `Ok(false)`: it was `already`.
     fn in_peer_context(
         &self,
         peer: &CudaContext,
         what: &'static str,
         already: sys::cudaError_enum,
         call: impl FnOnce() -> sys::CUresult,
-    ) -> Result<(), StorageError> {
+    ) -> Result<bool, StorageError> {
         peer.bind_to_thread()
             .map_err(driver("binding the peer's context"))?;
         let done = match call() {
-            code if code == already => Ok(()),
-            other => other.result(),
+            code if code == already => Ok(false),
+            other => other.result().map(|()| true),
         };
         let rebound = self.ctx.bind_to_thread();
-        done.map_err(driver(what))?;
-        rebound.map_err(driver("binding the context again"))
+        let changed = done.map_err(driver(what))?;
+        rebound.map_err(driver("binding the context again"))?;
+        Ok(changed)
     }
 
     fn check_peer(&self, peer: &CudaContext) -> Result<(), StorageError> {
@@ -126,4 +233,25 @@ impl CudaResource {
         // SAFETY: the device's live default pool; one live descriptor.
         unsafe { sys::cuMemPoolSetAccess(pool, &access, 1) }.result()
     }
+}
+
+/// A door the driver opens: (owner's device, peer's device, whether it is
+/// the device's pool — a context's allocations and its pool are apart).
+type GrantKey = (sys::CUdevice, sys::CUdevice, bool);
+
+/// The resources holding one door open.
+#[derive(Debug)]
+struct Holders {
+    count: usize,
+    /// Whether gpumem opened it (and so closes it with the last holder).
+    opened_here: bool,
+}
+
+/// The doors gpumem holds open in this process.
+static PAGE_GRANTS: Mutex<BTreeMap<GrantKey, Holders>> = Mutex::new(BTreeMap::new());
+
+fn page_grants() -> MutexGuard<'static, BTreeMap<GrantKey, Holders>> {
+    // Each change is one insert, update or remove: a poisoned map is
+    // still consistent.
+    PAGE_GRANTS.lock().unwrap_or_else(|p| p.into_inner())
 }

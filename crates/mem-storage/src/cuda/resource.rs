@@ -33,6 +33,8 @@ pub struct CudaResource {
     /// Live allocations: base → bytes requested.
     pub(crate) live: Mutex<BTreeMap<u64, u64>>,
     pub(crate) total: u64,
+    /// The peers this resource opened its pages to (see `peers.rs`).
+    pub(crate) granted: Mutex<Vec<Arc<CudaContext>>>,
 }
 
 impl CudaResource {
@@ -82,6 +84,7 @@ impl CudaResource {
             mode,
             live: Mutex::new(BTreeMap::new()),
             total,
+            granted: Mutex::new(Vec::new()),
         })
     }
 
