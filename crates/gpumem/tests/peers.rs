@@ -203,6 +203,15 @@ fn paged_device() -> Device {
         .unwrap()
 }
 
+/// [`paged_device`] on a card without memory pools: pages from
+/// `cuMemAlloc`, opened to a peer by `cuCtxEnablePeerAccess`.
+fn paged_device_without_pools() -> Device {
+    standin::set_memory_pools(false);
+    let device = paged_device();
+    standin::set_memory_pools(true);
+    device
+}
+
 #[test]
 fn a_device_dropped_with_a_grant_in_force_closes_its_pages_again() {
     let Some((_turn, d0, d1)) = two_devices() else {
@@ -212,21 +221,25 @@ fn a_device_dropped_with_a_grant_in_force_closes_its_pages_again() {
     let s1 = d1.default_stream();
     let landing = s1.reserve(MIB).unwrap();
     let dst = s1.device_ptr(&landing).unwrap().as_raw();
-    let granting = paged_device();
-    granting.grant_access(&d1).unwrap();
-    let (page, ptr) = paged_page(&granting);
-    assert!(raw_copy(&s1, dst, ptr, 64 * KIB));
-    drop(page);
-    drop(granting);
-    let later = paged_device();
-    let (_page, ptr) = paged_page(&later);
-    let before = violations();
-    standin::expect_violation("without peer access");
-    assert!(
-        !raw_copy(&s1, dst, ptr, 64 * KIB),
-        "the dropped device's grant does not outlive it"
-    );
-    assert_eq!(violations(), before + 1);
+    // Stream-ordered pages (the pool's door), then cuMemAlloc pages (the
+    // context's).
+    for open in [paged_device, paged_device_without_pools] {
+        let granting = open();
+        granting.grant_access(&d1).unwrap();
+        let (page, ptr) = paged_page(&granting);
+        assert!(raw_copy(&s1, dst, ptr, 64 * KIB));
+        drop(page);
+        drop(granting);
+        let later = open();
+        let (_page, ptr) = paged_page(&later);
+        let before = violations();
+        standin::expect_violation("without peer access");
+        assert!(
+            !raw_copy(&s1, dst, ptr, 64 * KIB),
+            "the dropped device's grant does not outlive it"
+        );
+        assert_eq!(violations(), before + 1);
+    }
 }
 
 #[test]

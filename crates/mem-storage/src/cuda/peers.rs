@@ -7,9 +7,10 @@
 //! default pool, which `cuMemPoolSetAccess` opens. Either way a grant is
 //! one call whatever the number of pages, and covers pages allocated later.
 //!
-//! Either way, too, the driver opens the card's memory as a whole, not one
-//! resource's: every resource on the same card (two `Device`s of one
-//! ordinal, say) shares one grant per peer. So grants are counted process
+//! Either way, too, the driver opens memory wider than one resource's:
+//! every resource on the same context (two `Device`s of one ordinal's
+//! primary context, say), or for pool memory on the same card, shares one
+//! grant per peer. So grants are counted process
 //! wide: the first resource to grant a peer opens the card to it, the last
 //! to revoke (or to be dropped) closes it, and a resource dropped with a
 //! grant in force gives it back, so that no open door outlives every
@@ -66,9 +67,10 @@ impl CudaResource {
     /// # Errors
     /// As [`CudaResource::grant_access`], except `PeerUnreachable`.
     ///
-    /// Another resource on this card that granted the same peer keeps the
-    /// pages open to it: the driver opens the card's memory as a whole (see
-    /// the module's documentation); the last grant revoked closes it.
+    /// Another resource on this context (for pool memory: this card) that
+    /// granted the same peer keeps the pages open to it: the driver opens
+    /// them as a whole (see the module's documentation); the last grant
+    /// revoked closes them.
     pub fn revoke_access(&self, peer: &CudaContext) -> Result<(), StorageError> {
         if peer.cu_device() == self.ctx.cu_device() {
             return self.check_peer(peer);
@@ -102,7 +104,7 @@ impl CudaResource {
     /// count is unchanged.
     fn release_grant(
         &self,
-        grants: &mut BTreeMap<GrantKey, Holders>,
+        grants: &mut BTreeMap<Door, Holders>,
         peer: &CudaContext,
     ) -> Result<(), StorageError> {
         let key = self.grant_key(peer);
@@ -157,12 +159,17 @@ impl CudaResource {
         }
     }
 
-    fn grant_key(&self, peer: &CudaContext) -> GrantKey {
-        (
-            self.ctx.cu_device(),
-            peer.cu_device(),
-            self.mode() == CudaAllocMode::StreamOrdered,
-        )
+    /// The door a grant to `peer` opens: a context pair for `cuMemAlloc`
+    /// memory (peer access joins contexts), a device pair for the
+    /// device's pool. Both contexts stay alive while the door is counted:
+    /// this resource holds its own and its `granted` list the peer's.
+    fn grant_key(&self, peer: &CudaContext) -> Door {
+        match self.mode() {
+            CudaAllocMode::Sync => {
+                Door::Contexts(self.ctx.cu_ctx() as usize, peer.cu_ctx() as usize)
+            }
+            CudaAllocMode::StreamOrdered => Door::Pool(self.ctx.cu_device(), peer.cu_device()),
+        }
     }
 
     fn granted(&self) -> MutexGuard<'_, Vec<Arc<CudaContext>>> {
@@ -235,9 +242,14 @@ impl CudaResource {
     }
 }
 
-/// A door the driver opens: (owner's device, peer's device, whether it is
-/// the device's pool — a context's allocations and its pool are apart).
-type GrantKey = (sys::CUdevice, sys::CUdevice, bool);
+/// A door the driver opens to a peer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Door {
+    /// The owner context's allocations, to the peer context.
+    Contexts(usize, usize),
+    /// The owner device's default pool, to the peer device.
+    Pool(sys::CUdevice, sys::CUdevice),
+}
 
 /// The resources holding one door open.
 #[derive(Debug)]
@@ -248,9 +260,9 @@ struct Holders {
 }
 
 /// The doors gpumem holds open in this process.
-static PAGE_GRANTS: Mutex<BTreeMap<GrantKey, Holders>> = Mutex::new(BTreeMap::new());
+static PAGE_GRANTS: Mutex<BTreeMap<Door, Holders>> = Mutex::new(BTreeMap::new());
 
-fn page_grants() -> MutexGuard<'static, BTreeMap<GrantKey, Holders>> {
+fn page_grants() -> MutexGuard<'static, BTreeMap<Door, Holders>> {
     // Each change is one insert, update or remove: a poisoned map is
     // still consistent.
     PAGE_GRANTS.lock().unwrap_or_else(|p| p.into_inner())
