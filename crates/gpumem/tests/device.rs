@@ -144,6 +144,40 @@ fn the_simulated_backend_plans_more_memory_than_this_machine_has() {
 }
 
 #[test]
+fn simulated_pages_and_arena_slices_live_at_once_never_share_an_address() {
+    let device = Device::simulated(80 * GIB).ignore_env().build().unwrap();
+    let stream = device.default_stream();
+    let range = |h: &ManagedMemoryHandle, len: u64| {
+        let at = stream.device_ptr(h).unwrap().as_raw();
+        at..at + len
+    };
+    // Pages (the persistent pool's) and arena slices (the default pools'),
+    // both kinds more than once.
+    let pages: Vec<_> = {
+        let _window = stream.persistent();
+        [MIB, 3 * MIB]
+            .map(|len| (stream.reserve(len).unwrap(), len))
+            .into()
+    };
+    let slices: Vec<_> = [MIB, 64 * MIB, GIB]
+        .map(|len| (stream.reserve(len).unwrap(), len))
+        .into();
+    let ranges: Vec<_> = pages
+        .iter()
+        .chain(&slices)
+        .map(|(h, len)| range(h, *len))
+        .collect();
+    for (i, a) in ranges.iter().enumerate() {
+        for b in &ranges[i + 1..] {
+            assert!(
+                a.end <= b.start || b.end <= a.start,
+                "{a:#x?} and {b:#x?} overlap"
+            );
+        }
+    }
+}
+
+#[test]
 fn lazy_pages_cost_no_memory_until_first_touched() {
     let device = Device::host()
         .pools(PoolLayout::SubSlices)

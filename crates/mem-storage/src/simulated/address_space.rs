@@ -1,6 +1,12 @@
-//! Made-up device addresses: a next-fit cursor over a 2^63-byte space.
+//! Made-up device addresses: a next-fit cursor over a range of the 64-bit
+//! space.
 //!
-//! What [`crate::SimulatedResource`] hands out. The cursor only moves
+//! What [`crate::SimulatedResource`] hands out (pages, from
+//! [`PAGE_ADDRESSES`]) and what [`crate::SimulatedVirtualMemory`] reserves
+//! (arena ranges, from [`CHUNK_ADDRESSES`]). The two ranges are apart, so
+//! a page and an arena slice live at once never share an address, as on a
+//! device (where both come from one address space): a runtime may key its
+//! own tables by address. The cursor only moves
 //! forward, so an allocation costs two ordered-map lookups (O(log live))
 //! that find nothing in the way; the cursor wraps to the start only after
 //! 2^63 bytes were handed out, and then skips past live allocations. Every
@@ -8,12 +14,15 @@
 //! is aligned.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 
-/// First address: non-zero and far from anything real, so a simulated
-/// address used as a host pointer by mistake faults at once.
-pub(crate) const ADDRESS_BASE: u64 = 1 << 44;
-/// One past the last address.
-pub(crate) const ADDRESS_END: u64 = 1 << 63;
+/// Pages' addresses: non-zero and far from anything real, so a simulated
+/// address used as a host pointer by mistake faults at once. Each range
+/// holds more than the largest capacity (2^62 bytes).
+pub(crate) const PAGE_ADDRESSES: Range<u64> = 1 << 44..1 << 63;
+/// Arena ranges' addresses: above every page's (and not canonical on any
+/// host either).
+pub(crate) const CHUNK_ADDRESSES: Range<u64> = 1 << 63..u64::MAX - (1 << 44);
 
 /// Live ranges and the next-fit cursor.
 #[derive(Debug)]
@@ -24,14 +33,17 @@ pub(crate) struct AddressSpace {
     cursor: u64,
     /// Alignment of every base and span (a power of two ≤ 2^32).
     alignment: u64,
+    /// Where addresses are handed out (aligned to any alignment ≤ 2^32).
+    range: Range<u64>,
 }
 
 impl AddressSpace {
-    pub(crate) fn new(alignment: u64) -> Self {
+    pub(crate) fn new(alignment: u64, range: Range<u64>) -> Self {
         Self {
             live: BTreeMap::new(),
-            cursor: ADDRESS_BASE,
+            cursor: range.start,
             alignment,
+            range,
         }
     }
 
@@ -81,13 +93,13 @@ impl AddressSpace {
         let mut at = self.cursor;
         let mut wrapped = false;
         loop {
-            // `span ≤ 2^62 + 2^32 < ADDRESS_END`, so the subtraction is exact.
-            if at > ADDRESS_END - span {
+            // `span ≤ 2^62 + 2^32 < range.end`, so the subtraction is exact.
+            if at > self.range.end - span {
                 if wrapped {
                     return None;
                 }
                 wrapped = true;
-                at = ADDRESS_BASE;
+                at = self.range.start;
                 continue;
             }
             // Allocations never overlap, so only the last one starting
@@ -117,9 +129,12 @@ impl AddressSpace {
 mod tests {
     use super::*;
 
+    const ADDRESS_BASE: u64 = PAGE_ADDRESSES.start;
+    const ADDRESS_END: u64 = PAGE_ADDRESSES.end;
+
     #[test]
     fn the_cursor_wraps_and_skips_live_allocations() {
-        let mut space = AddressSpace::new(256);
+        let mut space = AddressSpace::new(256, PAGE_ADDRESSES);
         let first = space.claim(1000).unwrap();
         assert_eq!(first, ADDRESS_BASE);
         let second = space.claim(10).unwrap();
@@ -140,7 +155,7 @@ mod tests {
 
     #[test]
     fn a_full_space_finds_no_room_instead_of_looping() {
-        let mut space = AddressSpace::new(1 << 32);
+        let mut space = AddressSpace::new(1 << 32, PAGE_ADDRESSES);
         let mut claimed = 0;
         while space.claim(1 << 61).is_some() {
             claimed += 1;
@@ -153,7 +168,7 @@ mod tests {
 
     #[test]
     fn a_release_with_the_wrong_size_changes_nothing() {
-        let mut space = AddressSpace::new(256);
+        let mut space = AddressSpace::new(256, PAGE_ADDRESSES);
         let at = space.claim(100).unwrap();
         assert!(!space.release(at, 99));
         assert!(!space.release(at + 1, 100));

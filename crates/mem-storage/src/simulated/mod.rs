@@ -24,7 +24,7 @@ use crate::error::StorageError;
 use crate::id::{DevicePtr, StreamId};
 use crate::physical::PhysicalMemory;
 use crate::resource::{DeviceResource, MemInfo};
-use crate::simulated::address_space::AddressSpace;
+use crate::simulated::address_space::{AddressSpace, PAGE_ADDRESSES};
 
 pub(crate) mod address_space;
 mod virtual_memory;
@@ -77,7 +77,7 @@ impl SimulatedResource {
 
     fn build(capacity: u64, alignment: u64) -> Self {
         Self {
-            space: Mutex::new(AddressSpace::new(alignment)),
+            space: Mutex::new(AddressSpace::new(alignment, PAGE_ADDRESSES)),
             memory: PhysicalMemory::new(capacity),
             alignment,
         }

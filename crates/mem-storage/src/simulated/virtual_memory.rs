@@ -26,7 +26,7 @@ use crate::error::StorageError;
 use crate::id::DevicePtr;
 use crate::physical::PhysicalMemory;
 use crate::resource::MemInfo;
-use crate::simulated::address_space::AddressSpace;
+use crate::simulated::address_space::{AddressSpace, CHUNK_ADDRESSES};
 use crate::vm::check_granularity;
 use crate::vm::table::VmTable;
 use crate::vm::{
@@ -83,7 +83,7 @@ impl SimulatedVirtualMemory {
         Self {
             state: Mutex::new(State {
                 table: VmTable::new(BACKEND, granularity, memory),
-                space: AddressSpace::new(granularity),
+                space: AddressSpace::new(granularity, CHUNK_ADDRESSES),
             }),
             granularity,
         }
