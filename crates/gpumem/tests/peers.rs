@@ -212,15 +212,31 @@ fn paged_device_without_pools() -> Device {
     device
 }
 
+/// A 1 MiB landing buffer on `reader`'s default stream: the stream, the
+/// buffer and its address.
+fn landing(reader: &Device) -> (Stream, ManagedMemoryHandle, u64) {
+    let stream = reader.default_stream();
+    let buffer = stream.reserve(MIB).unwrap();
+    let at = stream.device_ptr(&buffer).unwrap().as_raw();
+    (stream, buffer, at)
+}
+
+/// `reader`'s copy of the 64 KiB page at `page` into `dst` is refused and
+/// counted as one violation: the page is closed to it.
+fn assert_closed(reader: &Stream, dst: u64, page: u64, why: &str) {
+    let before = violations();
+    standin::expect_violation("without peer access");
+    assert!(!raw_copy(reader, dst, page, 64 * KIB), "{why}");
+    assert_eq!(violations(), before + 1, "{why}");
+}
+
 #[test]
 fn a_device_dropped_with_a_grant_in_force_closes_its_pages_again() {
     let Some((_turn, d0, d1)) = two_devices() else {
         return;
     };
     drop(d0);
-    let s1 = d1.default_stream();
-    let landing = s1.reserve(MIB).unwrap();
-    let dst = s1.device_ptr(&landing).unwrap().as_raw();
+    let (s1, _landing, dst) = landing(&d1);
     // Stream-ordered pages (the pool's door), then cuMemAlloc pages (the
     // context's).
     for open in [paged_device, paged_device_without_pools] {
@@ -232,13 +248,12 @@ fn a_device_dropped_with_a_grant_in_force_closes_its_pages_again() {
         drop(granting);
         let later = open();
         let (_page, ptr) = paged_page(&later);
-        let before = violations();
-        standin::expect_violation("without peer access");
-        assert!(
-            !raw_copy(&s1, dst, ptr, 64 * KIB),
-            "the dropped device's grant does not outlive it"
+        assert_closed(
+            &s1,
+            dst,
+            ptr,
+            "the dropped device's grant does not outlive it",
         );
-        assert_eq!(violations(), before + 1);
     }
 }
 
@@ -248,9 +263,7 @@ fn two_devices_on_one_card_share_its_page_grant_until_both_revoke() {
         return;
     };
     drop(d0);
-    let s1 = d1.default_stream();
-    let landing = s1.reserve(MIB).unwrap();
-    let dst = s1.device_ptr(&landing).unwrap().as_raw();
+    let (s1, _landing, dst) = landing(&d1);
     let (a, b) = (paged_device(), paged_device());
     a.grant_access(&d1).unwrap();
     b.grant_access(&d1).unwrap();
@@ -262,13 +275,7 @@ fn two_devices_on_one_card_share_its_page_grant_until_both_revoke() {
     a.revoke_access(&d1).unwrap(); // a holds no grant: nothing changes
     assert!(raw_copy(&s1, dst, pb, 64 * KIB));
     b.revoke_access(&d1).unwrap();
-    let before = violations();
-    standin::expect_violation("without peer access");
-    assert!(
-        !raw_copy(&s1, dst, pb, 64 * KIB),
-        "the last revoke closes the card"
-    );
-    assert_eq!(violations(), before + 1);
+    assert_closed(&s1, dst, pb, "the last revoke closes the card");
 }
 
 #[test]
