@@ -7,7 +7,6 @@
 //! queued with one splice, its ends in the end words.
 
 use crate::tables::chunk_map::ChunkMap;
-use crate::tables::chunk_map::release::Queued;
 
 impl ChunkMap {
     /// Count a slice on every slot of `first..=last`, a span over several
@@ -18,10 +17,14 @@ impl ChunkMap {
     pub(super) fn claim_rested(&mut self, first: u32, last: u32) {
         let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
         // The end words and the words beside them may be written (a
-        // link, a stamp): settled. The inside words stay uniform.
-        for w in [fw.wrapping_sub(1), fw, lw, lw + 1] {
-            if self.uniform_at(w) {
-                self.settle_words(w, w);
+        // link, a stamp): settled. The inside words stay uniform. When
+        // they are the only uniform words (one large span reused in place,
+        // the usual case), no other word is looked at.
+        if self.uniform_words > (lw - fw - 1) as u64 {
+            for w in [fw.wrapping_sub(1), fw, lw, lw + 1] {
+                if self.uniform_at(w) {
+                    self.settle_words(w, w);
+                }
             }
         }
         debug_assert!(self.chain_bits[fw] >> 63 == 1 && self.idle_bits[lw] & 1 == 1);
@@ -55,24 +58,5 @@ impl ChunkMap {
         self.link(older, newer);
         self.cover_word(fw, u64::MAX << (first % 64));
         self.cover_word(lw, u64::MAX >> (63 - last % 64));
-    }
-
-    /// Queue slots `a..=b`, just left idle, whose inside words were made
-    /// rested, after the runs this release queued before: the end words'
-    /// idle, chain and stamp bits set, one stamp at `a`.
-    #[inline]
-    pub(super) fn queue_rested(&mut self, a: u32, b: u32, queued: &mut Queued) {
-        let (fw, lw) = ((a / 64) as usize, (b / 64) as usize);
-        debug_assert!(fw + 1 < lw && self.all_uniform(fw + 1, lw, true));
-        self.stamp[a as usize] = queued.stamp;
-        let head = u64::MAX << (a % 64);
-        let tail = u64::MAX >> (63 - b % 64);
-        self.idle_bits[fw] |= head;
-        self.chain_bits[fw] |= head;
-        self.stamp_bits[fw] |= head & !(1 << (a % 64));
-        self.idle_bits[lw] |= tail;
-        self.chain_bits[lw] |= tail & !(1 << (b % 64));
-        self.stamp_bits[lw] |= tail;
-        self.append_run(a, b, queued);
     }
 }
