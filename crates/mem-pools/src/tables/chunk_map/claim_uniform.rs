@@ -10,17 +10,20 @@ use crate::tables::chunk_map::ChunkMap;
 
 impl ChunkMap {
     /// Count a slice on every slot of `first..=last`, a span over several
-    /// bit words whose inside words are all rested: the one idle run that
-    /// crosses them unlinked with one splice, the end words' other runs
-    /// as `claim.rs` unlinks them, the inside words turned held.
+    /// bit words crossed by one idle run: its inside words all rested
+    /// (`rested`), or all idle and chained in the columns. The run is
+    /// unlinked with one splice, the end words' other runs as `claim.rs`
+    /// unlinks them, and the inside words turned held (a summary bit each)
+    /// or written live (a word of each column), found with no search.
     #[inline(never)]
-    pub(super) fn claim_rested(&mut self, first: u32, last: u32) {
+    pub(super) fn claim_crossing(&mut self, first: u32, last: u32, rested: bool) {
         let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
         // The end words and the words beside them may be written (a
         // link, a stamp): settled. The inside words stay uniform. When
         // they are the only uniform words (one large span reused in place,
-        // the usual case), no other word is looked at.
-        if self.uniform_words > (lw - fw - 1) as u64 {
+        // the usual case), no other word is looked at. (Not rested: the
+        // caller settled them.)
+        if rested && self.uniform_words > (lw - fw - 1) as u64 {
             for w in [fw.wrapping_sub(1), fw, lw, lw + 1] {
                 if self.uniform_at(w) {
                     self.settle_words(w, w);
@@ -53,7 +56,22 @@ impl ChunkMap {
             self.chain_bits[w] &= !run;
             self.stamp_bits[w] &= !run;
         }
-        self.set_rested(fw + 1, lw, false);
+        if rested {
+            self.set_rested(fw + 1, lw, false);
+        } else {
+            // Idle, so touched by no live slice: covered with no check.
+            // One pass over the four columns (a fill per column is a call
+            // each, more than the stores of a few words, and tried against
+            // the pass for a few dozen words, no cheaper).
+            let inner = fw + 1..lw;
+            let idle = self.idle_bits[inner.clone()].iter_mut();
+            let chain = self.chain_bits[inner.clone()].iter_mut();
+            let stamp = self.stamp_bits[inner.clone()].iter_mut();
+            let covered = self.covered_bits[inner].iter_mut();
+            for (((i, c), s), v) in idle.zip(chain).zip(stamp).zip(covered) {
+                (*i, *c, *s, *v) = (0, 0, 0, u64::MAX);
+            }
+        }
         self.idle_count -= u64::from(rb - ra) + 1;
         self.link(older, newer);
         self.cover_word(fw, u64::MAX << (first % 64));

@@ -75,7 +75,7 @@ impl ChunkMap {
         if self.uniform_words != 0 {
             if crossing && !inner.is_empty() && self.all_uniform(inner.start, inner.end, false) {
                 self.set_rested(inner.start, inner.end, true);
-                return self.queue_rested_alone(a, b);
+                return self.queue_crossing(a, b);
             }
             // The passes below read the inside words' columns.
             self.settle_words(inner.start, lw);
@@ -89,16 +89,30 @@ impl ChunkMap {
             .fold(u64::MAX, |all, (&covered, &mapped)| all & covered & mapped);
         let counted = self.counted_bits[inner.clone()].iter();
         let whole = all == u64::MAX && counted.fold(0, |any, &word| any | word) == 0;
+        if whole && crossing {
+            // One run from the first word to the last: over many words,
+            // the words inside are left rested (`uniform.rs`); over fewer,
+            // written idle and chained in one pass over the four columns (as
+            // `claim_crossing` writes them live). The end words'
+            // bits and the links as a rested run's.
+            if inner.len() >= UNIFORM_MIN {
+                self.covered_bits[inner.clone()].fill(0);
+                self.make_uniform(inner.start, inner.end, true);
+            } else {
+                let idle = self.idle_bits[inner.clone()].iter_mut();
+                let chain = self.chain_bits[inner.clone()].iter_mut();
+                let stamp = self.stamp_bits[inner.clone()].iter_mut();
+                let covered = self.covered_bits[inner].iter_mut();
+                for (((i, c), s), v) in idle.zip(chain).zip(stamp).zip(covered) {
+                    (*i, *c, *s, *v) = (u64::MAX, u64::MAX, u64::MAX, 0);
+                }
+            }
+            return self.queue_crossing(a, b);
+        }
         if whole && !inner.is_empty() {
             self.covered_bits[inner.clone()].fill(0);
         }
         if whole && from_first && to_last {
-            // One run from the first word to the last over many words:
-            // the words inside are left rested (`uniform.rs`).
-            if inner.len() >= UNIFORM_MIN && crossing {
-                self.make_uniform(inner.start, inner.end, true);
-                return self.queue_rested_alone(a, b);
-            }
             if a <= b {
                 let mut queued = self.no_runs();
                 self.queue_run(a, b, &mut queued);
@@ -137,14 +151,15 @@ impl ChunkMap {
         }
     }
 
-    /// Queue `a..=b`, the one run a release left idle, its inside words
-    /// rested, as the list's newest: the end words' bits, one stamp and
-    /// the links at its ends, as queueing the run and
-    /// [`Self::splice`] would, in one step.
+    /// Queue `a..=b`, the one run a release left idle, from its first
+    /// word to its last, its inside words already written idle and
+    /// chained (or rested) and stamped with the slot before, as the
+    /// list's newest: the end words' bits, one stamp and the links at its
+    /// ends, as queueing the run and [`Self::splice`] would, in one step.
     #[inline]
-    fn queue_rested_alone(&mut self, a: u32, b: u32) {
+    fn queue_crossing(&mut self, a: u32, b: u32) {
         let (fw, lw) = ((a / 64) as usize, (b / 64) as usize);
-        debug_assert!(fw + 1 < lw && self.all_uniform(fw + 1, lw, true));
+        debug_assert!(fw < lw);
         self.stamp[a as usize] = self.submitted;
         let head = u64::MAX << (a % 64);
         let tail = u64::MAX >> (63 - b % 64);
