@@ -90,19 +90,12 @@ impl ChunkMap {
             self.unlink_in_word(first, last);
             return;
         }
-        let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
         if self.uniform_words != 0 {
+            let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
             if lw - fw > 1 && self.all_uniform(fw + 1, lw, true) {
-                return self.claim_crossing(first, last, true);
+                return self.claim_rested(first, last);
             }
             self.settle_words(fw.saturating_sub(1), lw + 1);
-        }
-        // One idle run from the first word into the last over every word
-        // between (a hole reused whole, the usual case): its ends read
-        // from the end words' chain bits, no search along it.
-        let inner = self.chain_bits[fw + 1..lw].iter();
-        if self.chain_bits[fw] >> 63 == 1 && inner.fold(u64::MAX, |all, &w| all & w) == u64::MAX {
-            return self.claim_crossing(first, last, false);
         }
         // Over several words, its idle runs are unlinked first (the marks
         // play no part in that): when one run covers every word between
@@ -129,12 +122,20 @@ impl ChunkMap {
     /// the words between the end words.
     #[inline(never)]
     fn unlink_in_words(&mut self, first: u32, last: u32) -> bool {
+        // One idle run from the first word into the last over every word
+        // between (a hole reused whole, the usual case): its ends read
+        // from the end words' chain bits, no search along it.
+        let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
+        let chained = self.chain_bits[fw + 1..lw].iter();
+        if self.chain_bits[fw] >> 63 == 1 && chained.fold(u64::MAX, |all, &w| all & w) == u64::MAX {
+            self.unlink_crossing(first, last, false);
+            return true;
+        }
         let inner = (first / 64 + 1) * 64..=(last / 64) * 64 - 1;
         let mut inner_idle = false;
         let mut removed = 0;
-        // The first idle slot: in the first word (a hole reused whole, the
-        // usual case) with no search.
-        let fw = (first / 64) as usize;
+        // The first idle slot: in the first word (a neighbour's run that
+        // ends in it, say) with no search.
         let mut s = match self.idle_bits[fw] & u64::MAX << (first % 64) {
             0 => bits::next(&self.idle_bits, true, first, last),
             idle => fw as u32 * 64 + idle.trailing_zeros(),

@@ -10,26 +10,38 @@ use crate::tables::chunk_map::ChunkMap;
 
 impl ChunkMap {
     /// Count a slice on every slot of `first..=last`, a span over several
-    /// bit words crossed by one idle run: its inside words all rested
-    /// (`rested`), or all idle and chained in the columns. The run is
-    /// unlinked with one splice, the end words' other runs as `claim.rs`
-    /// unlinks them, and the inside words turned held (a summary bit each)
-    /// or written live (a word of each column), found with no search.
+    /// bit words whose inside words are all rested: the one idle run that
+    /// crosses them unlinked with one splice, the end words' other runs
+    /// as `claim.rs` unlinks them, the inside words turned held.
     #[inline(never)]
-    pub(super) fn claim_crossing(&mut self, first: u32, last: u32, rested: bool) {
+    pub(super) fn claim_rested(&mut self, first: u32, last: u32) {
         let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
         // The end words and the words beside them may be written (a
         // link, a stamp): settled. The inside words stay uniform. When
         // they are the only uniform words (one large span reused in place,
-        // the usual case), no other word is looked at. (Not rested: the
-        // caller settled them.)
-        if rested && self.uniform_words > (lw - fw - 1) as u64 {
+        // the usual case), no other word is looked at.
+        if self.uniform_words > (lw - fw - 1) as u64 {
             for w in [fw.wrapping_sub(1), fw, lw, lw + 1] {
                 if self.uniform_at(w) {
                     self.settle_words(w, w);
                 }
             }
         }
+        self.unlink_crossing(first, last, true);
+        self.set_rested(fw + 1, lw, false);
+        self.cover_word(fw, u64::MAX << (first % 64));
+        self.cover_word(lw, u64::MAX >> (63 - last % 64));
+    }
+
+    /// Take the idle slots of `first..=last`, a span over several bit
+    /// words crossed by one idle run, off the idle list: that run with one
+    /// splice, its ends read from the end words' chain bits (no search
+    /// along it), the end words' other runs as `claim.rs` unlinks them.
+    /// Its inside words are all rested (`rested`: left for the caller to
+    /// turn held), or all idle and chained in the columns (cleared here).
+    #[inline(always)]
+    pub(super) fn unlink_crossing(&mut self, first: u32, last: u32, rested: bool) {
+        let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
         debug_assert!(self.chain_bits[fw] >> 63 == 1 && self.idle_bits[lw] & 1 == 1);
         // The crossing run's slots in the first word: the top ones chained
         // to the next; in the last word: up to its first unchained one.
@@ -56,25 +68,19 @@ impl ChunkMap {
             self.chain_bits[w] &= !run;
             self.stamp_bits[w] &= !run;
         }
-        if rested {
-            self.set_rested(fw + 1, lw, false);
-        } else {
-            // Idle, so touched by no live slice: covered with no check.
-            // One pass over the four columns (a fill per column is a call
+        if !rested {
+            // One pass over the three columns (a fill per column is a call
             // each, more than the stores of a few words, and tried against
             // the pass for a few dozen words, no cheaper).
             let inner = fw + 1..lw;
             let idle = self.idle_bits[inner.clone()].iter_mut();
             let chain = self.chain_bits[inner.clone()].iter_mut();
-            let stamp = self.stamp_bits[inner.clone()].iter_mut();
-            let covered = self.covered_bits[inner].iter_mut();
-            for (((i, c), s), v) in idle.zip(chain).zip(stamp).zip(covered) {
-                (*i, *c, *s, *v) = (0, 0, 0, u64::MAX);
+            let stamp = self.stamp_bits[inner].iter_mut();
+            for ((i, c), s) in idle.zip(chain).zip(stamp) {
+                (*i, *c, *s) = (0, 0, 0);
             }
         }
         self.idle_count -= u64::from(rb - ra) + 1;
         self.link(older, newer);
-        self.cover_word(fw, u64::MAX << (first % 64));
-        self.cover_word(lw, u64::MAX >> (63 - last % 64));
     }
 }

@@ -93,7 +93,7 @@ impl ChunkMap {
             // One run from the first word to the last: over many words,
             // the words inside are left rested (`uniform.rs`); over fewer,
             // written idle and chained in one pass over the four columns (as
-            // `claim_crossing` writes them live). The end words'
+            // `unlink_crossing` clears them). The end words'
             // bits and the links as a rested run's.
             if inner.len() >= UNIFORM_MIN {
                 self.covered_bits[inner.clone()].fill(0);
