@@ -7,6 +7,7 @@
 //! queued with one splice, its ends in the end words.
 
 use crate::tables::chunk_map::ChunkMap;
+use crate::tables::chunk_map::release_words::FEW_WORDS;
 
 impl ChunkMap {
     /// Count a slice on every slot of `first..=last`, a span over several
@@ -68,11 +69,12 @@ impl ChunkMap {
             self.chain_bits[w] &= !run;
             self.stamp_bits[w] &= !run;
         }
-        if !rested {
-            // One pass over the three columns (a fill per column is a call
-            // each, more than the stores of a few words, and tried against
-            // the pass for a few dozen words, no cheaper).
-            let inner = fw + 1..lw;
+        let inner = fw + 1..lw;
+        if !rested && inner.len() > FEW_WORDS {
+            self.idle_bits[inner.clone()].fill(0);
+            self.chain_bits[inner.clone()].fill(0);
+            self.stamp_bits[inner].fill(0);
+        } else if !rested {
             let idle = self.idle_bits[inner.clone()].iter_mut();
             let chain = self.chain_bits[inner.clone()].iter_mut();
             let stamp = self.stamp_bits[inner].iter_mut();

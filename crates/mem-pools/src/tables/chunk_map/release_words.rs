@@ -92,12 +92,16 @@ impl ChunkMap {
         if whole && crossing {
             // One run from the first word to the last: over many words,
             // the words inside are left rested (`uniform.rs`); over fewer,
-            // written idle and chained in one pass over the four columns (as
-            // `unlink_crossing` clears them). The end words'
+            // written idle and chained (as `unlink_crossing` clears them). The end words'
             // bits and the links as a rested run's.
             if inner.len() >= UNIFORM_MIN {
                 self.covered_bits[inner.clone()].fill(0);
                 self.make_uniform(inner.start, inner.end, true);
+            } else if inner.len() > FEW_WORDS {
+                self.idle_bits[inner.clone()].fill(u64::MAX);
+                self.chain_bits[inner.clone()].fill(u64::MAX);
+                self.stamp_bits[inner.clone()].fill(u64::MAX);
+                self.covered_bits[inner].fill(0);
             } else {
                 let idle = self.idle_bits[inner.clone()].iter_mut();
                 let chain = self.chain_bits[inner.clone()].iter_mut();
@@ -182,6 +186,15 @@ impl ChunkMap {
         self.shed_stuck = false;
     }
 }
+
+/// Inside words a crossing run's claim or release writes in one pass over
+/// the columns together; past them, a fill per column (a `memset` call
+/// each, whose fixed cost the few words' stores are under). Tests take 1,
+/// so that spans of a few words meet both ways.
+#[cfg(not(test))]
+pub(super) const FEW_WORDS: usize = 8;
+#[cfg(test)]
+pub(super) const FEW_WORDS: usize = 1;
 
 /// The runs of slots a release over several words leaves idle: each
 /// queued once the next one is known not to continue it, so runs that
