@@ -4,7 +4,9 @@
 //! and the summary bits of the words between, not a word of each column
 //! per 64 slots. The ends are worked as `claim.rs` and `release.rs` work
 //! any span's; the idle run that crosses the inside words is unlinked or
-//! queued with one splice, its ends in the end words.
+//! queued with one splice, its ends in the end words. The same unlink
+//! serves a span whose inside words are idle and chained in the columns
+//! (`claim.rs`, a hole reused whole below the uniform threshold).
 
 use crate::tables::chunk_map::ChunkMap;
 use crate::tables::chunk_map::release_words::FEW_WORDS;
