@@ -122,10 +122,24 @@ impl ChunkMap {
     /// the words between the end words.
     #[inline(never)]
     fn unlink_in_words(&mut self, first: u32, last: u32) -> bool {
+        // One idle run from the first word into the last over every word
+        // between (a hole reused whole, the usual case): its ends read
+        // from the end words' chain bits, no search along it.
+        let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
+        let chained = self.chain_bits[fw + 1..lw].iter();
+        if self.chain_bits[fw] >> 63 == 1 && chained.fold(u64::MAX, |all, &w| all & w) == u64::MAX {
+            self.unlink_crossing(first, last, false);
+            return true;
+        }
         let inner = (first / 64 + 1) * 64..=(last / 64) * 64 - 1;
         let mut inner_idle = false;
         let mut removed = 0;
-        let mut s = bits::next(&self.idle_bits, true, first, last);
+        // The first idle slot: in the first word (a neighbour's run that
+        // ends in it, say) with no search.
+        let mut s = match self.idle_bits[fw] & u64::MAX << (first % 64) {
+            0 => bits::next(&self.idle_bits, true, first, last),
+            idle => fw as u32 * 64 + idle.trailing_zeros(),
+        };
         while s <= last {
             // The run ends at its first slot whose newer neighbour is not
             // the next slot (that slot is in it), or at `last`.
@@ -142,12 +156,27 @@ impl ChunkMap {
             inner_idle |= s <= *inner.start() && end >= *inner.end();
             self.link(older, newer);
             s = match end < last {
-                true => bits::next(&self.idle_bits, true, end + 1, last),
+                true => self.next_idle_to(end + 1, last),
                 false => last + 1,
             };
         }
         self.idle_count -= removed;
         inner_idle
+    }
+
+    /// The first idle slot of `from..=last`, or `last + 1`: with no
+    /// search when they share a word (a run that ends before a span's
+    /// last slot, a neighbour's, the usual case).
+    #[inline(always)]
+    fn next_idle_to(&self, from: u32, last: u32) -> u32 {
+        if from / 64 != last / 64 {
+            return bits::next(&self.idle_bits, true, from, last);
+        }
+        let span = u64::MAX >> (63 - (last - from)) << (from % 64);
+        match self.idle_bits[(from / 64) as usize] & span {
+            0 => last + 1,
+            idle => (from & !63) + idle.trailing_zeros(),
+        }
     }
 
     /// The idle runs of `first..=last`, all in one bit word, unlinked

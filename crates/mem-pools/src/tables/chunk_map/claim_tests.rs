@@ -234,6 +234,16 @@ proptest! {
     ) {
         check_against_model(ops, 1_600)?;
     }
+
+    // Spans of two to five words, fewer inside words than turn uniform,
+    // reused in place or in part: the one idle run that crosses them
+    // claimed and queued by its end words' bits, with no search along it.
+    #[test]
+    fn spans_of_a_few_words_reused_in_place_or_in_part_leave_the_state_of_slot_by_slot_steps(
+        ops in prop::collection::vec((0u8..6, 0..400u32, 60u32..=320), 1..50),
+    ) {
+        check_against_model(ops, 400)?;
+    }
 }
 
 #[test]

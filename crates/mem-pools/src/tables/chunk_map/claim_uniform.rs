@@ -4,10 +4,12 @@
 //! and the summary bits of the words between, not a word of each column
 //! per 64 slots. The ends are worked as `claim.rs` and `release.rs` work
 //! any span's; the idle run that crosses the inside words is unlinked or
-//! queued with one splice, its ends in the end words.
+//! queued with one splice, its ends in the end words. The same unlink
+//! serves a span whose inside words are idle and chained in the columns
+//! (`claim.rs`, a hole reused whole below the uniform threshold).
 
 use crate::tables::chunk_map::ChunkMap;
-use crate::tables::chunk_map::release::Queued;
+use crate::tables::chunk_map::release_words::FEW_WORDS;
 
 impl ChunkMap {
     /// Count a slice on every slot of `first..=last`, a span over several
@@ -18,12 +20,31 @@ impl ChunkMap {
     pub(super) fn claim_rested(&mut self, first: u32, last: u32) {
         let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
         // The end words and the words beside them may be written (a
-        // link, a stamp): settled. The inside words stay uniform.
-        for w in [fw.wrapping_sub(1), fw, lw, lw + 1] {
-            if self.uniform_at(w) {
-                self.settle_words(w, w);
+        // link, a stamp): settled. The inside words stay uniform. When
+        // they are the only uniform words (one large span reused in place,
+        // the usual case), no other word is looked at.
+        if self.uniform_words > (lw - fw - 1) as u64 {
+            for w in [fw.wrapping_sub(1), fw, lw, lw + 1] {
+                if self.uniform_at(w) {
+                    self.settle_words(w, w);
+                }
             }
         }
+        self.unlink_crossing(first, last, true);
+        self.set_rested(fw + 1, lw, false);
+        self.cover_word(fw, u64::MAX << (first % 64));
+        self.cover_word(lw, u64::MAX >> (63 - last % 64));
+    }
+
+    /// Take the idle slots of `first..=last`, a span over several bit
+    /// words crossed by one idle run, off the idle list: that run with one
+    /// splice, its ends read from the end words' chain bits (no search
+    /// along it), the end words' other runs as `claim.rs` unlinks them.
+    /// Its inside words are all rested (`rested`: left for the caller to
+    /// turn held), or all idle and chained in the columns (cleared here).
+    #[inline(always)]
+    pub(super) fn unlink_crossing(&mut self, first: u32, last: u32, rested: bool) {
+        let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
         debug_assert!(self.chain_bits[fw] >> 63 == 1 && self.idle_bits[lw] & 1 == 1);
         // The crossing run's slots in the first word: the top ones chained
         // to the next; in the last word: up to its first unchained one.
@@ -50,29 +71,20 @@ impl ChunkMap {
             self.chain_bits[w] &= !run;
             self.stamp_bits[w] &= !run;
         }
-        self.set_rested(fw + 1, lw, false);
+        let inner = fw + 1..lw;
+        if !rested && inner.len() > FEW_WORDS {
+            self.idle_bits[inner.clone()].fill(0);
+            self.chain_bits[inner.clone()].fill(0);
+            self.stamp_bits[inner].fill(0);
+        } else if !rested {
+            let idle = self.idle_bits[inner.clone()].iter_mut();
+            let chain = self.chain_bits[inner.clone()].iter_mut();
+            let stamp = self.stamp_bits[inner].iter_mut();
+            for ((i, c), s) in idle.zip(chain).zip(stamp) {
+                (*i, *c, *s) = (0, 0, 0);
+            }
+        }
         self.idle_count -= u64::from(rb - ra) + 1;
         self.link(older, newer);
-        self.cover_word(fw, u64::MAX << (first % 64));
-        self.cover_word(lw, u64::MAX >> (63 - last % 64));
-    }
-
-    /// Queue slots `a..=b`, just left idle, whose inside words were made
-    /// rested, after the runs this release queued before: the end words'
-    /// idle, chain and stamp bits set, one stamp at `a`.
-    #[inline]
-    pub(super) fn queue_rested(&mut self, a: u32, b: u32, queued: &mut Queued) {
-        let (fw, lw) = ((a / 64) as usize, (b / 64) as usize);
-        debug_assert!(fw + 1 < lw && self.all_uniform(fw + 1, lw, true));
-        self.stamp[a as usize] = queued.stamp;
-        let head = u64::MAX << (a % 64);
-        let tail = u64::MAX >> (63 - b % 64);
-        self.idle_bits[fw] |= head;
-        self.chain_bits[fw] |= head;
-        self.stamp_bits[fw] |= head & !(1 << (a % 64));
-        self.idle_bits[lw] |= tail;
-        self.chain_bits[lw] |= tail & !(1 << (b % 64));
-        self.stamp_bits[lw] |= tail;
-        self.append_run(a, b, queued);
     }
 }

@@ -47,21 +47,39 @@ impl ChunkMap {
 
     /// [`Self::release_span`] of a span over several bit words: its marks
     /// taken off word by word, and the mapped slots left with no live
-    /// slice queued in slot order. The words inside it that only this
-    /// slice touches, all mapped (the usual case), are checked by one
-    /// pass, cleared by another and queued as one run — with the end
-    /// words' freed slots, when those meet it (all but a first or last
-    /// slot a neighbour shares: the usual case too), with no search for
-    /// runs.
+    /// slice queued in slot order. The end words' marks come off first
+    /// (no uniform word is among them: a uniform word is wholly inside
+    /// one slice or one idle run, and the end words hold this slice's
+    /// ends); they say whether the release can leave one run from the
+    /// first word to the last. The words inside it that only this slice
+    /// touches, all mapped (the usual case), are checked by one pass,
+    /// cleared by another and queued as one run with the end words' freed
+    /// slots, when those meet it (all but a first or last slot a neighbour
+    /// shares: the usual case too), with no search for runs.
     #[inline(never)]
     pub(super) fn release_in_words(&mut self, first: u32, last: u32) {
-        if self.uniform_words != 0 && self.release_uniform(first, last) {
-            return;
-        }
         let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
         let (head, tail) = (u64::MAX << (first % 64), u64::MAX >> (63 - last % 64));
         let freed_first = self.uncover_word(fw, head) & self.mapped_bits[fw];
+        let freed_last = self.uncover_word(lw, tail) & self.mapped_bits[lw];
+        // Freed from `first` (or the slot after it) to the word's end,
+        // and from the word's start to `last` (or the slot before it).
+        let from_first = freed_first | 1 << (first % 64) == head;
+        let to_last = freed_last | 1 << (last % 64) == tail;
+        let a = first + u32::from(freed_first != head);
+        let b = last - u32::from(freed_last != tail);
+        // One run that starts in the first word and ends in the last: the
+        // words inside can be left rested (`uniform.rs`).
+        let crossing = from_first && to_last && a as usize / 64 == fw && b as usize / 64 == lw;
         let inner = fw + 1..lw;
+        if self.uniform_words != 0 {
+            if crossing && !inner.is_empty() && self.all_uniform(inner.start, inner.end, false) {
+                self.set_rested(inner.start, inner.end, true);
+                return self.queue_crossing(a, b);
+            }
+            // The passes below read the inside words' columns.
+            self.settle_words(inner.start, lw);
+        }
         // Two folds, each a plain reduction the compiler vectorizes (one
         // over a zip of the three columns with two compares per word did
         // not): all covered and mapped, none counted.
@@ -71,112 +89,112 @@ impl ChunkMap {
             .fold(u64::MAX, |all, (&covered, &mapped)| all & covered & mapped);
         let counted = self.counted_bits[inner.clone()].iter();
         let whole = all == u64::MAX && counted.fold(0, |any, &word| any | word) == 0;
+        if whole && crossing {
+            // One run from the first word to the last: over many words,
+            // the words inside are left rested (`uniform.rs`); over fewer,
+            // written idle and chained (as `unlink_crossing` clears them). The end words'
+            // bits and the links as a rested run's.
+            if inner.len() >= UNIFORM_MIN {
+                self.covered_bits[inner.clone()].fill(0);
+                self.make_uniform(inner.start, inner.end, true);
+            } else if inner.len() > FEW_WORDS {
+                self.idle_bits[inner.clone()].fill(u64::MAX);
+                self.chain_bits[inner.clone()].fill(u64::MAX);
+                self.stamp_bits[inner.clone()].fill(u64::MAX);
+                self.covered_bits[inner].fill(0);
+            } else {
+                let idle = self.idle_bits[inner.clone()].iter_mut();
+                let chain = self.chain_bits[inner.clone()].iter_mut();
+                let stamp = self.stamp_bits[inner.clone()].iter_mut();
+                let covered = self.covered_bits[inner].iter_mut();
+                for (((i, c), s), v) in idle.zip(chain).zip(stamp).zip(covered) {
+                    (*i, *c, *s, *v) = (u64::MAX, u64::MAX, u64::MAX, 0);
+                }
+            }
+            return self.queue_crossing(a, b);
+        }
         if whole && !inner.is_empty() {
             self.covered_bits[inner.clone()].fill(0);
         }
-        // The words are apart: the last one's marks may come off before
-        // the inner ones' (the runs are still queued in slot order).
-        let freed_last = self.uncover_word(lw, tail) & self.mapped_bits[lw];
+        if whole && from_first && to_last {
+            if a <= b {
+                let mut queued = self.no_runs();
+                self.queue_run(a, b, &mut queued);
+                self.splice(&queued);
+            }
+            return;
+        }
         let mut runs = Runs {
             open: None,
-            queued: Queued {
-                head: END,
-                tail: END,
-                added: 0,
-                stamp: self.submitted,
-            },
+            queued: self.no_runs(),
         };
-        // Freed from `first` (or the slot after it) to the word's end,
-        // and from the word's start to `last` (or the slot before it).
-        let from_first = freed_first | 1 << (first % 64) == head;
-        let to_last = freed_last | 1 << (last % 64) == tail;
-        if whole && from_first && to_last {
-            let a = first + u32::from(freed_first != head);
-            let b = last - u32::from(freed_last != tail);
-            // One run from the first word to the last over many words:
-            // the words inside are left rested (`uniform.rs`).
-            if inner.len() >= UNIFORM_MIN && a as usize / 64 == fw && b as usize / 64 == lw {
-                self.make_uniform(inner.start, inner.end, true);
-                return self.queue_rested_alone(a, b);
+        runs.add_word(self, fw, freed_first);
+        if !whole {
+            for w in inner {
+                let freed = self.uncover_word(w, u64::MAX);
+                runs.add_word(self, w, freed & self.mapped_bits[w]);
             }
-            runs.open = (a <= b).then_some((a, b));
-        } else {
-            runs.add_word(self, fw, freed_first);
-            if !whole {
-                for w in inner {
-                    let freed = self.uncover_word(w, u64::MAX);
-                    runs.add_word(self, w, freed & self.mapped_bits[w]);
-                }
-            } else if !inner.is_empty() {
-                runs.add(self, inner.start as u32 * 64, inner.end as u32 * 64 - 1);
-            }
-            runs.add_word(self, lw, freed_last);
+        } else if !inner.is_empty() {
+            runs.add(self, inner.start as u32 * 64, inner.end as u32 * 64 - 1);
         }
+        runs.add_word(self, lw, freed_last);
         if let Some((a, b)) = runs.open {
             self.queue_run(a, b, &mut runs.queued);
         }
         self.splice(&runs.queued);
     }
 
-    /// [`Self::release_in_words`] while some words are uniform: when the
-    /// span's inside words are held and its release leaves one run from
-    /// the first word to the last, they turn rested and the run is queued
-    /// (`true`); else its inside words are settled for the passes over
-    /// them, and nothing else is changed.
-    #[inline(never)]
-    fn release_uniform(&mut self, first: u32, last: u32) -> bool {
-        let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
-        if lw - fw < 2 || !self.all_uniform(fw + 1, lw, false) {
-            self.settle_words(fw + 1, lw);
-            return false;
-        }
-        let (head, tail) = (u64::MAX << (first % 64), u64::MAX >> (63 - last % 64));
-        let freed_first = self.freed_by(fw, head);
-        let freed_last = self.freed_by(lw, tail);
-        let a = first + u32::from(freed_first != head);
-        let b = last - u32::from(freed_last != tail);
-        let from_first = freed_first | 1 << (first % 64) == head;
-        let to_last = freed_last | 1 << (last % 64) == tail;
-        if !(from_first && to_last && a as usize / 64 == fw && b as usize / 64 == lw) {
-            self.settle_words(fw + 1, lw - 1);
-            return false;
-        }
-        self.uncover_word(fw, head);
-        self.uncover_word(lw, tail);
-        self.set_rested(fw + 1, lw, true);
-        self.queue_rested_alone(a, b);
-        true
-    }
-
-    /// The mapped slots of `mask` in bit word `w` that taking one live
-    /// slice off them ([`Self::uncover_word`]) would leave with none,
-    /// changing nothing.
-    fn freed_by(&self, w: usize, mask: u64) -> u64 {
-        let covered = self.covered_bits[w] & mask;
-        let mut freed = covered & !self.counted_bits[w];
-        let mut counted = mask & !covered;
-        while counted != 0 {
-            let b = counted.trailing_zeros();
-            freed |= u64::from(self.live[w * 64 + b as usize] == 1) << b;
-            counted &= counted - 1;
-        }
-        freed & self.mapped_bits[w]
-    }
-
-    /// Queue `a..=b`, the one run a release left idle, its inside words
-    /// rested, as the list's newest.
-    #[inline]
-    fn queue_rested_alone(&mut self, a: u32, b: u32) {
-        let mut queued = Queued {
+    /// No run queued yet by a release, stamped with the cursor now.
+    #[inline(always)]
+    fn no_runs(&self) -> Queued {
+        Queued {
             head: END,
             tail: END,
             added: 0,
             stamp: self.submitted,
-        };
-        self.queue_rested(a, b, &mut queued);
-        self.splice(&queued);
+        }
+    }
+
+    /// Queue `a..=b`, the one run a release left idle, from its first
+    /// word to its last, its inside words already written idle and
+    /// chained (or rested) and stamped with the slot before, as the
+    /// list's newest: the end words' bits, one stamp and the links at its
+    /// ends, as queueing the run and [`Self::splice`] would, in one step.
+    #[inline]
+    fn queue_crossing(&mut self, a: u32, b: u32) {
+        let (fw, lw) = ((a / 64) as usize, (b / 64) as usize);
+        debug_assert!(fw < lw);
+        self.stamp[a as usize] = self.submitted;
+        let head = u64::MAX << (a % 64);
+        let tail = u64::MAX >> (63 - b % 64);
+        self.idle_bits[fw] |= head;
+        self.chain_bits[fw] |= head;
+        self.stamp_bits[fw] |= head & !(1 << (a % 64));
+        self.idle_bits[lw] |= tail;
+        // Each slot's newer neighbour is the next, but the last one's.
+        self.chain_bits[lw] = (self.chain_bits[lw] | tail) & !(1 << (b % 64));
+        self.stamp_bits[lw] |= tail;
+        self.newer[b as usize] = END;
+        let newest = self.newest;
+        match newest {
+            END => self.oldest = a,
+            n => self.set_newer(n, a),
+        }
+        self.older[a as usize] = newest;
+        self.newest = b;
+        self.idle_count += u64::from(b - a) + 1;
+        self.shed_stuck = false;
     }
 }
+
+/// Inside words a crossing run's claim or release writes in one pass over
+/// the columns together; past them, a fill per column (a `memset` call
+/// each, whose fixed cost the few words' stores are under). Tests take 1,
+/// so that spans of a few words meet both ways.
+#[cfg(not(test))]
+pub(super) const FEW_WORDS: usize = 8;
+#[cfg(test)]
+pub(super) const FEW_WORDS: usize = 1;
 
 /// The runs of slots a release over several words leaves idle: each
 /// queued once the next one is known not to continue it, so runs that
