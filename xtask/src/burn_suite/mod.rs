@@ -153,6 +153,13 @@ pub fn burn_suite(args: &[String]) -> Result<Option<String>, String> {
     let names = order(scratch.binaries()?, &args.only)?;
     let binaries = run::build(&scratch, &names)?;
     crate::cubecl_client::scratch::write(&built, "")?;
+    if !run::warm_up(&scratch, &binaries)? {
+        eprintln!(
+            "burn-suite: {} not built, CubeCL's store not filled first: on a machine where \
+             CubeCL never ran, the first run's peak holds its 256 MiB throughput probe",
+            run::WARMS
+        );
+    }
     let mut rows = Vec::new();
     for name in &names {
         let exe = binaries
