@@ -77,14 +77,21 @@ impl ChunkMap {
     #[inline(always)]
     fn queue_word_run(&mut self, w: usize, run: u64, a: u32, b: u32) {
         debug_assert_eq!(self.idle_bits[w] & run, 0);
-        let newest = self.newest;
         // One stamp for the run, at its first slot (`stamps.rs`).
         self.stamp[a as usize] = self.submitted;
         self.stamp_bits[w] |= run & !(1 << (a % 64));
         self.idle_bits[w] |= run;
         // Each slot's newer neighbour is the next, but the last one's.
         self.chain_bits[w] = (self.chain_bits[w] | run) & !(1 << (b % 64));
+        self.append_newest(a, b);
+    }
+
+    /// Link run `a..=b`, its bits already set, after the list's newest:
+    /// its links written at its ends only, its slots counted idle.
+    #[inline(always)]
+    pub(super) fn append_newest(&mut self, a: u32, b: u32) {
         self.newer[b as usize] = END;
+        let newest = self.newest;
         match newest {
             END => self.oldest = a,
             n => self.set_newer(n, a),

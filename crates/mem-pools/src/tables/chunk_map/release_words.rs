@@ -174,16 +174,7 @@ impl ChunkMap {
         // Each slot's newer neighbour is the next, but the last one's.
         self.chain_bits[lw] = (self.chain_bits[lw] | tail) & !(1 << (b % 64));
         self.stamp_bits[lw] |= tail;
-        self.newer[b as usize] = END;
-        let newest = self.newest;
-        match newest {
-            END => self.oldest = a,
-            n => self.set_newer(n, a),
-        }
-        self.older[a as usize] = newest;
-        self.newest = b;
-        self.idle_count += u64::from(b - a) + 1;
-        self.shed_stuck = false;
+        self.append_newest(a, b);
     }
 }
 
